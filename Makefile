@@ -1,0 +1,26 @@
+# The two set-up commands of the README: `make run` and `make test`.
+PY ?= python3
+VENV ?= .venv
+VPY := $(VENV)/bin/python
+
+.PHONY: venv run test test-gpu bench clean
+
+$(VPY): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -e '.[test]'
+	touch $(VPY)
+
+venv: $(VPY)
+
+run: $(VPY)
+	$(VENV)/bin/c2tui run
+
+test: $(VPY)
+	$(VPY) -m pytest -x -p no:cacheprovider --timeout=600 tests
+
+test-gpu: $(VPY)
+	$(VPY) -m pytest -m gpu tests
+
+clean:
+	rm -rf $(VENV) build *.egg-info

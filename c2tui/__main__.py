@@ -1,0 +1,3 @@
+from c2tui.cli import main
+
+main()
