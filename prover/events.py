@@ -1,0 +1,260 @@
+"""The event contract: every state change of a run is one of these pydantic models.
+
+One discriminated union (`Event`, keyed by `kind`) is written to recordings, folded into the
+dashboard state and summarised. Timestamps `t` are seconds since run start (monotonic clock).
+Bump SCHEMA_VERSION on any incompatible change; readers reject versions they do not know.
+"""
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+SCHEMA_VERSION = 1
+
+
+class Phase(str, Enum):
+    """Phases of one partition, in SupraSeal C2 order. CPU: synthesis, prep_msm, b_g2_msm,
+    assemble, verify. GPU section: prestage (alloc + upload), ntt_h, msm."""
+
+    synthesis = "synthesis"
+    prep_msm = "prep_msm"
+    prestage = "prestage"
+    ntt_h = "ntt_h"
+    msm = "msm"
+    b_g2_msm = "b_g2_msm"
+    assemble = "assemble"
+    verify = "verify"
+
+
+GPU_PHASES = frozenset({Phase.prestage, Phase.ntt_h, Phase.msm})
+LockName = Literal["mem", "compute"]
+LockMode = Literal["single", "two-lock"]
+MemSync = Literal["device", "stream"]
+Placement = Literal["cpu", "gpu"]
+
+
+class _Ev(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    t: float = Field(ge=0.0, description="seconds since run start")
+
+
+class RunStarted(_Ev):
+    kind: Literal["run_started"] = "run_started"
+    schema_version: int = SCHEMA_VERSION
+    backend: Literal["sim", "cuda"]
+    simulated: bool
+    profile: str
+    proved_log2: int = Field(description="constraints_log2 of the circuit really proved")
+    modelled_log2: int = Field(description="size whose timings/VRAM the device models")
+    gpus: int
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class GpuInfo(_Ev):
+    kind: Literal["gpu_info"] = "gpu_info"
+    gpu: int
+    name: str
+    total_bytes: int
+    budget_bytes: int
+    simulated: bool
+    nvml: bool = False
+
+
+class WorkerStarted(_Ev):
+    kind: Literal["worker_started"] = "worker_started"
+    gpu: int
+    worker: str
+
+
+class WorkerStopped(_Ev):
+    kind: Literal["worker_stopped"] = "worker_stopped"
+    gpu: int
+    worker: str
+    reason: str = ""
+
+
+class PartitionQueued(_Ev):
+    kind: Literal["partition_queued"] = "partition_queued"
+    part: str = Field(description="partition id, e.g. s0p3")
+    sector: int
+    index: int
+
+
+class PhaseStart(_Ev):
+    kind: Literal["phase_start"] = "phase_start"
+    part: str
+    phase: Phase
+    worker: str
+    gpu: int | None = None
+    impl: str = Field("cpu", description="cpu | cuda | cpu-reference | sim")
+
+
+class PhaseProgress(_Ev):
+    kind: Literal["phase_progress"] = "phase_progress"
+    part: str
+    phase: Phase
+    frac: float = Field(ge=0.0, le=1.0)
+
+
+class PhaseEnd(_Ev):
+    kind: Literal["phase_end"] = "phase_end"
+    part: str
+    phase: Phase
+    worker: str
+    gpu: int | None = None
+    duration: float = Field(ge=0.0)
+    ok: bool = True
+    error: str | None = None
+
+
+class LockRequested(_Ev):
+    kind: Literal["lock_requested"] = "lock_requested"
+    gpu: int
+    lock: LockName
+    worker: str
+    part: str | None = None
+
+
+class LockAcquired(_Ev):
+    kind: Literal["lock_acquired"] = "lock_acquired"
+    gpu: int
+    lock: LockName
+    worker: str
+    part: str | None = None
+    wait: float = Field(ge=0.0)
+
+
+class LockReleased(_Ev):
+    kind: Literal["lock_released"] = "lock_released"
+    gpu: int
+    lock: LockName
+    worker: str
+    part: str | None = None
+    hold: float = Field(ge=0.0)
+
+
+class Alloc(_Ev):
+    kind: Literal["alloc"] = "alloc"
+    gpu: int
+    owner: str = Field(description="worker id that owns the buffer")
+    part: str | None = None
+    name: str = Field(description="buffer name, e.g. d_a, d_bc")
+    bytes: int = Field(ge=0)
+
+
+class Free(_Ev):
+    kind: Literal["free"] = "free"
+    gpu: int
+    owner: str
+    part: str | None = None
+    name: str
+    bytes: int = Field(ge=0)
+
+
+class VramSample(_Ev):
+    kind: Literal["vram_sample"] = "vram_sample"
+    gpu: int
+    budget: int
+    pool_reserved: int = Field(ge=0, description="bytes the pool holds from the device")
+    pool_used: int = Field(ge=0, description="bytes of the pool handed to live buffers")
+    device_used: int | None = Field(None, description="NVML used bytes, None if unknown")
+    device_total: int | None = None
+    util: float | None = Field(None, description="GPU utilisation 0..1 (NVML or modelled)")
+
+
+class Fallback(_Ev):
+    kind: Literal["fallback"] = "fallback"
+    gpu: int
+    part: str
+    worker: str
+    reason: str
+
+
+class Oom(_Ev):
+    kind: Literal["oom"] = "oom"
+    gpu: int
+    part: str | None = None
+    worker: str
+    requested: int
+    free: int
+
+
+class ModeChange(_Ev):
+    """A live knob changed (lock_mode, mem_sync, workers_per_gpu, prestage, b_g2, paused)."""
+
+    kind: Literal["mode_change"] = "mode_change"
+    knob: str
+    old: str
+    new: str
+    source: str = Field("controller", description="cli | key | switch | controller")
+
+
+class SectorSubmitted(_Ev):
+    kind: Literal["sector_submitted"] = "sector_submitted"
+    sector: int
+    partitions: int
+
+
+class ProofResult(_Ev):
+    """A partition's proof was checked by the independent verifier (or not)."""
+
+    kind: Literal["proof_result"] = "proof_result"
+    part: str
+    ok: bool
+    checked: bool = True
+    reason: str | None = None
+
+
+class PartitionDone(_Ev):
+    kind: Literal["partition_done"] = "partition_done"
+    part: str
+    ok: bool
+    seconds: float = Field(ge=0.0, description="queued -> done")
+    reason: str | None = None
+
+
+class Stall(_Ev):
+    kind: Literal["stall"] = "stall"
+    what: Literal["lock", "phase"]
+    gpu: int | None = None
+    worker: str
+    part: str | None = None
+    name: str = Field(description="lock name or phase name")
+    seconds: float
+
+
+class Note(_Ev):
+    """Free text worth showing in the event log (warnings, run notes)."""
+
+    kind: Literal["note"] = "note"
+    level: Literal["info", "warn", "error"] = "info"
+    text: str
+
+
+class RunEnded(_Ev):
+    kind: Literal["run_ended"] = "run_ended"
+    reason: str = "done"
+
+
+Event = Annotated[
+    Union[
+        RunStarted, GpuInfo, WorkerStarted, WorkerStopped, PartitionQueued, PhaseStart,
+        PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
+        VramSample, Fallback, Oom, ModeChange, SectorSubmitted, ProofResult, PartitionDone,
+        Stall, Note, RunEnded,
+    ],
+    Field(discriminator="kind"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(line: str | bytes) -> Event:
+    """Validate one JSON line into an event (raises pydantic.ValidationError)."""
+    return EVENT_ADAPTER.validate_json(line)
+
+
+def dump_event(ev: _Ev) -> str:
+    return ev.model_dump_json()

@@ -1,0 +1,413 @@
+"""The one fold of events into dashboard state.
+
+`DashboardState.apply(event)` is the fold step; `fold(events)` folds a whole stream. The live
+TUI, replay, `summary` and the tests all go through it, so what the screen shows and what the
+summary counts can never disagree. State is plain dataclasses (cheap to update at 100k
+events/s); `snapshot()` gives the UI thread a deep copy it can read without locks.
+"""
+from __future__ import annotations
+
+import copy
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from prover import events as ev
+from prover.events import Phase
+
+LOG_LINES = 200
+TIMELINE_SECONDS = 120.0
+RECENT_PARTITIONS = 64
+
+
+@dataclass
+class LockState:
+    holder: str | None = None
+    holder_part: str | None = None
+    since: float = 0.0
+    waiters: dict[str, tuple[str | None, float]] = field(default_factory=dict)  # worker -> (part, since)
+    wait_total: float = 0.0
+    hold_total: float = 0.0
+    acquisitions: int = 0
+    max_wait: float = 0.0
+
+
+@dataclass
+class Segment:
+    """One stretch of a worker lane on the timeline: a phase, or waiting for a lock."""
+
+    worker: str
+    label: str  # a Phase value, or "wait:mem" / "wait:compute"
+    t0: float
+    t1: float | None = None
+
+
+@dataclass
+class GpuState:
+    gpu: int
+    name: str = "?"
+    total: int = 0
+    budget: int = 0
+    simulated: bool = True
+    nvml: bool = False
+    locks: dict[str, LockState] = field(default_factory=lambda: {"mem": LockState(), "compute": LockState()})
+    live: dict[str, dict[str, int]] = field(default_factory=dict)  # owner -> buffer name -> bytes
+    pool_reserved: int = 0
+    pool_used: int = 0
+    device_used: int | None = None
+    util: float | None = None
+    util_history: deque[float] = field(default_factory=lambda: deque(maxlen=120))
+    workers: list[str] = field(default_factory=list)
+    timeline: deque[Segment] = field(default_factory=lambda: deque(maxlen=4000))
+    kernel_busy: float = 0.0  # seconds of GPU phases (ntt_h, msm) run on this GPU
+    fallbacks: int = 0
+    ooms: int = 0
+    done: int = 0
+
+    @property
+    def live_bytes(self) -> int:
+        return sum(sum(b.values()) for b in self.live.values())
+
+
+@dataclass
+class PartitionState:
+    part: str
+    sector: int
+    index: int
+    queued_t: float
+    worker: str | None = None
+    gpu: int | None = None
+    phases: dict[str, list[float | None]] = field(default_factory=dict)  # phase -> [t0, t1]
+    progress: dict[str, float] = field(default_factory=dict)
+    current: str | None = None
+    impl: str | None = None
+    prestaged: bool | None = None
+    fallback: bool = False
+    verified: bool | None = None
+    ok: bool | None = None
+    reason: str | None = None
+    done_t: float | None = None
+
+
+@dataclass
+class PhaseStats:
+    count: int = 0
+    total: float = 0.0
+    max: float = 0.0
+    failed: int = 0
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.count if self.count else 0.0
+
+
+@dataclass
+class DashboardState:
+    t: float = 0.0
+    started: bool = False
+    ended: bool = False
+    end_reason: str | None = None
+    backend: str = "?"
+    simulated: bool = True
+    profile: str = "?"
+    proved_log2: int = 0
+    modelled_log2: int = 0
+    config: dict = field(default_factory=dict)
+    knobs: dict[str, str] = field(default_factory=dict)  # lock_mode, mem_sync, workers_per_gpu, ...
+    gpus: dict[int, GpuState] = field(default_factory=dict)
+    partitions: dict[str, PartitionState] = field(default_factory=dict)
+    phase_stats: dict[str, PhaseStats] = field(default_factory=dict)
+    proofs_ok: int = 0
+    proofs_failed: int = 0
+    proofs_unchecked: int = 0
+    partitions_ok: int = 0
+    partitions_failed: int = 0
+    fallbacks: int = 0
+    ooms: int = 0
+    stalls: int = 0
+    mode_changes: int = 0
+    events: int = 0
+    first_done_t: float | None = None
+    log: deque[tuple[float, str, str]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+
+    # --- the fold -------------------------------------------------------------------------
+    def apply(self, e: ev.Event) -> None:
+        self.events += 1
+        if e.t > self.t:
+            self.t = e.t
+        handler = _HANDLERS.get(type(e))
+        if handler is not None:
+            handler(self, e)
+
+    def snapshot(self) -> "DashboardState":
+        return copy.deepcopy(self)
+
+    # --- derived figures ------------------------------------------------------------------
+    @property
+    def partitions_done(self) -> int:
+        return self.partitions_ok + self.partitions_failed
+
+    def throughput_per_min(self) -> float:
+        """Partitions finished per minute of run time."""
+        return 60.0 * self.partitions_done / self.t if self.t > 0 else 0.0
+
+    def gpu(self, i: int) -> GpuState:
+        if i not in self.gpus:
+            self.gpus[i] = GpuState(gpu=i)
+        return self.gpus[i]
+
+    def note(self, level: str, text: str) -> None:
+        self.log.append((self.t, level, text))
+
+    def recent_partitions(self, limit: int = RECENT_PARTITIONS) -> list[PartitionState]:
+        """In-flight partitions first, then the most recently finished."""
+        live = [p for p in self.partitions.values() if p.done_t is None]
+        done = sorted((p for p in self.partitions.values() if p.done_t is not None),
+                      key=lambda p: p.done_t or 0.0, reverse=True)
+        return (live + done)[:limit]
+
+
+# --- handlers, one per event type ----------------------------------------------------------
+
+def _run_started(s: DashboardState, e: ev.RunStarted) -> None:
+    s.started = True
+    s.backend, s.simulated, s.profile = e.backend, e.simulated, e.profile
+    s.proved_log2, s.modelled_log2 = e.proved_log2, e.modelled_log2
+    s.config = dict(e.config)
+    for knob in ("lock_mode", "mem_sync", "workers_per_gpu", "prestage", "b_g2", "paused"):
+        if knob in e.config:
+            s.knobs[knob] = str(e.config[knob])
+    for i in range(e.gpus):
+        s.gpu(i)
+
+
+def _gpu_info(s: DashboardState, e: ev.GpuInfo) -> None:
+    g = s.gpu(e.gpu)
+    g.name, g.total, g.budget, g.simulated, g.nvml = e.name, e.total_bytes, e.budget_bytes, e.simulated, e.nvml
+
+
+def _worker_started(s: DashboardState, e: ev.WorkerStarted) -> None:
+    g = s.gpu(e.gpu)
+    if e.worker not in g.workers:
+        g.workers.append(e.worker)
+
+
+def _worker_stopped(s: DashboardState, e: ev.WorkerStopped) -> None:
+    g = s.gpu(e.gpu)
+    if e.worker in g.workers:
+        g.workers.remove(e.worker)
+    _close_lane(g, e.worker, e.t)
+
+
+def _partition_queued(s: DashboardState, e: ev.PartitionQueued) -> None:
+    s.partitions[e.part] = PartitionState(part=e.part, sector=e.sector, index=e.index, queued_t=e.t)
+    _trim_partitions(s)
+
+
+def _trim_partitions(s: DashboardState) -> None:
+    """Keep memory bounded on day-long runs: forget the oldest finished partitions."""
+    if len(s.partitions) <= 4 * RECENT_PARTITIONS:
+        return
+    done = sorted((p for p in s.partitions.values() if p.done_t is not None), key=lambda p: p.done_t or 0.0)
+    for p in done[: len(s.partitions) - 2 * RECENT_PARTITIONS]:
+        del s.partitions[p.part]
+
+
+def _part(s: DashboardState, part: str) -> PartitionState:
+    p = s.partitions.get(part)
+    if p is None:  # a recording may start mid-run; tolerate unknown ids
+        p = s.partitions[part] = PartitionState(part=part, sector=-1, index=-1, queued_t=s.t)
+    return p
+
+
+def _phase_start(s: DashboardState, e: ev.PhaseStart) -> None:
+    p = _part(s, e.part)
+    p.phases[e.phase.value] = [e.t, None]
+    p.current = e.phase.value
+    p.worker = e.worker
+    p.impl = e.impl
+    if e.gpu is not None:
+        p.gpu = e.gpu
+        _lane(s.gpu(e.gpu), e.worker, e.phase.value, e.t)
+
+
+def _phase_progress(s: DashboardState, e: ev.PhaseProgress) -> None:
+    _part(s, e.part).progress[e.phase.value] = e.frac
+
+
+def _phase_end(s: DashboardState, e: ev.PhaseEnd) -> None:
+    p = _part(s, e.part)
+    span = p.phases.setdefault(e.phase.value, [e.t - e.duration, None])
+    span[1] = e.t
+    p.progress[e.phase.value] = 1.0
+    if p.current == e.phase.value:
+        p.current = None
+    st = s.phase_stats.setdefault(e.phase.value, PhaseStats())
+    st.count += 1
+    st.total += e.duration
+    st.max = max(st.max, e.duration)
+    if not e.ok:
+        st.failed += 1
+        s.note("error", f"{e.part} {e.phase.value} failed: {e.error}")
+    if e.gpu is not None:
+        g = s.gpu(e.gpu)
+        if e.phase in (Phase.ntt_h, Phase.msm):
+            g.kernel_busy += e.duration
+        _close_lane(g, e.worker, e.t)
+
+
+def _lane(g: GpuState, worker: str, label: str, t: float) -> None:
+    _close_lane(g, worker, t)
+    g.timeline.append(Segment(worker=worker, label=label, t0=t))
+
+
+def _close_lane(g: GpuState, worker: str, t: float) -> None:
+    for seg in reversed(g.timeline):
+        if seg.worker == worker:
+            if seg.t1 is None:
+                seg.t1 = t
+            return
+
+
+def _lock_requested(s: DashboardState, e: ev.LockRequested) -> None:
+    g = s.gpu(e.gpu)
+    g.locks[e.lock].waiters[e.worker] = (e.part, e.t)
+    _lane(g, e.worker, f"wait:{e.lock}", e.t)
+
+
+def _lock_acquired(s: DashboardState, e: ev.LockAcquired) -> None:
+    g = s.gpu(e.gpu)
+    lk = g.locks[e.lock]
+    lk.waiters.pop(e.worker, None)
+    lk.holder, lk.holder_part, lk.since = e.worker, e.part, e.t
+    lk.wait_total += e.wait
+    lk.acquisitions += 1
+    lk.max_wait = max(lk.max_wait, e.wait)
+    _close_lane(g, e.worker, e.t)
+
+
+def _lock_released(s: DashboardState, e: ev.LockReleased) -> None:
+    lk = s.gpu(e.gpu).locks[e.lock]
+    lk.hold_total += e.hold
+    if lk.holder == e.worker:
+        lk.holder, lk.holder_part = None, None
+
+
+def _alloc(s: DashboardState, e: ev.Alloc) -> None:
+    g = s.gpu(e.gpu)
+    bufs = g.live.setdefault(e.owner, {})
+    bufs[e.name] = bufs.get(e.name, 0) + e.bytes
+    if e.part is not None:
+        p = _part(s, e.part)
+        if p.prestaged is None:
+            p.prestaged = p.current == Phase.prestage.value
+
+
+def _free(s: DashboardState, e: ev.Free) -> None:
+    bufs = s.gpu(e.gpu).live.get(e.owner)
+    if not bufs:
+        return
+    left = bufs.get(e.name, 0) - e.bytes
+    if left > 0:
+        bufs[e.name] = left
+    else:
+        bufs.pop(e.name, None)
+    if not bufs:
+        del s.gpu(e.gpu).live[e.owner]
+
+
+def _vram_sample(s: DashboardState, e: ev.VramSample) -> None:
+    g = s.gpu(e.gpu)
+    g.budget, g.pool_reserved, g.pool_used = e.budget, e.pool_reserved, e.pool_used
+    g.device_used = e.device_used
+    if e.device_total:
+        g.total = e.device_total
+    if e.util is not None:
+        g.util = e.util
+        g.util_history.append(e.util)
+
+
+def _fallback(s: DashboardState, e: ev.Fallback) -> None:
+    s.fallbacks += 1
+    s.gpu(e.gpu).fallbacks += 1
+    p = _part(s, e.part)
+    p.fallback, p.prestaged = True, False
+    s.note("warn", f"gpu{e.gpu} {e.part} fallback: {e.reason}")
+
+
+def _oom(s: DashboardState, e: ev.Oom) -> None:
+    s.ooms += 1
+    s.gpu(e.gpu).ooms += 1
+    s.note("warn", f"gpu{e.gpu} OOM {e.worker} {e.part or ''}: wanted {e.requested >> 20} MiB, {e.free >> 20} MiB free")
+
+
+def _mode_change(s: DashboardState, e: ev.ModeChange) -> None:
+    s.mode_changes += 1
+    s.knobs[e.knob] = e.new
+    s.note("info", f"{e.knob}: {e.old} -> {e.new} ({e.source})")
+
+
+def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted) -> None:
+    s.note("info", f"sector {e.sector} submitted ({e.partitions} partitions)")
+
+
+def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:
+    p = _part(s, e.part)
+    if not e.checked:
+        s.proofs_unchecked += 1
+        return
+    p.verified = e.ok
+    if e.ok:
+        s.proofs_ok += 1
+    else:
+        s.proofs_failed += 1
+        s.note("error", f"{e.part} proof FAILED verification: {e.reason or ''}")
+
+
+def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
+    p = _part(s, e.part)
+    p.ok, p.reason, p.done_t, p.current = e.ok, e.reason, e.t, None
+    if e.ok:
+        s.partitions_ok += 1
+    else:
+        s.partitions_failed += 1
+        s.note("error", f"{e.part} failed: {e.reason}")
+    if p.gpu is not None:
+        s.gpu(p.gpu).done += 1
+    if s.first_done_t is None:
+        s.first_done_t = e.t
+
+
+def _stall(s: DashboardState, e: ev.Stall) -> None:
+    s.stalls += 1
+    s.note("warn", f"stall: {e.worker} {e.what} {e.name} {e.seconds:.1f}s {e.part or ''}")
+
+
+def _note(s: DashboardState, e: ev.Note) -> None:
+    s.note(e.level, e.text)
+
+
+def _run_ended(s: DashboardState, e: ev.RunEnded) -> None:
+    s.ended, s.end_reason = True, e.reason
+    s.note("info", f"run ended: {e.reason}")
+
+
+_HANDLERS = {
+    ev.RunStarted: _run_started, ev.GpuInfo: _gpu_info, ev.WorkerStarted: _worker_started,
+    ev.WorkerStopped: _worker_stopped, ev.PartitionQueued: _partition_queued,
+    ev.PhaseStart: _phase_start, ev.PhaseProgress: _phase_progress, ev.PhaseEnd: _phase_end,
+    ev.LockRequested: _lock_requested, ev.LockAcquired: _lock_acquired,
+    ev.LockReleased: _lock_released, ev.Alloc: _alloc, ev.Free: _free,
+    ev.VramSample: _vram_sample, ev.Fallback: _fallback, ev.Oom: _oom,
+    ev.ModeChange: _mode_change, ev.SectorSubmitted: _sector_submitted,
+    ev.ProofResult: _proof_result, ev.PartitionDone: _partition_done, ev.Stall: _stall,
+    ev.Note: _note, ev.RunEnded: _run_ended,
+}
+
+
+def fold(events: Iterable[ev.Event], state: DashboardState | None = None) -> DashboardState:
+    """Fold a stream of events into dashboard state (a new one unless given)."""
+    s = state if state is not None else DashboardState()
+    for e in events:
+        s.apply(e)
+    return s
