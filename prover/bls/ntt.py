@@ -1,0 +1,123 @@
+"""Number-theoretic transforms over the 2-adic subgroup of Fr (two-adicity 32).
+
+All transforms take and return ``FrArray`` (n, 4) canonical values in natural order;
+internally they run in Montgomery form, one radix-2 butterfly layer per step, each layer a
+handful of numpy calls over the whole array (iterative Cooley-Tukey after a bit-reversal
+permutation). The CUDA kernels must reproduce these results bit for bit; being exact field
+arithmetic, any correct NTT does.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from prover.bls import fr
+
+TWO_ADICITY = 32
+GENERATOR = 7  # multiplicative generator of Fr*; also the coset shift
+# primitive 2^32-th root of unity: 7^((r-1)/2^32)
+ROOT_OF_UNITY = pow(GENERATOR, (fr.R_MOD - 1) >> TWO_ADICITY, fr.R_MOD)
+
+
+def root_of_unity(n: int) -> int:
+    """Primitive n-th root of unity for n = 2^k, k <= 32."""
+    k = _log2(n)
+    return pow(ROOT_OF_UNITY, 1 << (TWO_ADICITY - k), fr.R_MOD)
+
+
+def _log2(n: int) -> int:
+    k = n.bit_length() - 1
+    if n <= 0 or n != 1 << k or k > TWO_ADICITY:
+        raise ValueError(f"NTT size must be a power of two <= 2^32, got {n}")
+    return k
+
+
+@lru_cache(maxsize=8)
+def _bit_reverse(n: int) -> np.ndarray:
+    k = _log2(n)
+    idx = np.arange(n, dtype=np.int64)
+    rev = np.zeros(n, dtype=np.int64)
+    for b in range(k):
+        rev |= ((idx >> b) & 1) << (k - 1 - b)
+    return rev
+
+
+@lru_cache(maxsize=8)
+def _twiddles(n: int, inverse: bool) -> fr.Mont:
+    """(8, n/2) Montgomery powers w^0..w^(n/2-1) of the (inverse) n-th root; a layer of
+    half-size h uses every (n/2h)-th entry."""
+    w = root_of_unity(n)
+    if inverse:
+        w = pow(w, -1, fr.R_MOD)
+    return fr.mont_powers(w, max(n // 2, 1))
+
+
+def _ntt_mont(x: fr.Mont, inverse: bool) -> fr.Mont:
+    """In-place-style DIT NTT of an (8, n) Montgomery array; returns a new array."""
+    n = x.shape[1]
+    if n == 1:
+        return x.copy()
+    x = x[:, _bit_reverse(n)]
+    tw = _twiddles(n, inverse)
+    h = 1
+    while h < n:
+        blocks = x.reshape(fr.NLIMBS, n // (2 * h), 2, h)
+        w = tw[:, :: n // (2 * h)][:, None, :h]  # (8, 1, h) broadcast over blocks
+        u = blocks[:, :, 0, :]
+        v = fr.mont_mul(blocks[:, :, 1, :], w)
+        out = np.empty_like(blocks)
+        out[:, :, 0, :] = fr.mont_add(u, v)
+        out[:, :, 1, :] = fr.mont_sub(u, v)
+        x = out.reshape(fr.NLIMBS, n)
+        h *= 2
+    return x
+
+
+def _scale(x: fr.Mont, c: int) -> fr.Mont:
+    return fr.mont_mul(x, fr.mont_const(c))
+
+
+@lru_cache(maxsize=8)
+def _coset_powers(n: int, inverse: bool) -> fr.Mont:
+    g = pow(GENERATOR, -1, fr.R_MOD) if inverse else GENERATOR
+    return fr.mont_powers(g, n)
+
+
+# Montgomery-level API (used by the prover to avoid converting between steps) -------------
+def ntt_mont(x: fr.Mont) -> fr.Mont:
+    """Coefficients -> evaluations at w^i."""
+    return _ntt_mont(x, inverse=False)
+
+
+def intt_mont(x: fr.Mont) -> fr.Mont:
+    """Evaluations at w^i -> coefficients."""
+    n = x.shape[1]
+    return _scale(_ntt_mont(x, inverse=True), pow(n, -1, fr.R_MOD))
+
+
+def coset_ntt_mont(x: fr.Mont) -> fr.Mont:
+    """Coefficients -> evaluations at g*w^i (g = 7)."""
+    return ntt_mont(fr.mont_mul(x, _coset_powers(x.shape[1], False)))
+
+
+def coset_intt_mont(x: fr.Mont) -> fr.Mont:
+    """Evaluations at g*w^i -> coefficients."""
+    return fr.mont_mul(intt_mont(x), _coset_powers(x.shape[1], True))
+
+
+# FrArray API -------------------------------------------------------------------------------
+def ntt(a: fr.FrArray) -> fr.FrArray:
+    return fr.from_mont(ntt_mont(fr.to_mont(a)))
+
+
+def intt(a: fr.FrArray) -> fr.FrArray:
+    return fr.from_mont(intt_mont(fr.to_mont(a)))
+
+
+def coset_ntt(a: fr.FrArray) -> fr.FrArray:
+    return fr.from_mont(coset_ntt_mont(fr.to_mont(a)))
+
+
+def coset_intt(a: fr.FrArray) -> fr.FrArray:
+    return fr.from_mont(coset_intt_mont(fr.to_mont(a)))
