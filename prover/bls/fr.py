@@ -244,6 +244,19 @@ def mont_batch_inverse(x: Mont) -> Mont:
     return np.where(is_zero, np.uint64(0), inv)
 
 
+def segment_sums_from_mont(terms: Mont, indptr: np.ndarray) -> FrArray:
+    """Sum Montgomery terms (8, nnz) over CSR segments [indptr[i], indptr[i+1]) and return
+    canonical *plain* FrArray values: the limbwise prefix sums stay exact in uint64
+    (< 2^57 for nnz < 2^25), and one REDC both reduces the sum mod r and removes the
+    Montgomery factor R."""
+    prefix = np.zeros((NLIMBS, terms.shape[1] + 1), dtype=np.uint64)
+    np.cumsum(terms, axis=1, out=prefix[:, 1:])
+    sums = prefix[:, indptr[1:]] - prefix[:, indptr[:-1]]
+    t = np.zeros((2 * NLIMBS + 1, sums.shape[1]), dtype=np.uint64)
+    t[:NLIMBS] = sums
+    return _join32(_redc(t))
+
+
 # public FrArray operations ------------------------------------------------------------------
 def add(a: FrArray, b: FrArray) -> FrArray:
     """(a + b) mod r; works on canonical values directly (no Montgomery needed)."""

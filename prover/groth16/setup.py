@@ -1,0 +1,164 @@
+"""Groth16 trusted setup from a seeded RNG (toxic waste dropped after use), and the
+on-disk key cache.
+
+The QAP polynomials are evaluated at tau through the Lagrange basis of the domain: the
+vector L_j(tau) is the inverse NTT of (1, tau, tau^2, ...), so u_i(tau) = sum_j A[j, i]
+L_j(tau) is one transposed sparse product -- no polynomial is ever interpolated.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from prover.bls import curve, fr, ntt
+from prover.groth16.circuit import CIRCUIT_NAME, Circuit
+from prover.groth16.keys import ProvingKey, VerifyingKey
+
+log = logging.getLogger(__name__)
+CACHE_FORMAT = 1
+
+
+def _toxic_waste(seed: int, circuit: Circuit) -> dict[str, int]:
+    """tau, alpha, beta, gamma, delta: uniform, non-zero, from the setup seed."""
+    names = ("tau", "alpha", "beta", "gamma", "delta")
+    rng_seed = int.from_bytes(hashlib.sha256(f"c2tui-setup:{circuit.digest()}:{seed}".encode()).digest()[:8], "little")
+    values = fr.to_ints(fr.random(16, rng_seed))
+    values = [v for v in values if v != 0]  # probability 2^-254 each; 16 candidates
+    return dict(zip(names, values))
+
+
+def _lagrange_at(tau: int, n: int) -> fr.FrArray:
+    """[L_j(tau)] for the size-n domain (assumes tau is not in the domain)."""
+    return fr.from_mont(ntt.intt_mont(fr.mont_powers(tau, n)))
+
+
+def qap_at(circuit: Circuit, tau: int) -> tuple[fr.FrArray, fr.FrArray, fr.FrArray]:
+    """u_i(tau), v_i(tau), w_i(tau) for every variable i."""
+    lag = _lagrange_at(tau, circuit.domain_size)
+    return tuple(m.transpose().matvec(lag) for m in (circuit.a, circuit.b, circuit.c))  # type: ignore[return-value]
+
+
+def _scaled(values: fr.FrArray, k: int) -> fr.FrArray:
+    return fr.from_mont(fr.mont_mul(fr.to_mont(values), fr.mont_const(k)))
+
+
+def _fixed_g1(coeffs: fr.FrArray) -> np.ndarray:
+    """coeffs * G1, skipping zero coefficients (identity stays all-zero bytes)."""
+    out = np.zeros((len(coeffs), curve.G1_BYTES), dtype=np.uint8)
+    nz = np.flatnonzero(coeffs.any(axis=1))
+    out[nz] = curve.fixed_base_g1(curve.g1_generator(), coeffs[nz])
+    return out
+
+
+def _fixed_g2(coeffs: fr.FrArray) -> np.ndarray:
+    out = np.zeros((len(coeffs), curve.G2_BYTES), dtype=np.uint8)
+    nz = np.flatnonzero(coeffs.any(axis=1))
+    out[nz] = curve.fixed_base_g2(curve.g2_generator(), coeffs[nz])
+    return out
+
+
+def setup(circuit: Circuit, seed: int) -> tuple[ProvingKey, VerifyingKey]:
+    """Generate keys for ``circuit``; the same (circuit, seed) gives the same keys."""
+    t = _toxic_waste(seed, circuit)
+    r = fr.R_MOD
+    u, v, w = qap_at(circuit, t["tau"])
+    n, ni = circuit.domain_size, circuit.num_inputs
+    # beta*u + alpha*v + w, divided by gamma (inputs) or delta (private variables)
+    combo = fr.add(fr.add(_scaled(u, t["beta"]), _scaled(v, t["alpha"])), w)
+    ic = _scaled(combo[:ni], pow(t["gamma"], -1, r))
+    lq = _scaled(combo[ni:], pow(t["delta"], -1, r))
+    z_tau = (pow(t["tau"], n, r) - 1) % r
+    hq = fr.from_mont(fr.mont_mul(fr.mont_powers(t["tau"], n - 1), fr.mont_const(z_tau * pow(t["delta"], -1, r))))
+    g1, g2 = curve.g1_generator(), curve.g2_generator()
+
+    def pt1(k: int) -> np.ndarray:
+        return np.frombuffer(curve.g1_to_bytes(g1 * curve.Scalar(k)), np.uint8).copy()
+
+    def pt2(k: int) -> np.ndarray:
+        return np.frombuffer(curve.g2_to_bytes(g2 * curve.Scalar(k)), np.uint8).copy()
+
+    pk = ProvingKey(
+        alpha_g1=pt1(t["alpha"]), beta_g1=pt1(t["beta"]), beta_g2=pt2(t["beta"]),
+        delta_g1=pt1(t["delta"]), delta_g2=pt2(t["delta"]),
+        a_query=_fixed_g1(u), b_g1_query=_fixed_g1(v), b_g2_query=_fixed_g2(v),
+        l_query=_fixed_g1(lq), h_query=_fixed_g1(hq), num_inputs=ni,
+    )
+    vk = VerifyingKey(alpha_g1=pk.alpha_g1, beta_g2=pk.beta_g2, gamma_g2=pt2(t["gamma"]), delta_g2=pk.delta_g2, ic=_fixed_g1(ic))
+    del t, u, v, w, combo, lq, hq  # toxic waste: nothing derived from it outlives setup
+    return pk, vk
+
+
+# cache ----------------------------------------------------------------------------------------
+def default_cache_dir() -> Path:
+    env = os.environ.get("C2TUI_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "c2tui" / "keys"
+
+
+def cache_path(circuit: Circuit, seed: int, cache_dir: Path) -> Path:
+    return cache_dir / f"{CIRCUIT_NAME}-k{circuit.constraints_log2}-c{circuit.seed}-s{seed}-{circuit.digest()[:16]}.npz"
+
+
+def _content_hash(arrays: dict[str, np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _key_arrays(pk: ProvingKey, vk: VerifyingKey, circuit: Circuit) -> dict[str, np.ndarray]:
+    arrays = {f"pk_{k}": v for k, v in pk.arrays().items()} | {f"vk_{k}": v for k, v in vk.arrays().items()}
+    arrays["meta"] = np.array([CACHE_FORMAT, pk.num_inputs], dtype=np.int64)
+    arrays["circuit_digest"] = np.frombuffer(bytes.fromhex(circuit.digest()), np.uint8)
+    return arrays
+
+
+def save_keys(path: Path, pk: ProvingKey, vk: VerifyingKey, circuit: Circuit) -> None:
+    """Write atomically (temp file + os.replace) with a sha256 of the content inside."""
+    arrays = _key_arrays(pk, vk, circuit)
+    arrays["sha256"] = np.frombuffer(bytes.fromhex(_content_hash(arrays)), np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_keys(path: Path, circuit: Circuit) -> tuple[ProvingKey, VerifyingKey]:
+    """Load and check a cache file; raises ValueError if damaged or for another circuit."""
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    stored = arrays.pop("sha256", None)
+    if stored is None or bytes(stored).hex() != _content_hash(arrays):
+        raise ValueError("sha256 mismatch")
+    if bytes(arrays["circuit_digest"]).hex() != circuit.digest() or int(arrays["meta"][0]) != CACHE_FORMAT:
+        raise ValueError("written for another circuit or format")
+    pk_f = {k[3:]: v for k, v in arrays.items() if k.startswith("pk_")}
+    vk_f = {k[3:]: v for k, v in arrays.items() if k.startswith("vk_")}
+    return ProvingKey(**pk_f, num_inputs=int(arrays["meta"][1])), VerifyingKey(**vk_f)
+
+
+def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None) -> tuple[ProvingKey, VerifyingKey]:
+    """Keys from the cache if present and intact, else a fresh setup written to the cache."""
+    path = cache_path(circuit, seed, cache_dir or default_cache_dir())
+    if path.exists():
+        try:
+            return load_keys(path, circuit)
+        except Exception as exc:  # damaged in any way: rebuild, loudly
+            msg = f"key cache {path} is damaged ({exc}); rebuilding"
+            log.warning(msg)
+            warnings.warn(msg, RuntimeWarning, stacklevel=2)
+    pk, vk = setup(circuit, seed)
+    save_keys(path, pk, vk, circuit)
+    return pk, vk
