@@ -1,0 +1,185 @@
+"""The phases of a Groth16 prove, SupraSeal C2 style, as plain functions the pipeline
+engine calls one by one (plain data in and out, no global state):
+
+    make_circuit -> load_or_setup -> synthesize -> prep_msm -> ntt_h -> msm_g1 -> b_g2_msm
+    -> assemble            (prove() runs them in order; verify() checks with arkworks)
+
+The CPU versions here are the reference the CUDA kernels must match bit for bit.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from prover.bls import curve, fr, ntt
+from prover.groth16.circuit import Circuit
+from prover.groth16.circuit import make_circuit as _make_circuit
+from prover.groth16.keys import ProvingKey, VerifyingKey
+from prover.groth16.proof import Proof
+from prover.groth16.setup import load_or_setup as _load_or_setup
+from prover.groth16.witness import generate_witness
+
+ZERO, ONE, OTHER = 0, 1, 2  # density classes of witness values
+
+
+@dataclass(frozen=True)
+class Synthesis:
+    z: fr.FrArray  # (num_vars, 4): [1, public..., private...]
+    public_inputs: fr.FrArray  # (num_public, 4)
+    a: fr.FrArray  # (n, 4) evaluations A.z over the domain
+    b: fr.FrArray
+    c: fr.FrArray
+
+    def public_ints(self) -> list[int]:
+        return fr.to_ints(self.public_inputs)
+
+
+@dataclass(frozen=True)
+class QuerySplit:
+    """One MSM split: rows summed by batch addition (scalar 1) and the tail MSM (other)."""
+
+    ones: np.ndarray  # (k,) int64 row indices into the query
+    tail: np.ndarray  # (t,) int64 row indices
+    tail_scalars: fr.FrArray  # (t, 4)
+
+
+@dataclass(frozen=True)
+class MsmPrep:
+    density: np.ndarray  # (num_vars,) uint8: ZERO / ONE / OTHER per witness value
+    a: QuerySplit
+    b_g1: QuerySplit
+    b_g2: QuerySplit
+    l: QuerySplit  # indices relative to the L query (private variables)
+
+
+@dataclass(frozen=True)
+class G1Msms:
+    """MSM results as 96-byte affine xy encodings."""
+
+    h: bytes
+    l: bytes
+    a: bytes
+    b_g1: bytes
+
+
+# circuit and keys --------------------------------------------------------------------------------
+def make_circuit(constraints_log2: int, seed: int) -> Circuit:
+    return _make_circuit(constraints_log2, seed)
+
+
+def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None) -> tuple[ProvingKey, VerifyingKey]:
+    return _load_or_setup(circuit, seed, cache_dir)
+
+
+# phases -----------------------------------------------------------------------------------------
+def synthesize(circuit: Circuit, instance: int) -> Synthesis:
+    """Witness for ``instance`` and the constraint evaluations a = A.z, b = B.z, c = C.z
+    (length n = 2^k: the matrices have exactly n rows, unused ones zero)."""
+    z, public = generate_witness(circuit, instance)
+    return Synthesis(z=z, public_inputs=public, a=circuit.a.matvec(z), b=circuit.b.matvec(z), c=circuit.c.matvec(z))
+
+
+def density(z: fr.FrArray) -> np.ndarray:
+    """ZERO / ONE / OTHER class of each value (the bitmaps SupraSeal builds in prep_msm)."""
+    high = z[:, 1:].any(axis=1)
+    cls = np.full(len(z), OTHER, dtype=np.uint8)
+    cls[~high & (z[:, 0] == 0)] = ZERO
+    cls[~high & (z[:, 0] == 1)] = ONE
+    return cls
+
+
+def _split(cls: np.ndarray, scalars: fr.FrArray, query: np.ndarray) -> QuerySplit:
+    """Skip zero scalars and identity points (variables absent from the query)."""
+    present = query.any(axis=1)
+    ones = np.flatnonzero((cls == ONE) & present)
+    tail = np.flatnonzero((cls == OTHER) & present)
+    return QuerySplit(ones=ones, tail=tail, tail_scalars=np.ascontiguousarray(scalars[tail]))
+
+
+def prep_msm(syn: Synthesis, pk: ProvingKey) -> MsmPrep:
+    cls = density(syn.z)
+    ni = pk.num_inputs
+    return MsmPrep(
+        density=cls,
+        a=_split(cls, syn.z, pk.a_query),
+        b_g1=_split(cls, syn.z, pk.b_g1_query),
+        b_g2=_split(cls, syn.z, pk.b_g2_query),
+        l=_split(cls[ni:], syn.z[ni:], pk.l_query),
+    )
+
+
+def ntt_h(a: fr.FrArray, b: fr.FrArray, c: fr.FrArray) -> fr.FrArray:
+    """h = (a*b - c) / Z as coefficients: iNTT each of a, b, c (evaluations over the
+    domain), coset NTT (shift g = 7), divide by Z(g w^i) = g^n - 1 (constant on the
+    coset), coset iNTT. Length n; the top coefficient is zero for a satisfied circuit."""
+    n = a.shape[0]
+    ea, eb, ec = (ntt.coset_ntt_mont(ntt.intt_mont(fr.to_mont(x))) for x in (a, b, c))
+    z_inv = pow((pow(ntt.GENERATOR, n, fr.R_MOD) - 1) % fr.R_MOD, -1, fr.R_MOD)
+    q = fr.mont_mul(fr.mont_sub(fr.mont_mul(ea, eb), ec), fr.mont_const(z_inv))
+    return fr.from_mont(ntt.coset_intt_mont(q))
+
+
+def _split_msm_g1(points: np.ndarray, split: QuerySplit) -> curve.G1:
+    return curve.batch_add_g1(points[split.ones]) + curve.msm_g1(points[split.tail], split.tail_scalars)
+
+
+def msm_g1(prep: MsmPrep, h: fr.FrArray, pk: ProvingKey) -> G1Msms:
+    """H (plain MSM over h_0..h_{n-2}), and L, A, B_G1 each as batch addition + tail MSM."""
+    n_h = len(pk.h_query)
+    return G1Msms(
+        h=curve.g1_to_bytes(curve.msm_g1(pk.h_query, h[:n_h])),
+        l=curve.g1_to_bytes(_split_msm_g1(pk.l_query, prep.l)),
+        a=curve.g1_to_bytes(_split_msm_g1(pk.a_query, prep.a)),
+        b_g1=curve.g1_to_bytes(_split_msm_g1(pk.b_g1_query, prep.b_g1)),
+    )
+
+
+def b_g2_msm(prep: MsmPrep, pk: ProvingKey) -> bytes:
+    q, split = pk.b_g2_query, prep.b_g2
+    total = curve.batch_add_g2(q[split.ones]) + curve.msm_g2(q[split.tail], split.tail_scalars)
+    return curve.g2_to_bytes(total)
+
+
+def assemble(syn: Synthesis, g1: G1Msms, b_g2: bytes, pk: ProvingKey, r: int, s: int) -> Proof:
+    """A = alpha + sum z_i u_i + r delta;  B = beta + sum z_i v_i + s delta (G2 and G1);
+    C = sum_priv z_i L_i + h(tau) Z(tau)/delta + s A + r B1 - r s delta."""
+    R, S = curve.Scalar(r % fr.R_MOD), curve.Scalar(s % fr.R_MOD)
+    delta1, delta2 = curve.g1_from_bytes(pk.delta_g1), curve.g2_from_bytes(pk.delta_g2)
+    a = curve.g1_from_bytes(pk.alpha_g1) + curve.g1_from_bytes(g1.a) + delta1 * R
+    b2 = curve.g2_from_bytes(pk.beta_g2) + curve.g2_from_bytes(b_g2) + delta2 * S
+    b1 = curve.g1_from_bytes(pk.beta_g1) + curve.g1_from_bytes(g1.b_g1) + delta1 * S
+    c = curve.g1_from_bytes(g1.l) + curve.g1_from_bytes(g1.h) + a * S + b1 * R - delta1 * curve.Scalar(r * s % fr.R_MOD)
+    return Proof(a=a, b=b2, c=c)
+
+
+def randomisers(seed: int, instance: int) -> tuple[int, int]:
+    """Deterministic non-zero r, s for (seed, instance): same inputs, same proof bytes."""
+    out = []
+    for label in (b"r", b"s"):
+        digest = hashlib.sha512(b"c2tui-randomiser:" + label + f":{seed}:{instance}".encode()).digest()
+        out.append(int.from_bytes(digest, "little") % (fr.R_MOD - 1) + 1)
+    return out[0], out[1]
+
+
+def prove(circuit: Circuit, pk: ProvingKey, instance: int, r: int, s: int) -> Proof:
+    syn = synthesize(circuit, instance)
+    prep = prep_msm(syn, pk)
+    h = ntt_h(syn.a, syn.b, syn.c)
+    return assemble(syn, msm_g1(prep, h, pk), b_g2_msm(prep, pk), pk, r, s)
+
+
+def verify(vk: VerifyingKey, public_inputs: list[int], proof: Proof) -> bool:
+    """e(A, B) == e(alpha, beta) e(IC(x), gamma) e(C, delta), by arkworks' pairing check
+    of e(A, B) e(-alpha, beta) e(-IC(x), gamma) e(-C, delta) == 1."""
+    if len(public_inputs) != vk.num_public or any(not 0 <= x < fr.R_MOD for x in public_inputs):
+        return False
+    ic = curve.g1_points(vk.ic)
+    acc = ic[0]
+    for point, x in zip(ic[1:], public_inputs):
+        acc = acc + point * curve.Scalar(x)
+    g1s = [proof.a, -curve.g1_from_bytes(vk.alpha_g1), -acc, -proof.c]
+    g2s = [proof.b, curve.g2_from_bytes(vk.beta_g2), curve.g2_from_bytes(vk.gamma_g2), curve.g2_from_bytes(vk.delta_g2)]
+    return bool(curve.GT.pairing_check(g1s, g2s))
