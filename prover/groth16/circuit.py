@@ -11,7 +11,8 @@ Structure: ``lanes`` independent lanes each run ``rounds`` rounds of
     u, v = rotl(s, rot_r), x
 
 from private random input bits u0, v0 (64 boolean rows per lane). Public input j equals
-the final accumulator of lane (j mod lanes). After padding rows (repeated boolean checks)
+the final accumulator of lane j (with fewer
+than 4 lanes, also the last round's t4, t2, y). After padding rows (repeated boolean checks)
 come the input rows ``z_i * 0 = 0`` (bellman's trick that keeps the input polynomials
 independent), so constraints + inputs fill the domain 2^k exactly.
 
@@ -156,6 +157,14 @@ def round_inputs(lay: Layout, r: int) -> tuple[np.ndarray, np.ndarray]:
     return np.roll(lay.s[r - 1][:, :WORD], int(lay.rotations[r - 1]), axis=1), lay.x[r - 1]
 
 
+def output_vars(lay: Layout) -> np.ndarray:
+    """Variables exposed as public inputs: the final accumulators of lanes 0..3; where
+    there are fewer lanes, also their last t4, t2, y, so the inputs stay distinct."""
+    j = np.arange(NUM_PUBLIC)
+    last = np.stack([lay.acc[-1], lay.t4[-1], lay.t2[-1], lay.y[-1]])  # (4, lanes)
+    return last[j // lay.lanes, j % lay.lanes]
+
+
 def _boolean_rows(rows: _Rows, bits: np.ndarray) -> None:
     """b * (b - 1) = 0 for every variable in ``bits``."""
     bits = bits.ravel()
@@ -215,9 +224,9 @@ def make_circuit(constraints_log2: int, seed: int) -> Circuit:
     _boolean_rows(rows, np.concatenate([lay.init_u, lay.init_v], axis=1))
     for r in range(lay.rounds):
         _round_rows(rows, lay, r)
-    # outputs: acc_final(lane j mod lanes) * 1 = public_j
+    # outputs: public_j = a last-round value (see output_vars) times 1
     ro = rows.take(NUM_PUBLIC)
-    rows.add("a", ro, lay.acc[-1][np.arange(NUM_PUBLIC) % lay.lanes], 1)
+    rows.add("a", ro, output_vars(lay), 1)
     rows.add("b", ro, 0, 1)
     rows.add("c", ro, 1 + np.arange(NUM_PUBLIC), 1)
     # padding: repeat boolean checks of the input bits until only the input rows remain

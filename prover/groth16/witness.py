@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from prover.bls import fr
-from prover.groth16.circuit import NUM_PUBLIC, WORD, Circuit
+from prover.groth16.circuit import NUM_PUBLIC, WORD, Circuit, output_vars
 
 _POW2 = (np.uint64(1) << np.arange(WORD + 1, dtype=np.uint64))
 
@@ -52,7 +52,7 @@ def generate_witness(circuit: Circuit, instance: int) -> tuple[fr.FrArray, fr.Fr
         u, v = np.roll(s[:, :WORD], int(lay.rotations[r]), axis=1), x
     z[:, 0] = bits
     z[np.concatenate(field_idx)] = fr.from_mont(np.concatenate(field_vals, axis=1))
-    public = fr.from_mont(acc[:, np.arange(NUM_PUBLIC) % lay.lanes])
+    public = z[output_vars(lay)]
     z[0] = fr.ones(1)[0]
     z[1 : 1 + NUM_PUBLIC] = public
     return z, public
