@@ -1,0 +1,257 @@
+"""The c2tui dashboard: a Textual app over a Source (the live prover, or a recording).
+
+Data flow: the source folds events into DashboardState off the UI thread and publishes
+whole snapshots; a `set_interval` timer (10 Hz by default) takes the latest one and, only
+if it changed, hands it to the widgets, which draw it lazily at their real size. Controls
+go to the prover's Controller and change nothing on screen by themselves: the screen shows
+a knob's new value only when the ModeChange event it causes comes back through the fold
+(so what you see is what the prover did, and it is recorded and replayed like the rest).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Footer
+
+import themes
+from c2tui.sources import ReplaySource, Source
+from c2tui.widgets.common import truthy
+from c2tui.widgets.event_log import EventLog
+from c2tui.widgets.gpu_panel import GpuPanel
+from c2tui.widgets.header_bar import HeaderBar
+from c2tui.widgets.help_screen import HelpScreen
+from c2tui.widgets.partition_table import PartitionTable
+from c2tui.widgets.replay_bar import ReplayBar
+
+LIVE_ACTIONS = {"lock_mode", "mem_sync", "workers_up", "workers_down", "prestage", "b_g2",
+                "pause", "submit"}
+REPLAY_ACTIONS = {"play", "seek_back", "seek_fwd", "seek_back_long", "seek_fwd_long", "slower",
+                  "faster", "seek_start", "seek_end"}
+
+
+class DashboardApp(App[None]):
+    TITLE = "c2tui"
+    CSS = themes.stylesheet()
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+    ENABLE_COMMAND_PALETTE = False
+
+    BINDINGS = [
+        # live controls (each goes to the Controller; hidden in replay)
+        Binding("l", "lock_mode", "lock mode"),
+        Binding("m", "mem_sync", "mem_sync"),
+        Binding("plus,equals_sign", "workers_up", "workers+", key_display="+"),
+        Binding("minus", "workers_down", "workers-", key_display="-"),
+        Binding("p", "prestage", "prestage"),
+        Binding("b", "b_g2", "b_g2 cpu/gpu"),
+        Binding("space", "pause", "pause/resume", key_display="␣"),
+        Binding("n", "submit", "submit sector"),
+        # replay controls (hidden live)
+        Binding("space", "play", "play/pause", key_display="␣", priority=True),
+        Binding("left", "seek_back", "-5s", key_display="←", priority=True),
+        Binding("right", "seek_fwd", "+5s", key_display="→", priority=True),
+        Binding("shift+left", "seek_back_long", "-30s", show=False, priority=True),
+        Binding("shift+right", "seek_fwd_long", "+30s", show=False, priority=True),
+        Binding("left_square_bracket", "slower", "slower", key_display="["),
+        Binding("right_square_bracket", "faster", "faster", key_display="]"),
+        Binding("home", "seek_start", "start", priority=True),
+        Binding("end", "seek_end", "end", priority=True),
+        # always
+        Binding("t", "cycle_theme", "theme"),
+        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, source: Source, theme: str = "dark", fps: float = 10.0) -> None:
+        super().__init__()
+        self.source = source
+        self.replay = isinstance(source, ReplaySource)
+        self.theme_names = themes.names()
+        if theme not in self.theme_names:
+            raise ValueError(f"unknown theme {theme!r}; have {', '.join(self.theme_names)}")
+        self._specs = {n: themes.load(n) for n in self.theme_names}
+        self.theme_name = theme
+        self.palette = self._specs[theme].palette
+        self.fps = fps
+        self._shown_version = -1
+        self.frames = 0  # snapshots drawn (for the fps benchmark)
+        self.state = None
+        self.errors: list[str] = []
+
+    # --- layout -------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(id="header")
+        if self.replay:
+            yield ReplayBar(id="replay")
+        with Horizontal(id="body"):
+            with VerticalScroll(id="gpus"):
+                pass
+            with Vertical(id="side"):
+                yield PartitionTable(id="partitions")
+                yield EventLog(id="log")
+        yield Footer(id="footer")
+
+    def on_mount(self) -> None:
+        for spec in self._specs.values():
+            self.register_theme(themes.textual_theme(spec))
+        self.theme = themes.PREFIX + self.theme_name
+        self.theme_changed_signal.subscribe(self, self._on_theme_changed)
+        self.query_one(HeaderBar).source_label = getattr(self.source, "label", "")
+        self.source.start()
+        self.set_interval(1.0 / self.fps, self.tick)
+        self.tick()
+
+    def on_unmount(self) -> None:
+        try:
+            self.source.stop()
+        except Exception:  # noqa: BLE001 - quitting must not hang on a broken source
+            pass
+
+    def _on_theme_changed(self, theme: Any) -> None:
+        name = theme.name.removeprefix(themes.PREFIX)
+        if name in self._specs:
+            self.theme_name = name
+            self.palette = self._specs[name].palette
+        self.redraw()
+
+    def on_resize(self) -> None:
+        self.redraw()
+
+    # --- the frame loop -----------------------------------------------------------------
+    def tick(self) -> None:
+        self.source.tick()
+        version, st = self.source.snapshot()
+        if version != self._shown_version:
+            self._shown_version = version
+            self.draw(st)
+
+    def redraw(self) -> None:
+        if self.state is not None:
+            self.draw(self.state)
+
+    def draw(self, st) -> None:
+        self.state = st
+        self.frames += 1
+        self.query_one(HeaderBar).show(st)
+        if self.replay:
+            src: ReplaySource = self.source  # type: ignore[assignment]
+            self.query_one(ReplayBar).show(src.position, src.start_t, src.end_t, src.playing, src.speed)
+        box = self.query_one("#gpus", VerticalScroll)
+        panels = list(box.query(GpuPanel))
+        if [p.gpu for p in panels] != sorted(st.gpus):
+            for p in panels:
+                p.remove()
+            panels = [GpuPanel(i, id=f"gpu{i}", classes="gpu") for i in sorted(st.gpus)]
+            box.mount_all(panels)
+        for p in panels:
+            p.show(st)
+        self.query_one(PartitionTable).show(st)
+        self.query_one(EventLog).show(st)
+
+    # --- which keys apply ---------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in LIVE_ACTIONS:
+            return not self.replay
+        if action in REPLAY_ACTIONS:
+            return self.replay
+        return True
+
+    # --- live controls: through the Controller, shown when the ModeChange comes back ------
+    def _knob(self, name: str, default: str = "") -> str:
+        return (self.state.knobs.get(name, default) if self.state is not None else default)
+
+    def _control(self, method: str, *args: Any) -> None:
+        ctl = getattr(self.source, "controller", None)
+        if ctl is None:
+            self.notify("no controller: this source is read-only", severity="warning")
+            return
+        def call() -> None:
+            try:
+                getattr(ctl, method)(*args, source="key")
+            except Exception as exc:  # noqa: BLE001 - a refused change is shown, not fatal
+                self.errors.append(f"{method}: {exc}")
+                self.call_from_thread(self.notify, f"{method} refused: {exc}", severity="error")
+
+        # off the UI thread: a controller call (e.g. resizing the worker pool) never stalls a frame
+        self.run_worker(call, thread=True, group="control", name=method)
+
+    def action_lock_mode(self) -> None:
+        self._control("set_lock_mode", "two-lock" if self._knob("lock_mode") == "single" else "single")
+
+    def action_mem_sync(self) -> None:
+        self._control("set_mem_sync", "stream" if self._knob("mem_sync") == "device" else "device")
+
+    def _workers(self) -> int:
+        try:
+            return int(self._knob("workers_per_gpu", "1"))
+        except ValueError:
+            return 1
+
+    def action_workers_up(self) -> None:
+        self._control("set_workers_per_gpu", self._workers() + 1)
+
+    def action_workers_down(self) -> None:
+        if self._workers() > 1:
+            self._control("set_workers_per_gpu", self._workers() - 1)
+
+    def action_prestage(self) -> None:
+        self._control("set_prestage", not truthy(self._knob("prestage", "true")))
+
+    def action_b_g2(self) -> None:
+        self._control("set_b_g2", "gpu" if self._knob("b_g2", "cpu") == "cpu" else "cpu")
+
+    def action_pause(self) -> None:
+        if truthy(self._knob("paused", "false")):
+            self._control("resume")
+        else:
+            self._control("pause")
+
+    def action_submit(self) -> None:
+        self._control("submit_sector")
+
+    # --- replay controls ----------------------------------------------------------------
+    def _replay(self, fn: str, *args: Any) -> None:
+        getattr(self.source, fn)(*args)
+        self.tick()
+
+    def action_play(self) -> None:
+        self._replay("toggle")
+
+    def action_seek_back(self) -> None:
+        self._replay("seek_by", -5.0)
+
+    def action_seek_fwd(self) -> None:
+        self._replay("seek_by", 5.0)
+
+    def action_seek_back_long(self) -> None:
+        self._replay("seek_by", -30.0)
+
+    def action_seek_fwd_long(self) -> None:
+        self._replay("seek_by", 30.0)
+
+    def action_slower(self) -> None:
+        self._replay("slower")
+
+    def action_faster(self) -> None:
+        self._replay("faster")
+
+    def action_seek_start(self) -> None:
+        self._replay("seek", -1.0)
+
+    def action_seek_end(self) -> None:
+        self._replay("seek", float("inf"))
+
+    def on_replay_bar_seek(self, message: ReplayBar.Seek) -> None:
+        self._replay("seek", message.t)
+
+    # --- always -------------------------------------------------------------------------
+    def action_cycle_theme(self) -> None:
+        i = self.theme_names.index(self.theme_name)
+        self.theme = themes.PREFIX + self.theme_names[(i + 1) % len(self.theme_names)]
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.replay))

@@ -1,0 +1,32 @@
+"""`c2tui replay FILE [--speed X]`: the dashboard over a recording (play/pause, speed, seek)."""
+from __future__ import annotations
+
+import click
+
+
+@click.command("replay")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--speed", type=float, default=1.0, show_default=True, help="playback speed, 0.25 .. 16")
+@click.option("--at", "at", type=float, default=None, help="start at this run time (seconds)")
+@click.option("--paused", is_flag=True, help="start paused")
+@click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
+@click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate")
+def command(file: str, speed: float, at: float | None, paused: bool, theme: str, fps: float) -> None:
+    """Replay a recording on the dashboard."""
+    from c2tui.app import DashboardApp
+    from c2tui.sources import SPEEDS, ReplaySource
+
+    if not SPEEDS[0] <= speed <= SPEEDS[-1]:
+        raise click.BadParameter(f"speed must be within {SPEEDS[0]}..{SPEEDS[-1]}", param_hint="--speed")
+    src = ReplaySource.from_file(file, at=at, speed=speed, playing=not paused)
+    if not src.events:
+        raise click.ClickException(f"{file}: no events")
+    _check_theme(theme)
+    DashboardApp(src, theme=theme, fps=fps).run()
+
+
+def _check_theme(theme: str) -> None:
+    import themes
+
+    if theme not in themes.names():
+        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")

@@ -1,0 +1,51 @@
+"""`c2tui screenshot FILE --at T [--size WxH] [--theme NAME] -o OUT.svg`: the dashboard at
+run time T of a recording, rendered headlessly (Textual's run_test) and saved as SVG."""
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import click
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
+    if not m:
+        raise click.BadParameter(f"size must be WxH, e.g. 120x40, got {text!r}", param_hint="--size")
+    w, h = int(m.group(1)), int(m.group(2))
+    if not (20 <= w <= 1000 and 10 <= h <= 500):
+        raise click.BadParameter("size out of range (20..1000 x 10..500)", param_hint="--size")
+    return w, h
+
+
+async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, help_screen: bool = False) -> str:
+    from c2tui.app import DashboardApp
+    from c2tui.sources import ReplaySource
+
+    src = ReplaySource.from_file(file, at=at, playing=False)
+    app = DashboardApp(src, theme=theme)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        if help_screen:
+            await pilot.press("question_mark")
+        await pilot.pause()
+        return app.export_screenshot(title=f"c2tui · {Path(file).name} @ {at:g}s")
+
+
+@click.command("screenshot")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--at", "at", type=float, required=True, help="run time in seconds")
+@click.option("--size", default="120x40", show_default=True, help="terminal size WxH")
+@click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
+@click.option("--help-screen", is_flag=True, help="show the help screen over the dashboard")
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), required=True, help="output .svg")
+def command(file: str, at: float, size: str, theme: str, help_screen: bool, out: str) -> None:
+    """Render the dashboard at time T of a recording to an SVG file."""
+    import themes
+
+    if theme not in themes.names():
+        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
+    svg = asyncio.run(render_svg(file, at, parse_size(size), theme, help_screen))
+    Path(out).write_text(svg, encoding="utf-8")
+    click.echo(out)

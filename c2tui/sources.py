@@ -1,0 +1,319 @@
+"""Where the dashboard's state comes from: the live prover or a recording, behind one face.
+
+    version, state = source.snapshot()   # the latest whole snapshot, read-only for the UI
+    source.tick()                        # replay: advance its clock; live: nothing
+    source.controller                    # live: the engine's Controller; replay: None
+
+LiveSource (memray's live-TUI pattern): the engine's sink only appends each event to a
+deque (cheap, lock-free under the GIL, never blocks the prover); a fold thread drains the
+deque into one DashboardState and, at most `snapshot_hz` times a second, publishes a
+bounded copy of it (reference swap). The UI thread reads the latest snapshot at its own
+rate; the prover never waits for the UI, and the UI never reads a state being folded.
+
+ReplaySource folds a recording up to a cursor time. Playing moves the cursor by wall time x
+speed (the only place a clock is read, and only while playing); seeking forward folds on,
+seeking back restores the nearest checkpoint (taken every CHECKPOINT_EVERY events on the
+first pass) and folds on from there. A paused replay is fully deterministic - snapshot
+tests, `c2tui screenshot` and `--at` depend on that.
+"""
+from __future__ import annotations
+
+import bisect
+import copy
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Protocol
+
+from prover import events as ev
+from prover.state import DashboardState, GpuState, LockState, PartitionState, PhaseStats, Segment
+
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+CHECKPOINT_EVERY = 2000
+SNAPSHOT_WINDOW = 150.0  # seconds of timeline a snapshot carries (the UI shows <= 120)
+SNAPSHOT_PARTITIONS = 96
+
+
+class Source(Protocol):
+    kind: str
+    controller: Any
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def tick(self) -> None: ...
+    def snapshot(self) -> tuple[int, DashboardState]: ...
+
+
+# --- a bounded, cheap copy of the state ------------------------------------------------------
+
+def _copy_gpu(g: GpuState, now: float) -> GpuState:
+    c = copy.copy(g)
+    c.locks = {k: LockState(v.holder, v.holder_part, v.since, dict(v.waiters), v.wait_total,
+                            v.hold_total, v.acquisitions, v.max_wait) for k, v in g.locks.items()}
+    c.live = {o: dict(b) for o, b in g.live.items()}
+    c.util_history = deque(g.util_history, maxlen=g.util_history.maxlen)
+    c.workers = list(g.workers)
+    segs: list[Segment] = []
+    lo = now - SNAPSHOT_WINDOW
+    for s in reversed(g.timeline):
+        if s.t1 is not None and s.t1 < lo and s.t0 < lo:
+            # segments are ordered by t0; older ones may still be open (long phases)
+            if len(segs) > 64 and s.t0 < lo - SNAPSHOT_WINDOW:
+                break
+            continue
+        segs.append(Segment(s.worker, s.label, s.t0, s.t1))
+    segs.reverse()
+    c.timeline = deque(segs, maxlen=g.timeline.maxlen)
+    return c
+
+
+def _copy_part(p: PartitionState) -> PartitionState:
+    c = copy.copy(p)
+    c.phases = {k: list(v) for k, v in p.phases.items()}
+    c.progress = dict(p.progress)
+    return c
+
+
+def fast_snapshot(s: DashboardState, partitions: int = SNAPSHOT_PARTITIONS) -> DashboardState:
+    """A copy of `s` the UI may keep and read while the fold goes on: everything the screen
+    shows, bounded (recent timeline, recent partitions), at a cost independent of run length."""
+    c = copy.copy(s)
+    c.config = dict(s.config)
+    c.knobs = dict(s.knobs)
+    c.gpus = {i: _copy_gpu(g, s.t) for i, g in s.gpus.items()}
+    live = [p for p in s.partitions.values() if p.done_t is None]
+    done = [p for p in s.partitions.values() if p.done_t is not None]
+    done.sort(key=lambda p: p.done_t or 0.0)
+    keep = live[:partitions] + done[-max(0, partitions - len(live)):] if partitions > len(live) else live[:partitions]
+    keep_ids = {p.part for p in keep}
+    c.partitions = {k: _copy_part(p) for k, p in s.partitions.items() if k in keep_ids}
+    c.phase_stats = {k: PhaseStats(v.count, v.total, v.max, v.failed) for k, v in s.phase_stats.items()}
+    c.log = deque(s.log, maxlen=s.log.maxlen)
+    return c
+
+
+# --- live -----------------------------------------------------------------------------------
+
+class LiveSource:
+    """Folds an engine's events on a background thread; hands the UI whole snapshots."""
+
+    kind = "live"
+
+    def __init__(self, engine: Any = None, snapshot_hz: float = 20.0, label: str = "LIVE") -> None:
+        self.engine = engine
+        self.label = label
+        self.state = DashboardState()
+        self._q: deque = deque()
+        self._snap: DashboardState = fast_snapshot(self.state)
+        self._version = 0
+        self._period = 1.0 / snapshot_hz
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.folded = 0
+        if engine is not None:
+            engine.add_sink(self.sink)
+
+    @property
+    def controller(self) -> Any:
+        return getattr(self.engine, "controller", None)
+
+    def sink(self, e: ev.Event) -> None:
+        """Called from prover threads: O(1), never blocks."""
+        self._q.append(e)
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="c2tui-fold", daemon=True)
+            self._thread.start()
+        if self.engine is not None and hasattr(self.engine, "start"):
+            self.engine.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.engine is not None and hasattr(self.engine, "stop"):
+            try:
+                self.engine.stop(timeout=timeout)
+            except TypeError:
+                self.engine.stop()
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+
+    def drain(self) -> int:
+        n = 0
+        q, apply = self._q, self.state.apply
+        while q:
+            apply(q.popleft())
+            n += 1
+        self.folded += n
+        return n
+
+    def publish(self) -> None:
+        self._snap = fast_snapshot(self.state)
+        self._version += 1
+
+    def _run(self) -> None:
+        dirty = False
+        last = 0.0
+        while not self._stop.is_set():
+            if self.drain():
+                dirty = True
+            now = time.monotonic()
+            if dirty and now - last >= self._period:
+                self.publish()
+                dirty, last = False, now
+            self._stop.wait(0.01)
+        if self.drain():
+            self.publish()
+
+    def tick(self) -> None:
+        pass
+
+    def snapshot(self) -> tuple[int, DashboardState]:
+        return self._version, self._snap
+
+
+# --- replay ---------------------------------------------------------------------------------
+
+@dataclass
+class Recording:
+    header: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)
+    error: str | None = None
+
+
+def load_recording(path: str | Path) -> Recording:
+    """Read a recording through prover.record when it is there; else a plain JSONL reader
+    (first line a header unless it is an event; pydantic-validated; a bad line ends it)."""
+    try:
+        from prover.record import read_recording  # type: ignore
+    except ImportError:
+        read_recording = None
+    if read_recording is not None:
+        rec = read_recording(path)
+        return Recording(header=dict(getattr(rec, "header", {}) or {}) if not hasattr(getattr(rec, "header", None), "model_dump")
+                         else rec.header.model_dump(), events=list(rec.events), error=getattr(rec, "error", None))
+    out = Recording()
+    with open(path, "rb") as f:
+        for i, line in enumerate(f):
+            if not line.strip():
+                continue
+            try:
+                out.events.append(ev.parse_event(line))
+            except Exception as exc:  # noqa: BLE001 - a header, or a torn last line
+                if i == 0:
+                    try:
+                        out.header = json.loads(line)
+                        continue
+                    except ValueError:
+                        pass
+                out.error = f"line {i + 1}: {exc}"
+                break
+    return out
+
+
+class ReplaySource:
+    """The dashboard over a recording: a cursor in run time, play/pause, speed, seek."""
+
+    kind = "replay"
+    controller = None
+
+    def __init__(self, events: Iterable[ev.Event], *, at: float | None = None, speed: float = 1.0,
+                 playing: bool = True, header: dict | None = None, label: str = "REPLAY") -> None:
+        self.events = sorted(events, key=lambda e: e.t)  # stable: equal times keep file order
+        self.times = [e.t for e in self.events]
+        self.header = header or {}
+        self.label = label
+        self.start_t = 0.0
+        self.end_t = self.times[-1] if self.times else 0.0
+        self.speed = speed
+        self.playing = playing
+        self.position = 0.0
+        self._state = DashboardState()
+        self._idx = 0  # events[:_idx] are folded into _state
+        self._checkpoints: list[tuple[int, DashboardState]] = [(0, DashboardState())]
+        self._version = 0
+        self._shown = (-1, -1.0)
+        self._last_wall: float | None = None
+        if at is not None:
+            self.seek(at)
+        else:
+            self._fold_to(0.0)
+
+    @classmethod
+    def from_file(cls, path: str | Path, **kw) -> "ReplaySource":
+        rec = load_recording(path)
+        return cls(rec.events, header=rec.header, **kw)
+
+    # --- controls -----------------------------------------------------------------------
+    def start(self) -> None:
+        self._last_wall = None
+
+    def stop(self) -> None:
+        self.playing = False
+
+    def toggle(self) -> None:
+        if not self.playing and self.position >= self.end_t:
+            self.seek(self.start_t)
+        self.playing = not self.playing
+        self._last_wall = None
+        self._version += 1
+
+    def set_speed(self, speed: float) -> None:
+        self.speed = min(SPEEDS[-1], max(SPEEDS[0], speed))
+        self._version += 1
+
+    def faster(self) -> None:
+        i = bisect.bisect_right(SPEEDS, self.speed)
+        self.set_speed(SPEEDS[min(i, len(SPEEDS) - 1)])
+
+    def slower(self) -> None:
+        i = bisect.bisect_left(SPEEDS, self.speed) - 1
+        self.set_speed(SPEEDS[max(i, 0)])
+
+    def seek(self, t: float) -> None:
+        self._fold_to(min(self.end_t, max(self.start_t, t)))
+
+    def seek_by(self, dt: float) -> None:
+        self.seek(self.position + dt)
+
+    # --- clock --------------------------------------------------------------------------
+    def tick(self, now: float | None = None) -> None:
+        if not self.playing:
+            self._last_wall = None
+            return
+        now = time.monotonic() if now is None else now
+        if self._last_wall is not None:
+            self._fold_to(min(self.end_t, self.position + (now - self._last_wall) * self.speed))
+            if self.position >= self.end_t:
+                self.playing = False
+                self._version += 1
+        self._last_wall = now
+
+    # --- the fold -----------------------------------------------------------------------
+    def _fold_to(self, t: float) -> None:
+        if t < self.position or self._idx > bisect.bisect_right(self.times, t):
+            # back: restore the last checkpoint at or before t
+            target = bisect.bisect_right(self.times, t)
+            k = bisect.bisect_right([c[0] for c in self._checkpoints], target) - 1
+            idx, st = self._checkpoints[max(0, k)]
+            self._state = copy.deepcopy(st)
+            self._idx = idx
+        events, times, st = self.events, self.times, self._state
+        n = len(events)
+        while self._idx < n and times[self._idx] <= t:
+            st.apply(events[self._idx])
+            self._idx += 1
+            if self._idx % CHECKPOINT_EVERY == 0 and self._checkpoints[-1][0] < self._idx:
+                self._checkpoints.append((self._idx, copy.deepcopy(st)))
+        # the state's clock is the cursor: held-for / waited-for times advance between events
+        st.t = max(st.t, t)
+        if t < st.t:
+            st.t = t
+        self.position = t
+        self._version += 1
+
+    def snapshot(self) -> tuple[int, DashboardState]:
+        return self._version, self._state

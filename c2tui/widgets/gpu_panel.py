@@ -1,0 +1,70 @@
+"""One GPU's panel (nvitop-like block): utilisation history, lock lanes, VRAM bar and the
+timeline of its workers, drawn from one snapshot in one render call."""
+from __future__ import annotations
+
+from rich.text import Text
+
+from c2tui.widgets.common import StateView, fmt_secs, join_lines, sparkline
+from c2tui.widgets.lock_lanes import render_locks
+from c2tui.widgets.timeline import lane_workers, render_timeline
+from c2tui.widgets.vram_bar import render_vram
+
+
+def util_line(g, pal, width: int) -> Text:
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append("util    ", style="bold")
+    u = g.util
+    pct = f"{u * 100:3.0f}%" if u is not None else "  –%"
+    spark_w = max(8, min(40, width - 52))
+    hist = sparkline(g.util_history, spark_w)
+    line.append(hist.rjust(spark_w, " "), style=pal["ntt_h"])
+    line.append(f" {pct}", style="bold")
+    line.append("  kernels ", style=pal["dim"])
+    line.append(fmt_secs(g.kernel_busy), style="bold")
+    line.append("  done ", style=pal["dim"])
+    line.append(str(g.done), style="bold")
+    if g.fallbacks:
+        line.append("  fallbacks ", style=pal["dim"])
+        line.append(str(g.fallbacks), style="bold " + pal["warn"])
+    if g.ooms:
+        line.append("  OOM ", style=pal["dim"])
+        line.append(str(g.ooms), style="bold " + pal["fail"])
+    line.truncate(width, overflow="ellipsis")
+    return line
+
+
+class GpuPanel(StateView):
+    DEFAULT_CSS = "GpuPanel { height: 11; }"
+
+    def __init__(self, gpu: int, **kw) -> None:
+        super().__init__(**kw)
+        self.gpu = gpu
+        self.window = 30.0
+        self._workers: list[str] = []
+
+    def wanted_height(self, st) -> int:
+        g = st.gpus.get(self.gpu)
+        n = len(lane_workers(g)) if g is not None else 0
+        self._workers = lane_workers(g) if g is not None else []
+        # border 2 + util 1 + locks 2 + vram 2 + lanes + axis 1
+        return 2 + 1 + 2 + 2 + n + 1
+
+    def show(self, st) -> None:
+        g = st.gpus.get(self.gpu)
+        if g is not None:
+            kind = "simulated" if g.simulated else ("NVML" if g.nvml else "")
+            self.border_title = f"GPU{self.gpu} · {g.name}" + (f" · {kind}" if kind else "")
+            busy = g.locks["compute"].holder is not None if "compute" in g.locks else False
+            self.border_subtitle = f"last {self.window:.0f}s · " + ("computing" if busy else "idle")
+        super().show(st)
+
+    def draw(self, st, width: int, height: int) -> Text:
+        g = st.gpus.get(self.gpu)
+        if g is None:
+            return Text("no such GPU")
+        pal = self.palette
+        lines = [util_line(g, pal, width)]
+        lines += render_locks(g, st.t, pal, width)
+        lines += render_vram(g, pal, width)
+        lines += render_timeline(g, st.t, pal, width, self.window, self._workers or None)
+        return join_lines(lines)

@@ -1,0 +1,63 @@
+"""The header: what runs (backend, profile, SIMULATED), how (lock mode, mem_sync, knobs) and
+how well (throughput, proofs ok / failed, fallbacks, OOMs, elapsed run time)."""
+from __future__ import annotations
+
+from rich.text import Text
+
+from c2tui.widgets.common import StateView, flow, fmt_clock, join_lines, truthy
+
+
+def header_items(st, pal, source_label: str = "") -> list[Text]:
+    k = st.knobs
+    items: list[Text] = []
+    ident = Text()
+    ident.append(" c2tui ", style=f"bold reverse {pal['info']}")
+    ident.append(f" {st.backend}", style="bold")
+    ident.append(f" {st.profile}", style=pal["dim"])
+    if st.modelled_log2:
+        ident.append(f" 2^{st.modelled_log2}", style=pal["dim"])
+    items.append(ident)
+    if st.simulated:
+        items.append(Text(" SIMULATED ", style=f"bold reverse {pal['sim']}"))
+    if source_label:
+        items.append(Text(source_label, style=f"bold {pal['info']}"))
+    lm = k.get("lock_mode", "?")
+    items.append(Text.assemble(("lock ", pal["dim"]), (lm, "bold " + (pal["warn"] if lm == "single" else pal["ok"]))))
+    ms = k.get("mem_sync", "?")
+    items.append(Text.assemble(("mem_sync ", pal["dim"]), (ms, "bold " + (pal["fail"] if ms == "device" else pal["ok"]))))
+    items.append(Text.assemble(("workers/gpu ", pal["dim"]), (k.get("workers_per_gpu", "?"), "bold")))
+    if "prestage" in k:
+        on = truthy(k["prestage"])
+        items.append(Text.assemble(("prestage ", pal["dim"]), ("on" if on else "off", "bold" if on else "bold " + pal["warn"])))
+    if "b_g2" in k:
+        items.append(Text.assemble(("b_g2 ", pal["dim"]), (k["b_g2"], "bold")))
+    if truthy(k.get("paused", "false")):
+        items.append(Text(" ⏸ PAUSED ", style=f"bold reverse {pal['warn']}"))
+    # --- figures -------------------------------------------------------------------------
+    items.append(Text.assemble((f"{st.throughput_per_min():.1f}", "bold"), (" part/min", pal["dim"])))
+    proofs = Text.assemble(("proofs ", pal["dim"]), (f"✓{st.proofs_ok}", "bold " + pal["ok"]), " ",
+                           (f"✗{st.proofs_failed}", ("bold reverse " if st.proofs_failed else "") + pal["fail"]))
+    items.append(proofs)
+    inflight = sum(1 for p in st.partitions.values() if p.done_t is None and p.phases)
+    items.append(Text.assemble(("done ", pal["dim"]), (str(st.partitions_done), "bold"),
+                               (f" · {inflight} in flight", pal["dim"])))
+    items.append(Text.assemble(("fallbacks ", pal["dim"]), (str(st.fallbacks), "bold " + (pal["warn"] if st.fallbacks else ""))))
+    items.append(Text.assemble(("OOM ", pal["dim"]), (str(st.ooms), "bold " + (pal["fail"] if st.ooms else ""))))
+    if st.stalls:
+        items.append(Text.assemble(("stalls ", pal["dim"]), (str(st.stalls), "bold " + pal["warn"])))
+    if st.ended:
+        items.append(Text(f" ENDED: {st.end_reason} ", style=f"bold reverse {pal['dim']}"))
+    items.append(Text.assemble(("t ", pal["dim"]), (fmt_clock(st.t), "bold")))
+    return items
+
+
+class HeaderBar(StateView):
+    DEFAULT_CSS = "HeaderBar { height: 1; }"
+
+    source_label: str = ""
+
+    def wanted_height(self, state) -> int:
+        return len(flow(header_items(state, self.palette, self.source_label), self.content_width()))
+
+    def draw(self, st, width: int, height: int) -> Text:
+        return join_lines(flow(header_items(st, self.palette, self.source_label), width))

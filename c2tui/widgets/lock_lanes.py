@@ -1,0 +1,47 @@
+"""Lock lanes of one GPU: for `mem` and `compute`, who holds it (worker, partition, for how
+long) and who waits for it (and for how long). Times come from the snapshot's t only."""
+from __future__ import annotations
+
+from rich.text import Text
+
+from c2tui.widgets.common import fmt_secs, worker_index
+
+LOCKS = ("mem", "compute")
+
+
+def lock_line(name: str, lk, now: float, pal, width: int) -> Text:
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append(f"{name:<8}", style="bold")
+    if lk.holder is not None:
+        held = now - lk.since
+        line.append("● ", style=pal[f"wait:{name}"] if held > 5 else pal["ok"])
+        line.append(lk.holder, style="bold " + pal.worker(worker_index(lk.holder)))
+        if lk.holder_part:
+            line.append(f" {lk.holder_part}")
+        line.append(" held ", style=pal["dim"])
+        line.append(f"{fmt_secs(held):>6}", style="bold")
+    else:
+        line.append("○ ", style=pal["dim"])
+        line.append("free", style=pal["dim"])
+        line.append(" " * 12)
+    if lk.waiters:
+        line.append("  ⧗ ", style=pal[f"wait:{name}"])
+        waits = sorted(lk.waiters.items(), key=lambda kv: kv[1][1])
+        for i, (w, (part, since)) in enumerate(waits):
+            if i:
+                line.append(", ", style=pal["dim"])
+            waited = now - since
+            line.append(w, style=pal.worker(worker_index(w)))
+            line.append(f" {fmt_secs(waited)}", style=("bold " if waited >= 1.0 else "") + pal[f"wait:{name}"])
+    else:
+        line.append("  no waiters", style=pal["dim"])
+    if lk.acquisitions:
+        tail = Text(f"  avg wait {fmt_secs(lk.wait_total / lk.acquisitions)}", style=pal["dim"])
+        if line.cell_len + tail.cell_len <= width:
+            line.append_text(tail)
+    line.truncate(width, overflow="ellipsis")
+    return line
+
+
+def render_locks(g, now: float, pal, width: int) -> list[Text]:
+    return [lock_line(n, g.locks[n], now, pal, width) for n in LOCKS if n in g.locks]

@@ -1,0 +1,94 @@
+"""The VRAM bar of one GPU: live buffers split by owner (each worker's d_a / d_bc in its own
+two shades), pool-cached-but-unused (pool_reserved - pool_used), free, and the budget mark;
+with NVML's device figures where the device is real."""
+from __future__ import annotations
+
+from rich.text import Text
+
+from c2tui.widgets.common import fmt_bytes, gib, worker_index
+
+BUF_CHAR = {"d_a": "█", "d_bc": "▓"}
+
+
+def _scale(g) -> float:
+    live = g.live_bytes
+    budget = g.budget or g.total or max(live, g.pool_reserved, 1)
+    cap = max(budget, g.pool_reserved, live, 1)
+    if g.total and g.total > budget:
+        cap = max(cap, budget * 1.08)  # leave room to show the budget mark inside the bar
+    return float(cap)
+
+
+def vram_parts(g, pal) -> list[tuple[int, str, str, str]]:
+    """(bytes, char, style, label) left to right."""
+    parts: list[tuple[int, str, str, str]] = []
+    for owner in sorted(g.live, key=lambda o: (worker_index(o), o)):
+        wi = worker_index(owner)
+        for k, (name, b) in enumerate(sorted(g.live[owner].items())):
+            alt = name != "d_a" and (name == "d_bc" or k % 2 == 1)
+            parts.append((b, BUF_CHAR.get(name, "█"), pal.worker(wi, alt=alt), f"{owner} {name}"))
+    live = g.live_bytes
+    cached = max(0, max(g.pool_reserved, live) - max(g.pool_used, live))
+    if cached:
+        parts.append((cached, "░", pal["pool"], "pool-cached"))
+    return parts
+
+
+def render_vram(g, pal, width: int) -> list[Text]:
+    label = "VRAM "
+    live = g.live_bytes
+    used = max(g.pool_reserved, live)
+    budget = g.budget or g.total
+    suffix = f" {gib(used)}/{gib(budget)} GiB" if budget else f" {gib(used)} GiB"
+    bar_w = max(10, width - len(label) - len(suffix))
+    cap = _scale(g)
+    bar = Text(no_wrap=True)
+    bar.append(label, style="bold")
+    acc, col = 0, 0
+    for b, ch, style, _ in vram_parts(g, pal):
+        acc += b
+        end = min(bar_w, round(acc / cap * bar_w))
+        if b > 0 and end <= col and col < bar_w:
+            end = col + 1  # never let a live buffer vanish below one cell
+        if end > col:
+            bar.append(ch * (end - col), style=style)
+            col = end
+    mark = min(bar_w - 1, max(0, round(budget / cap * bar_w) - 1)) if budget else -1
+    if col < bar_w:
+        rest = bar_w - col
+        if col <= mark < bar_w:
+            free_cells = mark - col
+            bar.append(" " * free_cells, style=f"on {pal['free']}")
+            bar.append("┃", style=f"bold {pal['budget']} on {pal['free']}")
+            bar.append("·" * (bar_w - mark - 1), style=pal["dim"])
+        else:
+            bar.append(" " * rest, style=f"on {pal['free']}")
+    over = used > budget if budget else False
+    bar.append(suffix, style="bold " + (pal["fail"] if over else ""))
+
+    # legend line
+    leg = Text(no_wrap=True, overflow="ellipsis")
+    leg.append(" " * len(label))
+    per_owner: dict[str, list[tuple[str, int]]] = {}
+    for owner in sorted(g.live, key=lambda o: (worker_index(o), o)):
+        per_owner[owner] = sorted(g.live[owner].items())
+    for owner, bufs in per_owner.items():
+        wi = worker_index(owner)
+        leg.append(owner, style="bold " + pal.worker(wi))
+        for name, b in bufs:
+            alt = name == "d_bc"
+            leg.append(f" {BUF_CHAR.get(name, '█')}", style=pal.worker(wi, alt=alt))
+            leg.append(f"{name} {gib(b)}")
+        leg.append("  ")
+    cached = max(0, used - max(g.pool_used, live))
+    leg.append("░", style=pal["pool"])
+    leg.append(f"pool-cached {gib(cached)}  ")
+    free = max(0, budget - used) if budget else 0
+    leg.append("free ", style=pal["dim"])
+    leg.append(gib(free), style="bold")
+    leg.append("  ┃", style=pal["budget"])
+    leg.append(f"budget {gib(budget)}" if budget else "no budget", style=pal["dim"])
+    if g.nvml and g.device_used is not None:
+        leg.append(f"  NVML {fmt_bytes(g.device_used)}/{fmt_bytes(g.total)}", style=pal["info"])
+    leg.truncate(width, overflow="ellipsis")
+    return [bar, leg]
