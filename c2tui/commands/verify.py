@@ -18,7 +18,7 @@ def command(directory: Path) -> None:
     from prover.groth16 import export
     from prover.groth16.phases import verify
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # never break a file path across lines
     if not directory.is_dir():
         console.print(f"[bold red]unreadable[/]: {directory} is not a directory")
         sys.exit(2)
