@@ -1,0 +1,244 @@
+"""Everything a run takes, as validated pydantic models, loadable from TOML.
+
+`load_config(path, **overrides)` reads an optional TOML file (flat keys plus an optional
+`[faults]` table), applies keyword overrides (None means "not given"), and validates. Any bad
+value raises `ConfigError` whose message names the field and the allowed values; the CLI
+turns that into exit status 2.
+
+Defaults tell the seed's story: profile rtx5070ti-16g modelling a 2^27 partition (d_a 4 GiB +
+d_bc 8 GiB), 3 workers per GPU, a 24 GiB VRAM budget (holds two partitions' buffers, not
+three), lock mode two-lock with mem_sync=device (the seed's Phase 10 as first written).
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from prover.events import Phase
+
+Backend = Literal["auto", "sim", "cuda"]
+LockMode = Literal["single", "two-lock"]
+MemSync = Literal["device", "stream"]
+Placement = Literal["cpu", "gpu"]
+
+KNOBS = ("lock_mode", "mem_sync", "workers_per_gpu", "prestage", "b_g2", "paused")
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
+    "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
+}
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+class ConfigError(ValueError):
+    """An invalid configuration; the message names the field(s) and allowed values."""
+
+
+def parse_bytes(v: Any) -> int:
+    """'24GiB' / '16 GB' / '512MiB' / 1234 -> bytes (int). GiB-style = 1024-based, GB = 1000-based."""
+    if isinstance(v, bool):
+        raise ValueError("a size, e.g. '24GiB' or a number of bytes")
+    if isinstance(v, int):
+        if v <= 0:
+            raise ValueError("must be > 0 bytes")
+        return v
+    if isinstance(v, float):
+        if v <= 0 or v != v:
+            raise ValueError("must be > 0 bytes")
+        return int(v)
+    if isinstance(v, str):
+        m = _SIZE_RE.match(v)
+        if m and m.group(2).lower() in _UNITS:
+            n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+            if n > 0:
+                return n
+        raise ValueError(f"{v!r} is not a size: use e.g. '24GiB', '16GB', '512MiB' or bytes")
+    raise ValueError("a size, e.g. '24GiB' or a number of bytes")
+
+
+def format_bytes(n: int | float) -> str:
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+class FaultsConfig(BaseModel):
+    """Fault injection for tests and demos (issue 7). All off by default.
+
+    Rates are probabilities per opportunity, drawn from a RNG seeded by the run seed, so a
+    faulty run is reproducible. `phase_error` maps a phase name to a probability that the
+    phase raises; `oom_rate` makes an allocation fail; `hang` makes a phase sleep
+    `hang_seconds` (the watchdog reports it); `worker_death_rate` kills a worker thread
+    between partitions; `corrupt_proof_rate` flips the proof so verification must fail;
+    `nvml_missing` makes CudaDevice behave as if NVML could not be loaded.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    phase_error: dict[Phase, float] = Field(default_factory=dict)
+    oom_rate: float = Field(0.0, ge=0.0, le=1.0)
+    hang: dict[Phase, float] = Field(default_factory=dict)
+    hang_seconds: float = Field(5.0, ge=0.0)
+    worker_death_rate: float = Field(0.0, ge=0.0, le=1.0)
+    corrupt_proof_rate: float = Field(0.0, ge=0.0, le=1.0)
+    cuda_error_rate: float = Field(0.0, ge=0.0, le=1.0)
+    nvml_missing: bool = False
+    retries: int = Field(0, ge=0, le=10, description="times a failed partition is retried")
+    watchdog_lock_s: float = Field(30.0, gt=0.0, description="stall event when a lock is held longer")
+    watchdog_phase_s: float = Field(60.0, gt=0.0, description="stall event when a phase runs longer")
+
+    @field_validator("phase_error", "hang")
+    @classmethod
+    def _probs(cls, v: dict[Phase, float]) -> dict[Phase, float]:
+        for k, p in v.items():
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"probability for {k.value} must be in [0, 1], got {p}")
+        return v
+
+    @property
+    def any(self) -> bool:
+        return bool(self.phase_error or self.oom_rate or self.hang or self.worker_death_rate
+                    or self.corrupt_proof_rate or self.cuda_error_rate or self.nvml_missing)
+
+
+class RunConfig(BaseModel):
+    """One run of the embedded prover."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    backend: Backend = "auto"
+    gpus: int | list[int] = Field(1, description="number of GPUs, or a list of device ids")
+    workers_per_gpu: int = Field(3, ge=1, le=16)
+    lock_mode: LockMode = "two-lock"
+    mem_sync: MemSync = "device"
+    prestage: bool = True
+    b_g2: Placement = "cpu"
+    paused: bool = False
+    vram_budget: int = Field(24 * 1024**3, description="bytes; accepts '24GiB', '16GB', ...")
+    constraints_log2: int = Field(10, ge=2, le=22, description="size of the circuit really proved")
+    modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
+    partitions: int = Field(10, ge=1, le=1000, description="partitions per sector")
+    sectors: int | None = Field(None, ge=1, description="sectors to prove; None = keep going")
+    profile: str = "rtx5070ti-16g"
+    time_scale: float = Field(1.0, gt=0.0, le=100.0, description="sim: phase duration = modelled time x time_scale")
+    seed: int = Field(0, ge=0)
+    verify_share: float = Field(1.0, ge=0.0, le=1.0, description="share of proofs verified (self-check)")
+    prestage_wait_s: float = Field(10.0, ge=0.0, description="mem_sync=stream: longest wait for room (modelled s)")
+    vram_sample_s: float = Field(0.15, gt=0.0, le=10.0, description="VRAM sample period (wall seconds)")
+    cache_dir: str | None = Field(None, description="where proving keys are cached")
+    faults: FaultsConfig = Field(default_factory=FaultsConfig)
+
+    @field_validator("vram_budget", mode="before")
+    @classmethod
+    def _budget(cls, v: Any) -> int:
+        return parse_bytes(v)
+
+    @field_validator("gpus")
+    @classmethod
+    def _gpus(cls, v: int | list[int]) -> int | list[int]:
+        if isinstance(v, int):
+            if not 1 <= v <= 64:
+                raise ValueError("number of GPUs must be 1..64")
+        else:
+            if not v or len(set(v)) != len(v) or min(v) < 0:
+                raise ValueError("a non-empty list of distinct device ids >= 0")
+        return v
+
+    @field_validator("profile")
+    @classmethod
+    def _profile(cls, v: str) -> str:
+        from prover.device.profiles import PROFILES
+
+        if v not in PROFILES:
+            raise ValueError(f"unknown profile {v!r}; known: {', '.join(sorted(PROFILES))}")
+        return v
+
+    @model_validator(mode="after")
+    def _sizes(self) -> "RunConfig":
+        m = self.modelled_log2
+        if m is not None and m < self.constraints_log2:
+            raise ValueError("modelled_log2 must be >= constraints_log2")
+        return self
+
+    # --- derived --------------------------------------------------------------------------
+    @property
+    def gpu_ids(self) -> list[int]:
+        return list(range(self.gpus)) if isinstance(self.gpus, int) else list(self.gpus)
+
+    @property
+    def n_gpus(self) -> int:
+        return len(self.gpu_ids)
+
+    def knobs(self) -> dict[str, str]:
+        return {k: _knob_str(getattr(self, k)) for k in KNOBS}
+
+    def public_dict(self) -> dict[str, Any]:
+        """JSON-friendly dict for RunStarted.config and recording headers."""
+        return self.model_dump(mode="json")
+
+
+def _knob_str(v: Any) -> str:
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    return str(v)
+
+
+def _format_error(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "config"
+        msg = err["msg"]
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        got = err.get("input")
+        got_s = "" if isinstance(got, dict) or err["type"] == "missing" else f" (got {got!r})"
+        lines.append(f"{loc}: {msg}{got_s}")
+    return "invalid config: " + "; ".join(lines)
+
+
+def make_config(data: dict[str, Any]) -> RunConfig:
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(exc)) from None
+
+
+def load_config(path: Path | str | None = None, **overrides: Any) -> RunConfig:
+    """Read TOML (optional), apply overrides (None = not given), validate.
+
+    The TOML may be flat or hold the keys under a `[run]` table; `[faults]` is the faults
+    section. Overrides may use `faults={...}` (merged into the file's faults table).
+    """
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        try:
+            raw = p.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
+        try:
+            doc = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {p} is not valid TOML: {exc}") from None
+        if "run" in doc and isinstance(doc["run"], dict):
+            run = dict(doc.pop("run"))
+            run.update(doc)
+            doc = run
+        data.update(doc)
+    for k, v in overrides.items():
+        if v is None:
+            continue
+        if k == "faults" and isinstance(v, dict) and isinstance(data.get("faults"), dict):
+            merged = dict(data["faults"])
+            merged.update(v)
+            data["faults"] = merged
+        else:
+            data[k] = v
+    return make_config(data)

@@ -1,0 +1,290 @@
+"""The Device protocol and the bookkeeping shared by SimDevice and CudaDevice.
+
+A device owns one GPU's (real or emulated) memory pool under a VRAM *budget*, the worker
+streams, and the device-global calls whose semantics are the subject of the seed:
+
+- `device_sync()` waits for every piece of work queued on any stream of this device at the
+  time of the call (other workers' kernels included), like cudaDeviceSynchronize;
+- `pool_trim()` hands cached pool memory back to the device; it needs an idle device, so it
+  first waits like device_sync (cudaMemPoolTrimTo / cudaFree behaviour measured in the seed);
+- `alloc()` refuses (OomError, and an Oom event) whenever live bytes would exceed the budget,
+  so "live bytes <= budget" holds by construction;
+- `free()` returns bytes to the pool stream-ordered and wakes `wait_room()` callers.
+
+Time: every duration handed to a device is *modelled* seconds; the device multiplies by the
+run's time_scale. Sleeps are interruptible by the engine's stop event (raising Stopped).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from prover import events as ev
+
+Emit = Callable[..., Any]  # emit(EventClass, **fields)
+
+
+class Stopped(Exception):
+    """Raised inside a worker when the engine is stopping (unwinds through the locks)."""
+
+
+class OomError(RuntimeError):
+    def __init__(self, requested: int, free: int, what: str = "") -> None:
+        super().__init__(f"out of VRAM budget: wanted {requested >> 20} MiB, {free >> 20} MiB free {what}".strip())
+        self.requested = requested
+        self.free = free
+
+
+class DeviceError(RuntimeError):
+    """A device-level failure (e.g. a CUDA error), injected or real."""
+
+
+@dataclass
+class Buffer:
+    name: str
+    nbytes: int
+    owner: str
+    part: str | None
+    handle: Any = None
+    freed: bool = False
+
+
+@dataclass
+class Stream:
+    name: str
+    busy_until: float = 0.0  # monotonic time when the work queued so far ends
+    handle: Any = None
+
+
+@dataclass
+class Kernel:
+    """Work queued on a stream; `end` is when it completes (monotonic)."""
+
+    label: str
+    start: float
+    end: float
+    result: Any = None
+    handle: Any = None  # CUDA event, when real
+
+
+@dataclass
+class PoolState:
+    used: int = 0      # bytes handed to live buffers
+    reserved: int = 0  # bytes the pool holds from the device (>= used)
+    owners: dict[str, int] = field(default_factory=dict)
+
+
+class Device(Protocol):
+    index: int
+    simulated: bool
+    budget: int
+    name: str
+    total_bytes: int
+    nvml: bool
+
+    def announce(self) -> None: ...
+    def stream(self, worker: str) -> Stream: ...
+    def device_sync(self) -> None: ...
+    def pool_trim(self) -> None: ...
+    def free_room(self) -> int: ...
+    def wait_room(self, nbytes: int, timeout_modelled: float) -> bool: ...
+    def alloc(self, owner: str, part: str | None, name: str, nbytes: int, stream: Stream) -> Buffer: ...
+    def free(self, buf: Buffer, stream: Stream) -> None: ...
+    def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel: ...
+    def launch(self, stream: Stream, label: str, modelled_s: float, fn: Callable[[], Any] | None) -> Kernel: ...
+    def wait(self, k: Kernel) -> None: ...
+    def sample(self) -> None: ...
+    def sleep(self, modelled_s: float) -> None: ...
+    def close(self) -> None: ...
+
+
+class BaseDevice:
+    """Pool accounting, budget enforcement, events and the time model shared by devices."""
+
+    simulated = True
+    impl_label = "sim"
+
+    def __init__(self, index: int, budget: int, emit: Emit, stop: threading.Event,
+                 time_scale: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.index = index
+        self.budget = int(budget)
+        self.emit = emit
+        self.stop_event = stop
+        self.scale = float(time_scale)
+        self.clock = clock
+        self.pool = PoolState()
+        self._cv = threading.Condition()
+        self._streams: dict[str, Stream] = {}
+        self._busy: deque[tuple[float, float]] = deque(maxlen=512)  # (start, end) of queued work
+        self._last_sample = 0.0
+        self.name = "device"
+        self.total_bytes = self.budget
+        self.nvml = False
+        self.oom_hook: Callable[[str, int], bool] | None = None  # fault injection: True -> fail
+        self.max_used = 0
+
+    # --- time --------------------------------------------------------------------------
+    def wall(self, modelled_s: float) -> float:
+        return max(0.0, modelled_s) * self.scale
+
+    def sleep_until(self, t_end: float) -> None:
+        while True:
+            left = t_end - self.clock()
+            if left <= 0:
+                return
+            if self.stop_event.wait(min(left, 0.25)):
+                raise Stopped()
+
+    def sleep(self, modelled_s: float) -> None:
+        self.sleep_until(self.clock() + self.wall(modelled_s))
+
+    # --- streams and queued work -----------------------------------------------------------
+    def stream(self, worker: str) -> Stream:
+        with self._cv:
+            s = self._streams.get(worker)
+            if s is None:
+                s = self._streams[worker] = self._new_stream(worker)
+            return s
+
+    def _new_stream(self, worker: str) -> Stream:
+        return Stream(name=worker)
+
+    def _queue(self, stream: Stream, label: str, wall_s: float, result: Any = None) -> Kernel:
+        with self._cv:
+            now = self.clock()
+            start = max(now, stream.busy_until)
+            end = start + wall_s
+            stream.busy_until = end
+            self._busy.append((start, end))
+            return Kernel(label=label, start=start, end=end, result=result)
+
+    def launch(self, stream: Stream, label: str, modelled_s: float, fn: Callable[[], Any] | None) -> Kernel:
+        """Queue a kernel of the modelled duration; the real math `fn` runs on the host now and
+        the kernel cannot end before it has (phase time = max(real, modelled x scale))."""
+        t0 = self.clock()
+        result = fn() if fn is not None else None
+        spent = self.clock() - t0
+        k = self._queue(stream, label, max(0.0, self.wall(modelled_s) - spent))
+        k.result = result
+        return k
+
+    def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel:
+        return self._queue(stream, "upload", self.wall(modelled_s))
+
+    def wait(self, k: Kernel) -> None:
+        self.sleep_until(k.end)
+
+    def device_sync(self) -> None:
+        """Wait for all work queued on every stream of this device at call time."""
+        with self._cv:
+            target = max((s.busy_until for s in self._streams.values()), default=0.0)
+        self.sleep_until(target)
+
+    def pool_trim(self) -> None:
+        """Release cached (reserved but unused) pool memory; needs an idle device."""
+        self.device_sync()
+        with self._cv:
+            changed = self.pool.reserved != self.pool.used
+            self.pool.reserved = self.pool.used
+        if changed:
+            self.sample()
+
+    # --- memory ------------------------------------------------------------------------------
+    def free_room(self) -> int:
+        with self._cv:
+            return self.budget - self.pool.used
+
+    def wait_room(self, nbytes: int, timeout_modelled: float) -> bool:
+        """Wait (bounded) until nbytes fit under the budget; True if they do."""
+        deadline = self.clock() + self.wall(timeout_modelled)
+        with self._cv:
+            while self.budget - self.pool.used < nbytes:
+                left = deadline - self.clock()
+                if left <= 0:
+                    return False
+                if self.stop_event.is_set():
+                    raise Stopped()
+                self._cv.wait(min(left, 0.05))
+            return True
+
+    def _device_alloc(self, buf: Buffer, stream: Stream) -> None:
+        """Backend hook: make the real allocation (Cuda); nothing for Sim."""
+
+    def _device_free(self, buf: Buffer, stream: Stream) -> None:
+        """Backend hook."""
+
+    def alloc(self, owner: str, part: str | None, name: str, nbytes: int, stream: Stream) -> Buffer:
+        buf = Buffer(name=name, nbytes=int(nbytes), owner=owner, part=part)
+        with self._cv:
+            free = self.budget - self.pool.used
+            injected = self.oom_hook is not None and self.oom_hook(name, nbytes)
+            if nbytes > free or injected:
+                self.emit(ev.Oom, gpu=self.index, part=part, worker=owner, requested=int(nbytes),
+                          free=max(0, int(free)))
+                raise OomError(nbytes, free, "(injected)" if injected and nbytes <= free else "")
+            self._device_alloc(buf, stream)  # may raise (real CUDA)
+            self.pool.used += buf.nbytes
+            self.pool.reserved = max(self.pool.reserved, self.pool.used)
+            self.pool.owners[owner] = self.pool.owners.get(owner, 0) + buf.nbytes
+            self.max_used = max(self.max_used, self.pool.used)
+            self.emit(ev.Alloc, gpu=self.index, owner=owner, part=part, name=name, bytes=buf.nbytes)
+        self.sample()
+        return buf
+
+    def free(self, buf: Buffer, stream: Stream) -> None:
+        with self._cv:
+            if buf.freed:
+                return
+            buf.freed = True
+            self.emit(ev.Free, gpu=self.index, owner=buf.owner, part=buf.part, name=buf.name, bytes=buf.nbytes)
+            try:
+                self._device_free(buf, stream)
+            finally:
+                self.pool.used -= buf.nbytes
+                left = self.pool.owners.get(buf.owner, 0) - buf.nbytes
+                if left > 0:
+                    self.pool.owners[buf.owner] = left
+                else:
+                    self.pool.owners.pop(buf.owner, None)
+                self._cv.notify_all()
+        self.sample()
+
+    # --- samples ---------------------------------------------------------------------------
+    def util(self, window: float = 0.5) -> float:
+        """Share of the last `window` wall seconds during which work was queued and running."""
+        now = self.clock()
+        lo = now - window
+        with self._cv:
+            spans = sorted((max(s, lo), min(e, now)) for s, e in self._busy if e > lo and s < now)
+        busy, cur_s, cur_e = 0.0, None, None
+        for s, e in spans:
+            if cur_e is None or s > cur_e:
+                if cur_e is not None:
+                    busy += cur_e - cur_s
+                cur_s, cur_e = s, e
+            else:
+                cur_e = max(cur_e, e)
+        if cur_e is not None:
+            busy += cur_e - cur_s
+        return min(1.0, busy / window) if window > 0 else 0.0
+
+    def device_memory(self) -> tuple[int | None, int | None]:
+        return None, None
+
+    def sample(self) -> None:
+        with self._cv:
+            used, reserved = self.pool.used, self.pool.reserved
+        dev_used, dev_total = self.device_memory()
+        self.emit(ev.VramSample, gpu=self.index, budget=self.budget, pool_reserved=reserved,
+                  pool_used=used, device_used=dev_used, device_total=dev_total, util=self.util())
+
+    def announce(self) -> None:
+        self.emit(ev.GpuInfo, gpu=self.index, name=self.name, total_bytes=int(self.total_bytes),
+                  budget_bytes=self.budget, simulated=self.simulated, nvml=self.nvml)
+        self.sample()
+
+    def close(self) -> None:
+        pass

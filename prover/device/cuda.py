@@ -1,0 +1,244 @@
+"""CudaDevice: one real GPU through CuPy (imported lazily) and pynvml (optional).
+
+- a CuPy stream per worker; buffers come from `cupy.cuda.MemoryAsyncPool` (stream-ordered,
+  cudaMallocAsync) when the driver supports it, else CuPy's default `MemoryPool`;
+- the VRAM budget is enforced by BaseDevice.alloc before any real allocation, so a 24 GiB card
+  can be emulated on a 141 GiB H200 (an Oom event when a request would exceed it);
+- `device_sync` is a real cudaDeviceSynchronize; `pool_trim` is the pool's free_all_blocks
+  (cudaMemPoolTrimTo / cudaFree), both device-global, as in the seed;
+- allocations and uploads are real (the proved-size a, b, c arrays are copied into the
+  modelled-size d_a / d_bc buffers, and the whole buffers are touched with a memset);
+- compute phases run the CPU reference (impl "cpu-reference") unless prover.kernels provides
+  GPU phases; so that the GPU really is busy for the modelled kernel time (and a device sync
+  really waits for other workers' work), each kernel is paced by a one-thread spin kernel on
+  the worker's stream lasting the rest of the modelled time x time_scale;
+- pynvml gives name, memory and utilisation; without NVML those fall back to CUDA runtime
+  figures and the modelled utilisation (GpuInfo.nvml=False).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+from prover.device.base import BaseDevice, Buffer, DeviceError, Emit, Kernel, Stream
+from prover.device.profiles import Profile
+
+_SPIN_SRC = r"""
+extern "C" __global__ void c2tui_spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+}
+"""
+
+
+def available() -> tuple[bool, str]:
+    """(True, "") when CuPy imports and sees at least one CUDA device."""
+    try:
+        import cupy  # noqa: F401
+    except Exception as exc:  # ImportError, or a broken CUDA install
+        return False, f"CuPy is not importable ({type(exc).__name__}: {exc})"
+    try:
+        import cupy
+
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return False, f"CUDA runtime error ({exc})"
+    if n < 1:
+        return False, "no CUDA device visible"
+    return True, ""
+
+
+class _Nvml:
+    def __init__(self, pci_bus_id: str | None, index: int) -> None:
+        import pynvml  # nvidia-ml-py
+
+        self.m = pynvml
+        pynvml.nvmlInit()
+        try:
+            self.h = pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id) if pci_bus_id else None
+        except Exception:
+            self.h = None
+        if self.h is None:
+            self.h = pynvml.nvmlDeviceGetHandleByIndex(index)
+
+    def name(self) -> str:
+        n = self.m.nvmlDeviceGetName(self.h)
+        return n.decode() if isinstance(n, bytes) else str(n)
+
+    def memory(self) -> tuple[int, int]:
+        info = self.m.nvmlDeviceGetMemoryInfo(self.h)
+        return int(info.used), int(info.total)
+
+    def util(self) -> float:
+        return self.m.nvmlDeviceGetUtilizationRates(self.h).gpu / 100.0
+
+
+class CudaDevice(BaseDevice):
+    simulated = False
+    impl_label = "cpu-reference"
+
+    def __init__(self, index: int, profile: Profile, budget: int, emit: Emit, stop: threading.Event,
+                 time_scale: float = 1.0, clock: Callable[[], float] = time.monotonic, nvml: bool = True,
+                 async_pool: bool = True) -> None:
+        super().__init__(index, budget, emit, stop, time_scale, clock)
+        import cupy as cp
+
+        self.cp = cp
+        self.profile = profile
+        self.dev = cp.cuda.Device(index)
+        with self.dev:
+            props = cp.cuda.runtime.getDeviceProperties(index)
+            self.clock_khz = int(props.get("clockRate", 1_500_000)) or 1_500_000
+            name = props.get("name", b"CUDA device")
+            self.name = name.decode() if isinstance(name, bytes) else str(name)
+            free, total = cp.cuda.runtime.memGetInfo()
+            self.total_bytes = int(total)
+            self.pool_kind = "default"
+            self.mempool: Any
+            if async_pool:
+                try:
+                    self.mempool = cp.cuda.MemoryAsyncPool()
+                    self.pool_kind = "async"
+                except Exception:
+                    self.mempool = cp.cuda.MemoryPool()
+            else:
+                self.mempool = cp.cuda.MemoryPool()
+            self._spin = cp.RawKernel(_SPIN_SRC, "c2tui_spin")
+        self._nvml: _Nvml | None = None
+        self.nvml_error = ""
+        if nvml:
+            try:
+                self._nvml = _Nvml(getattr(self.dev, "pci_bus_id", None), index)
+                self.name = self._nvml.name()
+                self.nvml = True
+            except Exception as exc:
+                self.nvml_error = f"{type(exc).__name__}: {exc}"
+        else:
+            self.nvml_error = "NVML disabled (faults.nvml_missing)"
+
+    # --- streams ------------------------------------------------------------------------
+    def _new_stream(self, worker: str) -> Stream:
+        with self.dev:
+            return Stream(name=worker, handle=self.cp.cuda.Stream(non_blocking=True))
+
+    def _pace(self, stream: Stream, seconds: float) -> None:
+        if seconds <= 0:
+            return
+        cycles = int(seconds * self.clock_khz * 1000)
+        with self.dev, stream.handle:
+            self._spin((1,), (1,), (self.cp.int64(cycles),))
+
+    def _record(self, stream: Stream, label: str, t_start: float, wall_s: float, result: Any = None) -> Kernel:
+        with self.dev:
+            e = self.cp.cuda.Event(block=True, disable_timing=True)
+            e.record(stream.handle)
+        k = self._queue(stream, label, wall_s, result)  # bookkeeping for util/modelled end
+        k.handle = e
+        return k
+
+    def launch(self, stream: Stream, label: str, modelled_s: float, fn: Callable[[], Any] | None) -> Kernel:
+        t0 = self.clock()
+        result = fn() if fn is not None else None  # CPU reference (or a GPU phase that syncs itself)
+        spent = self.clock() - t0
+        pad = max(0.0, self.wall(modelled_s) - spent)
+        try:
+            self._pace(stream, pad)
+        except Exception as exc:
+            raise DeviceError(f"CUDA error launching {label}: {exc}") from exc
+        return self._record(stream, label, t0, pad, result)
+
+    def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel:
+        t0 = self.clock()
+        try:
+            with self.dev, stream.handle:
+                for buf in bufs:
+                    buf.handle.memset_async(0, buf.nbytes, stream.handle)
+                # the proved-size a, b, c land at the start of d_a and d_bc
+                targets = [(bufs[0], 0)] + [(bufs[-1], 0), (bufs[-1], bufs[-1].nbytes // 2)]
+                for arr, (buf, off) in zip(host, targets):
+                    import numpy as np
+
+                    a = np.ascontiguousarray(arr)
+                    n = min(a.nbytes, buf.nbytes - off)
+                    if n > 0:
+                        (buf.handle + off).copy_from_host_async(a.ctypes.data, n, stream.handle)
+                stream.handle.synchronize()  # pageable host memory: keep `a` alive until copied
+        except Exception as exc:
+            raise DeviceError(f"CUDA error in upload: {exc}") from exc
+        spent = self.clock() - t0
+        pad = max(0.0, self.wall(modelled_s) - spent)
+        self._pace(stream, pad)
+        return self._record(stream, "upload", t0, pad)
+
+    def wait(self, k: Kernel) -> None:
+        e = k.handle
+        if e is None:
+            return super().wait(k)
+        while not e.done:
+            if self.stop_event.wait(0.0005):
+                break
+        if not self.stop_event.is_set():
+            e.synchronize()
+        else:  # stopping: still let the stream finish so buffers can be freed safely
+            e.synchronize()
+
+    def device_sync(self) -> None:
+        with self.dev:
+            self.cp.cuda.runtime.deviceSynchronize()
+
+    def pool_trim(self) -> None:
+        with self.dev:
+            self.cp.cuda.runtime.deviceSynchronize()
+            self.mempool.free_all_blocks()
+        with self._cv:
+            self.pool.reserved = self.pool.used
+        self.sample()
+
+    # --- memory (real) ------------------------------------------------------------------
+    def _device_alloc(self, buf: Buffer, stream: Stream) -> None:
+        try:
+            with self.dev, stream.handle:
+                buf.handle = self.mempool.malloc(buf.nbytes)
+        except self.cp.cuda.memory.OutOfMemoryError as exc:
+            raise DeviceError(f"real CUDA OOM for {buf.name} ({buf.nbytes >> 20} MiB): {exc}") from exc
+
+    def _device_free(self, buf: Buffer, stream: Stream) -> None:
+        with self.dev, stream.handle:  # stream-ordered free on the owner's stream (async pool)
+            buf.handle = None
+
+    # --- samples ------------------------------------------------------------------------------
+    def device_memory(self) -> tuple[int | None, int | None]:
+        if self._nvml is not None:
+            try:
+                return self._nvml.memory()
+            except Exception:
+                return None, None
+        try:
+            with self.dev:
+                free, total = self.cp.cuda.runtime.memGetInfo()
+            return int(total - free), int(total)
+        except Exception:
+            return None, None
+
+    def util(self, window: float = 0.5) -> float:
+        if self._nvml is not None:
+            try:
+                return self._nvml.util()
+            except Exception:
+                pass
+        return super().util(window)
+
+    def pool_reserved_real(self) -> int:
+        try:
+            return int(self.mempool.total_bytes())
+        except Exception:
+            return -1
+
+    def close(self) -> None:
+        try:
+            with self.dev:
+                self.cp.cuda.runtime.deviceSynchronize()
+                self.mempool.free_all_blocks()
+        except Exception:
+            pass

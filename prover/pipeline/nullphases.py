@@ -1,0 +1,60 @@
+"""A stand-in for prover.groth16.phases with no math at all.
+
+Only for measuring the pipeline's own bookkeeping (benchmarks/bench_engine.py) and for fast
+scheduling tests; it must be injected explicitly (`Engine(cfg, phases=NullPhases())`): the
+engine's default is always the real prover. Its "proofs" are tokens; `verify` checks the
+token, so a corrupted proof still fails.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class _Syn:
+    instance: int
+    a: Any = None
+    b: Any = None
+    c: Any = None
+
+    def public_ints(self) -> list[int]:
+        return [self.instance]
+
+
+class NullPhases:
+    def __init__(self, fail: dict[str, int] | None = None) -> None:
+        self.calls: dict[str, int] = {}
+
+    def _n(self, k: str) -> None:
+        self.calls[k] = self.calls.get(k, 0) + 1
+
+    def make_circuit(self, constraints_log2: int, seed: int) -> Any:
+        return ("circuit", constraints_log2, seed)
+
+    def load_or_setup(self, circuit: Any, seed: int, cache_dir: Any = None) -> tuple[Any, Any]:
+        return ("pk", seed), ("vk", seed)
+
+    def synthesize(self, circuit: Any, instance: int) -> _Syn:
+        return _Syn(instance)
+
+    def prep_msm(self, syn: _Syn, pk: Any) -> Any:
+        return ("prep", syn.instance)
+
+    def ntt_h(self, a: Any, b: Any, c: Any) -> Any:
+        return "h"
+
+    def msm_g1(self, prep: Any, h: Any, pk: Any) -> Any:
+        return ("g1", prep[1])
+
+    def b_g2_msm(self, prep: Any, pk: Any) -> Any:
+        return ("b_g2", prep[1])
+
+    def randomisers(self, seed: int, instance: int) -> tuple[int, int]:
+        return seed + 1, instance + 1
+
+    def assemble(self, syn: _Syn, g1: Any, b_g2: Any, pk: Any, r: int, s: int) -> Any:
+        return ("proof", syn.instance, g1[1], b_g2[1])
+
+    def verify(self, vk: Any, public_inputs: list[int], proof: Any) -> bool:
+        return isinstance(proof, tuple) and len(proof) == 4 and proof[0] == "proof" and [proof[1]] == public_inputs
