@@ -13,7 +13,7 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer
 
 import themes
@@ -86,12 +86,11 @@ class DashboardApp(App[None]):
         yield HeaderBar(id="header")
         if self.replay:
             yield ReplayBar(id="replay")
-        with Horizontal(id="body"):
-            with VerticalScroll(id="gpus"):
-                pass
-            with Vertical(id="side"):
-                yield PartitionTable(id="partitions")
-                yield EventLog(id="log")
+        with VerticalScroll(id="gpus"):
+            pass
+        with Horizontal(id="side"):
+            yield PartitionTable(id="partitions")
+            yield EventLog(id="log")
         yield Footer(id="footer")
 
     def on_mount(self) -> None:
@@ -146,6 +145,9 @@ class DashboardApp(App[None]):
                 p.remove()
             panels = [GpuPanel(i, id=f"gpu{i}", classes="gpu") for i in sorted(st.gpus)]
             box.mount_all(panels)
+        cols = max(1, min(len(panels), self.size.width // 100))
+        if box.styles.grid_size_columns != cols:
+            box.styles.grid_size_columns = cols
         for p in panels:
             p.show(st)
         self.query_one(PartitionTable).show(st)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import bisect
 import copy
-import json
 import threading
 import time
 from collections import deque
@@ -185,33 +184,14 @@ class Recording:
 
 
 def load_recording(path: str | Path) -> Recording:
-    """Read a recording through prover.record when it is there; else a plain JSONL reader
-    (first line a header unless it is an event; pydantic-validated; a bad line ends it)."""
-    try:
-        from prover.record import read_recording  # type: ignore
-    except ImportError:
-        read_recording = None
-    if read_recording is not None:
-        rec = read_recording(path)
-        return Recording(header=dict(getattr(rec, "header", {}) or {}) if not hasattr(getattr(rec, "header", None), "model_dump")
-                         else rec.header.model_dump(), events=list(rec.events), error=getattr(rec, "error", None))
-    out = Recording()
-    with open(path, "rb") as f:
-        for i, line in enumerate(f):
-            if not line.strip():
-                continue
-            try:
-                out.events.append(ev.parse_event(line))
-            except Exception as exc:  # noqa: BLE001 - a header, or a torn last line
-                if i == 0:
-                    try:
-                        out.header = json.loads(line)
-                        continue
-                    except ValueError:
-                        pass
-                out.error = f"line {i + 1}: {exc}"
-                break
-    return out
+    """Read a recording with prover.record (pydantic-validated; a torn tail gives the valid
+    prefix and an error naming the line). Raises RecordingError if it is not a recording."""
+    from prover.record import RecordingError, read_recording
+
+    rec = read_recording(path)
+    if rec.header is None:
+        raise RecordingError(rec.error or f"{path}: not a c2tui recording")
+    return Recording(header=rec.header.model_dump(), events=list(rec.events), error=rec.error)
 
 
 class ReplaySource:

@@ -14,13 +14,21 @@ import click
 def command(file: str, speed: float, at: float | None, paused: bool, theme: str, fps: float) -> None:
     """Replay a recording on the dashboard."""
     from c2tui.app import DashboardApp
-    from c2tui.sources import SPEEDS, ReplaySource
+    from c2tui.sources import SPEEDS, ReplaySource, load_recording
 
     if not SPEEDS[0] <= speed <= SPEEDS[-1]:
         raise click.BadParameter(f"speed must be within {SPEEDS[0]}..{SPEEDS[-1]}", param_hint="--speed")
-    src = ReplaySource.from_file(file, at=at, speed=speed, playing=not paused)
-    if not src.events:
-        raise click.ClickException(f"{file}: no events")
+    from prover.record import RecordingError
+
+    try:
+        rec = load_recording(file)
+    except RecordingError as exc:
+        raise click.ClickException(str(exc)) from None
+    if not rec.events:
+        raise click.ClickException(f"{file}: no events" + (f" ({rec.error})" if rec.error else ""))
+    if rec.error:
+        click.echo(f"c2tui: {file}: {rec.error}; replaying the {len(rec.events)} valid events before it", err=True)
+    src = ReplaySource(rec.events, header=rec.header, at=at, speed=speed, playing=not paused)
     _check_theme(theme)
     DashboardApp(src, theme=theme, fps=fps).run()
 

@@ -46,6 +46,11 @@ def command(file: str, at: float, size: str, theme: str, help_screen: bool, out:
 
     if theme not in themes.names():
         raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
-    svg = asyncio.run(render_svg(file, at, parse_size(size), theme, help_screen))
+    from prover.record import RecordingError
+
+    try:
+        svg = asyncio.run(render_svg(file, at, parse_size(size), theme, help_screen))
+    except RecordingError as exc:
+        raise click.ClickException(str(exc)) from None
     Path(out).write_text(svg, encoding="utf-8")
     click.echo(out)

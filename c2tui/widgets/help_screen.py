@@ -42,7 +42,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > Vertical {
-        width: auto; max-width: 96%; height: auto; max-height: 96%;
+        width: 100; max-width: 96%; height: auto; max-height: 96%;
         border: thick $primary; background: $surface; padding: 0 1;
     }
     """

@@ -25,13 +25,15 @@ def lock_line(name: str, lk, now: float, pal, width: int) -> Text:
         line.append("free", style=pal["dim"])
         line.append(" " * 12)
     if lk.waiters:
-        line.append("  ⧗ ", style=pal[f"wait:{name}"])
+        line.append("  waiting ", style=pal[f"wait:{name}"])
         waits = sorted(lk.waiters.items(), key=lambda kv: kv[1][1])
         for i, (w, (part, since)) in enumerate(waits):
             if i:
                 line.append(", ", style=pal["dim"])
             waited = now - since
             line.append(w, style=pal.worker(worker_index(w)))
+            if part:
+                line.append(f" {part}", style=pal["dim"])
             line.append(f" {fmt_secs(waited)}", style=("bold " if waited >= 1.0 else "") + pal[f"wait:{name}"])
     else:
         line.append("  no waiters", style=pal["dim"])

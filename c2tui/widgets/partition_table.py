@@ -9,6 +9,28 @@ from c2tui.widgets.common import PHASE_SHORT, StateView, fmt_secs, join_lines, w
 from c2tui.widgets.phase_bar import render_phase_bar
 
 
+def lock_status(st, p) -> tuple[str, str, float] | None:
+    """('wait' | 'hold', lock name, since) for a partition between phases, if any."""
+    for g in st.gpus.values():
+        for name, lk in g.locks.items():
+            w = lk.waiters.get(p.worker or "")
+            if w is not None and w[0] == p.part:
+                return "wait", name, w[1]
+    for g in st.gpus.values():
+        for name, lk in g.locks.items():
+            if lk.holder_part == p.part:
+                return "hold", name, lk.since
+    return None
+
+
+def lock_gpu(st, p) -> int | None:
+    for i, g in st.gpus.items():
+        for lk in g.locks.values():
+            if lk.holder_part == p.part or any(w[0] == p.part for w in lk.waiters.values()):
+                return i
+    return None
+
+
 def _cols(width: int) -> tuple[int, bool, bool]:
     """(phase bar width, show 'now' column, show total time column)."""
     fixed = 7 + 4 + 7 + 10 + 7  # part, gpu, worker, stage, proof
@@ -42,7 +64,8 @@ def render_rows(st, pal, width: int, height: int) -> list[Text]:
         r = Text(no_wrap=True, overflow="ellipsis")
         failed = p.ok is False or p.verified is False
         r.append(f"{p.part:<7}", style="bold " + (pal["fail"] if failed else ""))
-        r.append(f"{'' if p.gpu is None else p.gpu!s:<4}")
+        gpu = p.gpu if p.gpu is not None else lock_gpu(st, p)
+        r.append(f"{'' if gpu is None else gpu!s:<4}")
         w = p.worker or ""
         r.append(f"{w[-6:]:<7}", style=pal.worker(worker_index(w)) if w else "")
         r.append_text(render_phase_bar(p, st.t, pal, bar_w, st.phase_stats))
@@ -57,7 +80,13 @@ def render_rows(st, pal, width: int, height: int) -> list[Text]:
             elif not p.phases:
                 r.append(f"{'queued':<14}", style=pal["dim"])
             else:
-                r.append(f"{'between':<14}", style=pal["dim"])
+                lk = lock_status(st, p)
+                if lk is not None:
+                    what, name, since = lk
+                    r.append(f"{what} {name[:3]:<3} ", style=pal[f"wait:{name}"] if what == "wait" else pal["dim"])
+                    r.append(f"{fmt_secs(st.t - since):>6} ", style=pal[f"wait:{name}"] if what == "wait" else "")
+                else:
+                    r.append(f"{'cpu/queue':<14}", style=pal["dim"])
         if show_tot:
             start = min((s[0] for s in p.phases.values() if s[0] is not None), default=None)
             end = p.done_t if p.done_t is not None else st.t

@@ -1,0 +1,34 @@
+"""Regenerate the small recordings under tests/tui/recordings/ (then refresh the snapshots:
+pytest tests/tui --snapshot-update). Uses `c2tui record` (the real engine, sim backend)
+when it exists, else the synthetic model in tui_synth.py."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent.parent))
+OUT = HERE / "recordings"
+
+
+def synth(path: Path) -> None:
+    sys.path.insert(0, str(HERE))
+    from tui_synth import synth_events
+
+    evs = synth_events(gpus=2, workers_per_gpu=3, sectors=2, switches=[(20.0, "mem_sync", "device")], fail_every=7)
+    with open(path, "w") as f:
+        f.write(json.dumps({"kind": "c2tui-recording", "schema_version": 1, "tool": "tests/tui/tui_synth.py"}) + "\n")
+        for e in evs:
+            f.write(e.model_dump_json() + "\n")
+
+
+def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    synth(OUT / "synth.jsonl")
+    print("wrote", OUT / "synth.jsonl")
+
+
+if __name__ == "__main__":
+    main()
