@@ -81,14 +81,14 @@ def register_profile(p: Profile) -> Profile:
 register_profile(Profile(
     name="rtx5070ti-16g",
     description="RTX 5070 Ti 16 GB timings from the cuzk notes, 32 GiB PoRep partition (2^27)",
-    card_name="NVIDIA GeForce RTX 5070 Ti (simulated)",
+    card_name="NVIDIA GeForce RTX 5070 Ti",
     card_bytes=16 * GiB,
 ))
 register_profile(replace(
     PROFILES["rtx5070ti-16g"],
     name="h200-141g",
     description="H200 141 GB (assumed ~2x faster kernels than the 5070 Ti; CPU phases unchanged)",
-    card_name="NVIDIA H200 (simulated)",
+    card_name="NVIDIA H200",
     card_bytes=141 * GiB,
     ntt_h=0.35, msm=0.55, prestage=0.010, fallback_upload=2.0, b_g2_msm_gpu=0.03,
 ))
@@ -96,7 +96,7 @@ register_profile(replace(
     PROFILES["rtx5070ti-16g"],
     name="tiny",
     description="a fast toy profile for demos and tests (2^20 modelled, ~10 ms phases)",
-    card_name="Toy GPU (simulated)",
+    card_name="Toy GPU",
     card_bytes=1 * GiB,
     modelled_log2=20,
     synthesis=0.010, prep_msm=0.019, prestage=0.001, ntt_h=0.007, msm=0.011, epilogue=0.001,

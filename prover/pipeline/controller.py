@@ -32,9 +32,7 @@ class Knobs:
 
 
 def _s(v: Any) -> str:
-    if isinstance(v, bool):
-        return "on" if v else "off"
-    return str(v)
+    return str(v)  # the same spelling RunStarted.config gets in the fold (True/False for booleans)
 
 
 class Controller:

@@ -1,0 +1,175 @@
+"""`c2tui record --out FILE [options] [--duration S | --sectors N] [--switch AT:MODE ...]`
+
+Headless: runs the embedded prover, writes the event stream as JSON lines (flushed as it
+goes), shows a one-line progress on a TTY, and prints the run summary (read back from the
+file just written) at the end. Ctrl-C (or SIGTERM) stops cleanly: locks released, RunEnded
+written, the file closed and readable.
+
+Exit status: 0 all partitions' proofs verified; 1 a proof or partition failed, or the
+recording could not be written; 2 bad options.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from c2tui.options import config_from_options, run_options
+
+
+def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
+    from prover.pipeline.controller import SWITCH_HELP, parse_switch
+
+    out = []
+    for spec in specs:
+        at, sep, mode = spec.partition(":")
+        if not sep:
+            raise click.BadParameter(f"{spec!r}: use AT:MODE, e.g. 10:two-lock or 20:mem_sync=stream", param_hint="--switch")
+        try:
+            t = float(at)
+        except ValueError:
+            raise click.BadParameter(f"{spec!r}: AT must be seconds, e.g. 10 or 2.5", param_hint="--switch") from None
+        if t < 0:
+            raise click.BadParameter(f"{spec!r}: AT must be >= 0", param_hint="--switch")
+        try:
+            parse_switch(mode)
+        except ValueError as exc:
+            raise click.BadParameter(f"{spec!r}: {exc}", param_hint="--switch") from None
+        out.append((t, mode))
+    _ = SWITCH_HELP
+    return sorted(out, key=lambda x: x[0])
+
+
+@click.command("record")
+@click.option("--out", "-o", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="recording to write (JSON lines)")
+@run_options
+@click.option("--duration", type=float, default=None, help="run this many seconds, then let in-flight partitions finish")
+@click.option("--sectors", type=int, default=None, help="prove this many sectors, then stop")
+@click.option("--switch", "switches", multiple=True, metavar="AT:MODE",
+              help="at AT seconds apply MODE: single | two-lock | stream | device | pause | resume | KNOB=VALUE (repeatable)")
+@click.option("--drain-timeout", type=float, default=120.0, show_default=True,
+              help="after --duration, how long in-flight partitions may take to finish")
+@click.option("--quiet", "-q", is_flag=True, help="no progress line, no summary")
+def command(out: Path, duration: float | None, sectors: int | None, switches: tuple[str, ...], drain_timeout: float,
+            quiet: bool, **kwargs: Any) -> None:
+    """Run the prover headless and record every event."""
+    from prover.config import ConfigError
+    from prover.pipeline.engine import BackendError, Engine
+    from prover.record import RecordingError, RecordingHeader, RecordingWriter, read_recording
+    from prover.state import DashboardState
+    from prover.summary import render, summarize
+
+    if duration is not None and sectors is not None:
+        raise click.UsageError("give --duration or --sectors, not both")
+    if duration is not None and duration <= 0:
+        raise click.BadParameter("must be > 0 seconds", param_hint="--duration")
+    plan = _parse_switches(switches)
+    try:
+        cfg = config_from_options(sectors=sectors, **kwargs)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        engine = Engine(cfg)
+    except BackendError as exc:
+        raise click.ClickException(str(exc)) from None
+    header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
+    try:
+        writer = RecordingWriter(out, header)
+    except RecordingError as exc:
+        raise click.ClickException(str(exc)) from None
+
+    state = DashboardState()
+    slock = threading.Lock()
+
+    def fold_sink(e: Any) -> None:
+        with slock:
+            state.apply(e)
+
+    engine.add_sink(writer.write)
+    engine.add_sink(fold_sink)
+    tty = sys.stdout.isatty() and not quiet
+    err = click.get_text_stream("stderr")
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt()
+
+    old_term = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
+    failure: str | None = None
+    t_start = time.monotonic()
+    engine.start()
+    try:
+        pending = list(plan)
+        draining = False
+        last_line = 0.0
+        while not engine.wait(0.05):
+            el = time.monotonic() - t_start
+            while pending and pending[0][0] <= el:
+                _, mode = pending.pop(0)
+                engine.controller.apply(mode, source="switch")
+            if writer.error is not None:
+                failure = writer.error
+                engine.stop(timeout=30, reason=f"error: {writer.error}")
+                break
+            if duration is not None and el >= duration and not draining:
+                draining = True
+                if tty:
+                    click.echo("\r\033[K" + f"{el:6.1f}s  duration reached: letting in-flight partitions finish...", nl=False)
+                threading.Thread(target=engine.drain, kwargs={"timeout": drain_timeout}, daemon=True).start()
+            if tty and el - last_line >= 0.25:
+                last_line = el
+                with slock:
+                    line = _progress(state, el)
+                click.echo("\r\033[K" + line, nl=False)
+    except KeyboardInterrupt:
+        if tty:
+            click.echo("")
+        click.echo("interrupted: stopping cleanly...", err=True)
+        try:
+            engine.stop(timeout=30, reason="interrupted")
+        except KeyboardInterrupt:  # a second Ctrl-C: still close the file
+            pass
+    finally:
+        if not engine.finished:
+            engine.stop(timeout=30)
+        writer.close()
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+    if tty:
+        click.echo("")
+    if writer.error and failure is None:
+        failure = writer.error
+    rec = read_recording(out)
+    from prover.state import fold
+
+    sm = summarize(fold(rec.events))
+    if not quiet:
+        from rich.console import Console
+
+        Console(width=None if sys.stdout.isatty() else 140).print(render(sm))
+        click.echo(f"recording: {out} ({len(rec.events)} events)")
+    if rec.error:
+        click.echo(f"recording is damaged: {rec.error}", err=True)
+        sys.exit(1)
+    if failure:
+        click.echo(f"error: {failure}", err=True)
+        sys.exit(1)
+    if sm.proofs_failed or sm.partitions_failed:
+        click.echo(f"FAILED: {sm.proofs_failed} proof(s) failed verification, {sm.partitions_failed} partition(s) failed",
+                   err=True)
+        sys.exit(1)
+    _ = err
+
+
+def _progress(s: Any, el: float) -> str:
+    k = s.knobs
+    sim = " SIM" if s.simulated else ""
+    return (f"{el:6.1f}s{sim} {k.get('lock_mode', '?')}/{k.get('mem_sync', '?')} "
+            f"done {s.partitions_done} (ok {s.partitions_ok}, failed {s.partitions_failed}) "
+            f"proofs {s.proofs_ok} ok/{s.proofs_failed} bad  fallbacks {s.fallbacks}  "
+            f"{s.throughput_per_min():.1f}/min")

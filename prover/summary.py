@@ -1,0 +1,191 @@
+"""The run summary, computed only from the one fold (prover.state.DashboardState).
+
+`summarize(state) -> Summary` (pydantic, JSON-able); `render(summary)` gives a rich renderable
+and `summary_text(summary)` plain text. Throughput is given three ways: over the whole run,
+in steady state (between the first and the last finished partition, which leaves out the
+start-up ramp and the shutdown) and, for simulated runs, per *modelled* minute (divided by
+the time_scale) so that runs at different time scales compare.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from prover.state import DashboardState, LockState
+
+
+class LockSummary(BaseModel):
+    acquisitions: int = 0
+    wait_total: float = 0.0
+    wait_mean: float = 0.0
+    wait_max: float = 0.0
+    hold_total: float = 0.0
+    hold_mean: float = 0.0
+    section_mean: float = Field(0.0, description="wait + hold per acquisition: time to get through the lock")
+
+
+class PhaseSummary(BaseModel):
+    count: int = 0
+    mean: float = 0.0
+    max: float = 0.0
+    total: float = 0.0
+    failed: int = 0
+
+
+class GpuSummary(BaseModel):
+    gpu: int
+    name: str
+    simulated: bool
+    nvml: bool
+    budget: int
+    partitions_done: int
+    throughput_per_min: float
+    busy_share: float = Field(description="share of run time with GPU phases (ntt_h, msm) running, from events")
+    kernel_busy_s: float
+    fallbacks: int
+    ooms: int
+    mem: LockSummary
+    compute: LockSummary
+    workers: int
+
+
+class Summary(BaseModel):
+    backend: str
+    simulated: bool
+    profile: str
+    proved_log2: int
+    modelled_log2: int
+    time_scale: float
+    duration_s: float
+    ended: bool
+    end_reason: str | None
+    knobs: dict[str, str]
+    partitions_ok: int
+    partitions_failed: int
+    proofs_ok: int
+    proofs_failed: int
+    proofs_unchecked: int
+    all_proofs_verified: bool
+    fallbacks: int
+    ooms: int
+    stalls: int
+    mode_changes: int
+    throughput_per_min: float
+    steady_throughput_per_min: float
+    modelled_throughput_per_min: float | None
+    phases: dict[str, PhaseSummary]
+    gpus: list[GpuSummary]
+    events: int
+    errors: list[str] = Field(default_factory=list)
+
+
+def _lock(lk: LockState) -> LockSummary:
+    n = lk.acquisitions
+    return LockSummary(acquisitions=n, wait_total=lk.wait_total, wait_mean=lk.wait_total / n if n else 0.0,
+                       wait_max=lk.max_wait, hold_total=lk.hold_total, hold_mean=lk.hold_total / n if n else 0.0,
+                       section_mean=(lk.wait_total + lk.hold_total) / n if n else 0.0)
+
+
+def summarize(state: DashboardState) -> Summary:
+    s = state
+    dur = s.t
+    done_ts = [p.done_t for p in s.partitions.values() if p.done_t is not None]
+    steady = 0.0
+    if s.first_done_t is not None and done_ts and s.partitions_done >= 2:
+        last = max(done_ts)
+        if last > s.first_done_t:
+            steady = 60.0 * (s.partitions_done - 1) / (last - s.first_done_t)
+    scale = float(s.config.get("time_scale", 1.0) or 1.0)
+    gpus = []
+    for i in sorted(s.gpus):
+        g = s.gpus[i]
+        gpus.append(GpuSummary(
+            gpu=i, name=g.name, simulated=g.simulated, nvml=g.nvml, budget=g.budget, partitions_done=g.done,
+            throughput_per_min=60.0 * g.done / dur if dur > 0 else 0.0,
+            busy_share=min(1.0, g.kernel_busy / dur) if dur > 0 else 0.0, kernel_busy_s=g.kernel_busy,
+            fallbacks=g.fallbacks, ooms=g.ooms, mem=_lock(g.locks["mem"]), compute=_lock(g.locks["compute"]),
+            workers=len(g.workers)))
+    errors = [text for (_, level, text) in s.log if level == "error"]
+    checked = s.proofs_ok + s.proofs_failed
+    return Summary(
+        backend=s.backend, simulated=s.simulated, profile=s.profile, proved_log2=s.proved_log2,
+        modelled_log2=s.modelled_log2, time_scale=scale, duration_s=dur, ended=s.ended, end_reason=s.end_reason,
+        knobs=dict(s.knobs), partitions_ok=s.partitions_ok, partitions_failed=s.partitions_failed,
+        proofs_ok=s.proofs_ok, proofs_failed=s.proofs_failed, proofs_unchecked=s.proofs_unchecked,
+        all_proofs_verified=s.proofs_failed == 0 and checked > 0 and s.partitions_failed == 0,
+        fallbacks=s.fallbacks, ooms=s.ooms, stalls=s.stalls, mode_changes=s.mode_changes,
+        throughput_per_min=s.throughput_per_min(), steady_throughput_per_min=steady,
+        modelled_throughput_per_min=(steady / scale) if s.simulated and scale > 0 else None,
+        phases={k: PhaseSummary(count=v.count, mean=v.mean, max=v.max, total=v.total, failed=v.failed)
+                for k, v in s.phase_stats.items()},
+        gpus=gpus, events=s.events, errors=errors[-10:])
+
+
+# --- rendering -------------------------------------------------------------------------------
+_PHASE_ORDER = ["synthesis", "prep_msm", "prestage", "ntt_h", "msm", "b_g2_msm", "assemble", "verify"]
+
+
+def _ms(x: float) -> str:
+    return f"{x * 1000:.0f} ms" if x < 10 else f"{x:.1f} s"
+
+
+def _gib(n: int) -> str:
+    return f"{n / 1024**3:.1f} GiB"
+
+
+def render(sm: Summary) -> Any:
+    """A rich renderable (Group of tables)."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    sim = " [SIMULATED]" if sm.simulated else ""
+    head = Text.assemble(
+        (f"c2tui run summary{sim}\n", "bold"),
+        f"backend {sm.backend}, profile {sm.profile}, proved 2^{sm.proved_log2}, modelled 2^{sm.modelled_log2}, "
+        f"time scale {sm.time_scale:g}, {sm.duration_s:.1f} s, ended: {sm.end_reason or 'no (recording cut short)'}\n",
+        "knobs: " + ", ".join(f"{k}={v}" for k, v in sm.knobs.items()) + "\n",
+    )
+    verdict = ("all proofs verified", "bold green") if sm.all_proofs_verified else (
+        ("PROOFS FAILED", "bold red") if sm.proofs_failed or sm.partitions_failed else ("no proofs checked", "yellow"))
+    head.append_text(Text.assemble(
+        f"partitions ok {sm.partitions_ok}, failed {sm.partitions_failed}; proofs verified {sm.proofs_ok}, "
+        f"failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ", verdict, "\n",
+        f"throughput {sm.throughput_per_min:.2f}/min overall, {sm.steady_throughput_per_min:.2f}/min steady",
+        (f", {sm.modelled_throughput_per_min:.2f}/modelled min" if sm.modelled_throughput_per_min is not None else ""),
+        f"; fallbacks {sm.fallbacks}, OOMs {sm.ooms}, stalls {sm.stalls}, mode changes {sm.mode_changes}",
+    ))
+    names = "; ".join(f"gpu{g.gpu}: {g.name}{' (simulated)' if g.simulated else ''}{'' if g.simulated or g.nvml else ' (no NVML)'}"
+                      for g in sm.gpus)
+    gt = Table(title=f"per GPU ({names})", title_justify="left")
+    for col in ("gpu", "done", "/min", "busy", "fallbacks", "OOMs", "mem wait mean", "mem hold mean",
+                "compute wait mean", "compute hold mean", "budget"):
+        gt.add_column(col, justify="right")
+    for g in sm.gpus:
+        gt.add_row(str(g.gpu), str(g.partitions_done),
+                   f"{g.throughput_per_min:.2f}", f"{g.busy_share:.0%}", str(g.fallbacks), str(g.ooms),
+                   _ms(g.mem.wait_mean), _ms(g.mem.hold_mean), _ms(g.compute.wait_mean), _ms(g.compute.hold_mean),
+                   _gib(g.budget))
+    pt = Table(title="per phase (wall time)", title_justify="left")
+    for col in ("phase", "count", "mean", "max", "total", "failed"):
+        pt.add_column(col, justify="right" if col != "phase" else "left")
+    for name in _PHASE_ORDER + sorted(set(sm.phases) - set(_PHASE_ORDER)):
+        ph = sm.phases.get(name)
+        if ph is None:
+            continue
+        pt.add_row(name, str(ph.count), _ms(ph.mean), _ms(ph.max), f"{ph.total:.1f} s", str(ph.failed))
+    parts: list[Any] = [head, gt, pt]
+    if sm.errors:
+        parts.append(Text("errors:\n" + "\n".join(f"  {e}" for e in sm.errors), style="red"))
+    return Group(*parts)
+
+
+def summary_text(sm: Summary, width: int = 120) -> str:
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    Console(width=width, file=buf, color_system=None, force_terminal=False).print(render(sm))
+    return buf.getvalue()
