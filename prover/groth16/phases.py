@@ -79,7 +79,9 @@ def synthesize(circuit: Circuit, instance: int) -> Synthesis:
     """Witness for ``instance`` and the constraint evaluations a = A.z, b = B.z, c = C.z
     (length n = 2^k: the matrices have exactly n rows, unused ones zero)."""
     z, public = generate_witness(circuit, instance)
-    return Synthesis(z=z, public_inputs=public, a=circuit.a.matvec(z), b=circuit.b.matvec(z), c=circuit.c.matvec(z))
+    zm = fr.to_mont(z)
+    a, b, c = (m.matvec_mont(zm) for m in (circuit.a, circuit.b, circuit.c))
+    return Synthesis(z=z, public_inputs=public, a=a, b=b, c=c)
 
 
 def density(z: fr.FrArray) -> np.ndarray:

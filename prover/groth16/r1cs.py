@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -40,10 +41,18 @@ class SparseMatrix:
     def transpose(self) -> SparseMatrix:
         return SparseMatrix.from_triples(self.indices, self.row_ids(), self.coeffs, self.n_cols, self.n_rows)
 
+    @cached_property
+    def coeffs_mont(self) -> fr.Mont:
+        return fr.to_mont(self.coeffs)
+
     def matvec(self, z: fr.FrArray) -> fr.FrArray:
-        """M . z in Fr, vectorised: one Montgomery product per stored entry, then per-row
-        sums with a single reduction."""
-        terms = fr.mont_mul(fr.to_mont(self.coeffs), fr.to_mont(z[self.indices]))
+        return self.matvec_mont(fr.to_mont(z))
+
+    def matvec_mont(self, z: fr.Mont) -> fr.FrArray:
+        """M . z in Fr for z in Montgomery form (8, n_cols), returned as a canonical
+        FrArray: one Montgomery product per stored entry, then per-row sums with a single
+        reduction."""
+        terms = fr.mont_mul(self.coeffs_mont, z[:, self.indices])
         return fr.segment_sums_from_mont(terms, self.indptr)
 
     def digest_bytes(self) -> bytes:
