@@ -104,7 +104,9 @@ def test_other_circuits_vk_fails(key_dir: Path) -> None:
     _, _, vk_other_seed = _keys(8, 2, key_dir)
     syn = P.synthesize(circuit, 0)
     proof = P.prove(circuit, pk, 0, *P.randomisers(1, 0))
+    _, _, vk_other_size = _keys(9, 1, key_dir)
     assert not P.verify(vk_other_seed, syn.public_ints(), proof)
+    assert not P.verify(vk_other_size, syn.public_ints(), proof)
 
 
 def test_phases_compose_like_prove(key_dir: Path) -> None:
