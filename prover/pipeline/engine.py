@@ -147,8 +147,14 @@ class Engine:
         return max(0.0, self.clock() - self._t0)
 
     def emit(self, cls: type, **fields: Any) -> Any:
+        """Build one event (t = seconds since start) and hand it to every sink, in order.
+        Nothing is emitted after RunEnded (late controller calls are dropped)."""
         with self._elock:
+            if self._ended_emitted:
+                return None
             e = cls(t=max(0.0, self.clock() - self._t0), **fields)
+            if cls is ev.RunEnded:
+                self._ended_emitted = True
             for sink in self._sinks:
                 try:
                     sink(e)
@@ -272,11 +278,6 @@ class Engine:
         stuck = [g for g, ls in self.locksets.items() if not ls.all_free()]
         if stuck:  # pragma: no cover - would be a bug; say it loudly
             self.emit(ev.Note, level="error", text=f"locks still held at stop on gpu {stuck}")
-        with self._elock:
-            if self._ended_emitted:
-                self._finished.set()
-                return
-            self._ended_emitted = True
         self.emit(ev.RunEnded, reason=reason)
         self._finished.set()
 
