@@ -13,6 +13,7 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer
 
@@ -125,7 +126,10 @@ class DashboardApp(App[None]):
         version, st = self.source.snapshot()
         if version != self._shown_version:
             self._shown_version = version
-            self.draw(st)
+            try:
+                self.draw(st)
+            except NoMatches:  # a tick that lands while the app is shutting down
+                pass
 
     def redraw(self) -> None:
         if self.state is not None:
@@ -186,18 +190,18 @@ class DashboardApp(App[None]):
     def action_mem_sync(self) -> None:
         self._control("set_mem_sync", "stream" if self._knob("mem_sync") == "device" else "device")
 
-    def _workers(self) -> int:
+    def _wpg(self) -> int:
         try:
             return int(self._knob("workers_per_gpu", "1"))
         except ValueError:
             return 1
 
     def action_workers_up(self) -> None:
-        self._control("set_workers_per_gpu", self._workers() + 1)
+        self._control("set_workers_per_gpu", self._wpg() + 1)
 
     def action_workers_down(self) -> None:
-        if self._workers() > 1:
-            self._control("set_workers_per_gpu", self._workers() - 1)
+        if self._wpg() > 1:
+            self._control("set_workers_per_gpu", self._wpg() - 1)
 
     def action_prestage(self) -> None:
         self._control("set_prestage", not truthy(self._knob("prestage", "true")))

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Smoke test of the real app in a real terminal: start `c2tui run --backend sim` in tmux and,
+# within 10 s, see a lock holder, a VRAM bar with live buffers and a phase bar that advances
+# (tmux capture-pane, twice a second); then press q and see the app exit with its summary.
+# Usage: benchmarks/tmux_smoke.sh [OUT.json]   (needs tmux: apt-get install tmux)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-benchmarks/results/tui_tmux_smoke.json}
+if [ -n "${PYTHON:-}" ]; then PY=$PYTHON
+elif [ -x .venv/bin/python ]; then PY=.venv/bin/python
+else PY=python3; fi
+command -v tmux >/dev/null || { echo "tmux not found (apt-get install tmux)" >&2; exit 2; }
+
+S="c2tui-smoke-$$"
+DIR=$(mktemp -d)
+trap 'tmux kill-session -t "$S" 2>/dev/null || true; rm -rf "$DIR"' EXIT
+# TERM/colour set explicitly so the result does not depend on the caller's terminal
+tmux new-session -d -s "$S" -x 160 -y 48 \
+  "TERM=xterm-256color $PY -m c2tui run --backend sim; echo C2TUI-EXIT=\$?; sleep 60"
+T0=$(date +%s.%N)
+
+"$PY" - "$S" "$DIR" "$T0" "$OUT" <<'PYEOF'
+import json, re, subprocess, sys, time
+session, tmp, t0, out = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+LIMIT = 10.0
+lock_re = re.compile(r"\b(mem|compute)\s+● (\S+)")
+vram_re = re.compile(r"VRAM [█▓]+")
+row_re = re.compile(r"^(s\d+p\d+)\s+\d*\s+\S+\s+([█▌░·]+)")
+seen = {}
+first_fill: dict[str, int] = {}
+
+def capture() -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+
+last = ""
+while time.time() - t0 < LIMIT and len(seen) < 3:
+    screen = capture()
+    last = screen
+    now = round(time.time() - t0, 2)
+    m = lock_re.search(screen)
+    if m and "lock_holder" not in seen:
+        seen["lock_holder"] = {"t": now, "lock": m.group(1), "holder": m.group(2)}
+    if vram_re.search(screen) and "vram_bar" not in seen:
+        seen["vram_bar"] = {"t": now}
+    for line in screen.splitlines():
+        # rows of the partition table sit inside its border: strip box characters first
+        cells = line.split("│")
+        for cell in cells:
+            r = row_re.match(cell.strip())
+            if not r:
+                continue
+            part, bar = r.group(1), r.group(2)
+            fill = bar.count("█") * 2 + bar.count("▌")
+            if part in first_fill and fill > first_fill[part] and "phase_bar_advanced" not in seen:
+                seen["phase_bar_advanced"] = {"t": now, "part": part, "from": first_fill[part], "to": fill}
+            first_fill.setdefault(part, fill)
+    time.sleep(0.5)
+
+ok = len(seen) == 3
+subprocess.run(["tmux", "send-keys", "-t", session, "q"])
+exit_line = ""
+for _ in range(60):
+    time.sleep(0.25)
+    cap = capture()
+    m = re.search(r"C2TUI-EXIT=(\d+)", cap)
+    if m:
+        exit_line = [l for l in cap.splitlines() if l.startswith("c2tui:")][:1]
+        exit_code = int(m.group(1))
+        break
+else:
+    exit_code = None
+result = {"ok": ok and exit_code == 0, "limit_s": LIMIT, "seen": seen, "quit_exit_code": exit_code,
+          "summary_line": exit_line[0] if exit_line else None}
+print(json.dumps(result, indent=1))
+if not result["ok"]:
+    print("---- last screen ----\n" + last, file=sys.stderr)
+with open(out, "w") as f:
+    json.dump(result, f, indent=1)
+sys.exit(0 if result["ok"] else 1)
+PYEOF
