@@ -62,6 +62,8 @@ class GpuPanel(StateView):
         return 2 + 2 + 2 + n + 1
 
     def show(self, st) -> None:
+        # early in a run, zoom the timeline onto what there is (10 s steps up to 30 s)
+        self.window = float(min(30, max(10, 10 * -(-st.t // 10))))
         g = st.gpus.get(self.gpu)
         if g is not None:
             self.border_title = title_text(g, self.palette, self.content_width())

@@ -24,10 +24,19 @@ def synth(path: Path) -> None:
             f.write(e.model_dump_json() + "\n")
 
 
+def real(path: Path) -> None:
+    """The real engine on the simulated device: 2 GPUs x 3 workers, the seed's mem_sync=device
+    for 8 s, then a live switch to stream; about 20 s and 100 KB."""
+    subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--gpus", "2",
+                    "--workers-per-gpu", "3", "--duration", "14", "--switch", "8:stream", "--seed", "1",
+                    "--quiet", "--out", str(path)], check=True, cwd=HERE.parent.parent)
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
-    synth(OUT / "synth.jsonl")
-    print("wrote", OUT / "synth.jsonl")
+    synth(OUT / "synth_failures.jsonl")
+    real(OUT / "two_gpus.jsonl")
+    print("wrote", *sorted(OUT.glob("*.jsonl")))
 
 
 if __name__ == "__main__":

@@ -13,22 +13,30 @@ from c2tui.sources import ReplaySource
 
 
 def make_app(recording, at: float, theme: str = "dark") -> DashboardApp:
+    """The dashboard over a recording, paused at run time `at`."""
     return DashboardApp(ReplaySource.from_file(recording, at=at, playing=False), theme=theme)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_dashboard_sizes(snap_compare, recording, size):
-    assert snap_compare(make_app(recording, at=14.0), terminal_size=size)
+    assert snap_compare(make_app(recording, at=6.0), terminal_size=size)
 
 
 @pytest.mark.parametrize("theme", ["dark", "light", "high-contrast"])
 def test_themes(snap_compare, recording, theme):
-    assert snap_compare(make_app(recording, at=22.0, theme=theme), terminal_size=(120, 40))
+    assert snap_compare(make_app(recording, at=12.0, theme=theme), terminal_size=(120, 40))
 
 
 def test_early_run_locks_and_fallback(snap_compare, recording):
     """Seconds into the run: first pre-stages, a lock wait, the first fallback."""
-    assert snap_compare(make_app(recording, at=4.6), terminal_size=(120, 40))
+    assert snap_compare(make_app(recording, at=3.0), terminal_size=(120, 40))
+
+
+def test_failed_proofs_and_mode_switch(snap_compare):
+    """A synthetic run (tui_synth.py) with failed proofs and a live mem_sync switch."""
+    from conftest import RECORDINGS
+
+    assert snap_compare(make_app(RECORDINGS / "synth_failures.jsonl", at=22.0), terminal_size=(160, 48))
 
 
 def test_replay_paused_mid_run_after_seek(snap_compare, recording):
@@ -38,9 +46,9 @@ def test_replay_paused_mid_run_after_seek(snap_compare, recording):
 
 
 def test_help_screen(snap_compare, recording):
-    assert snap_compare(make_app(recording, at=14.0), press=["question_mark"], terminal_size=(120, 40))
+    assert snap_compare(make_app(recording, at=6.0), press=["question_mark"], terminal_size=(120, 40))
 
 
 def test_theme_cycle_key(snap_compare, recording):
     """`t` cycles dark -> light."""
-    assert snap_compare(make_app(recording, at=14.0), press=["t"], terminal_size=(100, 30))
+    assert snap_compare(make_app(recording, at=6.0), press=["t"], terminal_size=(100, 30))
