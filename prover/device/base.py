@@ -152,11 +152,19 @@ class BaseDevice:
     def _new_stream(self, worker: str) -> Stream:
         return Stream(name=worker)
 
-    def _queue(self, stream: Stream, label: str, wall_s: float, result: Any = None) -> Kernel:
+    def _queue(self, stream: Stream, label: str, wall_s: float, result: Any = None,
+               t_host: float | None = None) -> Kernel:
+        """Queue `wall_s` of work on `stream`. With `t_host` (when the host started the real
+        math for it): on an idle stream the kernel started then and cannot end before now;
+        behind queued work it starts when that work ends and runs its full modelled time."""
         with self._cv:
             now = self.clock()
-            start = max(now, stream.busy_until)
-            end = start + wall_s
+            if t_host is None:
+                start = max(now, stream.busy_until)
+                end = start + wall_s
+            else:
+                start = max(t_host, stream.busy_until)
+                end = max(start + wall_s, now)
             stream.busy_until = end
             self._busy.append((start, end))
             return Kernel(label=label, start=start, end=end, result=result)
@@ -166,10 +174,7 @@ class BaseDevice:
         the kernel cannot end before it has (phase time = max(real, modelled x scale))."""
         t0 = self.clock()
         result = fn() if fn is not None else None
-        spent = self.clock() - t0
-        k = self._queue(stream, label, max(0.0, self.wall(modelled_s) - spent))
-        k.result = result
-        return k
+        return self._queue(stream, label, self.wall(modelled_s), result, t_host=t0)
 
     def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel:
         return self._queue(stream, "upload", self.wall(modelled_s))
