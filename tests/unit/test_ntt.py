@@ -44,3 +44,19 @@ def test_polynomial_product_via_ntt() -> None:
     prod = ntt.intt(fr.mul(ntt.ntt(fr.from_ints(xs)), ntt.ntt(fr.from_ints(ys))))
     expect = [sum(xs[j] * ys[(i - j) % n] for j in range(n)) % R for i in range(n)]
     assert fr.to_ints(prod) == expect
+
+
+def test_segmented_large_layers_match_naive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Layers wider than SEGMENT run piecewise; force that path at a small size."""
+    monkeypatch.setattr(ntt, "SEGMENT", 4)
+    xs = fr.to_ints(fr.random(32, 77))
+    a = fr.from_ints(xs)
+    assert fr.to_ints(ntt.ntt(a)) == naive_dft(xs, ntt.root_of_unity(32))
+    assert fr.equal(ntt.coset_intt(ntt.coset_ntt(a)), a)
+
+
+def test_chunked_products_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Products longer than 2 * CHUNK are done blockwise; force that path."""
+    monkeypatch.setattr(fr, "CHUNK", 8)
+    xs, ys = fr.to_ints(fr.random(45, 1)), fr.to_ints(fr.random(45, 2))
+    assert fr.to_ints(fr.mul(fr.from_ints(xs), fr.from_ints(ys))) == [x * y % R for x, y in zip(xs, ys)]
