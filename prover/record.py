@@ -26,6 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from prover import events as ev
 from prover.events import SCHEMA_VERSION, Event
 
+try:  # 2-3x faster than pydantic's dump for flat events; the reader validates either way
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - optional
+    _orjson = None
+
 MAGIC = "c2tui-recording"
 FLUSH_EVERY_S = 0.1
 
@@ -45,6 +50,18 @@ class RecordingHeader(BaseModel):
     note: str | None = None
 
 
+def _dump_line(e: Any) -> bytes:
+    """One event as a JSON line (bytes). Events are flat models of JSON-able fields."""
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(e.__dict__)
+        except (TypeError, AttributeError):
+            pass
+    if hasattr(e, "model_dump_json"):
+        return e.model_dump_json().encode()
+    return json.dumps(e).encode()
+
+
 class RecordingWriter:
     """Thread-safe JSONL writer; `write` only enqueues (safe to call from engine threads)."""
 
@@ -53,8 +70,8 @@ class RecordingWriter:
         self.header = header or RecordingHeader()
         self.flush_every = flush_every
         try:
-            self._f = open(self.path, "w", encoding="utf-8")
-            self._f.write(self.header.model_dump_json() + "\n")
+            self._f = open(self.path, "wb")
+            self._f.write(self.header.model_dump_json().encode() + b"\n")
             self._f.flush()
         except OSError as exc:
             raise RecordingError(f"cannot write recording {self.path}: {exc.strerror or exc}") from None
@@ -99,17 +116,16 @@ class RecordingWriter:
 
     def _drain(self) -> None:
         q = self._q
+        dump = _dump_line
         while q:
-            n = min(len(q), 8192)
-            lines = []
-            for _ in range(n):
-                e = q.popleft()
-                lines.append(e.model_dump_json() if hasattr(e, "model_dump_json") else json.dumps(e))
+            n = min(len(q), 4096)
+            pop = q.popleft
+            lines = [dump(pop()) for _ in range(n)]
             if self.error is not None:
                 self.dropped += n
                 continue
             try:
-                self._f.write("\n".join(lines) + "\n")
+                self._f.write(b"\n".join(lines) + b"\n")
                 self.written += n
             except OSError as exc:
                 self.dropped += n

@@ -96,7 +96,7 @@ class Device(Protocol):
     def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel: ...
     def launch(self, stream: Stream, label: str, modelled_s: float, fn: Callable[[], Any] | None) -> Kernel: ...
     def wait(self, k: Kernel) -> None: ...
-    def sample(self) -> None: ...
+    def sample(self, full: bool = True) -> None: ...
     def sleep(self, modelled_s: float) -> None: ...
     def close(self) -> None: ...
 
@@ -236,7 +236,7 @@ class BaseDevice:
             self.pool.owners[owner] = self.pool.owners.get(owner, 0) + buf.nbytes
             self.max_used = max(self.max_used, self.pool.used)
             self.emit(ev.Alloc, gpu=self.index, owner=owner, part=part, name=name, bytes=buf.nbytes)
-        self.sample()
+        self.sample(full=False)
         return buf
 
     def free(self, buf: Buffer, stream: Stream) -> None:
@@ -255,16 +255,22 @@ class BaseDevice:
                 else:
                     self.pool.owners.pop(buf.owner, None)
                 self._cv.notify_all()
-        self.sample()
+        self.sample(full=False)
 
     # --- samples ---------------------------------------------------------------------------
     def util(self, window: float = 0.5) -> float:
-        """Share of the last `window` wall seconds during which work was queued and running."""
+        """Share of the last `window` wall seconds during which queued work was running."""
         now = self.clock()
         lo = now - window
+        spans = []
         with self._cv:
-            spans = sorted((max(s, lo), min(e, now)) for s, e in self._busy if e > lo and s < now)
-        busy, cur_s, cur_e = 0.0, None, None
+            for s, e in reversed(self._busy):  # appended in (almost) start order: stop early
+                if e > lo and s < now:
+                    spans.append((max(s, lo), min(e, now)))
+                elif s < lo - 60.0:
+                    break
+        spans.sort()
+        busy, cur_s, cur_e = 0.0, 0.0, None
         for s, e in spans:
             if cur_e is None or s > cur_e:
                 if cur_e is not None:
@@ -279,12 +285,14 @@ class BaseDevice:
     def device_memory(self) -> tuple[int | None, int | None]:
         return None, None
 
-    def sample(self) -> None:
+    def sample(self, full: bool = True) -> None:
+        """Emit a VramSample; `full=False` (on alloc/free) leaves utilisation out (None: unchanged)."""
         with self._cv:
             used, reserved = self.pool.used, self.pool.reserved
         dev_used, dev_total = self.device_memory()
         self.emit(ev.VramSample, gpu=self.index, budget=self.budget, pool_reserved=reserved,
-                  pool_used=used, device_used=dev_used, device_total=dev_total, util=self.util())
+                  pool_used=used, device_used=dev_used, device_total=dev_total,
+                  util=self.util() if full else None)
 
     def announce(self) -> None:
         self.emit(ev.GpuInfo, gpu=self.index, name=self.name, total_bytes=int(self.total_bytes),
