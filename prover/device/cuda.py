@@ -89,7 +89,7 @@ class CudaDevice(BaseDevice):
         self.dev = cp.cuda.Device(index)
         with self.dev:
             props = cp.cuda.runtime.getDeviceProperties(index)
-            self.clock_khz = int(props.get("clockRate", 1_500_000)) or 1_500_000
+            self.clock_khz = int(props.get("clockRate", 0) or 0) or 1_500_000
             name = props.get("name", b"CUDA device")
             self.name = name.decode() if isinstance(name, bytes) else str(name)
             free, total = cp.cuda.runtime.memGetInfo()
@@ -105,6 +105,7 @@ class CudaDevice(BaseDevice):
             else:
                 self.mempool = cp.cuda.MemoryPool()
             self._spin = cp.RawKernel(_SPIN_SRC, "c2tui_spin")
+            self.clock_khz = self._calibrate()
         self._nvml: _Nvml | None = None
         self.nvml_error = ""
         if nvml:
@@ -116,6 +117,26 @@ class CudaDevice(BaseDevice):
                 self.nvml_error = f"{type(exc).__name__}: {exc}"
         else:
             self.nvml_error = "NVML disabled (faults.nvml_missing)"
+
+    def _calibrate(self) -> int:
+        """Measure the SM clock64 rate with a timed spin (cudaDeviceProp.clockRate is gone
+        in CUDA 13 and boost clocks differ from it anyway)."""
+        cp = self.cp
+        try:
+            self._spin((1,), (1,), (cp.int64(1_000_000),))  # compile + warm up
+            cp.cuda.runtime.deviceSynchronize()
+            cycles = 100_000_000
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            a.record()
+            self._spin((1,), (1,), (cp.int64(cycles),))
+            b.record()
+            b.synchronize()
+            ms = cp.cuda.get_elapsed_time(a, b)
+            if ms > 0:
+                return max(100_000, int(cycles / ms))  # cycles per ms = kHz
+        except Exception:
+            pass
+        return self.clock_khz
 
     # --- streams ------------------------------------------------------------------------
     def _new_stream(self, worker: str) -> Stream:
@@ -156,13 +177,17 @@ class CudaDevice(BaseDevice):
                     buf.handle.memset_async(0, buf.nbytes, stream.handle)
                 # the proved-size a, b, c land at the start of d_a and d_bc
                 targets = [(bufs[0], 0)] + [(bufs[-1], 0), (bufs[-1], bufs[-1].nbytes // 2)]
-                for arr, (buf, off) in zip(host, targets):
-                    import numpy as np
+                import ctypes
 
+                import numpy as np
+
+                keep = []
+                for arr, (buf, off) in zip(host, targets):
                     a = np.ascontiguousarray(arr)
+                    keep.append(a)
                     n = min(a.nbytes, buf.nbytes - off)
                     if n > 0:
-                        (buf.handle + off).copy_from_host_async(a.ctypes.data, n, stream.handle)
+                        (buf.handle + off).copy_from_host_async(a.ctypes.data_as(ctypes.c_void_p), n, stream.handle)
                 stream.handle.synchronize()  # pageable host memory: keep `a` alive until copied
         except Exception as exc:
             raise DeviceError(f"CUDA error in upload: {exc}") from exc
@@ -175,13 +200,10 @@ class CudaDevice(BaseDevice):
         e = k.handle
         if e is None:
             return super().wait(k)
-        while not e.done:
+        while not e.done:  # poll so a stop request is seen; the work itself always completes
             if self.stop_event.wait(0.0005):
                 break
-        if not self.stop_event.is_set():
-            e.synchronize()
-        else:  # stopping: still let the stream finish so buffers can be freed safely
-            e.synchronize()
+        e.synchronize()  # even when stopping: buffers are freed only after their work
 
     def device_sync(self) -> None:
         with self.dev:

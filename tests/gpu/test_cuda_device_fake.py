@@ -1,0 +1,199 @@
+"""CudaDevice's code paths against a stand-in `cupy` module (runs everywhere, no GPU).
+
+It checks the calls CudaDevice makes have the shapes CuPy expects (streams and devices as
+context managers, MemoryPointer methods, c_void_p host pointers, RawKernel launches), that
+the engine runs end to end on backend=cuda with impl "cpu-reference", that the budget is
+enforced before any real allocation, and that a missing NVML falls back cleanly. The real
+thing is tests/gpu/test_cuda_device.py (marked gpu)."""
+from __future__ import annotations
+
+import ctypes
+import sys
+import types
+
+import pytest
+
+
+class _Ctx:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+class FakeMemPtr:
+    def __init__(self, pool, size, off=0):
+        self.pool, self.size, self.off = pool, size, off
+
+    def memset_async(self, value, size, stream=None):
+        assert 0 <= size <= self.size
+        self.pool.log.append(("memset", size))
+
+    def copy_from_host_async(self, mem, size, stream=None):
+        assert isinstance(mem, ctypes.c_void_p), "CuPy reads mem.value"
+        assert size <= self.size - self.off
+        self.pool.log.append(("h2d", size))
+
+    def __add__(self, off):
+        return FakeMemPtr(self.pool, self.size, self.off + off)
+
+    def __del__(self):
+        if self.off == 0:
+            self.pool.live -= self.size
+
+
+class FakePool:
+    def __init__(self):
+        self.live = 0
+        self.log = []
+        self.trims = 0
+
+    def malloc(self, size):
+        self.live += size
+        return FakeMemPtr(self, size)
+
+    def free_all_blocks(self, stream=None):
+        self.trims += 1
+
+    def total_bytes(self):
+        return self.live
+
+
+class FakeStream(_Ctx):
+    def __init__(self, non_blocking=False):
+        pass
+
+    def synchronize(self):
+        pass
+
+
+class FakeEvent:
+    def __init__(self, block=False, disable_timing=False):
+        self.done = True
+
+    def record(self, stream=None):
+        pass
+
+    def synchronize(self):
+        pass
+
+
+def make_fake_cupy():
+    cp = types.ModuleType("cupy")
+    cuda = types.SimpleNamespace()
+    state = {"syncs": 0, "spins": [], "pools": []}
+
+    class Device(_Ctx):
+        def __init__(self, i=0):
+            self.id = i
+            self.pci_bus_id = "0000:00:00.0"
+
+    def async_pool():
+        p = FakePool()
+        state["pools"].append(p)
+        return p
+
+    def device_sync():
+        state["syncs"] += 1
+
+    cuda.Device = Device
+    cuda.Stream = FakeStream
+    cuda.Event = FakeEvent
+    cuda.MemoryAsyncPool = async_pool
+    cuda.MemoryPool = async_pool
+    cuda.memory = types.SimpleNamespace(OutOfMemoryError=type("OutOfMemoryError", (Exception,), {}))
+    cuda.runtime = types.SimpleNamespace(
+        getDeviceCount=lambda: 1,
+        getDeviceProperties=lambda i: {"name": b"Fake H200", "clockRate": 1_000_000},
+        memGetInfo=lambda: (140 << 30, 141 << 30),
+        deviceSynchronize=device_sync,
+    )
+    cuda.get_elapsed_time = lambda a, b: 100.0
+
+    class RawKernel:
+        def __init__(self, src, name):
+            assert "clock64" in src and name == "c2tui_spin"
+
+        def __call__(self, grid, block, args):
+            state["spins"].append(int(args[0]))
+
+    cp.cuda = cuda
+    cp.RawKernel = RawKernel
+    cp.int64 = int
+    cp._state = state
+    return cp
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    cp = make_fake_cupy()
+    monkeypatch.setitem(sys.modules, "cupy", cp)
+    monkeypatch.setitem(sys.modules, "prover.kernels.gpu_phases", None)  # no kernels: cpu-reference
+    return cp
+
+
+def test_cuda_device_budget_and_calls(fake_cupy):
+    import threading
+
+    from prover import events as ev
+    from prover.device.base import OomError
+    from prover.device.cuda import CudaDevice, available
+    from prover.device.profiles import get_profile
+
+    assert available() == (True, "")
+    got = []
+    emit = lambda cls, **kw: got.append(cls(t=0.0, **kw))  # noqa: E731
+    d = CudaDevice(0, get_profile("rtx5070ti-16g"), 24 << 30, emit, threading.Event(), time_scale=0.001, nvml=False)
+    assert d.clock_khz == 1_000_000 and d.pool_kind == "async" and not d.simulated
+    d.announce()
+    info = [e for e in got if isinstance(e, ev.GpuInfo)][0]
+    assert info.name == "Fake H200" and info.nvml is False and info.simulated is False and info.budget_bytes == 24 << 30
+    s = d.stream("g0w0")
+    bufs = [d.alloc("g0w0", "s0p0", n, b, s) for n, b in (("d_a", 4 << 30), ("d_bc", 8 << 30))]
+    more = [d.alloc("g0w1", "s0p1", "d_bc", 12 << 30, s)]
+    pool = fake_cupy._state["pools"][0]
+    assert pool.live == 24 << 30
+    with pytest.raises(OomError):
+        d.alloc("g0w2", "s0p2", "d_a", 1 << 30, s)
+    assert pool.live == 24 << 30  # refused before any real allocation
+    assert any(isinstance(e, ev.Oom) for e in got)
+    import numpy as np
+
+    k = d.upload(s, bufs, [np.zeros(16, np.uint64)] * 3, 0.018)
+    d.wait(k)
+    assert ("h2d", 128) in pool.log and ("memset", 4 << 30) in pool.log
+    k2 = d.launch(s, "ntt_h", 0.69, lambda: 42)
+    d.wait(k2)
+    assert k2.result == 42 and fake_cupy._state["spins"]  # paced by a spin kernel
+    d.device_sync()
+    d.pool_trim()
+    assert fake_cupy._state["syncs"] >= 2 and pool.trims == 1
+    for b in bufs + more:
+        d.free(b, s)
+    assert d.pool.used == 0
+    d.close()
+
+
+@pytest.mark.timeout(60)
+def test_engine_on_fake_cuda(fake_cupy):
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "pipeline"))
+    from invariants import InvariantChecker
+    from prover.config import load_config
+    from prover.pipeline.engine import Engine
+    from prover.pipeline.nullphases import NullPhases
+    from prover.state import fold
+
+    cfg = load_config(None, backend="cuda", profile="tiny", time_scale=1.0, sectors=1, partitions=6,
+                      workers_per_gpu=3, mem_sync="device", faults={"nvml_missing": True})
+    chk = InvariantChecker()
+    eng = Engine(cfg, [chk], phases=NullPhases())
+    assert eng.backend == "cuda"
+    eng.start()
+    assert eng.wait(30)
+    assert chk.final() == []
+    st = fold(chk.events)
+    assert st.partitions_ok == 6 and not st.simulated and st.backend == "cuda"
+    impls = {e.impl for e in chk.events if e.kind == "phase_start" and e.phase.value in ("ntt_h", "msm")}
+    assert impls == {"cpu-reference"}
+    assert st.gpus[0].nvml is False and st.gpus[0].name == "Fake H200"
