@@ -117,3 +117,10 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     assert all(lk.holder is None for g in st.gpus.values() for lk in g.locks.values())
     assert all(not g.live for g in st.gpus.values())
     assert st.proofs_failed == 0 and st.proofs_ok >= 2
+
+
+def test_full_disk_is_clear(tmp_path):
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    r = CliRunner().invoke(main, ["record", "--out", "/dev/full", *FAST, "--sectors", "1"])
+    assert r.exit_code == 1 and "cannot write recording" in r.output and "space" in r.output.lower()
