@@ -11,7 +11,12 @@ import re
 import zlib
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len as _cell_len
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.widget import Widget
 
 from prover.events import Phase
@@ -86,14 +91,131 @@ def sparkline(values, width: int) -> str:
     return "".join(SPARK[min(7, max(0, int(v * 7.999)))] for v in vals)
 
 
-def flow(items: list[Text], width: int, sep: str = "  ") -> list[Text]:
+class Line:
+    """One screen line as (text, style) runs: the small part of rich.Text the widgets use,
+    without its per-append overhead, and turned straight into a Textual Strip (the Line API)
+    instead of going through Text -> Content conversion and wrapping every frame."""
+
+    __slots__ = ("parts", "cell_len", "base")
+
+    def __init__(self, text: str = "", style: str = "", **_ignored: object) -> None:
+        self.parts: list[tuple[str, str]] = []
+        self.cell_len = 0
+        self.base = style if not text else ""
+        if text:
+            self.parts.append((text, style))
+            self.cell_len = _cell_len(text)
+
+    @classmethod
+    def assemble(cls, *items: "str | tuple[str, str] | Line") -> "Line":
+        ln = cls()
+        for it in items:
+            if isinstance(it, Line):
+                ln.append_text(it)
+            elif isinstance(it, tuple):
+                ln.append(it[0], it[1])
+            else:
+                ln.append(it)
+        return ln
+
+    def append(self, text: str, style: str = "") -> "Line":
+        if text:
+            self.parts.append((text, f"{self.base} {style}" if self.base else style))
+            self.cell_len += _cell_len(text)
+        return self
+
+    def append_text(self, other: "Line") -> "Line":
+        if other.base:
+            self.parts.extend((t, f"{other.base} {st}") for t, st in other.parts)
+        else:
+            self.parts.extend(other.parts)
+        self.cell_len += other.cell_len
+        return self
+
+    @property
+    def plain(self) -> str:
+        return "".join(t for t, _ in self.parts)
+
+    def __str__(self) -> str:
+        return self.plain
+
+    def truncate(self, width: int, overflow: str = "crop") -> "Line":
+        if self.cell_len <= width:
+            return self
+        out: list[tuple[str, str]] = []
+        room = width - (1 if overflow == "ellipsis" else 0)
+        used = 0
+        for t, st in self.parts:
+            n = _cell_len(t)
+            if used + n <= room:
+                out.append((t, st))
+                used += n
+                continue
+            cut = t
+            while cut and used + _cell_len(cut) > room:
+                cut = cut[:-1]
+            if cut:
+                out.append((cut, st))
+                used += _cell_len(cut)
+            break
+        if overflow == "ellipsis" and width > 0:
+            out.append(("…", out[-1][1] if out else ""))
+            used += 1
+        self.parts, self.cell_len = out, used
+        return self
+
+    def strip(self, styles: "StyleCache", width: int, base: Style | None = None) -> Strip:
+        """One Strip of exactly `width` cells (cropped or padded), the base style under all."""
+        ln = self if self.cell_len <= width else Line().append_text(self).truncate(width)
+        get = styles.combined
+        segs = [Segment(t, get(base, st)) for t, st in ln.parts]
+        n = ln.cell_len
+        if n < width:
+            segs.append(Segment(" " * (width - n), base))
+        return Strip(segs, width)
+
+
+class StyleCache(dict):
+    """style string -> rich Style, parsed once; and (base, style string) -> base + style."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._combined: dict = {}
+
+    def combined(self, base: Style | None, key: str) -> Style | None:
+        k = (base, key)
+        st = self._combined.get(k)
+        if st is None:
+            own = self[key]
+            st = own if base is None else (base + own if own is not None else base)
+            if len(self._combined) > 20000:
+                self._combined.clear()
+            self._combined[k] = st
+        return st
+
+    def __missing__(self, key: str) -> Style | None:
+        st = Style.parse(key) if key.strip() else None
+        self[key] = st
+        return st
+
+    def get(self, key: str) -> Style | None:  # type: ignore[override]
+        try:
+            return self[key]
+        except KeyError:  # pragma: no cover - __missing__ handles it
+            return None
+
+
+STYLES = StyleCache()
+
+
+def flow(items: list[Line], width: int, sep: str = "  ") -> list[Line]:
     """Pack items left to right into lines no wider than `width` (items never split)."""
-    lines: list[Text] = []
-    cur = Text()
+    lines: list[Line] = []
+    cur = Line()
     for it in items:
         if cur.cell_len and cur.cell_len + len(sep) + it.cell_len > width:
             lines.append(cur)
-            cur = Text()
+            cur = Line()
         if cur.cell_len:
             cur.append(sep)
         cur.append_text(it)
@@ -104,36 +226,68 @@ def flow(items: list[Text], width: int, sep: str = "  ") -> list[Text]:
     return lines
 
 
-def join_lines(lines: list[Text]) -> Text:
+def join_lines(lines: list[Line]) -> list[Line]:
+    return lines
+
+
+def as_text(lines: list[Line]) -> Text:
+    """The lines as one rich Text (for tests and exports, not for frames)."""
     out = Text(no_wrap=True, overflow="crop", end="")
     for i, ln in enumerate(lines):
         if i:
             out.append("\n")
-        out.append_text(ln)
+        for t, st in ln.parts:
+            out.append(t, style=st or None)
     return out
 
 
 class StateView(Widget):
-    """A widget that draws itself from the latest snapshot (set by `show`)."""
+    """A widget that draws itself from the latest snapshot (set by `show`), through Textual's
+    Line API: `draw` makes a list of Lines once per new snapshot (or size / theme change),
+    and `render_line(y)` hands out Strips built from them on demand."""
 
     DEFAULT_CSS = "StateView { height: auto; }"
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.state: DashboardState | None = None
+        self._lines: list[Line] | None = None
+        self._strips: dict[int, Strip] = {}
+        self._key: tuple = ()
+        self._base: Style | None = None
 
     @property
     def palette(self) -> "Palette":
         return self.app.palette  # type: ignore[attr-defined]
 
     def show(self, state: "DashboardState") -> None:
+        """Take a new snapshot: redraw the lines now and repaint only the lines that changed
+        (a partial refresh: Textual re-renders and re-composes just those regions)."""
         self.state = state
-        lines = self.wanted_height(state)
-        if lines is not None and self.styles.height is not None and self.styles.height.value != lines:
-            self.styles.height = lines
-        elif lines is not None and self.styles.height is None:
-            self.styles.height = lines
-        self.refresh()
+        h = self.wanted_height(state)
+        if h is not None and (self.styles.height is None or self.styles.height.value != h):
+            self.styles.height = h  # a layout follows; draw at the new size when it comes
+            self._lines = None
+            self.refresh()
+            return
+        size = self.content_size
+        key = (size, id(self.palette))
+        old = self._lines
+        if size.width <= 0 or size.height <= 0 or old is None or key != self._key:
+            self._lines = None
+            self.refresh()
+            return
+        new = self.draw(state, size.width, size.height)
+        if len(new) != len(old):
+            self._lines, self._strips = new, {}
+            self.refresh()
+            return
+        self._lines = new
+        strips = self._strips
+        for y, (a, b) in enumerate(zip(old, new)):
+            if a.parts != b.parts:
+                strips.pop(y, None)
+                self.refresh(Region(0, y, size.width, 1))
 
     def wanted_height(self, state: "DashboardState") -> int | None:
         return None
@@ -146,10 +300,28 @@ class StateView(Widget):
         h = self.content_size.height
         return h if h > 0 else 10
 
-    def render(self) -> Text:
-        if self.state is None:
-            return Text("")
-        return self.draw(self.state, self.content_width(), self.content_height())
+    def lines(self) -> list[Line]:
+        key = (self.content_size, id(self.palette))
+        if self._lines is None or key != self._key:
+            self._key = key
+            self._strips = {}
+            self._base = self.rich_style  # the widget's colours under every run
+            self._lines = [] if self.state is None else self.draw(self.state, self.content_width(), self.content_height())
+        return self._lines
 
-    def draw(self, state: "DashboardState", width: int, height: int) -> Text:  # pragma: no cover
+    def render_line(self, y: int) -> Strip:
+        lines = self.lines()
+        strip = self._strips.get(y)
+        if strip is None:
+            width = self.content_size.width
+            strip = (lines[y].strip(STYLES, width, self._base) if y < len(lines)
+                     else Strip.blank(width, self._base))
+            self._strips[y] = strip
+        return strip
+
+    def render(self) -> Text:
+        """The whole content as one rich Text (tests read `.plain`); frames use render_line."""
+        return as_text(self.lines())
+
+    def draw(self, state: "DashboardState", width: int, height: int) -> list[Line]:  # pragma: no cover
         raise NotImplementedError

@@ -2,9 +2,8 @@
 newest at the bottom, coloured by level; times are run time from the state."""
 from __future__ import annotations
 
-from rich.text import Text
 
-from c2tui.widgets.common import StateView, join_lines
+from c2tui.widgets.common import Line, StateView, join_lines
 
 LEVEL = {"info": ("info", "info"), "warn": ("warn", "warn"), "error": ("fail", "ERR ")}
 
@@ -17,18 +16,18 @@ class EventLog(StateView):
         self.border_subtitle = f"{st.mode_changes} mode changes · {st.events} events"
         super().show(st)
 
-    def draw(self, st, width: int, height: int) -> Text:
+    def draw(self, st, width: int, height: int) -> list[Line]:
         pal = self.palette
         entries = list(st.log)[-max(1, height):]
         lines = []
         for t, level, text in entries:
             key, tag = LEVEL.get(level, ("dim", level[:4]))
-            ln = Text(no_wrap=True, overflow="ellipsis")
+            ln = Line(no_wrap=True, overflow="ellipsis")
             ln.append(f"{t:8.2f}s ", style=pal["dim"])
             ln.append(f"{tag:<5}", style="bold " + pal[key])
             ln.append(text, style=pal["fail"] if level == "error" else "")
             ln.truncate(width, overflow="ellipsis")
             lines.append(ln)
         if not lines:
-            lines.append(Text("nothing yet", style=pal["dim"]))
+            lines.append(Line("nothing yet", style=pal["dim"]))
         return join_lines(lines)

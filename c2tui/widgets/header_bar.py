@@ -2,15 +2,14 @@
 how well (throughput, proofs ok / failed, fallbacks, OOMs, elapsed run time)."""
 from __future__ import annotations
 
-from rich.text import Text
 
-from c2tui.widgets.common import StateView, flow, fmt_clock, join_lines, truthy
+from c2tui.widgets.common import Line, StateView, flow, fmt_clock, join_lines, truthy
 
 
-def header_items(st, pal, source_label: str = "") -> list[Text]:
+def header_items(st, pal, source_label: str = "") -> list[Line]:
     k = st.knobs
-    items: list[Text] = []
-    ident = Text()
+    items: list[Line] = []
+    ident = Line()
     ident.append(" c2tui ", style=f"bold reverse {pal['info']}")
     ident.append(f" {st.backend}", style="bold")
     ident.append(f" {st.profile}", style=pal["dim"])
@@ -18,36 +17,36 @@ def header_items(st, pal, source_label: str = "") -> list[Text]:
         ident.append(f" 2^{st.modelled_log2}", style=pal["dim"])
     items.append(ident)
     if st.simulated:
-        items.append(Text(" SIMULATED ", style=f"bold reverse {pal['sim']}"))
+        items.append(Line(" SIMULATED ", style=f"bold reverse {pal['sim']}"))
     if source_label:
-        items.append(Text(source_label, style=f"bold {pal['info']}"))
+        items.append(Line(source_label, style=f"bold {pal['info']}"))
     lm = k.get("lock_mode", "?")
-    items.append(Text.assemble(("lock ", pal["dim"]), (lm, "bold " + (pal["warn"] if lm == "single" else pal["ok"]))))
+    items.append(Line.assemble(("lock ", pal["dim"]), (lm, "bold " + (pal["warn"] if lm == "single" else pal["ok"]))))
     ms = k.get("mem_sync", "?")
-    items.append(Text.assemble(("mem_sync ", pal["dim"]), (ms, "bold " + (pal["fail"] if ms == "device" else pal["ok"]))))
-    items.append(Text.assemble(("workers/gpu ", pal["dim"]), (k.get("workers_per_gpu", "?"), "bold")))
+    items.append(Line.assemble(("mem_sync ", pal["dim"]), (ms, "bold " + (pal["fail"] if ms == "device" else pal["ok"]))))
+    items.append(Line.assemble(("workers/gpu ", pal["dim"]), (k.get("workers_per_gpu", "?"), "bold")))
     if "prestage" in k:
         on = truthy(k["prestage"])
-        items.append(Text.assemble(("prestage ", pal["dim"]), ("on" if on else "off", "bold" if on else "bold " + pal["warn"])))
+        items.append(Line.assemble(("prestage ", pal["dim"]), ("on" if on else "off", "bold" if on else "bold " + pal["warn"])))
     if "b_g2" in k:
-        items.append(Text.assemble(("b_g2 ", pal["dim"]), (k["b_g2"], "bold")))
+        items.append(Line.assemble(("b_g2 ", pal["dim"]), (k["b_g2"], "bold")))
     if truthy(k.get("paused", "false")):
-        items.append(Text(" ⏸ PAUSED ", style=f"bold reverse {pal['warn']}"))
+        items.append(Line(" ⏸ PAUSED ", style=f"bold reverse {pal['warn']}"))
     # --- figures -------------------------------------------------------------------------
-    items.append(Text.assemble((f"{st.throughput_per_min():.1f}", "bold"), (" part/min", pal["dim"])))
-    proofs = Text.assemble(("proofs ", pal["dim"]), (f"✓{st.proofs_ok}", "bold " + pal["ok"]), " ",
+    items.append(Line.assemble((f"{st.throughput_per_min():.1f}", "bold"), (" part/min", pal["dim"])))
+    proofs = Line.assemble(("proofs ", pal["dim"]), (f"✓{st.proofs_ok}", "bold " + pal["ok"]), " ",
                            (f"✗{st.proofs_failed}", ("bold reverse " if st.proofs_failed else "") + pal["fail"]))
     items.append(proofs)
     inflight = sum(1 for p in st.partitions.values() if p.done_t is None and p.phases)
-    items.append(Text.assemble(("done ", pal["dim"]), (str(st.partitions_done), "bold"),
+    items.append(Line.assemble(("done ", pal["dim"]), (str(st.partitions_done), "bold"),
                                (f" · {inflight} in flight", pal["dim"])))
-    items.append(Text.assemble(("fallbacks ", pal["dim"]), (str(st.fallbacks), "bold " + (pal["warn"] if st.fallbacks else ""))))
-    items.append(Text.assemble(("OOM ", pal["dim"]), (str(st.ooms), "bold " + (pal["fail"] if st.ooms else ""))))
+    items.append(Line.assemble(("fallbacks ", pal["dim"]), (str(st.fallbacks), "bold " + (pal["warn"] if st.fallbacks else ""))))
+    items.append(Line.assemble(("OOM ", pal["dim"]), (str(st.ooms), "bold " + (pal["fail"] if st.ooms else ""))))
     if st.stalls:
-        items.append(Text.assemble(("stalls ", pal["dim"]), (str(st.stalls), "bold " + pal["warn"])))
+        items.append(Line.assemble(("stalls ", pal["dim"]), (str(st.stalls), "bold " + pal["warn"])))
     if st.ended:
-        items.append(Text(f" ENDED: {st.end_reason} ", style=f"bold reverse {pal['dim']}"))
-    items.append(Text.assemble(("t ", pal["dim"]), (fmt_clock(st.t), "bold")))
+        items.append(Line(f" ENDED: {st.end_reason} ", style=f"bold reverse {pal['dim']}"))
+    items.append(Line.assemble(("t ", pal["dim"]), (fmt_clock(st.t), "bold")))
     return items
 
 
@@ -59,5 +58,5 @@ class HeaderBar(StateView):
     def wanted_height(self, state) -> int:
         return len(flow(header_items(state, self.palette, self.source_label), self.content_width()))
 
-    def draw(self, st, width: int, height: int) -> Text:
+    def draw(self, st, width: int, height: int) -> list[Line]:
         return join_lines(flow(header_items(st, self.palette, self.source_label), width))

@@ -2,15 +2,14 @@
 long) and who waits for it (and for how long). Times come from the snapshot's t only."""
 from __future__ import annotations
 
-from rich.text import Text
 
-from c2tui.widgets.common import fmt_secs, worker_index
+from c2tui.widgets.common import Line, fmt_secs, worker_index
 
 LOCKS = ("mem", "compute")
 
 
-def lock_line(name: str, lk, now: float, pal, width: int) -> Text:
-    line = Text(no_wrap=True, overflow="ellipsis")
+def lock_line(name: str, lk, now: float, pal, width: int) -> Line:
+    line = Line(no_wrap=True, overflow="ellipsis")
     line.append(f"{name:<8}", style="bold")
     if lk.holder is not None:
         held = now - lk.since
@@ -38,12 +37,12 @@ def lock_line(name: str, lk, now: float, pal, width: int) -> Text:
     else:
         line.append("  no waiters", style=pal["dim"])
     if lk.acquisitions:
-        tail = Text(f"  avg wait {fmt_secs(lk.wait_total / lk.acquisitions)}", style=pal["dim"])
+        tail = Line(f"  avg wait {fmt_secs(lk.wait_total / lk.acquisitions)}", style=pal["dim"])
         if line.cell_len + tail.cell_len <= width:
             line.append_text(tail)
     line.truncate(width, overflow="ellipsis")
     return line
 
 
-def render_locks(g, now: float, pal, width: int) -> list[Text]:
+def render_locks(g, now: float, pal, width: int) -> list[Line]:
     return [lock_line(n, g.locks[n], now, pal, width) for n in LOCKS if n in g.locks]

@@ -1,11 +1,10 @@
 """The partition table: in-flight partitions first, then the most recently finished, one
 row each: id, GPU, worker, phase bar, current phase and its elapsed time, total time,
-pre-staged or fallback, verified or failed. Static-based (one Text) so a frame is cheap."""
+pre-staged or fallback, verified or failed. Static-based (one Line) so a frame is cheap."""
 from __future__ import annotations
 
-from rich.text import Text
 
-from c2tui.widgets.common import PHASE_SHORT, StateView, fmt_secs, join_lines, worker_index
+from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, join_lines, worker_index
 from c2tui.widgets.phase_bar import render_phase_bar
 
 
@@ -41,9 +40,9 @@ def _cols(width: int) -> tuple[int, bool, bool]:
     return max(8, bar), show_now, show_tot
 
 
-def render_rows(st, pal, width: int, height: int) -> list[Text]:
+def render_rows(st, pal, width: int, height: int) -> list[Line]:
     bar_w, show_now, show_tot = _cols(width)
-    head = Text(no_wrap=True, style="bold " + pal["dim"])
+    head = Line(no_wrap=True, style="bold " + pal["dim"])
     head.append(f"{'part':<7}{'gpu':<4}{'worker':<7}")
     labels = " ".join(PHASE_SHORT[p][:3] for p in PHASE_SHORT)
     head.append(f"{'phases':<{bar_w}}"[:bar_w] if bar_w < len(labels) + 2 else f"{labels:<{bar_w}}")
@@ -61,7 +60,7 @@ def render_rows(st, pal, width: int, height: int) -> list[Text]:
     room = max(0, height - 1 - (1 if queued else 0))
     parts = (inflight + done)[:room]
     for p in parts:
-        r = Text(no_wrap=True, overflow="ellipsis")
+        r = Line(no_wrap=True, overflow="ellipsis")
         failed = p.ok is False or p.verified is False
         r.append(f"{p.part:<7}", style="bold " + (pal["fail"] if failed else ""))
         gpu = p.gpu if p.gpu is not None else lock_gpu(st, p)
@@ -108,13 +107,13 @@ def render_rows(st, pal, width: int, height: int) -> list[Text]:
         r.truncate(width, overflow="ellipsis")
         rows.append(r)
     if queued and len(rows) < height:
-        q = Text(no_wrap=True, overflow="ellipsis", style=pal["dim"])
+        q = Line(no_wrap=True, overflow="ellipsis", style=pal["dim"])
         q.append(f"+{len(queued)} queued: ")
         q.append(" ".join(p.part for p in queued[:40]))
         q.truncate(width, overflow="ellipsis")
         rows.append(q)
     if not inflight and not done and not queued:
-        rows.append(Text("no partitions yet", style=pal["dim"]))
+        rows.append(Line("no partitions yet", style=pal["dim"]))
     return rows
 
 
@@ -129,5 +128,5 @@ class PartitionTable(StateView):
                                 f" · {st.partitions_failed} failed")
         super().show(st)
 
-    def draw(self, st, width: int, height: int) -> Text:
+    def draw(self, st, width: int, height: int) -> list[Line]:
         return join_lines(render_rows(st, self.palette, width, height))

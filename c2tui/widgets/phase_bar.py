@@ -3,9 +3,8 @@ phases full, the current one filling as it advances (its progress events, else i
 time against the mean of that phase so far), pending phases dotted."""
 from __future__ import annotations
 
-from rich.text import Text
 
-from c2tui.widgets.common import PHASES
+from c2tui.widgets.common import Line, PHASES
 
 
 def segment_widths(width: int, n: int = len(PHASES)) -> list[int]:
@@ -27,8 +26,8 @@ def phase_fraction(p, phase: str, now: float, stats) -> float:
     return min(1.0, max(0.0, frac or 0.0))
 
 
-def render_phase_bar(p, now: float, pal, width: int, stats=None) -> Text:
-    bar = Text(no_wrap=True)
+def render_phase_bar(p, now: float, pal, width: int, stats=None) -> Line:
+    bar = Line(no_wrap=True)
     failed = p.ok is False
     for phase, w in zip(PHASES, segment_widths(width)):
         colour = pal[phase]

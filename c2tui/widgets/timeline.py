@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import math
 
-from rich.text import Text
 
-from c2tui.widgets.common import worker_index
+from c2tui.widgets.common import Line, worker_index
 
 LABEL_W = 6
 WAIT_CHAR = "▒"
@@ -25,7 +24,7 @@ def lane_workers(g) -> list[str]:
 
 
 def render_timeline(g, now: float, pal, width: int, window: float = 30.0,
-                    workers: list[str] | None = None) -> list[Text]:
+                    workers: list[str] | None = None) -> list[Line]:
     workers = workers if workers is not None else lane_workers(g)
     cols = max(4, width - LABEL_W - 1)
     t0 = now - window
@@ -59,9 +58,9 @@ def render_timeline(g, now: float, pal, width: int, window: float = 30.0,
             cur = lane[c]
             if cur is None or _PRIO.get(cur, 0) <= pr:
                 lane[c] = seg.label
-    out: list[Text] = []
+    out: list[Line] = []
     for w in workers:
-        line = Text(no_wrap=True, overflow="crop")
+        line = Line(no_wrap=True, overflow="crop")
         line.append(f"{w[-LABEL_W:]:<{LABEL_W}}", style="bold " + pal.worker(worker_index(w)))
         line.append("│", style=pal["dim"])
         run_label, run_len = None, 0
@@ -93,5 +92,5 @@ def render_timeline(g, now: float, pal, width: int, window: float = 30.0,
         k += 1
     for j, ch in enumerate("now"):
         axis[cols - 3 + j] = ch
-    out.append(Text(" " * LABEL_W + " " + "".join(axis), style=pal["dim"], no_wrap=True))
+    out.append(Line(" " * LABEL_W + " " + "".join(axis), style=pal["dim"], no_wrap=True))
     return out

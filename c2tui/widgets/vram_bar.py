@@ -3,9 +3,8 @@ two shades), pool-cached-but-unused (pool_reserved - pool_used), free, and the b
 with NVML's device figures where the device is real."""
 from __future__ import annotations
 
-from rich.text import Text
 
-from c2tui.widgets.common import fmt_bytes, gib, worker_index
+from c2tui.widgets.common import Line, fmt_bytes, gib, worker_index
 
 BUF_CHAR = {"d_a": "█", "d_bc": "▓"}
 
@@ -34,7 +33,7 @@ def vram_parts(g, pal) -> list[tuple[int, str, str, str]]:
     return parts
 
 
-def render_vram(g, pal, width: int) -> list[Text]:
+def render_vram(g, pal, width: int) -> list[Line]:
     label = "VRAM "
     live = g.live_bytes
     used = max(g.pool_reserved, live)
@@ -42,7 +41,7 @@ def render_vram(g, pal, width: int) -> list[Text]:
     suffix = f" {gib(used)}/{gib(budget)} GiB" if budget else f" {gib(used)} GiB"
     bar_w = max(10, width - len(label) - len(suffix))
     cap = _scale(g)
-    bar = Text(no_wrap=True)
+    bar = Line(no_wrap=True)
     bar.append(label, style="bold")
     acc, col = 0, 0
     for b, ch, style, _ in vram_parts(g, pal):
@@ -67,7 +66,7 @@ def render_vram(g, pal, width: int) -> list[Text]:
     bar.append(suffix, style="bold " + (pal["fail"] if over else ""))
 
     # legend line
-    leg = Text(no_wrap=True, overflow="ellipsis")
+    leg = Line(no_wrap=True, overflow="ellipsis")
     leg.append(" " * len(label))
     per_owner: dict[str, list[tuple[str, int]]] = {}
     for owner in sorted(g.live, key=lambda o: (worker_index(o), o)):

@@ -172,8 +172,11 @@ async def test_footer_click_runs_control():
         await until(pilot, lambda: app.state is not None and app.state.knobs)
         from textual.widgets._footer import FooterKey
 
-        keys = [k for k in app.query(FooterKey) if k.action == "mem_sync"]
-        assert keys, "mem_sync is listed in the footer"
+        def footer_key():
+            return [k for k in app.query(FooterKey) if k.action == "mem_sync"]
+
+        await until(pilot, lambda: footer_key())  # mem_sync is listed in the footer
+        keys = footer_key()
         await pilot.click(keys[0])
         await until(pilot, lambda: eng.controller.knobs.mem_sync == "stream")
         await until(pilot, lambda: "mem_sync stream" in header_text(app))

@@ -1,0 +1,271 @@
+"""Benchmarks of the dashboard (issue 4). Writes benchmarks/results/tui_bench.json.
+
+    python benchmarks/bench_tui.py [--quick] [--out FILE]
+
+1. frame: the cost of one frame of a big state - 8 GPUs x 4 workers, >= 64 partitions -
+   in a headless app (Textual's run_test, no terminal I/O). Measured two ways:
+   - build: our part alone - handing the snapshot to the widgets and drawing every
+     widget's Rich Text at its real size (what `render()` does each frame);
+   - full: draw + Textual's whole-screen composition to ANSI (compositor render_update(full=True)
+     printed through a truecolor Console, as the driver would write it) - an upper bound.
+   At 200x60 (what fits) and 240x160 (every GPU panel and all 64 partitions on screen).
+2. fps under load: a synthetic prover (tests/tui/tui_synth.py, 8 GPUs x 4 workers) fires
+   >= 5k events/s into a LiveSource (the same sink the engine uses); the app runs headless at
+   its default 10 Hz for a while; we count frames actually painted (header renders) and how
+   far the fold thread fell behind.
+3. prover throughput with the app attached vs headless record, side by side in one process:
+   the real Engine (sim backend) with a RecordingWriter sink, alternating runs without and with
+   the app (LiveSource + DashboardApp painting at 10 Hz); partitions finished per minute in
+   the steady window of each run.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "tui"))
+
+from rich.console import Console  # noqa: E402
+
+from c2tui.app import DashboardApp  # noqa: E402
+from c2tui.sources import LiveSource, ReplaySource, fast_snapshot  # noqa: E402
+from c2tui.widgets.common import StateView  # noqa: E402
+from c2tui.widgets.header_bar import HeaderBar  # noqa: E402
+from prover.state import DashboardState  # noqa: E402
+from tui_synth import Synth  # noqa: E402
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))]
+
+
+def big_snapshots(n: int = 12) -> list[DashboardState]:
+    evs = Synth(gpus=8, workers_per_gpu=4, sectors=40, partitions=10, seed=3, progress_steps=4).run(until=60.0)
+    st = DashboardState()
+    snaps = []
+    marks = [40.0 + 20.0 * i / n for i in range(n)]
+    k = 0
+    for e in evs:
+        while k < len(marks) and e.t > marks[k]:
+            snaps.append(fast_snapshot(st, partitions=96))
+            k += 1
+        st.apply(e)
+    while len(snaps) < n:
+        snaps.append(fast_snapshot(st, partitions=96))
+    return snaps
+
+
+# --- 1. one frame -------------------------------------------------------------------------
+
+async def _frame(size: tuple[int, int], frames: int) -> dict:
+    snaps = big_snapshots()
+    src = ReplaySource([], playing=False)
+    app = DashboardApp(src, fps=0.5)  # its own timer stays out of the way
+    out: dict = {"size": f"{size[0]}x{size[1]}"}
+    async with app.run_test(size=size) as pilot:
+        app.draw(snaps[0])
+        await pilot.pause()
+        await pilot.pause()
+        views = list(app.query(StateView))
+        s0 = snaps[0]
+        out["gpus"], out["partitions_in_state"] = len(s0.gpus), len(s0.partitions)
+        out["workers"] = sum(len(g.workers) for g in s0.gpus.values())
+        out["gpu_panels_visible"] = sum(1 for v in views if type(v).__name__ == "GpuPanel" and v.region.height > 0
+                                        and v.region.y < size[1])
+        build, full = [], []
+        console = Console(width=size[0], height=size[1], file=io.StringIO(), force_terminal=True,
+                          color_system="truecolor", legacy_windows=False, safe_box=False)
+        for i in range(frames):
+            st = snaps[i % len(snaps)]
+            t0 = time.perf_counter()
+            app.draw(st)
+            for v in views:
+                if v.region.height > 0:
+                    v.draw(st, v.content_size.width, v.content_size.height)
+            t1 = time.perf_counter()
+            build.append((t1 - t0) * 1e3)
+            # whole screen: layout if heights changed, then every widget rendered and composed
+            await pilot.pause()
+            t2 = time.perf_counter()
+            app.draw(st)  # refresh() marks every widget dirty: render_update re-renders them all
+            update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+            console.file = io.StringIO()
+            console.print(update)
+            t3 = time.perf_counter()
+            full.append((t3 - t2) * 1e3)
+        out["visible_partition_rows"] = app.query_one("#partitions").content_size.height - 1
+    out["build_ms"] = {"median": round(statistics.median(build), 2), "p95": round(pct(build, 0.95), 2)}
+    out["full_ms"] = {"median": round(statistics.median(full), 2), "p95": round(pct(full, 0.95), 2)}
+    return out
+
+
+# --- 2. fps under an event firehose -------------------------------------------------------
+
+def _firehose(src: LiveSource, evs: list, speed: float, stop: threading.Event, sent: list) -> None:
+    start = time.perf_counter()
+    i, n = 0, len(evs)
+    sink = src.sink
+    while not stop.is_set() and i < n:
+        now_t = (time.perf_counter() - start) * speed
+        j = i
+        while j < n and evs[j].t <= now_t:
+            j += 1
+        for e in evs[i:j]:
+            sink(e)
+        sent[0] += j - i
+        i = j
+        time.sleep(0.002)
+
+
+async def _fps(seconds: float, rate_target: float) -> dict:
+    evs = Synth(gpus=8, workers_per_gpu=4, sectors=40, partitions=10, seed=5, progress_steps=16,
+                sample_every=0.05).run(until=400.0)
+    per_s = len(evs) / max(1e-9, evs[-1].t)
+    speed = rate_target / per_s
+    src = LiveSource(None)
+    app = DashboardApp(src)  # default 10 Hz
+    painted = [0]
+    orig = HeaderBar.draw
+
+    def counting(self, *a):
+        painted[0] += 1
+        return orig(self, *a)
+
+    HeaderBar.draw = counting  # type: ignore[method-assign]
+    stop = threading.Event()
+    sent = [0]
+    try:
+        async with app.run_test(size=(200, 60)) as pilot:
+            await pilot.pause()
+            th = threading.Thread(target=_firehose, args=(src, evs, speed, stop, sent), daemon=True)
+            p0, f0, t0, c0 = painted[0], src.folded, time.perf_counter(), time.process_time()
+            th.start()
+            backlog = []
+            while time.perf_counter() - t0 < seconds:
+                await asyncio.sleep(0.25)
+                backlog.append(len(src._q))
+            dt = time.perf_counter() - t0
+            cpu = time.process_time() - c0
+            p1, f1 = painted[0], src.folded
+            stop.set()
+            th.join()
+    finally:
+        HeaderBar.draw = orig  # type: ignore[method-assign]
+    return {"seconds": round(dt, 1), "events_per_s_sent": round(sent[0] / dt), "events_per_s_folded": round((f1 - f0) / dt),
+            "fps_painted": round((p1 - p0) / dt, 1), "fold_backlog_max": max(backlog), "fold_backlog_end": backlog[-1],
+            "process_cpu_share": round(cpu / dt, 2)}
+
+
+# --- 3. prover throughput with and without the app ----------------------------------------
+
+def _engine(time_scale: float):
+    from prover.config import load_config
+    from prover.pipeline.engine import Engine
+
+    cfg = load_config(backend="sim", gpus=1, workers_per_gpu=3, time_scale=time_scale, mem_sync="stream", seed=7)
+    return Engine(cfg)
+
+
+def _count_sink(done_t: list):
+    def sink(e) -> None:
+        if e.kind == "partition_done" and e.ok:
+            done_t.append(e.t)
+    return sink
+
+
+def _rate(done_t: list, warm: float, end: float) -> float:
+    n = sum(1 for t in done_t if warm <= t <= end)
+    return 60.0 * n / (end - warm)
+
+
+def _run_headless(seconds: float, ts: float, warm: float, tmp: Path) -> dict:
+    from prover.record import RecordingHeader, RecordingWriter
+
+    eng = _engine(ts)
+    done: list = []
+    w = RecordingWriter(tmp / "headless.jsonl", RecordingHeader())
+    eng.add_sink(w.write)
+    eng.add_sink(_count_sink(done))
+    c0 = time.process_time()
+    eng.start()
+    time.sleep(seconds)
+    eng.stop(timeout=30)
+    w.close()
+    return {"per_min": _rate(done, warm, seconds), "done": len(done), "cpu_s": time.process_time() - c0}
+
+
+async def _run_with_app(seconds: float, ts: float, warm: float, tmp: Path) -> dict:
+    from prover.record import RecordingHeader, RecordingWriter
+
+    eng = _engine(ts)
+    done: list = []
+    w = RecordingWriter(tmp / "app.jsonl", RecordingHeader())
+    eng.add_sink(w.write)
+    eng.add_sink(_count_sink(done))
+    src = LiveSource(eng)
+    app = DashboardApp(src)
+    c0 = time.process_time()
+    async with app.run_test(size=(200, 60)) as pilot:  # app.on_mount starts the engine
+        await asyncio.sleep(seconds)
+        frames = app.frames
+        await pilot.press("q")
+    w.close()
+    return {"per_min": _rate(done, warm, seconds), "done": len(done), "frames": frames,
+            "cpu_s": time.process_time() - c0}
+
+
+def _throughput(seconds: float, reps: int, ts: float) -> dict:
+    warm = min(5.0, seconds / 4)
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for r in range(reps):
+            a = _run_headless(seconds, ts, warm, tmp)
+            b = asyncio.run(_run_with_app(seconds, ts, warm, tmp))
+            rows.append({"rep": r, "headless_per_min": round(a["per_min"], 2), "app_per_min": round(b["per_min"], 2),
+                         "headless_cpu_s": round(a["cpu_s"], 1), "app_cpu_s": round(b["cpu_s"], 1),
+                         "app_frames": b["frames"]})
+    h = statistics.mean(r["headless_per_min"] for r in rows)
+    a = statistics.mean(r["app_per_min"] for r in rows)
+    return {"config": f"sim, 1 GPU x 3 workers, time_scale {ts}, mem_sync stream; {seconds:.0f} s runs, "
+                      f"steady window [{warm:.0f} s, {seconds:.0f} s], {reps} alternating pairs",
+            "runs": rows, "headless_per_min": round(h, 2), "app_per_min": round(a, 2),
+            "app_vs_headless": round(a / h, 4) if h else None}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="fewer frames, shorter runs")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "tui_bench.json"))
+    ap.add_argument("--skip-throughput", action="store_true")
+    args = ap.parse_args()
+    frames = 20 if args.quick else 60
+    res: dict = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+                 "textual": __import__("textual").__version__}
+    res["frame"] = [asyncio.run(_frame((200, 60), frames)), asyncio.run(_frame((240, 160), frames))]
+    print(json.dumps(res["frame"], indent=1), flush=True)
+    res["fps_under_load"] = asyncio.run(_fps(5.0 if args.quick else 10.0, 6000.0))
+    print(json.dumps(res["fps_under_load"], indent=1), flush=True)
+    if not args.skip_throughput:
+        res["throughput"] = _throughput(12.0 if args.quick else 30.0, 1 if args.quick else 2, 0.05)
+        print(json.dumps(res["throughput"], indent=1), flush=True)
+    Path(args.out).write_text(json.dumps(res, indent=1) + "\n")
+    print("wrote", args.out)
+
+
+if __name__ == "__main__":
+    main()
