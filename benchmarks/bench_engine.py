@@ -109,6 +109,13 @@ def bench_bookkeeping(parts: int, workers: int, record: bool) -> dict:
             "ms_per_partition": round(1000 * dt / parts, 3), "events_per_partition": round(n_events[0] / parts, 1)}
 
 
+def best_of(k: int, *args) -> dict:
+    """The machine is shared (load from other jobs): report the best of k runs, and all."""
+    runs = [bench_bookkeeping(*args) for _ in range(k)]
+    best = min(runs, key=lambda r: r["ms_per_partition"])
+    return dict(best, runs_ms_per_partition=[r["ms_per_partition"] for r in runs])
+
+
 def bench_seed(parts: int, scale: float) -> dict:
     out = {}
     for mode, ms in (("single", "device"), ("two-lock", "device"), ("two-lock", "stream")):
@@ -145,10 +152,11 @@ def main() -> None:
     a = ap.parse_args()
     res = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+                    "load_avg_1m_at_start": round(os.getloadavg()[0], 2)},
         "recorder": bench_recorder(a.events),
-        "bookkeeping": [bench_bookkeeping(a.partitions, 1, False), bench_bookkeeping(a.partitions, 3, False),
-                        bench_bookkeeping(a.partitions, 3, True)],
+        "bookkeeping": [best_of(3, a.partitions, 1, False), best_of(3, a.partitions, 3, False),
+                        best_of(3, a.partitions, 3, True)],
         "seed": {"profile": "rtx5070ti-16g", "modelled_log2": 27, "budget": "24GiB", "workers_per_gpu": 3,
                  "proved_log2": 8, "time_scale": a.seed_scale, "partitions": a.seed_parts,
                  "modes": bench_seed(a.seed_parts, a.seed_scale)},
@@ -161,7 +169,9 @@ def main() -> None:
           f"{r['bytes_per_event']} B/event")
     for b in res["bookkeeping"]:
         print(f"bookkeeping: {b['workers']} worker(s){' +recorder' if b['recorded'] else ''}: "
-              f"{b['ms_per_partition']} ms/partition, {b['events_per_partition']} events/partition")
+              f"{b['ms_per_partition']} ms/partition (best of {b['runs_ms_per_partition']}), "
+              f"{b['events_per_partition']} events/partition")
+    print(f"load average at start: {res['machine']['load_avg_1m_at_start']}")
     print("| mode | partitions / modelled min | vs single | fallbacks | mem section mean (modelled s) | prestage max | compute hold mean | proofs |")
     print("|---|---|---|---|---|---|---|---|")
     for k, v in res["seed"]["modes"].items():

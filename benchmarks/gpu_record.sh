@@ -48,7 +48,7 @@ for name in ("single", "two-lock-device", "two-lock-stream"):
         rows.append(f"| {name} | (no summary) |"); continue
     s = json.loads(p.read_text()); g = s["gpus"][0]
     rows.append(
-        f"| {name} | {s['steady_throughput_per_min'] / scale:.2f} | {s['fallbacks']} | {s['ooms']} | "
+        f"| {name} | {s['steady_throughput_per_min'] * scale:.2f} | {s['fallbacks']} | {s['ooms']} | "
         f"{g['mem']['section_mean'] / scale:.2f} | {s['phases'].get('prestage', {}).get('max', 0) / scale:.2f} | "
         f"{g['compute']['hold_mean'] / scale:.2f} | {s['proofs_ok']} ok / {s['proofs_failed']} failed | "
         f"{g['name']} nvml={g['nvml']} |")

@@ -116,7 +116,7 @@ def summarize(state: DashboardState) -> Summary:
         all_proofs_verified=s.proofs_failed == 0 and checked > 0 and s.partitions_failed == 0,
         fallbacks=s.fallbacks, ooms=s.ooms, stalls=s.stalls, mode_changes=s.mode_changes,
         throughput_per_min=s.throughput_per_min(), steady_throughput_per_min=steady,
-        modelled_throughput_per_min=(steady / scale) if s.simulated and scale > 0 else None,
+        modelled_throughput_per_min=(steady * scale) if scale > 0 else None,
         phases={k: PhaseSummary(count=v.count, mean=v.mean, max=v.max, total=v.total, failed=v.failed)
                 for k, v in s.phase_stats.items()},
         gpus=gpus, events=s.events, errors=errors[-10:])
