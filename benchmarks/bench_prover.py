@@ -47,7 +47,7 @@ def _prove_once(P, circuit, pk, vk, seed: int, instance: int) -> dict:  # type: 
     return t
 
 
-def run_one(k: int, seed: int, cache_dir: Path) -> dict:
+def run_one(k: int, seed: int, cache_dir: Path, repeat: int) -> dict:
     sys.path.insert(0, str(ROOT))
     from prover.groth16 import phases as P
     from prover.groth16.setup import cache_path, save_keys, setup
@@ -61,7 +61,11 @@ def run_one(k: int, seed: int, cache_dir: Path) -> dict:
     out["num_vars"], out["num_constraints"] = circuit.num_vars, circuit.num_constraints
     out["proving_key_mib"] = round(pk.nbytes / 2**20, 2)
     out["cold"] = _prove_once(P, circuit, pk, vk, seed, 0)
-    out["warm"] = _prove_once(P, circuit, pk, vk, seed, 1)
+    # the machine is shared: report the fastest of `repeat` warm proofs (other instances)
+    warm = [_prove_once(P, circuit, pk, vk, seed, 1 + i) for i in range(repeat)]
+    out["warm"] = min(warm, key=lambda t: t["prove_total"])
+    out["warm_prove_totals"] = [t["prove_total"] for t in warm]
+    out["load_average_1min"] = round(os.getloadavg()[0], 2)
     out["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return out
 
@@ -70,20 +74,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 12, 14, 16])
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3, help="warm proofs per size; the fastest is reported")
     ap.add_argument("--cache-dir", type=Path, default=None, help="default: a fresh temporary directory")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "prover_cpu.json")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)  # child mode: one size, JSON on stdout
     args = ap.parse_args()
     cache_dir = args.cache_dir or Path(tempfile.mkdtemp(prefix="c2tui-bench-keys-"))
     if args.one is not None:
-        print(json.dumps(run_one(args.one, args.seed, cache_dir)))
+        print(json.dumps(run_one(args.one, args.seed, cache_dir, args.repeat)))
         return
     results = []
     for k in args.sizes:
-        cmd = [sys.executable, __file__, "--one", str(k), "--seed", str(args.seed), "--cache-dir", str(cache_dir)]
+        cmd = [sys.executable, __file__, "--one", str(k), "--seed", str(args.seed), "--cache-dir", str(cache_dir), "--repeat", str(args.repeat)]
         res = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
         print(f"2^{k}: setup {res['setup_s']:.2f} s, prove {res['warm']['prove_total']:.3f} s (cold {res['cold']['prove_total']:.3f}), "
-              f"peak RSS {res['peak_rss_mib']} MiB, verified {res['warm']['verified']}", flush=True)
+              f"peak RSS {res['peak_rss_mib']} MiB, verified {res['warm']['verified']}, load {res['load_average_1min']}", flush=True)
         results.append(res)
     doc = {
         "benchmark": "prover_cpu",
