@@ -1,0 +1,259 @@
+// field.cuh: Montgomery arithmetic over 32-bit limbs for BLS12-381 Fr (8 limbs), Fp (12 limbs)
+// and Fp2 = Fp[u]/(u^2+1). Plain C++ (no PTX) so that g++ compiles the very same code for CI;
+// 32x32->64 products map to IMAD.WIDE.U32 on the GPU.
+// Storage: limbs little-endian, so an Fr is the same 32 bytes as a (4,) uint64 LE row.
+#pragma once
+#include "compat.cuh"
+
+struct FrP {
+    static constexpr int N = 8;
+    static constexpr u32 INV = 0xffffffffu;  // -r^-1 mod 2^32
+    HD static u32 mod(int i) {
+        const u32 M[8] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
+                          0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
+        return M[i];
+    }
+    HD static u32 r2(int i) {
+        const u32 M[8] = {0xf3f29c6du, 0xc999e990u, 0x87925c23u, 0x2b6cedcbu,
+                          0x7254398fu, 0x05d31496u, 0x9f59ff11u, 0x0748d9d9u};
+        return M[i];
+    }
+    HD static u32 one(int i) {
+        const u32 M[8] = {0xfffffffeu, 0x00000001u, 0x00034802u, 0x5884b7fau,
+                          0xecbc4ff5u, 0x998c4fefu, 0xacc5056fu, 0x1824b159u};
+        return M[i];
+    }
+};
+
+struct FpP {
+    static constexpr int N = 12;
+    static constexpr u32 INV = 0xfffcfffdu;  // -p^-1 mod 2^32
+    HD static u32 mod(int i) {
+        const u32 M[12] = {0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu, 0xf6b0f624u, 0x6730d2a0u,
+                           0xf38512bfu, 0x64774b84u, 0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau};
+        return M[i];
+    }
+    HD static u32 r2(int i) {
+        const u32 M[12] = {0x1c341746u, 0xf4df1f34u, 0x09d104f1u, 0x0a76e6a6u, 0x4c95b6d5u, 0x8de5476cu,
+                           0x939d83c0u, 0x67eb88a9u, 0xb519952du, 0x9a793e85u, 0x92cae3aau, 0x11988fe5u};
+        return M[i];
+    }
+    HD static u32 one(int i) {
+        const u32 M[12] = {0x0002fffdu, 0x76090000u, 0xc40c0002u, 0xebf4000bu, 0x53c758bau, 0x5f489857u,
+                           0x70525745u, 0x77ce5853u, 0xa256ec6du, 0x5c071a97u, 0xfa80e493u, 0x15f65ec3u};
+        return M[i];
+    }
+};
+
+// A field element: N little-endian 32-bit limbs, value < modulus. Montgomery or canonical is the
+// caller's convention (kernels document which).
+template <class P>
+struct alignas(16) Fe {
+    static constexpr int N = P::N;
+    u32 v[P::N];
+
+    HD static Fe zero() {
+        Fe r;
+UNROLL
+        for (int i = 0; i < N; i++) r.v[i] = 0;
+        return r;
+    }
+    HD static Fe one_mont() {
+        Fe r;
+UNROLL
+        for (int i = 0; i < N; i++) r.v[i] = P::one(i);
+        return r;
+    }
+    HD static Fe modulus() {
+        Fe r;
+UNROLL
+        for (int i = 0; i < N; i++) r.v[i] = P::mod(i);
+        return r;
+    }
+
+    HD bool is_zero() const {
+        u32 acc = 0;
+UNROLL
+        for (int i = 0; i < N; i++) acc |= v[i];
+        return acc == 0;
+    }
+    HD bool eq(const Fe& o) const {
+        u32 acc = 0;
+UNROLL
+        for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
+        return acc == 0;
+    }
+
+    // r = a + b mod m
+    HD static Fe add(const Fe& a, const Fe& b) {
+        Fe r, s;
+        u64 c = 0;
+UNROLL
+        for (int i = 0; i < N; i++) { c += (u64)a.v[i] + b.v[i]; r.v[i] = (u32)c; c >>= 32; }
+        // s = r - m; moduli are < 2^(32N-1) so the sum never overflows N limbs (c == 0)
+        i32 bw = 0;  // borrow as 0/-1
+        u64 t;
+UNROLL
+        for (int i = 0; i < N; i++) {
+            t = (u64)r.v[i] - P::mod(i) + (u64)(long long)bw;
+            s.v[i] = (u32)t; bw = (i32)(t >> 32);  // 0 or 0xffffffff
+        }
+        // if borrow: r < m, keep r
+        const bool keep = bw != 0;
+UNROLL
+        for (int i = 0; i < N; i++) r.v[i] = keep ? r.v[i] : s.v[i];
+        return r;
+    }
+    // r = a - b mod m
+    HD static Fe sub(const Fe& a, const Fe& b) {
+        Fe r;
+        i32 bw = 0;
+        u64 t;
+UNROLL
+        for (int i = 0; i < N; i++) {
+            t = (u64)a.v[i] - b.v[i] + (u64)(long long)bw;
+            r.v[i] = (u32)t; bw = (i32)(t >> 32);
+        }
+        if (bw) {
+            u64 c = 0;
+UNROLL
+            for (int i = 0; i < N; i++) { c += (u64)r.v[i] + P::mod(i); r.v[i] = (u32)c; c >>= 32; }
+        }
+        return r;
+    }
+    HD static Fe neg(const Fe& a) {
+        if (a.is_zero()) return a;
+        return sub(modulus(), a);
+    }
+    HD static Fe dbl(const Fe& a) { return add(a, a); }
+
+    // Montgomery product a*b*2^(-32N) mod m. Inlined (define FP_MUL_CALL to make
+    // the Fp one a call: smaller code, faster compiles).
+    HD static Fe mul(const Fe& a, const Fe& b) {
+#if defined(FP_MUL_CALL)
+        if constexpr (N == 12) return mul_call(a, b);
+        else
+#endif
+        return mul_impl(a, b);
+    }
+    HDNI static Fe mul_call(const Fe& a, const Fe& b) { return mul_impl(a, b); }
+    // CIOS
+    HD static Fe mul_impl(const Fe& a, const Fe& b) {
+        u32 t[N + 2];
+UNROLL
+        for (int i = 0; i < N + 2; i++) t[i] = 0;
+UNROLL
+        for (int i = 0; i < N; i++) {
+            u64 C = 0;
+            const u32 bi = b.v[i];
+UNROLL
+            for (int j = 0; j < N; j++) {
+                u64 s = (u64)a.v[j] * bi + t[j] + C;
+                t[j] = (u32)s; C = s >> 32;
+            }
+            u64 s = (u64)t[N] + C;
+            t[N] = (u32)s; t[N + 1] = (u32)(s >> 32);
+            const u32 m = t[0] * P::INV;
+            s = (u64)m * P::mod(0) + t[0];
+            C = s >> 32;
+UNROLL
+            for (int j = 1; j < N; j++) {
+                s = (u64)m * P::mod(j) + t[j] + C;
+                t[j - 1] = (u32)s; C = s >> 32;
+            }
+            s = (u64)t[N] + C;
+            t[N - 1] = (u32)s;
+            t[N] = t[N + 1] + (u32)(s >> 32);
+        }
+        // result in t[0..N] < 2m; subtract m once if needed
+        Fe r, s2;
+        i32 bw = 0;
+        u64 q;
+UNROLL
+        for (int i = 0; i < N; i++) {
+            r.v[i] = t[i];
+            q = (u64)t[i] - P::mod(i) + (u64)(long long)bw;
+            s2.v[i] = (u32)q; bw = (i32)(q >> 32);
+        }
+        const bool keep = (t[N] == 0) && (bw != 0);
+UNROLL
+        for (int i = 0; i < N; i++) r.v[i] = keep ? r.v[i] : s2.v[i];
+        return r;
+    }
+    HD static Fe sqr(const Fe& a) { return mul(a, a); }
+
+    HD static Fe to_mont(const Fe& a) {
+        Fe r2;
+UNROLL
+        for (int i = 0; i < N; i++) r2.v[i] = P::r2(i);
+        return mul(a, r2);
+    }
+    HD static Fe from_mont(const Fe& a) {
+        Fe one = zero();
+        one.v[0] = 1;
+        return mul(a, one);
+    }
+    // a^(m-2) (Montgomery in, Montgomery out); 0 -> 0.
+    HDNI static Fe inv(const Fe& a) {
+        Fe r = one_mont();
+        u32 e_[N];
+        u64 bw = 2;  // exponent m - 2, borrow propagated (Fr's low limb is 1)
+        for (int i = 0; i < N; i++) {
+            u64 t = (u64)P::mod(i) - bw;
+            e_[i] = (u32)t;
+            bw = (t >> 63) & 1;
+        }
+        for (int i = N - 1; i >= 0; i--) {
+            const u32 e = e_[i];
+            for (int b = 31; b >= 0; b--) {
+                r = sqr(r);
+                if ((e >> b) & 1) r = mul(r, a);
+            }
+        }
+        return r;
+    }
+};
+
+typedef Fe<FrP> Fr;
+typedef Fe<FpP> Fp;
+
+// Fp2 = Fp[u]/(u^2 + 1); c0 + c1*u. Same field interface as Fe (used by the curve templates).
+struct alignas(16) Fp2 {
+    Fp c0, c1;
+    HD static Fp2 zero() { Fp2 r; r.c0 = Fp::zero(); r.c1 = Fp::zero(); return r; }
+    HD static Fp2 one_mont() { Fp2 r; r.c0 = Fp::one_mont(); r.c1 = Fp::zero(); return r; }
+    HD bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+    HD bool eq(const Fp2& o) const { return c0.eq(o.c0) && c1.eq(o.c1); }
+    HD static Fp2 add(const Fp2& a, const Fp2& b) { Fp2 r; r.c0 = Fp::add(a.c0, b.c0); r.c1 = Fp::add(a.c1, b.c1); return r; }
+    HD static Fp2 sub(const Fp2& a, const Fp2& b) { Fp2 r; r.c0 = Fp::sub(a.c0, b.c0); r.c1 = Fp::sub(a.c1, b.c1); return r; }
+    HD static Fp2 neg(const Fp2& a) { Fp2 r; r.c0 = Fp::neg(a.c0); r.c1 = Fp::neg(a.c1); return r; }
+    HD static Fp2 dbl(const Fp2& a) { return add(a, a); }
+    HDNI static Fp2 mul(const Fp2& a, const Fp2& b) {
+        // Karatsuba: (a0+a1u)(b0+b1u) = a0b0 - a1b1 + ((a0+a1)(b0+b1) - a0b0 - a1b1)u
+        Fp t0 = Fp::mul(a.c0, b.c0);
+        Fp t1 = Fp::mul(a.c1, b.c1);
+        Fp t2 = Fp::mul(Fp::add(a.c0, a.c1), Fp::add(b.c0, b.c1));
+        Fp2 r;
+        r.c0 = Fp::sub(t0, t1);
+        r.c1 = Fp::sub(Fp::sub(t2, t0), t1);
+        return r;
+    }
+    HDNI static Fp2 sqr(const Fp2& a) {
+        // (a0+a1)(a0-a1) + 2a0a1 u
+        Fp2 r;
+        Fp t = Fp::mul(a.c0, a.c1);
+        r.c0 = Fp::mul(Fp::add(a.c0, a.c1), Fp::sub(a.c0, a.c1));
+        r.c1 = Fp::add(t, t);
+        return r;
+    }
+    HD static Fp2 to_mont(const Fp2& a) { Fp2 r; r.c0 = Fp::to_mont(a.c0); r.c1 = Fp::to_mont(a.c1); return r; }
+    HD static Fp2 from_mont(const Fp2& a) { Fp2 r; r.c0 = Fp::from_mont(a.c0); r.c1 = Fp::from_mont(a.c1); return r; }
+    HDNI static Fp2 inv(const Fp2& a) {
+        // 1/(a0+a1u) = (a0 - a1u)/(a0^2 + a1^2)
+        Fp d = Fp::inv(Fp::add(Fp::sqr(a.c0), Fp::sqr(a.c1)));
+        Fp2 r;
+        r.c0 = Fp::mul(a.c0, d);
+        r.c1 = Fp::neg(Fp::mul(a.c1, d));
+        return r;
+    }
+};

@@ -1,0 +1,64 @@
+"""Compile the CUDA sources of this folder with NVRTC (cupy.RawModule), once per process and device.
+
+CuPy is imported lazily: ``import prover.kernels`` works on machines without it.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+KERNELS_DIR = Path(__file__).resolve().parent
+SOURCES = ("ntt.cu", "msm_g1.cu", "msm_g2.cu")
+
+_lock = threading.Lock()
+_cache: dict[tuple[str, int], object] = {}
+
+
+def cupy_available() -> bool:
+    try:
+        import cupy  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def device_arch(device_id: int | None = None) -> str:
+    import cupy
+
+    dev = cupy.cuda.Device(device_id) if device_id is not None else cupy.cuda.Device()
+    major, minor = dev.compute_capability[:-1], dev.compute_capability[-1]
+    return f"sm_{major}{minor}"
+
+
+def compile_options(arch: str | None = None) -> tuple[str, ...]:
+    opts = ["-I" + str(KERNELS_DIR), "-std=c++17"]
+    if arch:
+        opts.append("--gpu-architecture=" + arch)
+    extra = os.environ.get("C2TUI_NVRTC_OPTS")
+    if extra:
+        opts.extend(extra.split())
+    return tuple(opts)
+
+
+def get_module(name: str):
+    """The cupy.RawModule for kernels/<name> on the current device (compiled on first use)."""
+    import cupy
+
+    dev = cupy.cuda.Device().id
+    key = (name, dev)
+    mod = _cache.get(key)
+    if mod is not None:
+        return mod
+    with _lock:
+        mod = _cache.get(key)
+        if mod is None:
+            code = (KERNELS_DIR / name).read_text()
+            mod = cupy.RawModule(code=code, options=compile_options(device_arch()), backend="nvrtc")
+            mod.compile()
+            _cache[key] = mod
+    return mod
+
+
+def get_kernel(module: str, fn: str):
+    return get_module(module).get_function(fn)

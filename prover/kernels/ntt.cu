@@ -1,0 +1,123 @@
+// ntt.cu: NTT family over BLS12-381 Fr for the NTT-H phase.
+// Data stay CANONICAL (the FrArray interchange format, 8 x u32 LE per element); every constant
+// table (twiddles, coset factors) is in Montgomery form, so mont_mul(x, c_mont) = x*c canonical.
+//   DIF (natural -> bit-reversed) and DIT (bit-reversed -> natural) radix-2 stages, fused into
+//   passes of up to 10 stages in shared memory; twiddle table tw[i] = w_n^i, i < n/2.
+#include "field.cuh"
+
+__device__ __forceinline__ u32 bitrev_bits(u32 x, int bits) { return bits == 0 ? 0u : (__brev(x) >> (32 - bits)); }
+
+// One pass of S radix-2 stages [lo, lo+S) over groups {base + k*2^lo : k < 2^S}; each block holds
+// C groups with adjacent low indices (coalesced 32*C-byte runs). dif: stages run descending.
+extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ tw, int L, int lo, int S, int C, int dif)
+{
+    extern __shared__ uint4 smem_raw[];
+    Fr* sh = reinterpret_cast<Fr*>(smem_raw);
+    const u32 E = (1u << S) * (u32)C;
+    const u32 blocksPerHigh = (1u << lo) / (u32)C;
+    const u32 b = blockIdx.x;
+    const u32 lowBase = (b % blocksPerHigh) * (u32)C;
+    const u32 base = ((b / blocksPerHigh) << (lo + S)) + lowBase;
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
+        const u32 c = e % (u32)C, k = e / (u32)C;
+        sh[e] = x[base + c + (k << lo)];
+    }
+    __syncthreads();
+    const u32 nb = E >> 1;
+    for (int st = 0; st < S; st++) {
+        const int t = dif ? (S - 1 - st) : st;
+        const int s = lo + t;
+        const u32 tmask = (1u << t) - 1;
+        for (u32 u = threadIdx.x; u < nb; u += blockDim.x) {
+            const u32 c = u % (u32)C, v = u / (u32)C;
+            const u32 k0 = ((v >> t) << (t + 1)) | (v & tmask);
+            const u32 k1 = k0 | (1u << t);
+            const u32 j = lowBase + c + ((k0 & tmask) << lo);
+            const Fr w = tw[j << (L - 1 - s)];
+            const Fr a = sh[k0 * C + c];
+            const Fr bb = sh[k1 * C + c];
+            if (!dif) {
+                const Fr m = Fr::mul(bb, w);
+                sh[k0 * C + c] = Fr::add(a, m);
+                sh[k1 * C + c] = Fr::sub(a, m);
+            } else {
+                sh[k0 * C + c] = Fr::add(a, bb);
+                sh[k1 * C + c] = Fr::mul(Fr::sub(a, bb), w);
+            }
+        }
+        __syncthreads();
+    }
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
+        const u32 c = e % (u32)C, k = e / (u32)C;
+        x[base + c + (k << lo)] = sh[e];
+    }
+}
+
+// out[i] = A[i & mask] * B[i >> loBits] (Montgomery), i < count: builds power tables from two
+// small host-made tables (A[k] = g^k * s, B[k] = g^(k << loBits), both Montgomery).
+extern "C" __global__ void powers_table(Fr* __restrict__ out, const Fr* __restrict__ A, const Fr* __restrict__ B, int loBits, u32 count)
+{
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    out[i] = Fr::mul(A[i & ((1u << loBits) - 1)], B[i >> loBits]);
+}
+
+// x[j] *= A[r & mask] * B[r >> loBits] with r = bitrev(j): scales bit-reversed coefficients by
+// g^r / n (coset shift + 1/n of the inverse NTT) without a table of size n.
+extern "C" __global__ void scale_bitrev(Fr* __restrict__ x, const Fr* __restrict__ A, const Fr* __restrict__ B, int loBits, int L)
+{
+    const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= (1u << L)) return;
+    const u32 r = bitrev_bits(j, L);
+    const Fr f = Fr::mul(A[r & ((1u << loBits) - 1)], B[r >> loBits]);
+    x[j] = Fr::mul(x[j], f);
+}
+
+// a[i] = (a[i]*b[i] - c[i]) * zinv, all canonical; k = zinv * R^2 mod r (so two Montgomery
+// reductions cancel): mont(a,b) - mont(c,1) = (ab - c)/R, then mont(., k) = (ab - c) * zinv.
+extern "C" __global__ void pointwise_h(Fr* __restrict__ a, const Fr* __restrict__ b, const Fr* __restrict__ c, const Fr* __restrict__ k, u32 n)
+{
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Fr one = Fr::zero();
+    one.v[0] = 1;
+    const Fr t = Fr::sub(Fr::mul(a[i], b[i]), Fr::mul(c[i], one));
+    a[i] = Fr::mul(t, k[0]);
+}
+
+// out[bitrev(i)] = in[i]
+extern "C" __global__ void bitrev_permute(const Fr* __restrict__ in, Fr* __restrict__ out, int L)
+{
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (1u << L)) return;
+    out[bitrev_bits(i, L)] = in[i];
+}
+
+// Element-wise field ops for tests (canonical in/out): op 0 mul, 1 add, 2 sub, 3 sqr, 4 inv.
+extern "C" __global__ void fr_elementwise(const Fr* __restrict__ a, const Fr* __restrict__ b, Fr* __restrict__ out, u32 n, int op)
+{
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const Fr x = Fr::to_mont(a[i]), y = Fr::to_mont(b[i]);
+    Fr r;
+    if (op == 0) r = Fr::mul(x, y);
+    else if (op == 1) r = Fr::add(x, y);
+    else if (op == 2) r = Fr::sub(x, y);
+    else if (op == 3) r = Fr::sqr(x);
+    else r = Fr::inv(x);
+    out[i] = Fr::from_mont(r);
+}
+
+extern "C" __global__ void fp_elementwise(const Fp* __restrict__ a, const Fp* __restrict__ b, Fp* __restrict__ out, u32 n, int op)
+{
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const Fp x = Fp::to_mont(a[i]), y = Fp::to_mont(b[i]);
+    Fp r;
+    if (op == 0) r = Fp::mul(x, y);
+    else if (op == 1) r = Fp::add(x, y);
+    else if (op == 2) r = Fp::sub(x, y);
+    else if (op == 3) r = Fp::sqr(x);
+    else r = Fp::inv(x);
+    out[i] = Fp::from_mont(r);
+}

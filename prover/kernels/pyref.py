@@ -1,0 +1,112 @@
+"""Python-integer reference for the kernels' tests (independent of the CUDA code).
+
+Interchange formats (fixed project-wide):
+  FrArray  numpy uint64 (n, 4), little-endian limbs, canonical values in [0, r)
+  G1 xy    numpy uint8 (n, 96): x || y, 48-byte little-endian canonical each; identity = zeros
+  G2 xy    numpy uint8 (n, 192): x.c0 || x.c1 || y.c0 || y.c1, 48-byte LE each
+"""
+from __future__ import annotations
+
+import numpy as np
+
+R_MOD = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
+P_MOD = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
+FR_GENERATOR = 7
+TWO_ADICITY = 32
+FR_MONT_R = 1 << 256  # Montgomery radix of the 8 x 32-bit limb Fr
+FP_MONT_R = 1 << 384
+
+
+def root_of_unity(log_n: int) -> int:
+    """Primitive 2^log_n-th root of unity: 7^((r-1)/2^32) squared down to order 2^log_n."""
+    if log_n > TWO_ADICITY:
+        raise ValueError("log_n > 32")
+    w = pow(FR_GENERATOR, (R_MOD - 1) >> TWO_ADICITY, R_MOD)
+    return pow(w, 1 << (TWO_ADICITY - log_n), R_MOD)
+
+
+def fr_to_ints(a: np.ndarray) -> list[int]:
+    a = np.ascontiguousarray(a, dtype=np.uint64).reshape(-1, 4)
+    return [int(x[0]) | int(x[1]) << 64 | int(x[2]) << 128 | int(x[3]) << 192 for x in a.tolist()]
+
+
+def fr_from_ints(vals) -> np.ndarray:
+    out = np.empty((len(vals), 4), dtype=np.uint64)
+    m = (1 << 64) - 1
+    for i, v in enumerate(vals):
+        out[i] = (v & m, (v >> 64) & m, (v >> 128) & m, (v >> 192) & m)
+    return out
+
+
+def fr_random(n: int, rng: np.random.Generator) -> np.ndarray:
+    """n uniform canonical Fr values (rejection sampling on 255 bits)."""
+    out = np.empty((n, 4), dtype=np.uint64)
+    filled = 0
+    top = np.uint64(R_MOD >> 192)
+    while filled < n:
+        cand = rng.integers(0, 2**63, size=(n, 4), dtype=np.uint64, endpoint=False)
+        cand[:, :3] = rng.integers(0, 2**64 - 1, size=(n, 3), dtype=np.uint64, endpoint=True)
+        ok = cand[:, 3] < top  # strictly below r's top limb: always < r
+        take = cand[ok][: n - filled]
+        out[filled:filled + len(take)] = take
+        filled += len(take)
+    return out
+
+
+def ntt_ref(vals: list[int], inverse: bool = False, coset: bool = False) -> list[int]:
+    """Natural-order NTT over the 2^k subgroup (or the coset g*H, g = 7) with Python ints.
+
+    forward: out[i] = sum_j a_j (g w^i)^j ; inverse: the exact inverse of forward.
+    """
+    n = len(vals)
+    L = n.bit_length() - 1
+    assert 1 << L == n
+    w = root_of_unity(L)
+    if inverse:
+        w = pow(w, R_MOD - 2, R_MOD)
+    a = list(vals)
+    if coset and not inverse:
+        g, s = FR_GENERATOR, 1
+        for i in range(n):
+            a[i] = a[i] * s % R_MOD
+            s = s * g % R_MOD
+    # bit-reverse then iterative Cooley-Tukey
+    j = 0
+    for i in range(1, n):
+        bit = n >> 1
+        while j & bit:
+            j ^= bit
+            bit >>= 1
+        j |= bit
+        if i < j:
+            a[i], a[j] = a[j], a[i]
+    m = 1
+    while m < n:
+        wm = pow(w, n // (2 * m), R_MOD)
+        for k in range(0, n, 2 * m):
+            t = 1
+            for jj in range(m):
+                u = a[k + jj]
+                v = a[k + jj + m] * t % R_MOD
+                a[k + jj] = (u + v) % R_MOD
+                a[k + jj + m] = (u - v) % R_MOD
+                t = t * wm % R_MOD
+        m *= 2
+    if inverse:
+        ninv = pow(n, R_MOD - 2, R_MOD)
+        a = [x * ninv % R_MOD for x in a]
+        if coset:
+            ginv, s = pow(FR_GENERATOR, R_MOD - 2, R_MOD), 1
+            for i in range(n):
+                a[i] = a[i] * s % R_MOD
+                s = s * ginv % R_MOD
+    return a
+
+
+def ntt_h_ref(a: list[int], b: list[int], c: list[int]) -> list[int]:
+    """h = coset_iNTT( (coset_NTT(iNTT a) * coset_NTT(iNTT b) - coset_NTT(iNTT c)) / (g^n - 1) )."""
+    n = len(a)
+    ea, eb, ec = (ntt_ref(ntt_ref(x, inverse=True), coset=True) for x in (a, b, c))
+    zinv = pow((pow(FR_GENERATOR, n, R_MOD) - 1) % R_MOD, R_MOD - 2, R_MOD)
+    e = [(x * y - z) * zinv % R_MOD for x, y, z in zip(ea, eb, ec)]
+    return ntt_ref(e, inverse=True, coset=True)
