@@ -32,7 +32,7 @@ from prover.state import DashboardState, GpuState, LockState, PartitionState, Ph
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 CHECKPOINT_EVERY = 2000
-SNAPSHOT_WINDOW = 150.0  # seconds of timeline a snapshot carries (the UI shows <= 120)
+SNAPSHOT_WINDOW = 40.0  # seconds of timeline a snapshot carries (the UI shows <= 30)
 SNAPSHOT_PARTITIONS = 96
 
 
@@ -102,6 +102,8 @@ class LiveSource:
     kind = "live"
 
     def __init__(self, engine: Any = None, snapshot_hz: float = 20.0, label: str = "LIVE") -> None:
+        # snapshots are made on demand: the UI's read asks for the next one, so no copy is
+        # made that no frame will show (and at most snapshot_hz of them a second)
         self.engine = engine
         self.label = label
         self.state = DashboardState()
@@ -110,8 +112,10 @@ class LiveSource:
         self._version = 0
         self._period = 1.0 / snapshot_hz
         self._stop = threading.Event()
+        self._want = True
         self._thread: threading.Thread | None = None
         self.folded = 0
+        self.published = 0
         if engine is not None:
             engine.add_sink(self.sink)
 
@@ -150,8 +154,10 @@ class LiveSource:
         return n
 
     def publish(self) -> None:
+        self._want = False
         self._snap = fast_snapshot(self.state)
         self._version += 1
+        self.published += 1
 
     def _run(self) -> None:
         dirty = False
@@ -160,7 +166,7 @@ class LiveSource:
             if self.drain():
                 dirty = True
             now = time.monotonic()
-            if dirty and now - last >= self._period:
+            if dirty and self._want and now - last >= self._period:
                 self.publish()
                 dirty, last = False, now
             self._stop.wait(0.01)
@@ -171,6 +177,7 @@ class LiveSource:
         pass
 
     def snapshot(self) -> tuple[int, DashboardState]:
+        self._want = True
         return self._version, self._snap
 
 

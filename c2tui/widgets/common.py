@@ -284,10 +284,17 @@ class StateView(Widget):
             return
         self._lines = new
         strips = self._strips
+        run = -1  # first line of the current run of changed lines
         for y, (a, b) in enumerate(zip(old, new)):
             if a.parts != b.parts:
                 strips.pop(y, None)
-                self.refresh(Region(0, y, size.width, 1))
+                if run < 0:
+                    run = y
+            elif run >= 0:
+                self.refresh(Region(0, run, size.width, y - run))
+                run = -1
+        if run >= 0:
+            self.refresh(Region(0, run, size.width, len(new) - run))
 
     def wanted_height(self, state: "DashboardState") -> int | None:
         return None
