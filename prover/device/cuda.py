@@ -80,18 +80,21 @@ class CudaDevice(BaseDevice):
 
     def __init__(self, index: int, profile: Profile, budget: int, emit: Emit, stop: threading.Event,
                  time_scale: float = 1.0, clock: Callable[[], float] = time.monotonic, nvml: bool = True,
-                 async_pool: bool = True) -> None:
+                 async_pool: bool = True, device_id: int | None = None) -> None:
         super().__init__(index, budget, emit, stop, time_scale, clock)
         import cupy as cp
 
         self.cp = cp
         self.profile = profile
-        self.dev = cp.cuda.Device(index)
+        self.device_id = index if device_id is None else device_id
+        self.dev = cp.cuda.Device(self.device_id)
         with self.dev:
-            props = cp.cuda.runtime.getDeviceProperties(index)
+            props = cp.cuda.runtime.getDeviceProperties(self.device_id)
             self.clock_khz = int(props.get("clockRate", 0) or 0) or 1_500_000
             name = props.get("name", b"CUDA device")
             self.name = name.decode() if isinstance(name, bytes) else str(name)
+            if self.device_id != index:
+                self.name += f" (cuda:{self.device_id})"
             free, total = cp.cuda.runtime.memGetInfo()
             self.total_bytes = int(total)
             self.pool_kind = "default"
@@ -110,8 +113,8 @@ class CudaDevice(BaseDevice):
         self.nvml_error = ""
         if nvml:
             try:
-                self._nvml = _Nvml(getattr(self.dev, "pci_bus_id", None), index)
-                self.name = self._nvml.name()
+                self._nvml = _Nvml(getattr(self.dev, "pci_bus_id", None), self.device_id)
+                self.name = self._nvml.name() + (f" (cuda:{self.device_id})" if self.device_id != index else "")
                 self.nvml = True
             except Exception as exc:
                 self.nvml_error = f"{type(exc).__name__}: {exc}"

@@ -237,7 +237,7 @@ class Engine:
             sectors = self.config.sectors if self._bounded else 2
             for _ in range(sectors or 0):
                 self._submit_sector(None, source="config")
-            for g in self.config.gpu_ids:
+            for g in range(self.config.n_gpus):
                 for _ in range(self.controller.snapshot().workers_per_gpu):
                     self._spawn(g)
             self._monitor = threading.Thread(target=self._monitor_loop, name="engine-monitor", daemon=True)
@@ -295,8 +295,10 @@ class Engine:
             f"({self.profile.name}); setup {time.monotonic() - t0:.2f}s"))
 
     def _make_devices(self) -> None:
+        """Devices are numbered 0..n-1 in events (what the fold expects); with `gpus = [2, 3]`
+        the CUDA device ids are 2 and 3 (named in GpuInfo)."""
         cfg = self.config
-        for g in cfg.gpu_ids:
+        for g, dev_id in enumerate(cfg.gpu_ids):
             if self.backend == "sim":
                 from prover.device.sim import SimDevice
 
@@ -305,11 +307,14 @@ class Engine:
                 from prover.device.cuda import CudaDevice
 
                 dev = CudaDevice(g, self.profile, cfg.vram_budget, self.emit, self._stop, cfg.time_scale, self.clock,
-                                 nvml=not cfg.faults.nvml_missing)
+                                 nvml=not cfg.faults.nvml_missing, device_id=dev_id)
             self._install_faults(dev)
             self.devices[g] = dev
             self.locksets[g] = LockSet(g, self.emit, self._stop, self.clock)
             dev.announce()
+            if self.backend == "cuda" and not dev.nvml:
+                self.emit(ev.Note, level="warn", text=f"gpu{g}: NVML unavailable ({getattr(dev, 'nvml_error', '')}); "
+                          "memory from the CUDA runtime, utilisation modelled")
         if self.backend == "cuda":
             self._load_gpu_kernels()
 
@@ -421,7 +426,7 @@ class Engine:
         if not self._started or self._stop.is_set():
             return
         with self._wlock:
-            for g in self.config.gpu_ids:
+            for g in range(self.config.n_gpus):
                 alive = [w for w in self._workers.get(g, []) if not w.dead and not w.retire]
                 if len(alive) < n:
                     for _ in range(n - len(alive)):
@@ -517,7 +522,7 @@ class Engine:
             return
         target = self.controller.snapshot().workers_per_gpu
         with self._wlock:
-            for g in self.config.gpu_ids:
+            for g in range(self.config.n_gpus):
                 ws = self._workers.get(g, [])
                 ws[:] = [w for w in ws if not (w.dead and not w.thread.is_alive())]
                 alive = [w for w in ws if not w.dead and not w.retire]
@@ -667,6 +672,8 @@ class Engine:
                      result: dict[str, Any]) -> Future:
         """Run the GPU section under the knobs read now; returns the prep_msm future."""
         dev, L = self.devices[g], self.locksets[g]
+        if not self.controller.wait_unpaused(self._stop):  # pause holds at the next GPU section too
+            raise Stopped()
         knobs = self.controller.snapshot()
         stream = dev.stream(w)
         bufs: list[Buffer] = []
