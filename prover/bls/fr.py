@@ -21,6 +21,8 @@ constants.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 # the field modulus and its constants --------------------------------------------------
@@ -141,28 +143,35 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     return x
 
 
-CHUNK = 1 << 13  # elements per block of a large product: keeps the accumulator in cache
+CHUNK = 1 << 13  # elements per block of a large operation: temporaries stay cache-sized
 
 
+def _blockwise(op: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """Run an elementwise op on (8, ...) arrays in flat blocks of CHUNK elements.
+
+    numpy temporaries of a few MiB and more are slower per element by up to ~5x here
+    (cache misses and fresh pages on every allocation; measured in docs/prover.md), so
+    large operations are cut into blocks; small ones run directly."""
+
+    def run(*arrays: np.ndarray) -> np.ndarray:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))[1:]
+        size = int(np.prod(shape))
+        if size <= 2 * CHUNK:
+            return op(*arrays)
+        # a constant (8, 1) stays a broadcast column; other operands are flattened
+        flat = [a.reshape(NLIMBS, 1) if a[0].size == 1 else np.broadcast_to(a, (NLIMBS,) + shape).reshape(NLIMBS, size) for a in arrays]
+        out = np.empty((NLIMBS, size), dtype=np.uint64)
+        for lo in range(0, size, CHUNK):
+            out[:, lo : lo + CHUNK] = op(*(f if f.shape[1] == 1 else f[:, lo : lo + CHUNK] for f in flat))
+        return out.reshape((NLIMBS,) + shape)
+
+    run.__doc__, run.__name__ = op.__doc__, op.__name__
+    return run
+
+
+@_blockwise
 def mont_mul(a: Mont, b: Mont) -> Mont:
-    """Montgomery product a*b*R^-1 mod r of two (8, ...) arrays (broadcasting).
-
-    Large products are flattened and processed in blocks of CHUNK elements so that the
-    17-limb accumulator stays in L2 cache (measured: ~1.8 us -> ~0.3 us per element at
-    2^19 elements)."""
-    shape = np.broadcast_shapes(a.shape, b.shape)[1:]
-    size = int(np.prod(shape))
-    if size <= 2 * CHUNK:
-        return _mont_mul_block(a, b)
-    flat_a = np.broadcast_to(a, (NLIMBS,) + shape).reshape(NLIMBS, size)
-    flat_b = np.broadcast_to(b, (NLIMBS,) + shape).reshape(NLIMBS, size)
-    out = np.empty((NLIMBS, size), dtype=np.uint64)
-    for lo in range(0, size, CHUNK):
-        out[:, lo : lo + CHUNK] = _mont_mul_block(flat_a[:, lo : lo + CHUNK], flat_b[:, lo : lo + CHUNK])
-    return out.reshape((NLIMBS,) + shape)
-
-
-def _mont_mul_block(a: Mont, b: Mont) -> Mont:
+    """Montgomery product a*b*R^-1 mod r of two (8, ...) arrays (broadcasting)."""
     shape = np.broadcast_shapes(a.shape, b.shape)[1:]
     t = np.zeros((2 * NLIMBS + 1,) + shape, dtype=np.uint64)
     for i in range(NLIMBS):
@@ -177,11 +186,13 @@ def _with_carry_limb(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x, np.zeros((1,) + x.shape[1:], np.uint64)])
 
 
+@_blockwise
 def mont_add(a: Mont, b: Mont) -> Mont:
     """a + b mod r (same formula for Montgomery and plain limbs)."""
     return _cond_sub_p(_normalise(_with_carry_limb(a + b))[:NLIMBS])
 
 
+@_blockwise
 def mont_sub(a: Mont, b: Mont) -> Mont:
     """a - b mod r, computed as a + (r - b) in [1, 2r) then one conditional subtraction.
 
@@ -204,9 +215,14 @@ def to_mont(a: FrArray) -> Mont:
 
 def from_mont(x: Mont) -> FrArray:
     """Montgomery (8, n) -> canonical FrArray (n, 4)."""
+    return _join32(_from_mont_limbs(x))
+
+
+@_blockwise
+def _from_mont_limbs(x: Mont) -> np.ndarray:
     t = np.zeros((2 * NLIMBS + 1,) + x.shape[1:], dtype=np.uint64)
     t[:NLIMBS] = x
-    return _join32(_redc(t))
+    return _redc(t)
 
 
 def mont_const(value: int) -> Mont:

@@ -56,7 +56,12 @@ def test_segmented_large_layers_match_naive(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_chunked_products_match(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Products longer than 2 * CHUNK are done blockwise; force that path."""
+    """Operations longer than 2 * CHUNK run blockwise; force that path."""
     monkeypatch.setattr(fr, "CHUNK", 8)
     xs, ys = fr.to_ints(fr.random(45, 1)), fr.to_ints(fr.random(45, 2))
-    assert fr.to_ints(fr.mul(fr.from_ints(xs), fr.from_ints(ys))) == [x * y % R for x, y in zip(xs, ys)]
+    a, b = fr.from_ints(xs), fr.from_ints(ys)
+    assert fr.to_ints(fr.mul(a, b)) == [x * y % R for x, y in zip(xs, ys)]
+    assert fr.to_ints(fr.add(a, b)) == [(x + y) % R for x, y in zip(xs, ys)]
+    assert fr.to_ints(fr.sub(a, b)) == [(x - y) % R for x, y in zip(xs, ys)]
+    scaled = fr.from_mont(fr.mont_mul(fr.to_mont(a), fr.mont_const(3)))  # broadcast column
+    assert fr.to_ints(scaled) == [3 * x % R for x in xs]
