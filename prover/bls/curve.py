@@ -14,7 +14,7 @@ from functools import reduce
 from operator import add, getitem
 
 import numpy as np
-from py_arkworks_bls12381 import GT, G1Point, G2Point, Scalar
+from py_arkworks_bls12381 import GT, G1Point, G2Point, Scalar  # noqa: F401  (GT, Scalar re-exported)
 
 from prover.bls import fr
 
@@ -22,7 +22,6 @@ G1_BYTES = 96
 G2_BYTES = 192
 G1 = G1Point  # re-exported so callers need not import the binding
 G2 = G2Point
-__all__ = ["GT", "G1", "G2", "Scalar"]  # the binding's types, re-exported
 
 
 def g1_generator() -> G1Point:

@@ -9,7 +9,7 @@ The CPU versions here are the reference the CUDA kernels must match bit for bit.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
