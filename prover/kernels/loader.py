@@ -4,6 +4,7 @@ CuPy is imported lazily: ``import prover.kernels`` works on machines without it.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from pathlib import Path
@@ -32,13 +33,23 @@ def device_arch(device_id: int | None = None) -> str:
 
 
 def compile_options(arch: str | None = None) -> tuple[str, ...]:
+    """NVRTC options. CuPy itself adds the current device's -arch, so none is given here unless
+    asked for (arch=... or C2TUI_NVRTC_ARCH=sm_90)."""
     opts = ["-I" + str(KERNELS_DIR), "-std=c++17"]
+    arch = arch or os.environ.get("C2TUI_NVRTC_ARCH")
     if arch:
         opts.append("--gpu-architecture=" + arch)
     extra = os.environ.get("C2TUI_NVRTC_OPTS")
     if extra:
         opts.extend(extra.split())
     return tuple(opts)
+
+
+def headers_digest() -> str:
+    h = hashlib.sha256()
+    for p in sorted(KERNELS_DIR.glob("*.cuh")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def get_module(name: str):
@@ -54,7 +65,10 @@ def get_module(name: str):
         mod = _cache.get(key)
         if mod is None:
             code = (KERNELS_DIR / name).read_text()
-            mod = cupy.RawModule(code=code, options=compile_options(device_arch()), backend="nvrtc")
+            # CuPy's on-disk kernel cache keys on the source text only: stamp the headers' hash
+            # into it so that an edited header recompiles.
+            code = f"// headers {headers_digest()}\n" + code
+            mod = cupy.RawModule(code=code, options=compile_options(), backend="nvrtc")
             mod.compile()
             _cache[key] = mod
     return mod

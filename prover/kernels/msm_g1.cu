@@ -1,4 +1,6 @@
 // msm_g1.cu: G1 (over Fp) instantiation of msm_impl.cuh, plus fixed-base multiplication.
+// Fp products are calls (FP_MUL_CALL): fully inlined formulas took NVRTC minutes to compile.
+#define FP_MUL_CALL 1
 #include "msm_impl.cuh"
 
 MSM_INSTANTIATE(g1, Fp)

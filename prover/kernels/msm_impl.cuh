@@ -140,14 +140,18 @@ __device__ void msm_bucket_final_t(const Xyzz<F>* in, const u32* pc, const u32* 
     buckets[b] = pc[b] ? in[pincl[b] - 1] : Xyzz<F>::inf();
 }
 
-// Per window w, segment g of SEG buckets: sum_{v in seg} v * S_v. One block per window,
-// blockDim = number of segments (power of two); tree over the segment sums in scratch.
+// Window reduction, sum_v v * S_v for v = 1..B. Block bx = w * SB + sb, G threads: segment
+// (sb * G + g) of window w covers bucket values [vlo, vhi] and computes
+// sum (v - vlo + 1) S_v by running sums, plus (vlo - 1) * sum S_v; a tree over the block's G
+// segments (in scratch) gives out[bx]. A reduce_xyzz over each window's SB results follows.
 template <class F>
-__device__ void msm_window_reduce_t(const Xyzz<F>* buckets, u32 B, Xyzz<F>* scratch, Xyzz<F>* win)
+__device__ void msm_window_reduce_t(const Xyzz<F>* buckets, u32 B, u32 SB, Xyzz<F>* scratch, Xyzz<F>* out)
 {
-    const u32 w = blockIdx.x, g = threadIdx.x, G = blockDim.x;
-    const u32 per = (B + G - 1) / G;
-    const u32 vlo = g * per + 1;               // bucket values [vlo, vhi]
+    const u32 bx = blockIdx.x, g = threadIdx.x, G = blockDim.x;
+    const u32 w = bx / SB, sb = bx % SB;
+    const u32 segs = SB * G;
+    const u32 per = (B + segs - 1) / segs;
+    const u32 vlo = (sb * G + g) * per + 1;
     u32 vhi = vlo + per - 1;
     if (vhi > B) vhi = B;
     Xyzz<F> T = Xyzz<F>::inf(), R = Xyzz<F>::inf();
@@ -158,14 +162,14 @@ __device__ void msm_window_reduce_t(const Xyzz<F>* buckets, u32 B, Xyzz<F>* scra
         }
         if (vlo > 1) R = Xyzz<F>::add(R, Xyzz<F>::mul_small(T, vlo - 1));
     }
-    Xyzz<F>* sc = scratch + (u64)w * G;
+    Xyzz<F>* sc = scratch + (u64)bx * G;
     sc[g] = R;
     __syncthreads();
     for (u32 st = 1; st < G; st <<= 1) {
         if ((g % (2 * st)) == 0 && g + st < G) sc[g] = Xyzz<F>::add(sc[g], sc[g + st]);
         __syncthreads();
     }
-    if (g == 0) win[w] = sc[0];
+    if (g == 0) out[bx] = sc[0];
 }
 
 // Horner over windows: sum_w 2^(c w) win[w]; writes the canonical affine result.
@@ -233,9 +237,9 @@ __device__ void xyzz_to_affine_t(const Xyzz<F>* in, u32 n, Affine<F>* out)
     extern "C" __global__ void P##_msm_bucket_final(const Xyzz<F>* in, const u32* pc, const u32* pincl, u32 nb, \
         Xyzz<F>* buckets)                                                                                       \
     { msm_bucket_final_t<F>(in, pc, pincl, nb, buckets); }                                                      \
-    extern "C" __global__ void P##_msm_window_reduce(const Xyzz<F>* buckets, u32 B, Xyzz<F>* scratch,           \
-        Xyzz<F>* win)                                                                                           \
-    { msm_window_reduce_t<F>(buckets, B, scratch, win); }                                                       \
+    extern "C" __global__ void P##_msm_window_reduce(const Xyzz<F>* buckets, u32 B, u32 SB, Xyzz<F>* scratch,   \
+        Xyzz<F>* out)                                                                                           \
+    { msm_window_reduce_t<F>(buckets, B, SB, scratch, out); }                                                       \
     extern "C" __global__ void P##_msm_final(const Xyzz<F>* win, int W, int c, Affine<F>* out)                  \
     { msm_final_t<F>(win, W, c, out); }                                                                         \
     extern "C" __global__ void P##_batch_add(const Affine<F>* pts, const u32* idx, u32 m, Xyzz<F>* part)        \

@@ -1,0 +1,284 @@
+"""Benchmark (and spot-check) the CUDA kernels of prover/kernels on the visible GPU, next to
+py_arkworks' CPU MSM on this machine's cores, in the same run.
+
+  python benchmarks/bench_kernels.py --out DIR [--ntt 16,18,...] [--msm 16,...] [--g2 16,...]
+                                     [--cpu-msm 16,18,20] [--section 20,22,24]
+
+Times are medians of CUDA-event intervals on one non-blocking stream after a warm-up
+(NVRTC compilation and table set-up excluded). Every GPU MSM timed at a size where the CPU
+MSM also ran is checked for equality with it.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from prover.kernels import gpu_phases as gp  # noqa: E402
+from prover.kernels.pyref import R_MOD, fr_random  # noqa: E402
+
+
+def logs(s: str) -> list[int]:
+    return [int(x) for x in s.split(",") if x.strip()] if s else []
+
+
+def timed(fn, stream, reps: int, warm: int = 1) -> list[float]:
+    import cupy as cp
+
+    for _ in range(warm):
+        fn()
+    stream.synchronize()
+    out = []
+    for _ in range(reps):
+        e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+        e0.record(stream)
+        fn()
+        e1.record(stream)
+        e1.synchronize()
+        out.append(cp.cuda.get_elapsed_time(e0, e1))
+    return out
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def random_points(group: str, n: int, uniq: int, seed: int) -> tuple[np.ndarray, list]:
+    import py_arkworks_bls12381 as ark
+
+    G = ark.G1Point if group == "g1" else ark.G2Point
+    rng = np.random.default_rng(seed)
+    objs = [G() * ark.Scalar(int(x)) for x in rng.integers(1, 1 << 62, size=min(uniq, n))]
+    xy = np.stack([np.frombuffer(p.to_xy_bytes_le(), dtype=np.uint8) for p in objs])
+    reps = -(-n // len(objs))
+    return np.tile(xy, (reps, 1))[:n], objs
+
+
+def ark_scalars(s: np.ndarray) -> list:
+    import py_arkworks_bls12381 as ark
+
+    b = s.tobytes()
+    return [ark.Scalar.from_le_bytes(b[32 * i:32 * i + 32]) for i in range(s.shape[0])]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "benchmarks/results"))
+    ap.add_argument("--name", default="kernels_h200.json")
+    ap.add_argument("--ntt", default="16,18,20,22,24,26")
+    ap.add_argument("--msm", default="16,18,20,22,24")
+    ap.add_argument("--g2", default="16,18,20,22")
+    ap.add_argument("--cpu-msm", default="16,18,20")
+    ap.add_argument("--cpu-g2", default="16")
+    ap.add_argument("--section", default="20,22,24")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--window", type=str, default="", help="comma list of window widths to try at the largest MSM")
+    args = ap.parse_args()
+
+    import cupy as cp
+    import py_arkworks_bls12381 as ark
+
+    dev = cp.cuda.Device()
+    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    res: dict = {
+        "date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
+        "gpu": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
+        "sm_count": props["multiProcessorCount"], "cupy": cp.__version__,
+        "cpu_cores": os.cpu_count(), "host": platform.node(),
+        "ntt": [], "msm_g1": [], "msm_g2": [], "batch_add_g1": [], "fixed_base_g1": [], "section": [],
+        "compile_s": {},
+    }
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    def save():
+        (out_dir / args.name).write_text(json.dumps(res, indent=1))
+
+    from prover.kernels import loader
+    for m in loader.SOURCES:
+        t0 = time.perf_counter()
+        loader.get_module(m)
+        res["compile_s"][m] = round(time.perf_counter() - t0, 2)
+    log(f"compile {res['compile_s']}")
+    stream = cp.cuda.Stream(non_blocking=True)
+    rng = np.random.default_rng(12345)
+
+    # ---------------------------------------------------------------- NTT family --
+    for L in logs(args.ntt):
+        n = 1 << L
+        with stream:
+            a0 = cp.asarray(fr_random(n, rng)).view(cp.uint32).reshape(n, 8)
+            b0, c0 = cp.asarray(fr_random(n, rng)).view(cp.uint32).reshape(n, 8), cp.asarray(fr_random(n, rng)).view(cp.uint32).reshape(n, 8)
+            a, b, c, tmp = a0.copy(), b0.copy(), c0.copy(), cp.empty_like(a0)
+        plan = gp.ntt_plan(L, stream)
+        with stream:
+            t_ntt = timed(lambda: plan._run_passes(a, plan.tw_fwd, dif=False), stream, args.reps)
+            t_nat = timed(lambda: plan.ntt(a, tmp), stream, args.reps)
+
+            def h():
+                a[...] = a0; b[...] = b0; c[...] = c0  # noqa: E702
+                plan.ntt_h(a, b, c)
+            t_copy = timed(lambda: (a.__setitem__(Ellipsis, a0), b.__setitem__(Ellipsis, b0), c.__setitem__(Ellipsis, c0)), stream, args.reps)
+            t_h = timed(h, stream, max(3, args.reps // 2))
+        row = {"log_n": L, "ntt_core_ms": statistics.median(t_ntt), "ntt_natural_ms": statistics.median(t_nat),
+               "ntt_h_ms": statistics.median(t_h) - statistics.median(t_copy), "ntt_h_with_input_copies_ms": statistics.median(t_h),
+               "gbytes_per_pass": n * 32 * 2 / 1e9, "passes": len(plan.passes)}
+        res["ntt"].append(row)
+        log(f"NTT 2^{L}: core {row['ntt_core_ms']:.3f} ms natural {row['ntt_natural_ms']:.3f} ms  NTT-H {row['ntt_h_ms']:.3f} ms")
+        del a0, b0, c0, a, b, c, tmp
+        save()
+        cp.get_default_memory_pool().free_all_blocks()
+    gp._plans.clear()
+    cp.get_default_memory_pool().free_all_blocks()
+
+    # --------------------------------------------------------------------- MSM G1 --
+    cpu_logs = set(logs(args.cpu_msm))
+    msm_logs = logs(args.msm)
+    if msm_logs:
+        nmax = 1 << max(msm_logs)
+        t0 = time.perf_counter()
+        xy_all, objs = random_points("g1", nmax, 4096, 1)
+        s_all = fr_random(nmax, rng)
+        log(f"G1 inputs 2^{max(msm_logs)} made in {time.perf_counter() - t0:.1f} s")
+        dp_all = gp.DevicePoints("g1", xy_all, stream)
+        with stream:
+            d_s_all = cp.asarray(s_all)
+        stream.synchronize()
+        for L in msm_logs:
+            n = 1 << L
+            d_s = d_s_all[:n]
+            row = {"log_n": L, "c": gp.msm_window_bits(n)}
+            with stream:
+                t = timed(lambda: gp._msm_device(dp_all, d_s, stream), stream, args.reps if L < 24 else 3)
+                got = gp._to_bytes(gp._msm_device(dp_all, d_s, stream), stream)
+            row["gpu_ms"] = statistics.median(t)
+            row["gpu_ms_all"] = t
+            if L in cpu_logs:
+                reps = -(-n // len(objs))
+                P = (objs * reps)[:n]
+                S = ark_scalars(s_all[:n])
+                t0 = time.perf_counter()
+                want = ark.G1Point.multiexp_unchecked(P, S).to_xy_bytes_le()
+                row["cpu_ark_ms"] = (time.perf_counter() - t0) * 1e3
+                row["equal_to_ark"] = got == want
+                del P, S
+            res["msm_g1"].append(row)
+            log(f"MSM G1 2^{L}: gpu {row['gpu_ms']:.2f} ms (c={row['c']})" +
+                (f"  ark cpu {row['cpu_ark_ms']:.0f} ms equal={row['equal_to_ark']}" if 'cpu_ark_ms' in row else ""))
+            save()
+        for c in logs(args.window):
+            with stream:
+                t = timed(lambda: gp._msm_device(dp_all, d_s_all, stream, c=c), stream, 2)
+            res.setdefault("msm_g1_window_sweep", []).append({"log_n": max(msm_logs), "c": c, "gpu_ms": statistics.median(t)})
+            log(f"  window sweep 2^{max(msm_logs)} c={c}: {statistics.median(t):.2f} ms")
+            save()
+
+        # batch addition (scalars equal to 1) and synthetic partition GPU sections
+        for L in [x for x in (16, 20, 24) if x <= max(msm_logs)]:
+            n = 1 << L
+            mask = cp.asarray(rng.random(n) < 0.3)
+            dp = dp_all
+            with stream:
+                t = timed(lambda: gp._batch_add_device(dp, mask[:n], stream), stream, 3)
+            res["batch_add_g1"].append({"log_n": L, "ones_fraction": 0.3, "gpu_ms": statistics.median(t)})
+            log(f"batch add G1 2^{L} (30% ones): {statistics.median(t):.2f} ms")
+            save()
+        for L in [x for x in logs(args.section) if x <= max(msm_logs)]:
+            n = 1 << L
+            # bit-heavy witness stand-in: 45% zeros, 35% ones, 20% random; NTT-H + H MSM (dense)
+            # + A, B_G1, L MSMs (tails after batch addition of the ones)
+            u = rng.random(n)
+            zeros, ones = u < 0.45, (u >= 0.45) & (u < 0.80)
+            sc = s_all[:n].copy()
+            sc[zeros] = 0
+            sc[ones] = np.array([1, 0, 0, 0], dtype=np.uint64)
+            with stream:
+                d_sc = cp.asarray(sc)
+                d_ones = cp.asarray(ones)
+                tail_idx = cp.asarray(np.nonzero(~zeros & ~ones)[0].astype(np.uint32))
+                d_tail_s = d_sc[tail_idx]
+                a0 = cp.asarray(fr_random(n, rng)); b0 = cp.asarray(fr_random(n, rng)); c0 = cp.asarray(fr_random(n, rng))  # noqa: E702
+                a, b, c = a0.copy(), b0.copy(), c0.copy()
+            tail_pts = gp.DevicePoints.__new__(gp.DevicePoints)
+            tail_pts.group, tail_pts.d = "g1", dp_all.d[tail_idx]
+            tail_pts.n = int(tail_pts.d.shape[0])
+            gp.ntt_plan(L, stream)
+
+            def section():
+                a[...] = a0; b[...] = b0; c[...] = c0  # noqa: E702
+                h = gp.ntt_h_device(a, b, c, stream)
+                gp._msm_device(dp_all, h[: n - 1], stream)               # H query
+                for _ in range(3):                                         # A, B_G1, L
+                    gp._batch_add_device(dp_all, d_ones, stream)
+                    gp._msm_device(tail_pts, d_tail_s, stream)
+
+            with stream:
+                t = timed(section, stream, 2)
+            res["section"].append({"constraints_log2": L, "gpu_ms": statistics.median(t),
+                                   "note": "synthetic: NTT-H + H MSM + 3 x (batch add of ones + tail MSM), 45% zero / 35% one scalars; gathered tail points excluded"})
+            log(f"GPU section 2^{L}: {statistics.median(t):.1f} ms")
+            save()
+            del a0, b0, c0, a, b, c, d_sc, tail_pts
+        del dp_all, d_s_all, xy_all
+        cp.get_default_memory_pool().free_all_blocks()
+
+    # --------------------------------------------------------------------- MSM G2 --
+    g2_logs = logs(args.g2)
+    if g2_logs:
+        nmax = 1 << max(g2_logs)
+        xy2, objs2 = random_points("g2", nmax, 1024, 2)
+        s2 = fr_random(nmax, rng)
+        dp2 = gp.DevicePoints("g2", xy2, stream)
+        with stream:
+            d_s2 = cp.asarray(s2)
+        for L in g2_logs:
+            n = 1 << L
+            with stream:
+                t = timed(lambda: gp._msm_device(dp2, d_s2[:n], stream), stream, 3)
+                got = gp._to_bytes(gp._msm_device(dp2, d_s2[:n], stream), stream)
+            row = {"log_n": L, "c": gp.msm_window_bits(n), "gpu_ms": statistics.median(t)}
+            if L in set(logs(args.cpu_g2)):
+                reps = -(-n // len(objs2))
+                P = (objs2 * reps)[:n]
+                S = ark_scalars(s2[:n])
+                t0 = time.perf_counter()
+                want = ark.G2Point.multiexp_unchecked(P, S).to_xy_bytes_le()
+                row["cpu_ark_ms"] = (time.perf_counter() - t0) * 1e3
+                row["equal_to_ark"] = got == want
+            res["msm_g2"].append(row)
+            log(f"MSM G2 2^{L}: gpu {row['gpu_ms']:.2f} ms" +
+                (f"  ark cpu {row['cpu_ark_ms']:.0f} ms equal={row['equal_to_ark']}" if 'cpu_ark_ms' in row else ""))
+            save()
+        del dp2, d_s2
+        cp.get_default_memory_pool().free_all_blocks()
+
+    # ------------------------------------------------------------- fixed base G1 --
+    for L in (16, 20):
+        n = 1 << L
+        base = np.frombuffer((ark.G1Point() * ark.Scalar(99)).to_xy_bytes_le(), dtype=np.uint8)
+        s = cp.asarray(fr_random(n, rng))
+        gp.fixed_base_g1_gpu(base, s[:4], stream)  # table
+        with stream:
+            t = timed(lambda: gp.fixed_base_g1_gpu(base, s, stream, out_device=True), stream, 3)
+        res["fixed_base_g1"].append({"log_n": L, "gpu_ms": statistics.median(t)})
+        log(f"fixed-base G1 2^{L}: {statistics.median(t):.2f} ms")
+        save()
+
+    save()
+    log(json.dumps({k: v for k, v in res.items() if k in ("gpu", "compile_s")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

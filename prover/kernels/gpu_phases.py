@@ -1,0 +1,507 @@
+"""Host wrappers of the CUDA kernels: the GPU side of the prover's GPU phases.
+
+Formats (project-wide): FrArray = uint64 (n, 4) canonical LE; G1 xy = uint8 (n, 96);
+G2 xy = uint8 (n, 192) (x.c0, x.c1, y.c0, y.c1). Results are bit-identical to prover.bls /
+py_arkworks on the same inputs.
+
+Every launch goes to the caller's stream (``stream=None`` -> CuPy's current stream); nothing
+here synchronises the device. Functions returning host data synchronise only that stream
+(the download). CuPy is imported lazily, so this module imports without it.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+
+from prover.kernels import loader
+from prover.kernels.pyref import FR_GENERATOR, R_MOD, root_of_unity
+
+FR_R = 1 << 256  # Montgomery radix of Fr (8 x 32-bit limbs)
+FP_R = 1 << 384
+_TPB = 256
+
+
+def _cp():
+    import cupy
+
+    return cupy
+
+
+def _stream_ctx(stream):
+    return stream if stream is not None else contextlib.nullcontext()
+
+
+def _grid(n: int, tpb: int = _TPB) -> tuple[int]:
+    return (max(1, (n + tpb - 1) // tpb),)
+
+
+def _fr_mont_array(vals) -> np.ndarray:
+    """Python ints -> (k, 8) uint32 Montgomery rows."""
+    out = np.empty((len(vals), 4), dtype=np.uint64)
+    m = (1 << 64) - 1
+    for i, v in enumerate(vals):
+        v = v * FR_R % R_MOD
+        out[i] = (v & m, (v >> 64) & m, (v >> 128) & m, (v >> 192) & m)
+    return out.view(np.uint32).reshape(-1, 8)
+
+
+def _two_level(base: int, scale: int, count_log2: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """A[k] = base^k * scale, B[k] = base^(k << lo): base^i * scale = A[i & mask] * B[i >> lo]."""
+    lo = max(1, (count_log2 + 1) // 2)
+    hi = max(0, count_log2 - lo)
+    A, x = [], scale % R_MOD
+    for _ in range(1 << lo):
+        A.append(x)
+        x = x * base % R_MOD
+    step = pow(base, 1 << lo, R_MOD)
+    B, y = [], 1
+    for _ in range(1 << hi):
+        B.append(y)
+        y = y * step % R_MOD
+    return _fr_mont_array(A), _fr_mont_array(B), lo
+
+
+def _as_u32_rows(x, words: int, stream, copy: bool):
+    """numpy/cupy array with rows of `words` u32 (any dtype/shape of the same bytes) -> cupy (n, words) u32."""
+    cp = _cp()
+    with _stream_ctx(stream):
+        if isinstance(x, cp.ndarray):
+            arr = cp.ascontiguousarray(x)
+            arr = arr.copy() if copy and arr is x else arr
+        else:
+            arr = cp.asarray(np.ascontiguousarray(x))
+        return arr.view(cp.uint32).reshape(-1, words)
+
+
+# ------------------------------------------------------------------------------- NTT ----
+class NttPlan:
+    """Device tables for one domain size 2^L on one device: twiddles w^i and w^-i (i < n/2)
+    in Montgomery form, and small two-level tables for the coset/1/n scalings."""
+
+    def __init__(self, L: int, stream=None):
+        cp = _cp()
+        if not 1 <= L <= 28:
+            raise ValueError("NTT size 2^L needs 1 <= L <= 28")
+        self.L, self.n = L, 1 << L
+        n = self.n
+        w = root_of_unity(L)
+        winv = pow(w, R_MOD - 2, R_MOD)
+        ninv = pow(n, R_MOD - 2, R_MOD)
+        g, ginv = FR_GENERATOR, pow(FR_GENERATOR, R_MOD - 2, R_MOD)
+        k_pow = loader.get_kernel("ntt.cu", "powers_table")
+        with _stream_ctx(stream):
+            self.tw = []
+            half_log = max(L - 1, 0)
+            for base in (w, winv):
+                A, B, lo = _two_level(base, 1, half_log)
+                dA, dB = cp.asarray(A), cp.asarray(B)
+                t = cp.empty((max(n // 2, 1), 8), dtype=cp.uint32)
+                k_pow(_grid(t.shape[0]), (_TPB,), (t, dA, dB, np.int32(lo), np.uint32(t.shape[0])))
+                self.tw.append(t)
+            self.tw_fwd, self.tw_inv = self.tw
+
+            def tables(base, scale):
+                A, B, lo = _two_level(base, scale, L)
+                return cp.asarray(A), cp.asarray(B), lo
+
+            self.scale_coset_fwd = tables(g, ninv)      # after iNTT(DIF): g^i / n
+            self.scale_coset_inv = tables(ginv, ninv)   # coset iNTT: g^-i / n
+            self.scale_plain_inv = tables(1, ninv)      # plain iNTT: 1 / n
+            self.scale_coset_only = tables(g, 1)        # coset NTT of coefficients: g^i
+            zinv = pow((pow(g, n, R_MOD) - 1) % R_MOD, R_MOD - 2, R_MOD)
+            self.k_h = cp.asarray(_fr_mont_array([zinv * FR_R % R_MOD]))  # zinv * R^2 in Mont = zinv*R*R
+        self.passes = self._plan(L)
+
+    @staticmethod
+    def _plan(L: int) -> list[tuple[int, int]]:
+        if L <= 10:
+            return [(0, L)]
+        out, lo = [(0, 10)], 10
+        rest = L - 10
+        k = -(-rest // 8)
+        for i in range(k):
+            s = rest // k + (1 if i < rest % k else 0)
+            out.append((lo, s))
+            lo += s
+        return out
+
+    # building blocks -------------------------------------------------------------------
+    def _run_passes(self, x, tw, dif: bool):
+        k = loader.get_kernel("ntt.cu", "ntt_pass")
+        passes = list(reversed(self.passes)) if dif else self.passes
+        for lo, S in passes:
+            C = 1 if lo == 0 else min(4, 1 << lo)
+            E = C << S
+            threads = min(256, max(E // 2, 1))
+            k((self.n // E,), (threads,), (x, tw, np.int32(self.L), np.int32(lo), np.int32(S), np.int32(C),
+                                         np.int32(1 if dif else 0)), shared_mem=E * 32)
+
+    def _scale_bitrev(self, x, tables):
+        A, B, lo = tables
+        k = loader.get_kernel("ntt.cu", "scale_bitrev")
+        k(_grid(self.n), (_TPB,), (x, A, B, np.int32(lo), np.int32(self.L)))
+
+    def _bitrev(self, x, out):
+        k = loader.get_kernel("ntt.cu", "bitrev_permute")
+        k(_grid(self.n), (_TPB,), (x, out, np.int32(self.L)))
+
+    # natural-order transforms (in place on x (n, 8) u32; `tmp` is scratch of the same shape)
+    def ntt(self, x, tmp, coset: bool = False):
+        """coefficients -> evaluations over H (or g*H); result in x."""
+        self._bitrev(x, tmp)
+        if coset:
+            self._scale_bitrev(tmp, self.scale_coset_only)
+        self._run_passes(tmp, self.tw_fwd, dif=False)
+        x[...] = tmp
+
+    def intt(self, x, tmp, coset: bool = False):
+        """evaluations over H (or g*H) -> coefficients; result in x."""
+        self._run_passes(x, self.tw_inv, dif=True)
+        self._scale_bitrev(x, self.scale_coset_inv if coset else self.scale_plain_inv)
+        self._bitrev(x, tmp)
+        x[...] = tmp
+
+    def ntt_h(self, a, b, c):
+        """The NTT-H phase in place on device arrays (n, 8) u32: returns the buffer holding h
+        (b's), a and c are clobbered."""
+        for x in (a, b, c):
+            self._run_passes(x, self.tw_inv, dif=True)          # evaluations -> bitrev coeffs * n
+            self._scale_bitrev(x, self.scale_coset_fwd)         # * g^i / n
+            self._run_passes(x, self.tw_fwd, dif=False)         # -> natural evaluations on g*H
+        k = loader.get_kernel("ntt.cu", "pointwise_h")
+        k(_grid(self.n), (_TPB,), (a, b, c, self.k_h, np.uint32(self.n)))
+        self._run_passes(a, self.tw_inv, dif=True)
+        self._scale_bitrev(a, self.scale_coset_inv)
+        self._bitrev(a, b)
+        return b
+
+
+_plans: dict[tuple[int, int], NttPlan] = {}
+_plans_lock = threading.Lock()
+
+
+def ntt_plan(L: int, stream=None) -> NttPlan:
+    cp = _cp()
+    key = (cp.cuda.Device().id, L)
+    with _plans_lock:
+        plan = _plans.get(key)
+        if plan is None:
+            plan = _plans[key] = NttPlan(L, stream)
+    return plan
+
+
+def _log2_exact(n: int) -> int:
+    L = n.bit_length() - 1
+    if n <= 1 or (1 << L) != n:
+        raise ValueError(f"size must be a power of two >= 2, got {n}")
+    return L
+
+
+def _return_like(x_in, dev_u32):
+    cp = _cp()
+    out = dev_u32.view(cp.uint64).reshape(-1, 4)
+    if isinstance(x_in, cp.ndarray):
+        return out
+    return cp.asnumpy(out)
+
+
+def ntt_h_device(d_a, d_b, d_c, stream=None):
+    """NTT-H in place on device FrArrays (cupy uint64 (n, 4) or uint32 (n, 8)); returns the
+    device array holding h (aliases d_b). Launches only, no synchronisation."""
+    cp = _cp()
+    a, b, c = (x.view(cp.uint32).reshape(-1, 8) for x in (d_a, d_b, d_c))
+    plan = ntt_plan(_log2_exact(a.shape[0]), stream)
+    with _stream_ctx(stream):
+        h = plan.ntt_h(a, b, c)
+    return h.view(cp.uint64).reshape(-1, 4)
+
+
+def ntt_h_gpu(a, b, c, stream=None):
+    """h = coset_iNTT((coset_NTT(iNTT a) * coset_NTT(iNTT b) - coset_NTT(iNTT c)) / (g^n - 1)).
+
+    a, b, c: FrArray (numpy or cupy). Returns numpy for numpy inputs (synchronising the
+    stream for the download), else a new cupy array. Inputs are not modified."""
+    cp = _cp()
+    with _stream_ctx(stream):
+        da, db, dc = (_as_u32_rows(x, 8, stream, copy=True) for x in (a, b, c))
+        h = ntt_h_device(da, db, dc, stream)
+        if isinstance(a, cp.ndarray):
+            return h
+        return cp.asnumpy(h, stream=stream)
+
+
+def ntt_gpu(x, inverse: bool = False, coset: bool = False, stream=None):
+    """Natural-order (coset) NTT / iNTT of one FrArray, same conventions as prover.bls.ntt."""
+    cp = _cp()
+    with _stream_ctx(stream):
+        d = _as_u32_rows(x, 8, stream, copy=True)
+        plan = ntt_plan(_log2_exact(d.shape[0]), stream)
+        tmp = cp.empty_like(d)
+        (plan.intt if inverse else plan.ntt)(d, tmp, coset=coset)
+        if isinstance(x, cp.ndarray):
+            return d.view(cp.uint64).reshape(-1, 4)
+        return cp.asnumpy(d.view(cp.uint64).reshape(-1, 4), stream=stream)
+
+
+def fr_elementwise_gpu(a, b, op: str, stream=None):
+    """Test helper: element-wise Fr op ('mul','add','sub','sqr','inv') on canonical FrArrays."""
+    return _elementwise("fr_elementwise", 8, a, b, op, stream)
+
+
+def fp_elementwise_gpu(a, b, op: str, stream=None):
+    """Test helper: element-wise Fp op on (n, 6) uint64 canonical LE arrays."""
+    return _elementwise("fp_elementwise", 12, a, b, op, stream)
+
+
+def _elementwise(fn, words, a, b, op, stream):
+    cp = _cp()
+    code = {"mul": 0, "add": 1, "sub": 2, "sqr": 3, "inv": 4}[op]
+    with _stream_ctx(stream):
+        da, db = _as_u32_rows(a, words, stream, False), _as_u32_rows(b, words, stream, False)
+        out = cp.empty_like(da)
+        n = da.shape[0]
+        loader.get_kernel("ntt.cu", fn)(_grid(n), (_TPB,), (da, db, out, np.uint32(n), np.int32(code)))
+        return cp.asnumpy(out.view(cp.uint64).reshape(n, words // 2), stream=stream)
+
+
+# ------------------------------------------------------------------------------- MSM ----
+_GROUPS = {
+    # name: (module, affine u32 words, xyzz u32 words, xy bytes)
+    "g1": ("msm_g1.cu", 24, 48, 96),
+    "g2": ("msm_g2.cu", 48, 96, 192),
+}
+
+
+class DevicePoints:
+    """Affine points uploaded once (Montgomery form on the device), reusable across
+    partitions and MSMs of one proving key."""
+
+    def __init__(self, group: str, xy, stream=None):
+        cp = _cp()
+        self.group = group
+        mod, aw, _, nbytes = _GROUPS[group]
+        with _stream_ctx(stream):
+            if isinstance(xy, cp.ndarray):
+                d = cp.ascontiguousarray(xy).copy()
+            else:
+                d = cp.asarray(np.ascontiguousarray(xy, dtype=np.uint8).reshape(-1, nbytes))
+            self.d = d.view(cp.uint32).reshape(-1, aw)
+            self.n = self.d.shape[0]
+            loader.get_kernel(mod, f"{group}_points_to_mont")(_grid(self.n), (_TPB,), (self.d, np.uint32(self.n)))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.d.nbytes)
+
+
+class ProvingKeyOnDevice:
+    """Device copies of a proving key's queries, uploaded once and shared by partitions:
+    ``pk_dev = ProvingKeyOnDevice(h=..., l=..., a=..., b_g1=..., b_g2=...)``; each argument
+    is an xy array (G1 (n, 96), b_g2 (n, 192)). Absent queries are skipped."""
+
+    def __init__(self, stream=None, **queries):
+        self.points: dict[str, DevicePoints] = {}
+        for name, xy in queries.items():
+            if xy is None:
+                continue
+            group = "g2" if np.asarray(xy).shape[-1] == 192 or name.endswith("g2") else "g1"
+            self.points[name] = DevicePoints(group, xy, stream)
+
+    def __getitem__(self, name: str) -> DevicePoints:
+        return self.points[name]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(p.nbytes for p in self.points.values())
+
+
+def msm_window_bits(n: int) -> int:
+    """Window width c from a cost model: W(c) * (n mixed adds + ~3 * 2^(c-1) bucket-reduce adds)."""
+    best, best_cost = 8, None
+    for c in range(6, 17):
+        W = _num_windows(c)
+        cost = W * (n + 3 * (1 << (c - 1)))
+        if best_cost is None or cost < best_cost:
+            best, best_cost = c, cost
+    return best
+
+
+def _num_windows(c: int) -> int:
+    W = -(-256 // c)
+    # signed digits: the top window's value plus carry must stay <= 2^(c-1)
+    while ((R_MOD - 1) >> (c * (W - 1))) + 1 > (1 << (c - 1)):
+        W += 1
+    return W
+
+
+LC0 = 32   # entries per thread in the first bucket-accumulation level
+LCN = 16   # partial sums per thread in later levels
+
+
+def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None):
+    """Launch the Pippenger MSM; returns a device (1, aw) u32 array (canonical affine)."""
+    cp = _cp()
+    group = points.group
+    mod, aw, xw, _ = _GROUPS[group]
+    k = lambda name: loader.get_kernel(mod, f"{group}_{name}")  # noqa: E731
+    with _stream_ctx(stream):
+        s = _as_u32_rows(scalars, 8, stream, copy=False)
+        n = s.shape[0]
+        if n > points.n:
+            raise ValueError(f"{n} scalars for {points.n} points")
+        if n == 0:
+            return cp.zeros((1, aw), dtype=cp.uint32)
+        c = c or msm_window_bits(n)
+        W = _num_windows(c)
+        B = 1 << (c - 1)
+        nb = W * B
+        u32 = cp.uint32
+        digits = cp.empty(W * n, dtype=cp.int32)
+        counts = cp.zeros(nb, dtype=u32)
+        loader.get_kernel(mod, "msm_digits")(_grid(n), (_TPB,), (s, np.uint32(n), np.int32(c), np.int32(W), digits, counts))
+        incl = cp.cumsum(counts, dtype=u32)
+        cursor = incl - counts
+        entries = cp.empty(max(W * n, 1), dtype=u32)
+        loader.get_kernel(mod, "msm_scatter")(_grid(W * n), (_TPB,), (digits, np.uint32(n), np.int32(c), np.int32(W), cursor, entries))
+        del digits, cursor
+        # level 0: pieces of <= LC0 entries per bucket
+        pc = cp.empty(nb, dtype=u32)
+        loader.get_kernel(mod, "msm_pieces")(_grid(nb), (_TPB,), (counts, pc, np.uint32(nb), np.uint32(LC0)))
+        pincl = cp.cumsum(pc, dtype=u32)
+        bound_pieces = -(-(W * n) // LC0) + nb
+        part = cp.empty((bound_pieces, xw), dtype=u32)
+        k("msm_acc0")(_grid(bound_pieces, 128), (128,), (entries, points.d, counts, incl, pc, pincl, np.uint32(nb), np.uint32(LC0), part))
+        del entries
+        bound = -(-n // LC0)  # most pieces one bucket can have
+        while bound > 1:
+            pc2 = cp.empty(nb, dtype=u32)
+            loader.get_kernel(mod, "msm_pieces")(_grid(nb), (_TPB,), (pc, pc2, np.uint32(nb), np.uint32(LCN)))
+            pincl2 = cp.cumsum(pc2, dtype=u32)
+            bound_pieces = -(-bound_pieces // LCN) + nb
+            part2 = cp.empty((bound_pieces, xw), dtype=u32)
+            k("msm_accn")(_grid(bound_pieces, 128), (128,), (part, pc, pincl, pc2, pincl2, np.uint32(nb), np.uint32(LCN), part2))
+            part, pc, pincl = part2, pc2, pincl2
+            bound = -(-bound // LCN)
+        buckets = cp.empty((nb, xw), dtype=u32)
+        k("msm_bucket_final")(_grid(nb, 128), (128,), (part, pc, pincl, np.uint32(nb), buckets))
+        del part
+        # window reduction: SB blocks x G threads of segments per window, then a tree
+        G = min(128, B)
+        SB = max(1, min(B // G // 4, 32))
+        scratch = cp.empty((W * SB * G, xw), dtype=u32)
+        wpart = cp.empty((W * SB, xw), dtype=u32)
+        k("msm_window_reduce")((W * SB,), (G,), (buckets, np.uint32(B), np.uint32(SB), scratch, wpart))
+        win = cp.empty((W, xw), dtype=u32)
+        G2 = 1
+        while G2 < SB:
+            G2 *= 2
+        k("reduce_xyzz")((W,), (G2,), (wpart, np.uint32(W * SB), np.uint32(SB), scratch, win))
+        out = cp.empty((1, aw), dtype=u32)
+        k("msm_final")((1,), (1,), (win, np.int32(W), np.int32(c), out))
+        return out
+
+
+def _to_bytes(dev_u32, stream) -> bytes:
+    cp = _cp()
+    return cp.asnumpy(dev_u32, stream=stream).tobytes()
+
+
+def _points(group: str, points, stream) -> DevicePoints:
+    if isinstance(points, DevicePoints):
+        if points.group != group:
+            raise ValueError(f"{points.group} points given to a {group} MSM")
+        return points
+    return DevicePoints(group, points, stream)
+
+
+def msm_g1_gpu(points, scalars, stream=None, c: int | None = None) -> bytes:
+    """sum_i scalars[i] * points[i] as 96-byte xy (G1Point.to_xy_bytes_le form; identity = zeros).
+    points: (n, 96) uint8 xy, or a DevicePoints uploaded earlier (its first len(scalars) points are used)."""
+    out = _msm_device(_points("g1", points, stream), scalars, stream, c)
+    return _to_bytes(out, stream)
+
+
+def msm_g2_gpu(points, scalars, stream=None, c: int | None = None) -> bytes:
+    """G2 MSM; 192-byte xy result (G2Point.to_xy_bytes_le form)."""
+    out = _msm_device(_points("g2", points, stream), scalars, stream, c)
+    return _to_bytes(out, stream)
+
+
+def _batch_add_device(points: DevicePoints, idx, stream=None):
+    cp = _cp()
+    group = points.group
+    mod, aw, xw, _ = _GROUPS[group]
+    k = lambda name: loader.get_kernel(mod, f"{group}_{name}")  # noqa: E731
+    with _stream_ctx(stream):
+        if isinstance(idx, cp.ndarray):
+            d_idx = idx
+        else:
+            d_idx = cp.asarray(np.asarray(idx))
+        if d_idx.dtype == cp.bool_:
+            d_idx = cp.nonzero(d_idx)[0]
+        d_idx = d_idx.astype(cp.uint32, copy=False)
+        m = int(d_idx.shape[0])
+        T = 128 * max(1, min(1024, -(-m // (128 * 8))))  # ~8+ mixed adds per thread
+        part = cp.empty((T, xw), dtype=cp.uint32)
+        k("batch_add")((T // 128,), (128,), (points.d, d_idx, np.uint32(m), part))
+        G = 128
+        nblk = min(256, T // G)
+        per = -(-T // nblk)
+        scratch = cp.empty((nblk * G, xw), dtype=cp.uint32)
+        mid = cp.empty((nblk, xw), dtype=cp.uint32)
+        k("reduce_xyzz")((nblk,), (G,), (part, np.uint32(T), np.uint32(per), scratch, mid))
+        one = cp.empty((1, xw), dtype=cp.uint32)
+        k("reduce_xyzz")((1,), (G,), (mid, np.uint32(nblk), np.uint32(nblk), scratch, one))
+        out = cp.empty((1, aw), dtype=cp.uint32)
+        k("xyzz_to_affine")((1,), (1,), (one, np.uint32(1), out))
+        return out
+
+
+def batch_add_g1_gpu(points, idx, stream=None) -> bytes:
+    """sum of points[idx] (idx: integer indices, or a boolean mask such as prep_msm's bitmap of
+    scalars equal to 1) as 96-byte xy."""
+    return _to_bytes(_batch_add_device(_points("g1", points, stream), idx, stream), stream)
+
+
+def batch_add_g2_gpu(points, idx, stream=None) -> bytes:
+    return _to_bytes(_batch_add_device(_points("g2", points, stream), idx, stream), stream)
+
+
+# ------------------------------------------------------------------------- fixed base ----
+def _fixed_base_table_g1(base_xy: bytes) -> np.ndarray:
+    """tab[w*256 + d] = d * 2^(8w) * B as canonical xy bytes (8192, 96), built with py_arkworks."""
+    import py_arkworks_bls12381 as ark
+
+    tab = np.zeros((32 * 256, 96), dtype=np.uint8)
+    bw = ark.G1Point.from_xy_bytes_unchecked_le(bytes(base_xy))
+    for w in range(32):
+        acc = ark.G1Point.identity()
+        for d in range(1, 256):
+            acc = acc + bw
+            tab[w * 256 + d] = np.frombuffer(acc.to_xy_bytes_le(), dtype=np.uint8)
+        bw = acc + bw  # 256 * bw
+    return tab
+
+
+_fb_cache: dict[tuple[int, bytes], DevicePoints] = {}
+
+
+def fixed_base_g1_gpu(base_xy, scalars, stream=None, out_device: bool = False):
+    """[s_i * B for s_i in scalars] as (n, 96) uint8 xy (numpy; cupy with out_device=True).
+    Windowed: 32 byte-windows from a 8192-point table of B's multiples (made once per base)."""
+    cp = _cp()
+    key = (cp.cuda.Device().id, bytes(np.asarray(base_xy, dtype=np.uint8).tobytes()))
+    with _stream_ctx(stream):
+        tab = _fb_cache.get(key)
+        if tab is None:
+            tab = _fb_cache[key] = DevicePoints("g1", _fixed_base_table_g1(key[1]), stream)
+        s = _as_u32_rows(scalars, 8, stream, copy=False)
+        n = s.shape[0]
+        out = cp.empty((n, 24), dtype=cp.uint32)
+        loader.get_kernel("msm_g1.cu", "g1_fixed_base")(_grid(n, 128), (128,), (tab.d, s, np.uint32(n), out))
+        out8 = out.view(cp.uint8).reshape(n, 96)
+        if out_device:
+            return out8
+        return cp.asnumpy(out8, stream=stream)

@@ -1,0 +1,236 @@
+"""CUDA kernels vs the CPU references on fresh random inputs (pytest -m gpu).
+
+References: Python integers (prover.kernels.pyref, the same conventions as prover.bls.ntt and
+prover.groth16.phases.ntt_h) and py_arkworks_bls12381 for curve results.
+"""
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import pytest
+
+from prover.kernels import gpu_phases as gp
+from prover.kernels.pyref import (P_MOD, R_MOD, fr_from_ints, fr_random, fr_to_ints, ntt_h_ref, ntt_ref,
+                                  root_of_unity)
+
+pytestmark = pytest.mark.gpu
+SEED = int(os.environ.get("KERNEL_TEST_SEED", random.SystemRandom().randrange(1 << 30)))
+MAX_LOG = int(os.environ.get("KERNEL_TEST_MAX_LOG", "20"))
+
+
+def rng_for(tag: str) -> np.random.Generator:
+    return np.random.default_rng([SEED, abs(hash(tag)) % (1 << 31)])
+
+
+def sizes(*logs):
+    return [L for L in logs if L <= MAX_LOG]
+
+
+# --------------------------------------------------------------------------- fields ----
+def test_field_elementwise():
+    rng = random.Random(SEED)
+    for prefix, m, words in (("fr", R_MOD, 4), ("fp", P_MOD, 6)):
+        edge = [0, 1, 2, m - 1, m - 2, (1 << 64) - 1, m >> 1]
+        a = edge + [rng.randrange(m) for _ in range(4089)]
+        b = [rng.randrange(m) for _ in range(7)] + [rng.randrange(m) for _ in range(4089)]
+        rng.shuffle(b)
+
+        def arr(vals):
+            mask = (1 << 64) - 1
+            return np.array([[(v >> (64 * i)) & mask for i in range(words)] for v in vals], dtype=np.uint64)
+
+        def ints(x):
+            return [sum(int(r[i]) << (64 * i) for i in range(words)) for r in x]
+
+        f = gp.fr_elementwise_gpu if prefix == "fr" else gp.fp_elementwise_gpu
+        A, B = arr(a), arr(b)
+        for op, ref in (("mul", lambda x, y: x * y % m), ("add", lambda x, y: (x + y) % m),
+                        ("sub", lambda x, y: (x - y) % m), ("sqr", lambda x, y: x * x % m)):
+            assert ints(f(A, B, op)) == [ref(x, y) for x, y in zip(a, b)], (prefix, op)
+        k = 64
+        assert ints(f(A[:k], B[:k], "inv")) == [pow(x, m - 2, m) for x in a[:k]], (prefix, "inv")
+
+
+# ------------------------------------------------------------------------------ NTT ----
+@pytest.mark.parametrize("L", [1, 2, 5, 8, 10, 11, 12, 13])
+def test_ntt_family_exact(L):
+    a = fr_random(1 << L, rng_for(f"ntt{L}"))
+    ai = fr_to_ints(a)
+    for inverse in (False, True):
+        for coset in (False, True):
+            got = fr_to_ints(gp.ntt_gpu(a, inverse=inverse, coset=coset))
+            assert got == ntt_ref(ai, inverse=inverse, coset=coset), (L, inverse, coset)
+
+
+@pytest.mark.parametrize("L", [1, 3, 8, 11, 12])
+def test_ntt_h_exact(L):
+    rng = rng_for(f"ntth{L}")
+    a, b, c = (fr_random(1 << L, rng) for _ in range(3))
+    want = ntt_h_ref(fr_to_ints(a), fr_to_ints(b), fr_to_ints(c))
+    got = gp.ntt_h_gpu(a, b, c)
+    assert got.dtype == np.uint64 and got.shape == (1 << L, 4)
+    assert fr_to_ints(got) == want
+    # inputs untouched
+    assert fr_to_ints(a) == fr_to_ints(a.copy())
+
+
+def _horner(coeffs, x):
+    acc = 0
+    for cf in reversed(coeffs):
+        acc = (acc * x + cf) % R_MOD
+    return acc
+
+
+@pytest.mark.parametrize("L", sizes(14, 16, 18, 20))
+def test_ntt_large_properties(L):
+    """At sizes where the Python reference is too slow: round trips, spot evaluations."""
+    n = 1 << L
+    rng = rng_for(f"nttL{L}")
+    a = fr_random(n, rng)
+    ai = fr_to_ints(a)
+    ev = gp.ntt_gpu(a)
+    assert (gp.ntt_gpu(ev, inverse=True) == a).all()
+    cev = gp.ntt_gpu(a, coset=True)
+    assert (gp.ntt_gpu(cev, inverse=True, coset=True) == a).all()
+    w = root_of_unity(L)
+    evi = fr_to_ints(ev[:0])  # noqa: F841
+    for i in (0, 1, n - 1, int(rng.integers(n))):
+        x = pow(w, i, R_MOD)
+        assert fr_to_ints(ev[i:i + 1])[0] == _horner(ai, x), i
+        assert fr_to_ints(cev[i:i + 1])[0] == _horner(ai, 7 * x % R_MOD), i
+
+
+@pytest.mark.parametrize("L", sizes(14, 16, 20))
+def test_ntt_h_satisfied_identity(L):
+    """c = a*b on the domain (a satisfied circuit): deg h <= n-2 and h(t) Z(t) = A(t)B(t) - C(t)."""
+    n = 1 << L
+    rng = rng_for(f"ntthL{L}")
+    a, b = fr_random(n, rng), fr_random(n, rng)
+    ai, bi = fr_to_ints(a), fr_to_ints(b)
+    c = fr_from_ints([x * y % R_MOD for x, y in zip(ai, bi)])
+    h = fr_to_ints(gp.ntt_h_gpu(a, b, c))
+    assert h[-1] == 0
+    t = random.Random(SEED + L).randrange(R_MOD)
+    A, B, C = (_horner(fr_to_ints(gp.ntt_gpu(x, inverse=True)), t) for x in (a, b, c))
+    assert _horner(h, t) * (pow(t, n, R_MOD) - 1) % R_MOD == (A * B - C) % R_MOD
+
+
+def test_ntt_h_on_a_stream_with_device_inputs():
+    import cupy as cp
+
+    L = 10
+    rng = rng_for("stream")
+    a, b, c = (fr_random(1 << L, rng) for _ in range(3))
+    want = ntt_h_ref(fr_to_ints(a), fr_to_ints(b), fr_to_ints(c))
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        da, db, dc = (cp.asarray(x) for x in (a, b, c))
+    h = gp.ntt_h_gpu(da, db, dc, stream=s)
+    s.synchronize()
+    assert isinstance(h, cp.ndarray)
+    assert fr_to_ints(cp.asnumpy(h)) == want
+
+
+# ------------------------------------------------------------------------------ MSM ----
+ark = pytest.importorskip("py_arkworks_bls12381")
+
+
+def _random_points(group: str, k: int, seed: int):
+    G = ark.G1Point if group == "g1" else ark.G2Point
+    r = random.Random(seed)
+    pts = [G() * ark.Scalar(r.randrange(1, R_MOD)) for _ in range(k)]
+    return pts, np.stack([np.frombuffer(p.to_xy_bytes_le(), dtype=np.uint8) for p in pts])
+
+
+def _msm_inputs(group: str, L: int, tag: str):
+    """2^L points (a few hundred distinct ones tiled, with identities) and scalars with edge
+    values (0, 1, r-1, small, repeated)."""
+    n = 1 << L
+    rng = rng_for(tag)
+    uniq, uniq_xy = _random_points(group, min(n, 257), int(rng.integers(1 << 30)))
+    G = ark.G1Point if group == "g1" else ark.G2Point
+    reps = -(-n // len(uniq))
+    objs = (uniq * reps)[:n]
+    xy = np.tile(uniq_xy, (reps, 1))[:n].copy()
+    if n >= 16:
+        for i in (3, n // 2):
+            objs[i] = G.identity()
+            xy[i] = 0
+    s = fr_random(n, rng)
+    si = fr_to_ints(s)
+    if n >= 16:
+        special = [0, 1, R_MOD - 1, 2, 3, (1 << 16) - 1, 1 << 200, R_MOD - 2]
+        for j, v in enumerate(special):
+            si[5 + j] = v
+        for j in range(13, min(n, 40)):
+            si[j] = 5  # a crowded bucket
+        s = fr_from_ints(si)
+    scal = [ark.Scalar.from_le_bytes(v.to_bytes(32, "little")) for v in si]
+    return objs, xy, scal, s
+
+
+@pytest.mark.parametrize("L", sizes(0, 4, 8, 12, 16, 20))
+def test_msm_g1_matches_arkworks(L):
+    objs, xy, scal, s = _msm_inputs("g1", L, f"msm1{L}")
+    want = ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    assert gp.msm_g1_gpu(xy, s) == want
+    if L in (8, 12):
+        for c in (3, 7, 11):  # other window widths, reusing an upload
+            dp = gp.DevicePoints("g1", xy)
+            assert gp.msm_g1_gpu(dp, s, c=c) == want, c
+
+
+def test_msm_g1_skewed_and_all_zero():
+    objs, xy, scal, s = _msm_inputs("g1", 12, "skew")
+    si = [7] * len(scal)  # every scalar in one bucket: multi-level piece reduction
+    s2 = fr_from_ints(si)
+    want = ark.G1Point.multiexp_unchecked(objs, [ark.Scalar(7)] * len(objs)).to_xy_bytes_le()
+    assert gp.msm_g1_gpu(xy, s2) == want
+    assert gp.msm_g1_gpu(xy, fr_from_ints([0] * len(scal))) == bytes(96)
+
+
+@pytest.mark.parametrize("L", sizes(4, 8, 12, 14))
+def test_msm_g2_matches_arkworks(L):
+    objs, xy, scal, s = _msm_inputs("g2", L, f"msm2{L}")
+    want = ark.G2Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    assert gp.msm_g2_gpu(xy, s) == want
+
+
+@pytest.mark.parametrize("L", sizes(8, 16, 20))
+def test_batch_add_g1(L):
+    n = 1 << L
+    objs, xy, _, _ = _msm_inputs("g1", L, f"ba{L}")
+    rng = rng_for(f"bamask{L}")
+    mask = rng.random(n) < 0.3
+    idx = np.nonzero(mask)[0]
+    acc = ark.G1Point.identity()
+    want = ark.G1Point.multiexp_unchecked([objs[i] for i in idx], [ark.Scalar(1)] * len(idx)).to_xy_bytes_le()
+    dp = gp.DevicePoints("g1", xy)
+    assert gp.batch_add_g1_gpu(dp, mask) == want
+    assert gp.batch_add_g1_gpu(dp, idx) == want
+    del acc
+
+
+def test_batch_add_g2():
+    objs, xy, _, _ = _msm_inputs("g2", 10, "ba2")
+    idx = np.arange(0, len(objs), 3)
+    want = ark.G2Point.multiexp_unchecked([objs[i] for i in idx], [ark.Scalar(1)] * len(idx)).to_xy_bytes_le()
+    assert gp.batch_add_g2_gpu(xy, idx) == want
+
+
+@pytest.mark.parametrize("L", sizes(4, 10))
+def test_fixed_base_g1(L):
+    n = 1 << L
+    rng = rng_for(f"fb{L}")
+    base = ark.G1Point() * ark.Scalar(int(rng.integers(1, 1 << 62)))
+    s = fr_random(n, rng)
+    si = fr_to_ints(s)
+    si[0], si[1], si[2] = 0, 1, R_MOD - 1
+    s = fr_from_ints(si)
+    got = gp.fixed_base_g1_gpu(np.frombuffer(base.to_xy_bytes_le(), dtype=np.uint8), s)
+    assert got.shape == (n, 96)
+    for i in list(range(3)) + list(rng.integers(0, n, size=min(n, 64))):
+        want = (base * ark.Scalar(si[i])).to_xy_bytes_le()
+        assert got[i].tobytes() == want, i
