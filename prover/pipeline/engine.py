@@ -588,8 +588,27 @@ class Engine:
             return self._paced(modelled, fn)
 
     def _start_prep(self, w: str, p: Partition, syn: Any) -> Future:
+        """prep_msm on a CPU thread. Its PhaseStart is emitted here, on the worker's thread,
+        so it always precedes the worker's next phase in the stream (the fold's notion of a
+        partition's current phase, e.g. pre-staged or not, depends on that order)."""
+        self.emit(ev.PhaseStart, part=p.id, phase=Phase.prep_msm, worker=w, gpu=None, impl="cpu")
+        t0 = self.clock()
+
         def run() -> Any:
-            return self._cpu_phase(w, p, Phase.prep_msm, None, self.T["prep_msm"], lambda: self.P.prep_msm(syn, self.pk))
+            try:
+                self._inject(Phase.prep_msm)
+                r = self._paced(self.T["prep_msm"] - (self.clock() - t0) / self.config.time_scale,
+                                lambda: self.P.prep_msm(syn, self.pk))
+            except Stopped:
+                self.emit(ev.PhaseEnd, part=p.id, phase=Phase.prep_msm, worker=w, gpu=None,
+                          duration=self.clock() - t0, ok=False, error="stopped")
+                raise
+            except BaseException as exc:
+                self.emit(ev.PhaseEnd, part=p.id, phase=Phase.prep_msm, worker=w, gpu=None,
+                          duration=self.clock() - t0, ok=False, error=f"{type(exc).__name__}: {exc}"[:500])
+                raise
+            self.emit(ev.PhaseEnd, part=p.id, phase=Phase.prep_msm, worker=w, gpu=None, duration=self.clock() - t0)
+            return r
 
         assert self._prep_pool is not None
         return self._prep_pool.submit(run)

@@ -123,3 +123,16 @@ def test_unbounded_run_keeps_going_until_stopped():
     assert eng.stop(timeout=10)
     st = fold(chk.events)
     assert st.partitions_ok > 4 and st.ended and chk.final(all_done=False) == []
+
+
+@pytest.mark.timeout(30)
+def test_fold_sees_prestaged_and_fallback_partitions_right():
+    eng, chk = engine(partitions=12, workers_per_gpu=3, lock_mode="two-lock", mem_sync="device",
+                      vram_budget=2 * __import__("prover.device.profiles", fromlist=["x"]).get_profile("tiny").partition_bytes())
+    eng.start()
+    assert eng.wait(30)
+    st = fold(chk.events)
+    fell = {e.part for e in chk.events if e.kind == "fallback"}
+    for p in st.partitions.values():
+        assert p.prestaged is (p.part not in fell), p.part
+        assert p.fallback is (p.part in fell)
