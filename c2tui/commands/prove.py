@@ -46,7 +46,7 @@ def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None)
     ok = timed("verify", P.verify, vk, syn.public_ints(), proof)
     export.write_dir(out, proof, vk, syn.public_ints())
 
-    table = Table(title=f"prove 2^{k} (seed {seed}, instance {instance})")
+    table = Table(title=f"prove 2^{k} (seed {seed}, instance {instance})", min_width=40)
     table.add_column("phase")
     table.add_column("seconds", justify="right")
     for name, dt in times:
