@@ -142,6 +142,54 @@ def bench_seed(parts: int, scale: float) -> dict:
     return out
 
 
+def bench_storm(seconds: float, seed: int = 1) -> dict:
+    """Issue 7's storm: mode switches every 10 ms, workers up and down, faults injected, on
+    2 simulated GPUs (tiny profile, no math), for `seconds`; then a drain. Invariants are
+    checked from the event stream (tests/pipeline/invariants.py)."""
+    import random
+
+    sys.path.insert(0, str(ROOT / "tests" / "pipeline"))
+    from invariants import InvariantChecker
+
+    cfg = load_config(None, backend="sim", profile="tiny", gpus=2, workers_per_gpu=3, sectors=None, partitions=10,
+                      time_scale=1.0, seed=seed, prestage_wait_s=0.05,
+                      vram_budget=2 * PROFILES["tiny"].partition_bytes(),
+                      faults={"phase_error": {p.value: 0.01 for p in ev.Phase}, "oom_rate": 0.02,
+                              "worker_death_rate": 0.005, "cuda_error_rate": 0.01, "corrupt_proof_rate": 0.02})
+    chk = InvariantChecker()
+    eng = Engine(cfg, [chk], phases=NullPhases())
+    rnd = random.Random(seed)
+    switches = ["single", "two-lock", "mem_sync=device", "mem_sync=stream", "prestage=off", "prestage=on",
+                "b_g2=gpu", "b_g2=cpu", "workers_per_gpu=1", "workers_per_gpu=3", "workers_per_gpu=6"]
+    eng.start()
+    t0 = time.monotonic()
+    n = 0
+    while time.monotonic() - t0 < seconds:
+        time.sleep(0.01)
+        eng.controller.apply(rnd.choice(switches), source="storm")
+        n += 1
+    drained = eng.drain(timeout=60)
+    problems = chk.final(all_done=False)
+    done = list(chk.done.values())
+    reasons: dict[str, int] = {}
+    for d in done:
+        if not d.ok:
+            key = (d.reason or "?").split(":")[0]
+            reasons[key] = reasons.get(key, 0) + 1
+    started = {e.part for e in chk.events if e.kind == "phase_start"}
+    never_started = len(chk.queued - started)
+    started_not_done = len(started - set(chk.done))
+    return {"seconds": seconds, "switches": n, "mode_change_events": chk.kinds["mode_change"],
+            "ended_cleanly": drained, "invariant_violations": problems,
+            "partitions_done": len(done), "partitions_ok": sum(d.ok for d in done),
+            "partitions_failed_with_reason": sum(1 for d in done if not d.ok and d.reason),
+            "partitions_failed_without_reason": sum(1 for d in done if not d.ok and not d.reason),
+            "failure_reasons": reasons, "ooms": chk.kinds["oom"], "fallbacks": chk.kinds["fallback"],
+            "worker_deaths": sum(1 for e in chk.events if e.kind == "worker_stopped" and e.reason.startswith("died")),
+            "proofs_failed_verification": sum(1 for e in chk.events if e.kind == "proof_result" and not e.ok),
+            "queued_not_started_at_drain": never_started, "started_not_finished": started_not_done}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=200_000)
@@ -149,7 +197,15 @@ def main() -> None:
     ap.add_argument("--seed-parts", type=int, default=14)
     ap.add_argument("--seed-scale", type=float, default=0.15)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--storm", type=float, default=0.0, help="also run the fault storm for this many seconds")
+    ap.add_argument("--storm-only", action="store_true")
     a = ap.parse_args()
+    if a.storm_only:
+        r = bench_storm(a.storm or 60.0)
+        out = a.out or ROOT / "benchmarks" / "results" / f"engine_storm_{datetime.now(timezone.utc):%Y%m%d}.json"
+        out.write_text(json.dumps(r, indent=2) + "\n")
+        print(json.dumps(r, indent=2))
+        return
     res = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
@@ -161,6 +217,8 @@ def main() -> None:
                  "proved_log2": 8, "time_scale": a.seed_scale, "partitions": a.seed_parts,
                  "modes": bench_seed(a.seed_parts, a.seed_scale)},
     }
+    if a.storm:
+        res["storm"] = bench_storm(a.storm)
     out = a.out or ROOT / "benchmarks" / "results" / f"engine_{datetime.now(timezone.utc):%Y%m%d}.json"
     out.write_text(json.dumps(res, indent=2) + "\n")
     r = res["recorder"]
