@@ -163,7 +163,11 @@ class CudaDevice(BaseDevice):
 
     def launch(self, stream: Stream, label: str, modelled_s: float, fn: Callable[[], Any] | None) -> Kernel:
         t0 = self.clock()
-        result = fn() if fn is not None else None  # CPU reference (or a GPU phase that syncs itself)
+        if fn is not None:  # CPU reference, or GPU phases launched on this worker's stream
+            with self.dev, stream.handle:
+                result = fn()
+        else:
+            result = None
         spent = self.clock() - t0
         pad = max(0.0, self.wall(modelled_s) - spent)
         try:

@@ -139,6 +139,7 @@ class Engine:
         self.vk: Any = None
         self._ntt: Callable[..., Any] | None = None
         self._msm: Callable[..., Any] | None = None
+        self._bg2_gpu: Callable[..., Any] | None = None
         self.gpu_impl = "sim" if self.backend == "sim" else "cpu-reference"
         self.partition_seconds: deque[float] = deque(maxlen=10000)
 
@@ -319,35 +320,42 @@ class Engine:
             self._load_gpu_kernels()
 
     def _load_gpu_kernels(self) -> None:
+        """Use prover.kernels' CUDA phases when importable (impl "cuda"); any failure of a GPU
+        call falls back to the CPU reference for that call, with a note (the first few)."""
         try:
             gp = importlib.import_module("prover.kernels.gpu_phases")
+            from prover.device.gpu_adapter import make_gpu_phases
+
+            fns = make_gpu_phases(gp)
         except Exception as exc:
-            self.emit(ev.Note, level="info", text=f"CUDA kernels not available ({exc}); GPU phases run the CPU reference under the GPU section (impl cpu-reference)")
+            self.emit(ev.Note, level="info", text=f"CUDA kernels not available ({exc}); GPU phases run the CPU "
+                      "reference under the GPU section (impl cpu-reference)")
             return
-        ntt_gpu, msm_gpu = getattr(gp, "ntt_h_gpu", None), getattr(gp, "msm_g1_gpu", None)
-        if ntt_gpu is not None:
-            cpu_ntt = self._ntt
+        cpu = {"ntt_h": self._ntt, "msm_g1": self._msm, "b_g2_msm": self.P.b_g2_msm}
+        failures = [0]
 
-            def ntt(a: Any, b: Any, c: Any) -> Any:
+        def guarded(name: str, gpu_fn: Callable[..., Any]) -> Callable[..., Any]:
+            def call(*args: Any) -> Any:
                 try:
-                    return ntt_gpu(a, b, c)
-                except Exception as exc:  # pragma: no cover - GPU only
-                    self.emit(ev.Note, level="warn", text=f"ntt_h_gpu failed, CPU reference used: {exc}")
-                    return cpu_ntt(a, b, c)
+                    return gpu_fn(*args)
+                except Stopped:
+                    raise
+                except Exception as exc:
+                    failures[0] += 1
+                    if failures[0] <= 3:
+                        self.emit(ev.Note, level="warn", text=f"{name} on the GPU failed, CPU reference used: {exc}")
+                    return cpu[name](*args)
+            return call
 
-            self._ntt = ntt
+        if "ntt_h" in fns:
+            self._ntt = guarded("ntt_h", fns["ntt_h"])
+        if "msm_g1" in fns:
+            self._msm = guarded("msm_g1", fns["msm_g1"])
+        if "b_g2_msm" in fns:
+            self._bg2_gpu = guarded("b_g2_msm", fns["b_g2_msm"])
+        if fns:
             self.gpu_impl = "cuda"
-        if msm_gpu is not None:
-            cpu_msm = self._msm
-
-            def msm(prep: Any, h: Any, pk: Any) -> Any:
-                try:
-                    return msm_gpu(prep, h, pk)
-                except Exception as exc:  # pragma: no cover - GPU only
-                    self.emit(ev.Note, level="warn", text=f"msm_g1_gpu failed, CPU reference used: {exc}")
-                    return cpu_msm(prep, h, pk)
-
-            self._msm = msm
+            self.emit(ev.Note, level="info", text=f"CUDA kernels in use for {', '.join(sorted(fns))}")
 
     def _install_faults(self, dev: BaseDevice) -> None:
         f = self.config.faults
@@ -783,7 +791,8 @@ class Engine:
                 result["g1"] = k_msm.result
             if knobs.b_g2 == "gpu":
                 with self._phase(w, p, Phase.b_g2_msm, g, impl):
-                    k = dev.launch(stream, "b_g2_msm", T["b_g2_msm_gpu"], lambda: self.P.b_g2_msm(prep, self.pk))
+                    bg2 = self._bg2_gpu or self.P.b_g2_msm
+                    k = dev.launch(stream, "b_g2_msm", T["b_g2_msm_gpu"], lambda: bg2(prep, self.pk))
                     dev.wait(k)
                     result["b_g2"] = k.result
             dev.sleep(T["epilogue"])  # read-back, join, cleanup: kernels done, buffers still live

@@ -197,3 +197,54 @@ def test_engine_on_fake_cuda(fake_cupy):
     impls = {e.impl for e in chk.events if e.kind == "phase_start" and e.phase.value in ("ntt_h", "msm")}
     assert impls == {"cpu-reference"}
     assert st.gpus[0].nvml is False and st.gpus[0].name == "Fake H200"
+
+
+def cpu_kernels_module():
+    """A stand-in for prover.kernels.gpu_phases built from the CPU reference primitives."""
+    from prover.bls import curve
+    from prover.groth16 import phases as P
+
+    gp = types.ModuleType("prover.kernels.gpu_phases")
+    gp.ntt_h_gpu = lambda a, b, c, stream=None: P.ntt_h(a, b, c)
+    gp.msm_g1_gpu = lambda pts, sc, stream=None: curve.g1_to_bytes(curve.msm_g1(pts, sc))
+    gp.msm_g2_gpu = lambda pts, sc, stream=None: curve.g2_to_bytes(curve.msm_g2(pts, sc))
+    gp.batch_add_g1_gpu = lambda pts, idx, stream=None: curve.g1_to_bytes(curve.batch_add_g1(pts[idx]))
+    gp.batch_add_g2_gpu = lambda pts, idx, stream=None: curve.g2_to_bytes(curve.batch_add_g2(pts[idx]))
+    return gp
+
+
+def test_gpu_adapter_composes_phases_bit_identically():
+    from prover.device.gpu_adapter import make_gpu_phases
+    from prover.groth16 import phases as P
+
+    fns = make_gpu_phases(cpu_kernels_module())
+    assert set(fns) == {"ntt_h", "msm_g1", "b_g2_msm"}
+    c = P.make_circuit(8, 1)
+    pk, vk = P.load_or_setup(c, 1)
+    syn = P.synthesize(c, 3)
+    prep = P.prep_msm(syn, pk)
+    h = fns["ntt_h"](syn.a, syn.b, syn.c)
+    assert fns["msm_g1"](prep, h, pk) == P.msm_g1(prep, h, pk)
+    assert fns["b_g2_msm"](prep, pk) == P.b_g2_msm(prep, pk)
+
+
+@pytest.mark.timeout(60)
+def test_engine_uses_cuda_kernels_when_present(fake_cupy, monkeypatch):
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "pipeline"))
+    from invariants import InvariantChecker
+    from prover.config import load_config
+    from prover.pipeline.engine import Engine
+    from prover.state import fold
+
+    monkeypatch.setitem(sys.modules, "prover.kernels.gpu_phases", cpu_kernels_module())
+    cfg = load_config(None, backend="cuda", profile="tiny", constraints_log2=8, sectors=1, partitions=3,
+                      workers_per_gpu=2, b_g2="gpu", faults={"nvml_missing": True})
+    chk = InvariantChecker()
+    eng = Engine(cfg, [chk])
+    eng.start()
+    assert eng.wait(60)
+    assert chk.final() == []
+    st = fold(chk.events)
+    assert st.proofs_ok == 3 and st.proofs_failed == 0
+    impls = {e.impl for e in chk.events if e.kind == "phase_start" and e.phase.value in ("ntt_h", "msm", "b_g2_msm")}
+    assert impls == {"cuda"}

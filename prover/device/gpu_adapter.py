@@ -1,0 +1,66 @@
+"""Phase-level GPU functions built from prover.kernels.gpu_phases' primitives.
+
+The engine calls phases with the CPU reference's signatures (`ntt_h(a, b, c)`,
+`msm_g1(prep, h, pk)`, `b_g2_msm(prep, pk)`); the kernels module offers NTT-H, Pippenger MSMs
+and batch additions. This composes them exactly as prover.groth16.phases does on the CPU
+(each query split into batch addition of the scalar-one rows + a tail MSM), so results are
+bit-identical. GPU work goes to CuPy's current stream: CudaDevice.launch runs these inside
+the worker's stream context.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+G1_ID = bytes(96)
+G2_ID = bytes(192)
+
+
+def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
+    from prover.bls import curve
+    from prover.groth16.phases import G1Msms
+
+    def add_g1(parts: list[bytes]) -> bytes:
+        if not parts:
+            return G1_ID
+        acc = curve.g1_from_bytes(parts[0])
+        for p in parts[1:]:
+            acc = acc + curve.g1_from_bytes(p)
+        return curve.g1_to_bytes(acc)
+
+    def add_g2(parts: list[bytes]) -> bytes:
+        if not parts:
+            return G2_ID
+        acc = curve.g2_from_bytes(parts[0])
+        for p in parts[1:]:
+            acc = acc + curve.g2_from_bytes(p)
+        return curve.g2_to_bytes(acc)
+
+    def split(points: Any, sp: Any, batch: Callable[..., bytes], msm: Callable[..., bytes]) -> list[bytes]:
+        parts = []
+        if len(sp.ones):
+            parts.append(bytes(batch(points, sp.ones)))
+        if len(sp.tail):
+            parts.append(bytes(msm(points[sp.tail], sp.tail_scalars)))
+        return parts
+
+    def ntt_h(a: Any, b: Any, c: Any) -> Any:
+        return gp.ntt_h_gpu(a, b, c)
+
+    def msm_g1(prep: Any, h: Any, pk: Any) -> Any:
+        n_h = len(pk.h_query)
+        hb = bytes(gp.msm_g1_gpu(pk.h_query, h[:n_h])) if n_h else G1_ID
+        g1 = (gp.batch_add_g1_gpu, gp.msm_g1_gpu)
+        return G1Msms(h=hb, l=add_g1(split(pk.l_query, prep.l, *g1)), a=add_g1(split(pk.a_query, prep.a, *g1)),
+                      b_g1=add_g1(split(pk.b_g1_query, prep.b_g1, *g1)))
+
+    def b_g2_msm(prep: Any, pk: Any) -> bytes:
+        return add_g2(split(pk.b_g2_query, prep.b_g2, gp.batch_add_g2_gpu, gp.msm_g2_gpu))
+
+    out: dict[str, Callable[..., Any]] = {}
+    if hasattr(gp, "ntt_h_gpu"):
+        out["ntt_h"] = ntt_h
+    if all(hasattr(gp, n) for n in ("msm_g1_gpu", "batch_add_g1_gpu")):
+        out["msm_g1"] = msm_g1
+    if all(hasattr(gp, n) for n in ("msm_g2_gpu", "batch_add_g2_gpu")):
+        out["b_g2_msm"] = b_g2_msm
+    return out
