@@ -82,7 +82,8 @@ def main() -> int:
     ap.add_argument("--cpu-g2", default="16")
     ap.add_argument("--section", default="20,22,24")
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--window", type=str, default="", help="comma list of window widths to try at the largest MSM")
+    ap.add_argument("--window", type=str, default="", help="comma list of window widths to try at 2^sweep-log")
+    ap.add_argument("--sweep-log", type=int, default=22)
     args = ap.parse_args()
 
     import cupy as cp
@@ -177,12 +178,29 @@ def main() -> int:
             log(f"MSM G1 2^{L}: gpu {row['gpu_ms']:.2f} ms (c={row['c']})" +
                 (f"  ark cpu {row['cpu_ark_ms']:.0f} ms equal={row['equal_to_ark']}" if 'cpu_ark_ms' in row else ""))
             save()
+        Ls = min(max(msm_logs), args.sweep_log)
+        d_sw = d_s_all[: 1 << Ls]
         for c in logs(args.window):
             with stream:
-                t = timed(lambda: gp._msm_device(dp_all, d_s_all, stream, c=c), stream, 2)
-            res.setdefault("msm_g1_window_sweep", []).append({"log_n": max(msm_logs), "c": c, "gpu_ms": statistics.median(t)})
-            log(f"  window sweep 2^{max(msm_logs)} c={c}: {statistics.median(t):.2f} ms")
+                t = timed(lambda: gp._msm_device(dp_all, d_sw, stream, c=c), stream, 2)
+            res.setdefault("msm_g1_window_sweep", []).append({"log_n": Ls, "c": c, "gpu_ms": statistics.median(t)})
+            log(f"  window sweep 2^{Ls} c={c}: {statistics.median(t):.2f} ms")
             save()
+        for variant in ("call", "inline"):
+            with stream:
+                t = timed(lambda: gp._msm_device(dp_all, d_sw, stream, variant=variant), stream, 2)
+            res.setdefault("msm_g1_variant", []).append({"log_n": Ls, "variant": variant, "gpu_ms": statistics.median(t)})
+            log(f"  variant {variant} 2^{Ls}: {statistics.median(t):.2f} ms")
+            save()
+        # stage breakdown at the largest size
+        marks: list = []
+        with stream:
+            gp._msm_device(dp_all, d_s_all, stream, marks=marks)
+        stream.synchronize()
+        br = {marks[i + 1][0]: cp.cuda.get_elapsed_time(marks[i][1], marks[i + 1][1]) for i in range(len(marks) - 1)}
+        res["msm_g1_breakdown"] = {"log_n": max(msm_logs), "stages_ms": br}
+        log(f"  breakdown 2^{max(msm_logs)}: " + ", ".join(f"{k} {v:.2f}" for k, v in br.items()))
+        save()
 
         # batch addition (scalars equal to 1) and synthetic partition GPU sections
         for L in [x for x in (16, 20, 24) if x <= max(msm_logs)]:

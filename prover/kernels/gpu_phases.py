@@ -11,6 +11,7 @@ here synchronises the device. Functions returning host data synchronise only tha
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 
 import numpy as np
@@ -77,8 +78,8 @@ def _as_u32_rows(x, words: int, stream, copy: bool):
 
 # ------------------------------------------------------------------------------- NTT ----
 class NttPlan:
-    """Device tables for one domain size 2^L on one device: twiddles w^i and w^-i (i < n/2)
-    in Montgomery form, and small two-level tables for the coset/1/n scalings."""
+    """Device tables for one domain size 2^L on one device: per-stage twiddles of w and w^-1
+    (n entries each, Montgomery form; 2 * 32n bytes), and small two-level tables for the coset/1/n scalings."""
 
     def __init__(self, L: int, stream=None):
         cp = _cp()
@@ -99,7 +100,10 @@ class NttPlan:
                 dA, dB = cp.asarray(A), cp.asarray(B)
                 t = cp.empty((max(n // 2, 1), 8), dtype=cp.uint32)
                 k_pow(_grid(t.shape[0]), (_TPB,), (t, dA, dB, np.int32(lo), np.uint32(t.shape[0])))
-                self.tw.append(t)
+                tws = cp.empty((n, 8), dtype=cp.uint32)
+                loader.get_kernel("ntt.cu", "twiddle_stages")(_grid(n), (_TPB,), (t, tws, np.int32(L)))
+                del t
+                self.tw.append(tws)
             self.tw_fwd, self.tw_inv = self.tw
 
             def tables(base, scale):
@@ -272,6 +276,18 @@ _GROUPS = {
     "g1": ("msm_g1.cu", 24, 48, 96),
     "g2": ("msm_g2.cu", 48, 96, 192),
 }
+# G1 build: "inline" (PTX Fp products inlined in the curve formulas) or "call" (faster compile)
+G1_VARIANT = os.environ.get("C2TUI_G1_VARIANT", "inline")
+
+
+def _defines(group: str, variant: str | None = None) -> tuple[str, ...]:
+    if group == "g1" and (variant or G1_VARIANT) == "call":
+        return ("FP_MUL_CALL=1",)
+    return ()
+
+
+def _gk(group: str, fn: str, variant: str | None = None):
+    return loader.get_kernel(_GROUPS[group][0], fn, _defines(group, variant))
 
 
 class DevicePoints:
@@ -289,7 +305,7 @@ class DevicePoints:
                 d = cp.asarray(np.ascontiguousarray(xy, dtype=np.uint8).reshape(-1, nbytes))
             self.d = d.view(cp.uint32).reshape(-1, aw)
             self.n = self.d.shape[0]
-            loader.get_kernel(mod, f"{group}_points_to_mont")(_grid(self.n), (_TPB,), (self.d, np.uint32(self.n)))
+            _gk(group, f"{group}_points_to_mont")(_grid(self.n), (_TPB,), (self.d, np.uint32(self.n)))
 
     @property
     def nbytes(self) -> int:
@@ -317,10 +333,13 @@ class ProvingKeyOnDevice:
         return sum(p.nbytes for p in self.points.values())
 
 
-def msm_window_bits(n: int) -> int:
+MSM_MAX_C = int(os.environ.get("C2TUI_MSM_MAX_C", "16"))
+
+
+def msm_window_bits(n: int, max_c: int | None = None) -> int:
     """Window width c from a cost model: W(c) * (n mixed adds + ~3 * 2^(c-1) bucket-reduce adds)."""
     best, best_cost = 8, None
-    for c in range(6, 17):
+    for c in range(6, (max_c or MSM_MAX_C) + 1):
         W = _num_windows(c)
         cost = W * (n + 3 * (1 << (c - 1)))
         if best_cost is None or cost < best_cost:
@@ -340,13 +359,24 @@ LC0 = 32   # entries per thread in the first bucket-accumulation level
 LCN = 16   # partial sums per thread in later levels
 
 
-def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None):
-    """Launch the Pippenger MSM; returns a device (1, aw) u32 array (canonical affine)."""
+def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None, variant: str | None = None,
+                marks: list | None = None):
+    """Launch the Pippenger MSM; returns a device (1, aw) u32 array (canonical affine).
+    marks: a list to append (stage, cupy Event) to (benchmark breakdowns)."""
     cp = _cp()
     group = points.group
     mod, aw, xw, _ = _GROUPS[group]
-    k = lambda name: loader.get_kernel(mod, f"{group}_{name}")  # noqa: E731
+    k = lambda name: _gk(group, f"{group}_{name}", variant)  # noqa: E731
+    kk = lambda name: _gk(group, name, variant)  # noqa: E731
+
+    def mark(stage):
+        if marks is not None:
+            ev = cp.cuda.Event()
+            ev.record(stream)
+            marks.append((stage, ev))
+
     with _stream_ctx(stream):
+        mark("start")
         s = _as_u32_rows(scalars, 8, stream, copy=False)
         n = s.shape[0]
         if n > points.n:
@@ -360,24 +390,26 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         u32 = cp.uint32
         digits = cp.empty(W * n, dtype=cp.int32)
         counts = cp.zeros(nb, dtype=u32)
-        loader.get_kernel(mod, "msm_digits")(_grid(n), (_TPB,), (s, np.uint32(n), np.int32(c), np.int32(W), digits, counts))
+        kk("msm_digits")(_grid(n), (_TPB,), (s, np.uint32(n), np.int32(c), np.int32(W), digits, counts))
         incl = cp.cumsum(counts, dtype=u32)
         cursor = incl - counts
         entries = cp.empty(max(W * n, 1), dtype=u32)
-        loader.get_kernel(mod, "msm_scatter")(_grid(W * n), (_TPB,), (digits, np.uint32(n), np.int32(c), np.int32(W), cursor, entries))
+        kk("msm_scatter")(_grid(W * n), (_TPB,), (digits, np.uint32(n), np.int32(c), np.int32(W), cursor, entries))
         del digits, cursor
+        mark("sort")
         # level 0: pieces of <= LC0 entries per bucket
         pc = cp.empty(nb, dtype=u32)
-        loader.get_kernel(mod, "msm_pieces")(_grid(nb), (_TPB,), (counts, pc, np.uint32(nb), np.uint32(LC0)))
+        kk("msm_pieces")(_grid(nb), (_TPB,), (counts, pc, np.uint32(nb), np.uint32(LC0)))
         pincl = cp.cumsum(pc, dtype=u32)
         bound_pieces = -(-(W * n) // LC0) + nb
         part = cp.empty((bound_pieces, xw), dtype=u32)
         k("msm_acc0")(_grid(bound_pieces, 128), (128,), (entries, points.d, counts, incl, pc, pincl, np.uint32(nb), np.uint32(LC0), part))
         del entries
+        mark("acc0")
         bound = -(-n // LC0)  # most pieces one bucket can have
         while bound > 1:
             pc2 = cp.empty(nb, dtype=u32)
-            loader.get_kernel(mod, "msm_pieces")(_grid(nb), (_TPB,), (pc, pc2, np.uint32(nb), np.uint32(LCN)))
+            kk("msm_pieces")(_grid(nb), (_TPB,), (pc, pc2, np.uint32(nb), np.uint32(LCN)))
             pincl2 = cp.cumsum(pc2, dtype=u32)
             bound_pieces = -(-bound_pieces // LCN) + nb
             part2 = cp.empty((bound_pieces, xw), dtype=u32)
@@ -387,6 +419,7 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         buckets = cp.empty((nb, xw), dtype=u32)
         k("msm_bucket_final")(_grid(nb, 128), (128,), (part, pc, pincl, np.uint32(nb), buckets))
         del part
+        mark("accn")
         # window reduction: SB blocks x G threads of segments per window, then a tree
         G = min(128, B)
         SB = max(1, min(B // G // 4, 32))
@@ -399,7 +432,9 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
             G2 *= 2
         k("reduce_xyzz")((W,), (G2,), (wpart, np.uint32(W * SB), np.uint32(SB), scratch, win))
         out = cp.empty((1, aw), dtype=u32)
+        mark("window_reduce")
         k("msm_final")((1,), (1,), (win, np.int32(W), np.int32(c), out))
+        mark("final")
         return out
 
 
@@ -433,7 +468,7 @@ def _batch_add_device(points: DevicePoints, idx, stream=None):
     cp = _cp()
     group = points.group
     mod, aw, xw, _ = _GROUPS[group]
-    k = lambda name: loader.get_kernel(mod, f"{group}_{name}")  # noqa: E731
+    k = lambda name: _gk(group, f"{group}_{name}")  # noqa: E731
     with _stream_ctx(stream):
         if isinstance(idx, cp.ndarray):
             d_idx = idx
@@ -500,7 +535,7 @@ def fixed_base_g1_gpu(base_xy, scalars, stream=None, out_device: bool = False):
         s = _as_u32_rows(scalars, 8, stream, copy=False)
         n = s.shape[0]
         out = cp.empty((n, 24), dtype=cp.uint32)
-        loader.get_kernel("msm_g1.cu", "g1_fixed_base")(_grid(n, 128), (128,), (tab.d, s, np.uint32(n), out))
+        _gk("g1", "g1_fixed_base")(_grid(n, 128), (128,), (tab.d, s, np.uint32(n), out))
         out8 = out.view(cp.uint8).reshape(n, 96)
         if out_device:
             return out8

@@ -13,7 +13,7 @@ KERNELS_DIR = Path(__file__).resolve().parent
 SOURCES = ("ntt.cu", "msm_g1.cu", "msm_g2.cu")
 
 _lock = threading.Lock()
-_cache: dict[tuple[str, int], object] = {}
+_cache: dict[tuple, object] = {}
 
 
 def cupy_available() -> bool:
@@ -32,10 +32,10 @@ def device_arch(device_id: int | None = None) -> str:
     return f"sm_{major}{minor}"
 
 
-def compile_options(arch: str | None = None) -> tuple[str, ...]:
+def compile_options(arch: str | None = None, defines: tuple[str, ...] = ()) -> tuple[str, ...]:
     """NVRTC options. CuPy itself adds the current device's -arch, so none is given here unless
     asked for (arch=... or C2TUI_NVRTC_ARCH=sm_90)."""
-    opts = ["-I" + str(KERNELS_DIR), "-std=c++17"]
+    opts = ["-I" + str(KERNELS_DIR), "-std=c++17"] + ["-D" + d for d in defines]
     arch = arch or os.environ.get("C2TUI_NVRTC_ARCH")
     if arch:
         opts.append("--gpu-architecture=" + arch)
@@ -52,12 +52,13 @@ def headers_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def get_module(name: str):
-    """The cupy.RawModule for kernels/<name> on the current device (compiled on first use)."""
+def get_module(name: str, defines: tuple[str, ...] = ()):
+    """The cupy.RawModule for kernels/<name> (with -D defines) on the current device, compiled
+    on first use."""
     import cupy
 
     dev = cupy.cuda.Device().id
-    key = (name, dev)
+    key = (name, dev, tuple(defines))
     mod = _cache.get(key)
     if mod is not None:
         return mod
@@ -68,11 +69,11 @@ def get_module(name: str):
             # CuPy's on-disk kernel cache keys on the source text only: stamp the headers' hash
             # into it so that an edited header recompiles.
             code = f"// headers {headers_digest()}\n" + code
-            mod = cupy.RawModule(code=code, options=compile_options(), backend="nvrtc")
+            mod = cupy.RawModule(code=code, options=compile_options(defines=tuple(defines)), backend="nvrtc")
             mod.compile()
             _cache[key] = mod
     return mod
 
 
-def get_kernel(module: str, fn: str):
-    return get_module(module).get_function(fn)
+def get_kernel(module: str, fn: str, defines: tuple[str, ...] = ()):
+    return get_module(module, defines).get_function(fn)

@@ -2,7 +2,8 @@
 // Data stay CANONICAL (the FrArray interchange format, 8 x u32 LE per element); every constant
 // table (twiddles, coset factors) is in Montgomery form, so mont_mul(x, c_mont) = x*c canonical.
 //   DIF (natural -> bit-reversed) and DIT (bit-reversed -> natural) radix-2 stages, fused into
-//   passes of up to 10 stages in shared memory; twiddle table tw[i] = w_n^i, i < n/2.
+//   passes of up to 10 stages in shared memory; per-stage twiddle table tws[2^s + j] = w_{2^(s+1)}^j
+//   (j < 2^s; n entries in all), so a block's twiddles of one stage are contiguous runs.
 #include "field.cuh"
 
 __device__ __forceinline__ u32 bitrev_bits(u32 x, int bits) { return bits == 0 ? 0u : (__brev(x) >> (32 - bits)); }
@@ -33,7 +34,7 @@ extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ t
             const u32 k0 = ((v >> t) << (t + 1)) | (v & tmask);
             const u32 k1 = k0 | (1u << t);
             const u32 j = lowBase + c + ((k0 & tmask) << lo);
-            const Fr w = tw[j << (L - 1 - s)];
+            const Fr w = tw[(1u << s) + j];
             const Fr a = sh[k0 * C + c];
             const Fr bb = sh[k1 * C + c];
             if (!dif) {
@@ -51,6 +52,17 @@ extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ t
         const u32 c = e % (u32)C, k = e / (u32)C;
         x[base + c + (k << lo)] = sh[e];
     }
+}
+
+// tws[2^s + j] = P[j << (L - 1 - s)] for 1 <= i = 2^s + j < n (P[i] = w^i, i < n/2); tws[0] unused
+extern "C" __global__ void twiddle_stages(const Fr* __restrict__ P, Fr* __restrict__ tws, int L)
+{
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (1u << L)) return;
+    if (i == 0) { tws[0] = P[0]; return; }
+    const int s = 31 - __clz(i);
+    const u32 j = i - (1u << s);
+    tws[i] = P[j << (L - 1 - s)];
 }
 
 // out[i] = A[i & mask] * B[i >> loBits] (Montgomery), i < count: builds power tables from two

@@ -177,9 +177,11 @@ def test_msm_g1_matches_arkworks(L):
     want = ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
     assert gp.msm_g1_gpu(xy, s) == want
     if L in (8, 12):
-        for c in (3, 7, 11):  # other window widths, reusing an upload
-            dp = gp.DevicePoints("g1", xy)
+        dp = gp.DevicePoints("g1", xy)
+        for c in (3, 7, 11, 18):  # other window widths, reusing an upload
             assert gp.msm_g1_gpu(dp, s, c=c) == want, c
+        # the other G1 build (Fp products as calls)
+        assert gp._to_bytes(gp._msm_device(dp, s, variant="call"), None) == want
 
 
 def test_msm_g1_skewed_and_all_zero():
