@@ -56,6 +56,9 @@ class ReplayBar(Widget):
 
     def on_click(self, event: events.Click) -> None:
         x0, w = self._bar
-        if w and x0 <= event.x < x0 + w:
-            frac = (event.x - x0) / max(1, w - 1)
+        off = event.get_content_offset(self)
+        if off is None:
+            return
+        if w and x0 <= off.x < x0 + w:
+            frac = (off.x - x0) / max(1, w - 1)
             self.post_message(self.Seek(self.start + frac * (self.end - self.start)))

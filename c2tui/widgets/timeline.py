@@ -27,8 +27,10 @@ def render_timeline(g, now: float, pal, width: int, window: float = 30.0,
                     workers: list[str] | None = None) -> list[Line]:
     workers = workers if workers is not None else lane_workers(g)
     cols = max(4, width - LABEL_W - 1)
-    t0 = now - window
     dt = window / cols
+    # columns on a fixed grid of run time (the last one holds `now`): lanes shift one whole
+    # cell at a time instead of shimmering, and most frames leave them unchanged
+    t0 = (math.floor(now / dt) + 1) * dt - window
     lanes: dict[str, list[str | None]] = {w: [None] * cols for w in workers}
     # newest -> oldest; a worker's segments are sequential, so its first segment starting
     # before the window is its last one that can reach into it
