@@ -31,6 +31,12 @@ def sync(fn):
     return wrapper
 
 
+def running(app) -> bool:
+    """The run is under way: knobs known and a partition in a phase (setup is done)."""
+    st = app.state
+    return st is not None and st.started and bool(st.knobs) and any(p.phases for p in st.partitions.values())
+
+
 def header_text(app) -> str:
     return app.query_one(HeaderBar).render().plain
 
@@ -86,7 +92,7 @@ CASES = [
 async def test_key_changes_knob_through_controller(key, knob, attr, value, shown):
     app, eng, rec = make()
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: app.state is not None and app.state.started and app.state.knobs)
+        await until(pilot, lambda: running(app))
         assert shown not in header_text(app)
         await pilot.press(key)
         # the controller changed
@@ -104,7 +110,7 @@ async def test_key_changes_knob_through_controller(key, knob, attr, value, shown
 async def test_pause_then_resume():
     app, eng, rec = make()
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: app.state is not None and app.state.knobs)
+        await until(pilot, lambda: running(app))
         await pilot.press("space")
         await until(pilot, lambda: "PAUSED" in header_text(app))
         await pilot.press("space")
@@ -119,7 +125,7 @@ async def test_pause_then_resume():
 async def test_submit_sector():
     app, eng, rec = make(sectors=1, partitions=2)
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: app.state is not None and app.state.started)
+        await until(pilot, lambda: running(app))
         await pilot.press("n")
         await until(pilot, lambda: any(isinstance(e, ev.SectorSubmitted) and e.sector == 1 for e in rec.events))
         await until(pilot, lambda: "sector 1 submitted" in log_text(app))
@@ -131,7 +137,7 @@ async def test_screen_shows_knob_only_when_event_comes_back():
     """A controller that refuses (raises) leaves the screen as it was."""
     app, eng, rec = make()
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: app.state is not None and app.state.knobs)
+        await until(pilot, lambda: running(app))
 
         def refuse(*a, **k):
             raise ValueError("refused for the test")
@@ -169,7 +175,7 @@ async def test_footer_click_runs_control():
     """Mouse: clicking a footer key runs its action like the key does."""
     app, eng, rec = make()
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: app.state is not None and app.state.knobs)
+        await until(pilot, lambda: running(app))
         from textual.widgets._footer import FooterKey
 
         def footer_key():
