@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import time
 
 import pytest
 
-from invariants import InvariantChecker
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the invariants helper beside this file
+from invariants import InvariantChecker  # noqa: E402
 from prover.config import load_config
 from prover.pipeline.controller import parse_switch
 from prover.pipeline.engine import Engine

@@ -3,9 +3,13 @@ marked failed with its reason (or retried), every lock released, the run going o
 summary counting it."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
-from invariants import InvariantChecker
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the invariants helper beside this file
+from invariants import InvariantChecker  # noqa: E402
 from prover.config import load_config
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases

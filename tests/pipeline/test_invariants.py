@@ -5,6 +5,9 @@ budget, every lock released and every buffer freed on every exit path, every bou
 finishes (no deadlock), every partition ends done or failed with a reason."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import random
 import threading
 import time
@@ -13,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from invariants import InvariantChecker
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the invariants helper beside this file
+from invariants import InvariantChecker  # noqa: E402
 from prover.config import load_config
 from prover.device.profiles import get_profile
 from prover.events import Phase
@@ -79,10 +83,10 @@ def test_random_schedules_keep_invariants(seed, gpus, workers, budget_parts, loc
 def test_storm_short():
     """A shorter CI version of the storm: switches every 1-3 ms, errors and OOMs, 2 GPUs."""
     chk = run_schedule(7, gpus=2, workers=3, budget_parts=2, lock_mode="two-lock", mem_sync="device",
-                       partitions=40, error_rate=0.03, oom_rate=0.03, switch_every_ms=(1, 3))
+                       partitions=40, error_rate=0.03, oom_rate=0.1, switch_every_ms=(1, 3))
     assert chk.final() == []
     assert chk.kinds["mode_change"] > 100, chk.kinds["mode_change"]
-    assert chk.kinds["fallback"] + chk.kinds["oom"] > 0
+    assert chk.kinds["oom"] > 0
     failed = [d for d in chk.done.values() if not d.ok]
     assert all(d.reason for d in failed)
 
