@@ -82,6 +82,8 @@ def main() -> int:
     ap.add_argument("--cpu-g2", default="16")
     ap.add_argument("--section", default="20,22,24")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--ntt-variant", default="c")
+    ap.add_argument("--msm-variants", default="call,ptx_call")
     ap.add_argument("--window", type=str, default="", help="comma list of window widths to try at 2^sweep-log")
     ap.add_argument("--sweep-log", type=int, default=22)
     args = ap.parse_args()
@@ -116,7 +118,8 @@ def main() -> int:
     rng = np.random.default_rng(12345)
 
     # ---------------------------------------------------------------- NTT family --
-    for L in logs(args.ntt):
+    for variant, L in [(v, L) for L in logs(args.ntt) for v in ("c", "ptx")]:
+        gp.NTT_VARIANT = variant
         n = 1 << L
         with stream:
             a0 = cp.asarray(fr_random(n, rng)).view(cp.uint32).reshape(n, 8)
@@ -132,15 +135,16 @@ def main() -> int:
                 plan.ntt_h(a, b, c)
             t_copy = timed(lambda: (a.__setitem__(Ellipsis, a0), b.__setitem__(Ellipsis, b0), c.__setitem__(Ellipsis, c0)), stream, args.reps)
             t_h = timed(h, stream, max(3, args.reps // 2))
-        row = {"log_n": L, "ntt_core_ms": statistics.median(t_ntt), "ntt_natural_ms": statistics.median(t_nat),
+        row = {"log_n": L, "variant": variant, "ntt_core_ms": statistics.median(t_ntt), "ntt_natural_ms": statistics.median(t_nat),
                "ntt_h_ms": statistics.median(t_h) - statistics.median(t_copy), "ntt_h_with_input_copies_ms": statistics.median(t_h),
                "gbytes_per_pass": n * 32 * 2 / 1e9, "passes": len(plan.passes)}
         res["ntt"].append(row)
-        log(f"NTT 2^{L}: core {row['ntt_core_ms']:.3f} ms natural {row['ntt_natural_ms']:.3f} ms  NTT-H {row['ntt_h_ms']:.3f} ms")
+        log(f"NTT[{variant}] 2^{L}: core {row['ntt_core_ms']:.3f} ms natural {row['ntt_natural_ms']:.3f} ms  NTT-H {row['ntt_h_ms']:.3f} ms")
         del a0, b0, c0, a, b, c, tmp
         save()
         cp.get_default_memory_pool().free_all_blocks()
     gp._plans.clear()
+    gp.NTT_VARIANT = args.ntt_variant
     cp.get_default_memory_pool().free_all_blocks()
 
     # --------------------------------------------------------------------- MSM G1 --
@@ -160,11 +164,21 @@ def main() -> int:
             n = 1 << L
             d_s = d_s_all[:n]
             row = {"log_n": L, "c": gp.msm_window_bits(n)}
-            with stream:
-                t = timed(lambda: gp._msm_device(dp_all, d_s, stream), stream, args.reps if L < 24 else 3)
-                got = gp._to_bytes(gp._msm_device(dp_all, d_s, stream), stream)
-            row["gpu_ms"] = statistics.median(t)
-            row["gpu_ms_all"] = t
+            for v in args.msm_variants.split(","):
+                with stream:
+                    t = timed(lambda: gp._msm_device(dp_all, d_s, stream, variant=v, device_final=False), stream,
+                              args.reps if L < 24 else 3)
+                    e2e = []
+                    for _ in range(2):
+                        stream.synchronize()
+                        t0 = time.perf_counter()
+                        got = gp.msm_bytes(dp_all, d_s, stream, variant=v)
+                        e2e.append((time.perf_counter() - t0) * 1e3)
+                row[f"gpu_ms_{v}"] = statistics.median(t)
+                row[f"end_to_end_ms_{v}"] = min(e2e)
+                row[f"result_{v}"] = got.hex()
+            row["gpu_ms"] = min(row[f"gpu_ms_{v}"] for v in args.msm_variants.split(","))
+            row["variants_agree"] = len({row[f"result_{v}"] for v in args.msm_variants.split(",")}) == 1
             if L in cpu_logs:
                 reps = -(-n // len(objs))
                 P = (objs * reps)[:n]
@@ -172,10 +186,10 @@ def main() -> int:
                 t0 = time.perf_counter()
                 want = ark.G1Point.multiexp_unchecked(P, S).to_xy_bytes_le()
                 row["cpu_ark_ms"] = (time.perf_counter() - t0) * 1e3
-                row["equal_to_ark"] = got == want
+                row["equal_to_ark"] = all(row[f"result_{v}"] == want.hex() for v in args.msm_variants.split(","))
                 del P, S
             res["msm_g1"].append(row)
-            log(f"MSM G1 2^{L}: gpu {row['gpu_ms']:.2f} ms (c={row['c']})" +
+            log(f"MSM G1 2^{L}: gpu " + " ".join(f"{v} {row['gpu_ms_' + v]:.2f}/{row['end_to_end_ms_' + v]:.2f}" for v in args.msm_variants.split(",")) + f" ms (gpu/e2e, c={row['c']}) agree={row['variants_agree']}" +
                 (f"  ark cpu {row['cpu_ark_ms']:.0f} ms equal={row['equal_to_ark']}" if 'cpu_ark_ms' in row else ""))
             save()
         Ls = min(max(msm_logs), args.sweep_log)
@@ -186,16 +200,10 @@ def main() -> int:
             res.setdefault("msm_g1_window_sweep", []).append({"log_n": Ls, "c": c, "gpu_ms": statistics.median(t)})
             log(f"  window sweep 2^{Ls} c={c}: {statistics.median(t):.2f} ms")
             save()
-        for variant in ("call", "inline"):
-            with stream:
-                t = timed(lambda: gp._msm_device(dp_all, d_sw, stream, variant=variant), stream, 2)
-            res.setdefault("msm_g1_variant", []).append({"log_n": Ls, "variant": variant, "gpu_ms": statistics.median(t)})
-            log(f"  variant {variant} 2^{Ls}: {statistics.median(t):.2f} ms")
-            save()
         # stage breakdown at the largest size
         marks: list = []
         with stream:
-            gp._msm_device(dp_all, d_s_all, stream, marks=marks)
+            gp._msm_device(dp_all, d_s_all, stream, marks=marks, variant=args.msm_variants.split(",")[-1])
         stream.synchronize()
         br = {marks[i + 1][0]: cp.cuda.get_elapsed_time(marks[i][1], marks[i + 1][1]) for i in range(len(marks) - 1)}
         res["msm_g1_breakdown"] = {"log_n": max(msm_logs), "stages_ms": br}
@@ -236,10 +244,11 @@ def main() -> int:
             def section():
                 a[...] = a0; b[...] = b0; c[...] = c0  # noqa: E702
                 h = gp.ntt_h_device(a, b, c, stream)
-                gp._msm_device(dp_all, h[: n - 1], stream)               # H query
-                for _ in range(3):                                         # A, B_G1, L
+                v = args.msm_variants.split(",")[-1]
+                gp._msm_device(dp_all, h[: n - 1], stream, variant=v, device_final=False)   # H query
+                for _ in range(3):                                                          # A, B_G1, L
                     gp._batch_add_device(dp_all, d_ones, stream)
-                    gp._msm_device(tail_pts, d_tail_s, stream)
+                    gp._msm_device(tail_pts, d_tail_s, stream, variant=v, device_final=False)
 
             with stream:
                 t = timed(section, stream, 2)
@@ -262,10 +271,14 @@ def main() -> int:
             d_s2 = cp.asarray(s2)
         for L in g2_logs:
             n = 1 << L
-            with stream:
-                t = timed(lambda: gp._msm_device(dp2, d_s2[:n], stream), stream, 3)
-                got = gp._to_bytes(gp._msm_device(dp2, d_s2[:n], stream), stream)
-            row = {"log_n": L, "c": gp.msm_window_bits(n), "gpu_ms": statistics.median(t)}
+            row = {"log_n": L, "c": gp.msm_window_bits(n)}
+            for v in args.msm_variants.split(","):
+                with stream:
+                    t = timed(lambda: gp._msm_device(dp2, d_s2[:n], stream, variant=v, device_final=False), stream, 3)
+                    got = gp.msm_bytes(dp2, d_s2[:n], stream, variant=v)
+                row[f"gpu_ms_{v}"] = statistics.median(t)
+                row[f"result_{v}"] = got.hex()
+            row["gpu_ms"] = min(row[f"gpu_ms_{v}"] for v in args.msm_variants.split(","))
             if L in set(logs(args.cpu_g2)):
                 reps = -(-n // len(objs2))
                 P = (objs2 * reps)[:n]
@@ -273,7 +286,7 @@ def main() -> int:
                 t0 = time.perf_counter()
                 want = ark.G2Point.multiexp_unchecked(P, S).to_xy_bytes_le()
                 row["cpu_ark_ms"] = (time.perf_counter() - t0) * 1e3
-                row["equal_to_ark"] = got == want
+                row["equal_to_ark"] = all(row[f"result_{v}"] == want.hex() for v in args.msm_variants.split(","))
             res["msm_g2"].append(row)
             log(f"MSM G2 2^{L}: gpu {row['gpu_ms']:.2f} ms" +
                 (f"  ark cpu {row['cpu_ark_ms']:.0f} ms equal={row['equal_to_ark']}" if 'cpu_ark_ms' in row else ""))

@@ -134,13 +134,17 @@ UNROLL
         if constexpr (N == 12) return mul_call(a, b);
         else
 #endif
-#if defined(__CUDA_ARCH__) && !defined(FIELD_NO_PTX)
+        return mul_fast(a, b);
+    }
+    HDNI static Fe mul_call(const Fe& a, const Fe& b) { return mul_fast(a, b); }
+    // PTX carry chains on the device when built with -DFIELD_PTX, else portable C++
+    HD static Fe mul_fast(const Fe& a, const Fe& b) {
+#if defined(__CUDA_ARCH__) && defined(FIELD_PTX)
         return mul_ptx(a, b);
 #else
         return mul_impl(a, b);
 #endif
     }
-    HDNI static Fe mul_call(const Fe& a, const Fe& b) { return mul_impl(a, b); }
     // CIOS
     HD static Fe mul_impl(const Fe& a, const Fe& b) {
         u32 t[N + 2];
@@ -185,7 +189,8 @@ UNROLL
         return r;
     }
 #if defined(__CUDA_ARCH__)
-    // CIOS with PTX carry chains: per limb of b, a lo row and a hi row of a*b[i] into t, then
+    // CIOS with PTX carry chains (asm volatile: the carry flag is invisible to the compiler, which
+    // otherwise reorders the statements of a chain - seen on the H200, wrong products); per limb of b, a lo row and a hi row of a*b[i] into t, then
     // the same for m*p; 4N^2 multiply-adds. Same result as mul_impl (checked on the GPU
     // against Python integers by tests/gpu).
     __device__ __forceinline__ static Fe mul_ptx(const Fe& a, const Fe& b) {
@@ -195,25 +200,25 @@ UNROLL
 UNROLL
         for (int i = 0; i < N; i++) {
             const u32 bi = b.v[i];
-            asm("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a.v[0]), "r"(bi));
+            asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a.v[0]), "r"(bi));
 UNROLL
-            for (int j = 1; j < N; j++) asm("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a.v[j]), "r"(bi));
-            asm("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
-            asm("addc.u32 %0, 0, 0;" : "=r"(t[N + 1]));
-            asm("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a.v[0]), "r"(bi));
+            for (int j = 1; j < N; j++) asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a.v[j]), "r"(bi));
+            asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));  // t[N+1] == 0 here
+            asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a.v[0]), "r"(bi));
 UNROLL
-            for (int j = 1; j < N; j++) asm("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a.v[j]), "r"(bi));
-            asm("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+            for (int j = 1; j < N; j++) asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a.v[j]), "r"(bi));
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
             const u32 m = t[0] * P::INV;
-            asm("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(m), "r"(P::mod(0)));
+            asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(m), "r"(P::mod(0)));
 UNROLL
-            for (int j = 1; j < N; j++) asm("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(m), "r"(P::mod(j)));
-            asm("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
-            asm("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-            asm("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(m), "r"(P::mod(0)));
+            for (int j = 1; j < N; j++) asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(m), "r"(P::mod(j)));
+            asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+            asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(m), "r"(P::mod(0)));
 UNROLL
-            for (int j = 1; j < N; j++) asm("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(m), "r"(P::mod(j)));
-            asm("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+            for (int j = 1; j < N; j++) asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(m), "r"(P::mod(j)));
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
             // t[0] == 0: shift down one limb
 UNROLL
             for (int j = 0; j <= N; j++) t[j] = t[j + 1];
@@ -221,10 +226,10 @@ UNROLL
         }
         Fe r, s2;
         u32 bw;
-        asm("sub.cc.u32 %0, %1, %2;" : "=r"(s2.v[0]) : "r"(t[0]), "r"(P::mod(0)));
+        asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(s2.v[0]) : "r"(t[0]), "r"(P::mod(0)));
 UNROLL
-        for (int i = 1; i < N; i++) asm("subc.cc.u32 %0, %1, %2;" : "=r"(s2.v[i]) : "r"(t[i]), "r"(P::mod(i)));
-        asm("subc.u32 %0, %1, 0;" : "=r"(bw) : "r"(t[N]));
+        for (int i = 1; i < N; i++) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(s2.v[i]) : "r"(t[i]), "r"(P::mod(i)));
+        asm volatile("subc.u32 %0, %1, 0;" : "=r"(bw) : "r"(t[N]));
         // bw = t[N] - borrow: 0xffffffff when t < m (keep t), else 0 (take t - m)
         const bool keep = bw != 0;
 UNROLL

@@ -17,9 +17,16 @@ import threading
 import numpy as np
 
 from prover.kernels import loader
+from prover.kernels.host_curve import finish_windows
 from prover.kernels.pyref import FR_GENERATOR, R_MOD, root_of_unity
 
 FR_R = 1 << 256  # Montgomery radix of Fr (8 x 32-bit limbs)
+# NTT build: "c" (portable C++ Montgomery products) or "ptx" (PTX carry chains, -DFIELD_PTX)
+NTT_VARIANT = os.environ.get("C2TUI_NTT_VARIANT", "c")
+
+
+def _nk(fn: str):
+    return loader.get_kernel("ntt.cu", fn, ("FIELD_PTX",) if NTT_VARIANT == "ptx" else ())
 FP_R = 1 << 384
 _TPB = 256
 
@@ -91,7 +98,7 @@ class NttPlan:
         winv = pow(w, R_MOD - 2, R_MOD)
         ninv = pow(n, R_MOD - 2, R_MOD)
         g, ginv = FR_GENERATOR, pow(FR_GENERATOR, R_MOD - 2, R_MOD)
-        k_pow = loader.get_kernel("ntt.cu", "powers_table")
+        k_pow = _nk("powers_table")
         with _stream_ctx(stream):
             self.tw = []
             half_log = max(L - 1, 0)
@@ -101,7 +108,7 @@ class NttPlan:
                 t = cp.empty((max(n // 2, 1), 8), dtype=cp.uint32)
                 k_pow(_grid(t.shape[0]), (_TPB,), (t, dA, dB, np.int32(lo), np.uint32(t.shape[0])))
                 tws = cp.empty((n, 8), dtype=cp.uint32)
-                loader.get_kernel("ntt.cu", "twiddle_stages")(_grid(n), (_TPB,), (t, tws, np.int32(L)))
+                _nk("twiddle_stages")(_grid(n), (_TPB,), (t, tws, np.int32(L)))
                 del t
                 self.tw.append(tws)
             self.tw_fwd, self.tw_inv = self.tw
@@ -133,7 +140,7 @@ class NttPlan:
 
     # building blocks -------------------------------------------------------------------
     def _run_passes(self, x, tw, dif: bool):
-        k = loader.get_kernel("ntt.cu", "ntt_pass")
+        k = _nk("ntt_pass")
         passes = list(reversed(self.passes)) if dif else self.passes
         for lo, S in passes:
             C = 1 if lo == 0 else min(4, 1 << lo)
@@ -144,11 +151,11 @@ class NttPlan:
 
     def _scale_bitrev(self, x, tables):
         A, B, lo = tables
-        k = loader.get_kernel("ntt.cu", "scale_bitrev")
+        k = _nk("scale_bitrev")
         k(_grid(self.n), (_TPB,), (x, A, B, np.int32(lo), np.int32(self.L)))
 
     def _bitrev(self, x, out):
-        k = loader.get_kernel("ntt.cu", "bitrev_permute")
+        k = _nk("bitrev_permute")
         k(_grid(self.n), (_TPB,), (x, out, np.int32(self.L)))
 
     # natural-order transforms (in place on x (n, 8) u32; `tmp` is scratch of the same shape)
@@ -174,7 +181,7 @@ class NttPlan:
             self._run_passes(x, self.tw_inv, dif=True)          # evaluations -> bitrev coeffs * n
             self._scale_bitrev(x, self.scale_coset_fwd)         # * g^i / n
             self._run_passes(x, self.tw_fwd, dif=False)         # -> natural evaluations on g*H
-        k = loader.get_kernel("ntt.cu", "pointwise_h")
+        k = _nk("pointwise_h")
         k(_grid(self.n), (_TPB,), (a, b, c, self.k_h, np.uint32(self.n)))
         self._run_passes(a, self.tw_inv, dif=True)
         self._scale_bitrev(a, self.scale_coset_inv)
@@ -266,7 +273,7 @@ def _elementwise(fn, words, a, b, op, stream):
         da, db = _as_u32_rows(a, words, stream, False), _as_u32_rows(b, words, stream, False)
         out = cp.empty_like(da)
         n = da.shape[0]
-        loader.get_kernel("ntt.cu", fn)(_grid(n), (_TPB,), (da, db, out, np.uint32(n), np.int32(code)))
+        _nk(fn)(_grid(n), (_TPB,), (da, db, out, np.uint32(n), np.int32(code)))
         return cp.asnumpy(out.view(cp.uint64).reshape(n, words // 2), stream=stream)
 
 
@@ -276,14 +283,17 @@ _GROUPS = {
     "g1": ("msm_g1.cu", 24, 48, 96),
     "g2": ("msm_g2.cu", 48, 96, 192),
 }
-# G1 build: "inline" (PTX Fp products inlined in the curve formulas) or "call" (faster compile)
-G1_VARIANT = os.environ.get("C2TUI_G1_VARIANT", "inline")
+# MSM builds: "call" (Fp products are calls, portable C++; fast to compile), "ptx_call" (calls,
+# PTX carry chains), "inline" / "ptx" (products inlined: G1 compiles for ~35-90 s)
+MSM_VARIANTS = {"call": ("FP_MUL_CALL=1",), "ptx_call": ("FP_MUL_CALL=1", "FIELD_PTX"), "inline": (),
+                "ptx": ("FIELD_PTX",)}
+G1_VARIANT = os.environ.get("C2TUI_G1_VARIANT", "call")
+G2_VARIANT = os.environ.get("C2TUI_G2_VARIANT", "call")
 
 
 def _defines(group: str, variant: str | None = None) -> tuple[str, ...]:
-    if group == "g1" and (variant or G1_VARIANT) == "call":
-        return ("FP_MUL_CALL=1",)
-    return ()
+    v = variant or (G1_VARIANT if group == "g1" else G2_VARIANT)
+    return MSM_VARIANTS[v]
 
 
 def _gk(group: str, fn: str, variant: str | None = None):
@@ -360,8 +370,9 @@ LCN = 16   # partial sums per thread in later levels
 
 
 def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None, variant: str | None = None,
-                marks: list | None = None):
-    """Launch the Pippenger MSM; returns a device (1, aw) u32 array (canonical affine).
+                marks: list | None = None, device_final: bool = True):
+    """Launch the Pippenger MSM; returns a device (1, aw) u32 array (canonical affine), or with
+    device_final=False the (W, xyzz) window sums and c for finish_windows on the host.
     marks: a list to append (stage, cupy Event) to (benchmark breakdowns)."""
     cp = _cp()
     group = points.group
@@ -382,7 +393,8 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         if n > points.n:
             raise ValueError(f"{n} scalars for {points.n} points")
         if n == 0:
-            return cp.zeros((1, aw), dtype=cp.uint32)
+            z = cp.zeros((1, aw if device_final else xw), dtype=cp.uint32)
+            return z if device_final else (z, 1)
         c = c or msm_window_bits(n)
         W = _num_windows(c)
         B = 1 << (c - 1)
@@ -433,6 +445,8 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         k("reduce_xyzz")((W,), (G2,), (wpart, np.uint32(W * SB), np.uint32(SB), scratch, win))
         out = cp.empty((1, aw), dtype=u32)
         mark("window_reduce")
+        if not device_final:
+            return win, c
         k("msm_final")((1,), (1,), (win, np.int32(W), np.int32(c), out))
         mark("final")
         return out
@@ -451,17 +465,23 @@ def _points(group: str, points, stream) -> DevicePoints:
     return DevicePoints(group, points, stream)
 
 
+def msm_bytes(points: DevicePoints, scalars, stream=None, c: int | None = None, variant: str | None = None) -> bytes:
+    """GPU buckets and window sums, then the Horner step and affine conversion on the host
+    (host_curve.finish_windows: cheaper than one GPU thread). Synchronises `stream`."""
+    cp = _cp()
+    win, c = _msm_device(points, scalars, stream, c, variant, device_final=False)
+    return finish_windows(cp.asnumpy(win, stream=stream), c, points.group)
+
+
 def msm_g1_gpu(points, scalars, stream=None, c: int | None = None) -> bytes:
     """sum_i scalars[i] * points[i] as 96-byte xy (G1Point.to_xy_bytes_le form; identity = zeros).
     points: (n, 96) uint8 xy, or a DevicePoints uploaded earlier (its first len(scalars) points are used)."""
-    out = _msm_device(_points("g1", points, stream), scalars, stream, c)
-    return _to_bytes(out, stream)
+    return msm_bytes(_points("g1", points, stream), scalars, stream, c)
 
 
 def msm_g2_gpu(points, scalars, stream=None, c: int | None = None) -> bytes:
     """G2 MSM; 192-byte xy result (G2Point.to_xy_bytes_le form)."""
-    out = _msm_device(_points("g2", points, stream), scalars, stream, c)
-    return _to_bytes(out, stream)
+    return msm_bytes(_points("g2", points, stream), scalars, stream, c)
 
 
 def _batch_add_device(points: DevicePoints, idx, stream=None):

@@ -28,8 +28,15 @@ def sizes(*logs):
     return [L for L in logs if L <= MAX_LOG]
 
 
+@pytest.fixture(params=["c", "ptx"])
+def ntt_variant(request, monkeypatch):
+    """Both builds of ntt.cu: portable C++ and PTX carry-chain Montgomery products."""
+    monkeypatch.setattr(gp, "NTT_VARIANT", request.param)
+    return request.param
+
+
 # --------------------------------------------------------------------------- fields ----
-def test_field_elementwise():
+def test_field_elementwise(ntt_variant):
     rng = random.Random(SEED)
     for prefix, m, words in (("fr", R_MOD, 4), ("fp", P_MOD, 6)):
         edge = [0, 1, 2, m - 1, m - 2, (1 << 64) - 1, m >> 1]
@@ -55,7 +62,7 @@ def test_field_elementwise():
 
 # ------------------------------------------------------------------------------ NTT ----
 @pytest.mark.parametrize("L", [1, 2, 5, 8, 10, 11, 12, 13])
-def test_ntt_family_exact(L):
+def test_ntt_family_exact(L, ntt_variant):
     a = fr_random(1 << L, rng_for(f"ntt{L}"))
     ai = fr_to_ints(a)
     for inverse in (False, True):
@@ -65,7 +72,7 @@ def test_ntt_family_exact(L):
 
 
 @pytest.mark.parametrize("L", [1, 3, 8, 11, 12])
-def test_ntt_h_exact(L):
+def test_ntt_h_exact(L, ntt_variant):
     rng = rng_for(f"ntth{L}")
     a, b, c = (fr_random(1 << L, rng) for _ in range(3))
     want = ntt_h_ref(fr_to_ints(a), fr_to_ints(b), fr_to_ints(c))
@@ -103,7 +110,7 @@ def test_ntt_large_properties(L):
 
 
 @pytest.mark.parametrize("L", sizes(14, 16, 20))
-def test_ntt_h_satisfied_identity(L):
+def test_ntt_h_satisfied_identity(L, ntt_variant):
     """c = a*b on the domain (a satisfied circuit): deg h <= n-2 and h(t) Z(t) = A(t)B(t) - C(t)."""
     n = 1 << L
     rng = rng_for(f"ntthL{L}")
@@ -180,8 +187,17 @@ def test_msm_g1_matches_arkworks(L):
         dp = gp.DevicePoints("g1", xy)
         for c in (3, 7, 11, 18):  # other window widths, reusing an upload
             assert gp.msm_g1_gpu(dp, s, c=c) == want, c
-        # the other G1 build (Fp products as calls)
-        assert gp._to_bytes(gp._msm_device(dp, s, variant="call"), None) == want
+        # the other G1 builds, and the device-side final step
+        for v in ("call", "ptx_call"):
+            assert gp.msm_bytes(dp, s, variant=v) == want, v
+            assert gp._to_bytes(gp._msm_device(dp, s, variant=v), None) == want, v
+
+
+@pytest.mark.parametrize("L", sizes(14, 16, 18))
+def test_msm_g1_ptx_build(L):
+    objs, xy, scal, s = _msm_inputs("g1", L, f"msmptx{L}")
+    want = ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    assert gp.msm_bytes(gp.DevicePoints("g1", xy), s, variant="ptx_call") == want
 
 
 def test_msm_g1_skewed_and_all_zero():
@@ -198,6 +214,10 @@ def test_msm_g2_matches_arkworks(L):
     objs, xy, scal, s = _msm_inputs("g2", L, f"msm2{L}")
     want = ark.G2Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
     assert gp.msm_g2_gpu(xy, s) == want
+    if L in (8, 12):
+        dp = gp.DevicePoints("g2", xy)
+        assert gp.msm_bytes(dp, s, variant="ptx_call") == want
+        assert gp._to_bytes(gp._msm_device(dp, s), None) == want
 
 
 @pytest.mark.parametrize("L", sizes(8, 16, 20))
