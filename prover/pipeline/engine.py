@@ -238,10 +238,11 @@ class Engine:
             sectors = self.config.sectors if self._bounded else 2
             for _ in range(sectors or 0):
                 self._submit_sector(None, source="config")
-            for g in range(self.config.n_gpus):
-                for _ in range(self.controller.snapshot().workers_per_gpu):
-                    self._spawn(g)
-            self._monitor = threading.Thread(target=self._monitor_loop, name="engine-monitor", daemon=True)
+            with self._wlock:  # a concurrent set_workers_per_gpu waits for this, then resizes
+                for g in range(self.config.n_gpus):
+                    for _ in range(self.controller.snapshot().workers_per_gpu):
+                        self._spawn(g)
+                self._monitor = threading.Thread(target=self._monitor_loop, name="engine-monitor", daemon=True)
             self._monitor.start()
             while not self._stop.wait(0.05):
                 if self._draining.is_set():
@@ -434,6 +435,8 @@ class Engine:
         if not self._started or self._stop.is_set():
             return
         with self._wlock:
+            if self._monitor is None:
+                return  # the workers do not exist yet: the main thread spawns the new target
             for g in range(self.config.n_gpus):
                 alive = [w for w in self._workers.get(g, []) if not w.dead and not w.retire]
                 if len(alive) < n:
