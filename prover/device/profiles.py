@@ -102,6 +102,19 @@ register_profile(replace(
     synthesis=0.010, prep_msm=0.019, prestage=0.001, ntt_h=0.007, msm=0.011, epilogue=0.001,
     fallback_upload=0.04, b_g2_msm_cpu=0.005, b_g2_msm_gpu=0.001, assemble=0.001,
 ))
+# No model at all: every phase takes the time its real work takes (kernels at real speed on a
+# CudaDevice, the CPU reference on a SimDevice) and buffers are sized for the proved circuit
+# (pass --modelled-log2 equal to --constraints-log2). For measuring, not for emulating a card.
+register_profile(replace(
+    PROFILES["rtx5070ti-16g"],
+    name="native",
+    description="no modelled times: real work at real speed (use --modelled-log2 = --constraints-log2)",
+    card_name="(this device)",
+    card_bytes=0,
+    synthesis=0.0, prep_msm=0.0, prestage=0.0, ntt_h=0.0, msm=0.0, epilogue=0.0,
+    fallback_upload=0.0, b_g2_msm_cpu=0.0, b_g2_msm_gpu=0.0, assemble=0.0, verify=0.0,
+    device_sync_overhead=0.0,
+))
 
 
 def get_profile(name: str) -> Profile:
