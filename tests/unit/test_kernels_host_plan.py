@@ -1,0 +1,188 @@
+"""CI replay (Python integers, no GPU) of the index logic of the CUDA kernels and their host
+plans: the NTT pass decomposition of ntt.cu's `ntt_pass` with per-stage twiddle tables, and the
+MSM pipeline of msm_impl.cuh (signed digits, counting sort, piece levels, window reduction by
+running sums, Horner), with points replaced by integers mod a prime. A mirror of the kernels'
+indexing: if one changes, change the other."""
+from __future__ import annotations
+
+import random
+from itertools import accumulate
+
+import pytest
+
+from prover.kernels import gpu_phases as gp
+from prover.kernels.pyref import R_MOD, ntt_ref, root_of_unity
+
+
+def _brev(x: int, L: int) -> int:
+    return int(format(x, f"0{L}b")[::-1], 2) if L else 0
+
+
+def _stage_table(w: int, L: int) -> list[int]:
+    n = 1 << L
+    P = [pow(w, i, R_MOD) for i in range(max(n // 2, 1))]
+    return [P[0]] + [P[(i - (1 << (i.bit_length() - 1))) << (L - i.bit_length())] for i in range(1, n)]
+
+
+def _run_passes(x, tw, L, passes, dif):
+    n = 1 << L
+    for lo, S in (reversed(passes) if dif else passes):
+        C = 1 if lo == 0 else min(4, 1 << lo)
+        E = C << S
+        bph = (1 << lo) // C
+        for b in range(n // E):
+            low_base = (b % bph) * C
+            base = ((b // bph) << (lo + S)) + low_base
+            sh = [x[base + (e % C) + ((e // C) << lo)] for e in range(E)]
+            for st in range(S):
+                t = S - 1 - st if dif else st
+                s, tm = lo + t, (1 << t) - 1
+                for u in range(E // 2):
+                    c, v = u % C, u // C
+                    k0 = ((v >> t) << (t + 1)) | (v & tm)
+                    k1 = k0 | (1 << t)
+                    w = tw[(1 << s) + low_base + c + ((k0 & tm) << lo)]
+                    a, bb = sh[k0 * C + c], sh[k1 * C + c]
+                    if dif:
+                        sh[k0 * C + c], sh[k1 * C + c] = (a + bb) % R_MOD, (a - bb) * w % R_MOD
+                    else:
+                        m = bb * w % R_MOD
+                        sh[k0 * C + c], sh[k1 * C + c] = (a + m) % R_MOD, (a - m) % R_MOD
+            for e in range(E):
+                x[base + (e % C) + ((e // C) << lo)] = sh[e]
+
+
+@pytest.mark.parametrize("L,passes", [(1, None), (3, None), (10, None), (11, [(0, 4), (4, 3), (7, 4)]),
+                                      (12, [(0, 5), (5, 7)])])
+def test_ntt_pass_indexing(L, passes):
+    n = 1 << L
+    passes = passes or gp.NttPlan._plan(L)
+    assert sum(S for _, S in passes) == L
+    rng = random.Random(L)
+    a = [rng.randrange(R_MOD) for _ in range(n)]
+    w = root_of_unity(L)
+    fwd, inv = _stage_table(w, L), _stage_table(pow(w, R_MOD - 2, R_MOD), L)
+    x = [a[_brev(i, L)] for i in range(n)]
+    _run_passes(x, fwd, L, passes, dif=False)
+    assert x == ntt_ref(a)
+    y = list(a)
+    _run_passes(y, inv, L, passes, dif=True)
+    ninv = pow(n, R_MOD - 2, R_MOD)
+    z = [0] * n
+    for i in range(n):
+        z[_brev(i, L)] = y[i] * ninv % R_MOD
+    assert z == ntt_ref(a, inverse=True)
+
+
+def test_ntt_plans_cover_every_size():
+    for L in range(1, 29):
+        p = gp.NttPlan._plan(L)
+        assert sum(S for _, S in p) == L and p[0][0] == 0 and all(S <= 10 for _, S in p)
+        assert all(lo + S == p[i + 1][0] for i, (lo, S) in enumerate(p[:-1]))
+
+
+Q = (1 << 127) - 1  # the "group": integers mod a prime, infinity = 0
+
+
+def _msm_emu(P, s, c=None):
+    n = len(s)
+    c = c or gp.msm_window_bits(n)
+    W = gp._num_windows(c)
+    B = 1 << (c - 1)
+    nb = W * B
+    digits = [[0] * n for _ in range(W)]
+    counts = [0] * nb
+    for i in range(n):
+        carry = 0
+        for w in range(W):
+            raw = (((s[i] >> (w * c)) & ((1 << c) - 1)) if w * c < 256 else 0) + carry
+            d, carry = (raw - (1 << c), 1) if raw > B else (raw, 0)
+            digits[w][i] = d
+            if d:
+                counts[w * B + abs(d) - 1] += 1
+        assert carry == 0
+    incl = list(accumulate(counts))
+    cursor = [incl[b] - counts[b] for b in range(nb)]
+    entries = [None] * (n * W)
+    for w in range(W):
+        for i in range(n):
+            d = digits[w][i]
+            if d:
+                b = w * B + abs(d) - 1
+                entries[cursor[b]] = (i, d < 0)
+                cursor[b] += 1
+
+    def level(items, cnt, incl, LC, first):
+        pc = [(x + LC - 1) // LC for x in cnt]
+        pincl = list(accumulate(pc))
+        out = []
+        for p in range(pincl[-1]):
+            lo, hi = 0, nb - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if pincl[mid] > p:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            b = lo
+            start = incl[b] - cnt[b] + (p - (pincl[b] - pc[b])) * LC
+            acc = 0
+            for e in range(start, min(start + LC, incl[b])):
+                if first:
+                    i, neg = items[e]
+                    acc = (acc + (-P[i] if neg else P[i])) % Q
+                else:
+                    acc = (acc + items[e]) % Q
+            out.append(acc)
+        return out, pc, pincl
+
+    part, pc, pincl = level(entries, counts, incl, gp.LC0, True)
+    bound = -(-n // gp.LC0)
+    while bound > 1:
+        part, pc, pincl = level(part, pc, pincl, gp.LCN, False)
+        bound = -(-bound // gp.LCN)
+    assert max(pc) <= 1
+    buckets = [part[pincl[b] - 1] if pc[b] else 0 for b in range(nb)]
+    G = min(128, B)
+    SB = max(1, min(B // G // 4, 32))
+    per = (B + SB * G - 1) // (SB * G)
+    win = []
+    for w in range(W):
+        tot = 0
+        for g in range(SB * G):
+            vlo = g * per + 1
+            vhi = min(vlo + per - 1, B)
+            T = R = 0
+            for v in range(vhi, vlo - 1, -1):
+                T = (T + buckets[w * B + v - 1]) % Q
+                R = (R + T) % Q
+            if vlo <= vhi and vlo > 1:
+                R = (R + (vlo - 1) * T) % Q
+            tot = (tot + R) % Q
+        win.append(tot)
+    acc = win[-1]
+    for w in range(W - 2, -1, -1):
+        acc = (acc * (1 << c) + win[w]) % Q
+    return acc
+
+
+@pytest.mark.parametrize("n,c", [(1, None), (16, None), (300, 3), (300, 7), (700, 11), (600, 16), (3000, None)])
+def test_msm_pipeline_indexing(n, c):
+    rng = random.Random(n * 31 + (c or 0))
+    P = [rng.randrange(Q) for _ in range(n)]
+    s = [rng.randrange(R_MOD) for _ in range(n)]
+    if n > 20:
+        s[:8] = [0, 1, R_MOD - 1, 2, (1 << 16) - 1, 1 << 200, R_MOD - 2, 5]
+    assert _msm_emu(P, s, c) == sum(a * b for a, b in zip(P, s)) % Q
+
+
+def test_msm_pipeline_skewed_bucket():
+    rng = random.Random(3)
+    P = [rng.randrange(Q) for _ in range(5000)]
+    assert _msm_emu(P, [7] * 5000) == sum(P) * 7 % Q
+
+
+def test_window_counts_fit_the_top_carry():
+    for c in range(2, 25):
+        W = gp._num_windows(c)
+        assert ((R_MOD - 1) >> (c * (W - 1))) + 1 <= 1 << (c - 1)
