@@ -9,6 +9,7 @@ the worker's stream context.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 G1_ID = bytes(96)
@@ -18,6 +19,23 @@ G2_ID = bytes(192)
 def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
     from prover.bls import curve
     from prover.groth16.phases import G1Msms
+
+    # A proving key's queries go to each GPU once and stay there: every partition proves the
+    # same circuit, so re-uploading them per MSM would cost more than the MSMs.
+    on_device: dict[tuple[int, int], Any] = {}
+    upload_lock = threading.Lock()
+
+    def key_on_device(pk: Any) -> Any:
+        cp = gp._cp()
+        key = (cp.cuda.Device().id, id(pk))
+        with upload_lock:
+            d = on_device.get(key)
+            if d is None:
+                d = gp.ProvingKeyOnDevice(h=pk.h_query, l=pk.l_query, a=pk.a_query,
+                                          b_g1=pk.b_g1_query, b_g2=pk.b_g2_query)
+                cp.cuda.get_current_stream().synchronize()  # other workers' streams read it next
+                on_device[key] = d
+        return d
 
     def add_g1(parts: list[bytes]) -> bytes:
         if not parts:
@@ -40,21 +58,22 @@ def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
         if len(sp.ones):
             parts.append(bytes(batch(points, sp.ones)))
         if len(sp.tail):
-            parts.append(bytes(msm(points[sp.tail], sp.tail_scalars)))
+            parts.append(bytes(msm(points.take(sp.tail), sp.tail_scalars)))
         return parts
 
     def ntt_h(a: Any, b: Any, c: Any) -> Any:
         return gp.ntt_h_gpu(a, b, c)
 
     def msm_g1(prep: Any, h: Any, pk: Any) -> Any:
+        d = key_on_device(pk)
         n_h = len(pk.h_query)
-        hb = bytes(gp.msm_g1_gpu(pk.h_query, h[:n_h])) if n_h else G1_ID
+        hb = bytes(gp.msm_g1_gpu(d["h"], h[:n_h])) if n_h else G1_ID
         g1 = (gp.batch_add_g1_gpu, gp.msm_g1_gpu)
-        return G1Msms(h=hb, l=add_g1(split(pk.l_query, prep.l, *g1)), a=add_g1(split(pk.a_query, prep.a, *g1)),
-                      b_g1=add_g1(split(pk.b_g1_query, prep.b_g1, *g1)))
+        return G1Msms(h=hb, l=add_g1(split(d["l"], prep.l, *g1)), a=add_g1(split(d["a"], prep.a, *g1)),
+                      b_g1=add_g1(split(d["b_g1"], prep.b_g1, *g1)))
 
     def b_g2_msm(prep: Any, pk: Any) -> bytes:
-        return add_g2(split(pk.b_g2_query, prep.b_g2, gp.batch_add_g2_gpu, gp.msm_g2_gpu))
+        return add_g2(split(key_on_device(pk)["b_g2"], prep.b_g2, gp.batch_add_g2_gpu, gp.msm_g2_gpu))
 
     out: dict[str, Callable[..., Any]] = {}
     if hasattr(gp, "ntt_h_gpu"):

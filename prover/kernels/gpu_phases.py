@@ -321,6 +321,17 @@ class DevicePoints:
     def nbytes(self) -> int:
         return int(self.d.nbytes)
 
+    def take(self, idx, stream=None) -> "DevicePoints":
+        """The points at `idx`, gathered on the device (no upload, no second Montgomery pass):
+        the tail MSM of a query uses a subset of the key's points."""
+        cp = _cp()
+        sub = DevicePoints.__new__(DevicePoints)
+        sub.group = self.group
+        with _stream_ctx(stream):
+            sub.d = self.d[cp.asarray(np.asarray(idx, dtype=np.int64))]
+        sub.n = int(sub.d.shape[0])
+        return sub
+
 
 class ProvingKeyOnDevice:
     """Device copies of a proving key's queries, uploaded once and shared by partitions:

@@ -204,12 +204,28 @@ def cpu_kernels_module():
     from prover.bls import curve
     from prover.groth16 import phases as P
 
+    import numpy as np
+
+    class Pts:  # a DevicePoints stand-in: points "on the device", gathered by index
+        def __init__(self, xy):
+            self.xy = np.asarray(xy)
+
+        def take(self, idx, stream=None):
+            return Pts(self.xy[idx])
+
+    def xy(p):
+        return p.xy if isinstance(p, Pts) else p
+
+    stream = types.SimpleNamespace(synchronize=lambda: None)
+    cuda = types.SimpleNamespace(Device=lambda: types.SimpleNamespace(id=0), get_current_stream=lambda: stream)
     gp = types.ModuleType("prover.kernels.gpu_phases")
+    gp._cp = lambda: types.SimpleNamespace(cuda=cuda)
+    gp.ProvingKeyOnDevice = lambda stream=None, **q: {k: Pts(v) for k, v in q.items() if v is not None}
     gp.ntt_h_gpu = lambda a, b, c, stream=None: P.ntt_h(a, b, c)
-    gp.msm_g1_gpu = lambda pts, sc, stream=None: curve.g1_to_bytes(curve.msm_g1(pts, sc))
-    gp.msm_g2_gpu = lambda pts, sc, stream=None: curve.g2_to_bytes(curve.msm_g2(pts, sc))
-    gp.batch_add_g1_gpu = lambda pts, idx, stream=None: curve.g1_to_bytes(curve.batch_add_g1(pts[idx]))
-    gp.batch_add_g2_gpu = lambda pts, idx, stream=None: curve.g2_to_bytes(curve.batch_add_g2(pts[idx]))
+    gp.msm_g1_gpu = lambda pts, sc, stream=None: curve.g1_to_bytes(curve.msm_g1(xy(pts)[: len(sc)], sc))
+    gp.msm_g2_gpu = lambda pts, sc, stream=None: curve.g2_to_bytes(curve.msm_g2(xy(pts)[: len(sc)], sc))
+    gp.batch_add_g1_gpu = lambda pts, idx, stream=None: curve.g1_to_bytes(curve.batch_add_g1(xy(pts)[idx]))
+    gp.batch_add_g2_gpu = lambda pts, idx, stream=None: curve.g2_to_bytes(curve.batch_add_g2(xy(pts)[idx]))
     return gp
 
 
