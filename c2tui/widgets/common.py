@@ -323,10 +323,13 @@ class StateView(Widget):
         return self._lines
 
     def render_line(self, y: int) -> Strip:
+        strip = self._strips.get(y)
+        if strip is not None and self._lines is not None:
+            return strip
         lines = self.lines()
         strip = self._strips.get(y)
         if strip is None:
-            width = self.content_size.width
+            width = self._key[0].width
             strip = (lines[y].strip(STYLES, width, self._base) if y < len(lines)
                      else Strip.blank(width, self._base))
             self._strips[y] = strip

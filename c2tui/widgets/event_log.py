@@ -12,8 +12,11 @@ class EventLog(StateView):
     DEFAULT_CSS = "EventLog { height: 8; }"
 
     def show(self, st) -> None:
-        self.border_title = "Events"
-        self.border_subtitle = f"{st.mode_changes} mode changes · {st.events} events"
+        sub = f"{st.mode_changes} mode changes · {len(st.log)} notes"
+        if self.border_title != "Events":  # setting a title repaints the whole widget
+            self.border_title = "Events"
+        if self.border_subtitle != sub:
+            self.border_subtitle = sub
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:

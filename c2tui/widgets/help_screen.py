@@ -30,11 +30,19 @@ COMMON_KEYS = [
     ("?", "this help"),
     ("q", "quit"),
 ]
-LEGEND = [
-    ("█ phase", "a GPU phase on the timeline / a finished phase in a phase bar"),
-    ("▒ wait", "waiting for the mem (orange) or compute (red) lock"),
-    ("█ ▓ VRAM", "a worker's d_a and d_bc buffers;  ░ pool-cached, unused;  ┃ budget"),
-]
+def legend(pal) -> list[tuple[Text, Text]]:
+    phases = Text()
+    for ph in ("synthesis", "prep_msm", "prestage", "ntt_h", "msm", "b_g2_msm", "assemble", "verify"):
+        phases.append(f" {ph} ", style=f"reverse {pal[ph]}")
+    return [
+        (Text.assemble(("███", pal["ntt_h"]), " phase"), phases),
+        (Text.assemble(("▒▒", pal["wait:mem"]), ("▒", pal["wait:compute"]), " wait"),
+         Text.assemble("waiting for the ", ("mem", "bold " + pal["wait:mem"]), " or the ",
+                       ("compute", "bold " + pal["wait:compute"]), " lock;  ", ("···", pal["idle"]), " idle")),
+        (Text.assemble(("█", pal.worker(0)), ("▓", pal.worker(0, alt=True)), ("░", pal["pool"]), " VRAM"),
+         Text.assemble("a worker's d_a █ and d_bc ▓ (a colour per worker);  ", ("░", pal["pool"]),
+                       " pool-cached, unused;  ┃ the budget")),
+    ]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -56,7 +64,8 @@ class HelpScreen(ModalScreen[None]):
         t.add_column(style="bold")
         t.add_column()
         sections = [("Replay" if self.replay else "Controls (sent to the prover's controller)",
-                     REPLAY_KEYS if self.replay else LIVE_KEYS), ("Always", COMMON_KEYS), ("Legend", LEGEND)]
+                     REPLAY_KEYS if self.replay else LIVE_KEYS), ("Always", COMMON_KEYS),
+                    ("Legend", legend(self.app.palette))]  # type: ignore[attr-defined]
         for title, rows in sections:
             t.add_row(Text(title, style="bold underline"), "")
             for k, d in rows:
