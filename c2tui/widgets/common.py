@@ -314,26 +314,35 @@ class StateView(Widget):
         return h if h > 0 else 10
 
     def lines(self) -> list[Line]:
-        key = (self.content_size, id(self.palette))
+        size = self.content_size
+        key = (size, id(self.palette))
         if self._lines is None or key != self._key:
             self._key = key
             self._strips = {}
             self._base = self.rich_style  # the widget's colours under every run
-            self._lines = [] if self.state is None else self.draw(self.state, self.content_width(), self.content_height())
+            if self.state is None or size.width <= 0 or size.height <= 0:
+                self._lines = None  # not laid out yet: draw when there is a size
+                return []
+            self._lines = self.draw(self.state, size.width, size.height)
         return self._lines
+
+    def on_resize(self, event) -> None:
+        # lines and strips were made for the old size: make them again, all of them
+        self._lines = None
+        self._strips = {}
+        self.refresh()
 
     def render_line(self, y: int) -> Strip:
         strip = self._strips.get(y)
         if strip is not None and self._lines is not None:
             return strip
         lines = self.lines()
-        strip = self._strips.get(y)
-        if strip is None:
-            width = self._key[0].width
-            strip = (lines[y].strip(STYLES, width, self._base) if y < len(lines)
-                     else Strip.blank(width, self._base))
+        width = self._key[0].width
+        if y < len(lines):
+            strip = lines[y].strip(STYLES, width, self._base)
             self._strips[y] = strip
-        return strip
+            return strip
+        return Strip.blank(width, self._base)
 
     def render(self) -> Text:
         """The whole content as one rich Text (tests read `.plain`); frames use render_line."""
