@@ -209,7 +209,7 @@ def test_msm_g1_skewed_and_all_zero():
     assert gp.msm_g1_gpu(xy, fr_from_ints([0] * len(scal))) == bytes(96)
 
 
-@pytest.mark.parametrize("L", sizes(4, 8, 12, 14))
+@pytest.mark.parametrize("L", sizes(4, 8, 12, 14, 16, 18, 20))
 def test_msm_g2_matches_arkworks(L):
     objs, xy, scal, s = _msm_inputs("g2", L, f"msm2{L}")
     want = ark.G2Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
@@ -235,14 +235,15 @@ def test_batch_add_g1(L):
     del acc
 
 
-def test_batch_add_g2():
-    objs, xy, _, _ = _msm_inputs("g2", 10, "ba2")
+@pytest.mark.parametrize("L", sizes(10, 16, 20))
+def test_batch_add_g2(L):
+    objs, xy, _, _ = _msm_inputs("g2", L, f"ba2{L}")
     idx = np.arange(0, len(objs), 3)
     want = ark.G2Point.multiexp_unchecked([objs[i] for i in idx], [ark.Scalar(1)] * len(idx)).to_xy_bytes_le()
     assert gp.batch_add_g2_gpu(xy, idx) == want
 
 
-@pytest.mark.parametrize("L", sizes(4, 10))
+@pytest.mark.parametrize("L", sizes(4, 10, 16, 20))
 def test_fixed_base_g1(L):
     n = 1 << L
     rng = rng_for(f"fb{L}")
@@ -256,3 +257,15 @@ def test_fixed_base_g1(L):
     for i in list(range(3)) + list(rng.integers(0, n, size=min(n, 64))):
         want = (base * ark.Scalar(si[i])).to_xy_bytes_le()
         assert got[i].tobytes() == want, i
+
+
+@pytest.mark.parametrize("L", sizes(14, 16, 18, 20))
+def test_ntt_h_equals_the_cpu_reference_at_large_sizes(L):
+    """Bit for bit against prover.groth16.phases.ntt_h (numpy), where Python ints are too slow."""
+    from prover.bls import fr
+    from prover.groth16 import phases as P
+
+    rng = rng_for(f"nttcpu{L}")
+    n = 1 << L
+    a, b, c = (fr.random(n, int(rng.integers(1 << 30))) for _ in range(3))
+    assert np.array_equal(np.asarray(gp.ntt_h_gpu(a, b, c)), P.ntt_h(a, b, c))
