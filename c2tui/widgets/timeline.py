@@ -54,7 +54,8 @@ def render_timeline(g, now: float, pal, width: int, window: float = 30.0,
         if lane is None:
             continue
         a = max(0, int((seg.t0 - t0) / dt))
-        b = min(cols, max(a + 1, math.ceil((end - t0) / dt)))
+        # an open segment is what the worker does now: it reaches the last column
+        b = cols if seg.t1 is None else min(cols, max(a + 1, math.ceil((end - t0) / dt)))
         pr = _PRIO.get(seg.label, 0)
         for c in range(a, b):
             cur = lane[c]

@@ -1,0 +1,93 @@
+"""The pure drawing functions: VRAM bar by owner, lock lanes, phase bar, timeline lanes."""
+from __future__ import annotations
+
+from prover import events as ev
+from prover.state import DashboardState
+import themes
+from c2tui.widgets.lock_lanes import render_locks
+from c2tui.widgets.phase_bar import render_phase_bar, segment_widths
+from c2tui.widgets.timeline import render_timeline
+from c2tui.widgets.vram_bar import render_vram
+
+PAL = themes.load("dark").palette
+GiB = 1 << 30
+
+
+def state(*events) -> DashboardState:
+    s = DashboardState()
+    for e in events:
+        s.apply(e)
+    return s
+
+
+def test_vram_bar_split_by_owner_pool_free_budget():
+    s = state(
+        ev.GpuInfo(t=0, gpu=0, name="x", total_bytes=141 * GiB, budget_bytes=16 * GiB, simulated=False, nvml=True),
+        ev.Alloc(t=1, gpu=0, owner="g0w0", name="d_a", bytes=4 * GiB),
+        ev.Alloc(t=1, gpu=0, owner="g0w0", name="d_bc", bytes=8 * GiB),
+        ev.VramSample(t=2, gpu=0, budget=16 * GiB, pool_reserved=14 * GiB, pool_used=12 * GiB,
+                      device_used=15 * GiB, device_total=141 * GiB, util=0.5),
+    )
+    bar, legend = render_vram(s.gpus[0], PAL, 100)
+    text = bar.plain
+    assert text.startswith("VRAM ") and text.endswith("14.0/16.0 GiB")
+    cells = text[len("VRAM "): -len(" 14.0/16.0 GiB")]
+    # 141 GiB card, 16 GiB budget: the bar spans a little more than the budget, the mark inside
+    assert cells.count("█") > 0 and abs(cells.count("▓") - 2 * cells.count("█")) <= 1  # d_bc is twice d_a
+    assert cells.count("░") >= 1 and "┃" in cells
+    assert cells.index("┃") > cells.rindex("░")
+    leg = legend.plain
+    assert "g0w0" in leg and "d_a 4.0" in leg and "d_bc 8.0" in leg and "pool-cached 2.0" in leg
+    assert "free 2.0" in leg and "budget 16.0" in leg and "NVML 15.0 GiB/141.0 GiB" in leg
+
+
+def test_lock_lanes_holder_and_waiters_with_times():
+    s = state(
+        ev.LockRequested(t=1.0, gpu=0, lock="compute", worker="g0w0", part="s0p0"),
+        ev.LockAcquired(t=1.0, gpu=0, lock="compute", worker="g0w0", part="s0p0", wait=0.0),
+        ev.LockRequested(t=2.0, gpu=0, lock="compute", worker="g0w1", part="s0p1"),
+        ev.Note(t=5.0, text="tick"),
+    )
+    mem, comp = (ln.plain for ln in render_locks(s.gpus[0], s.t, PAL, 120))
+    assert mem.startswith("mem") and "free" in mem and "no waiters" in mem
+    assert "● g0w0 s0p0 held  4.00s" in comp
+    assert "waiting g0w1 s0p1 3.00s" in comp
+
+
+def test_phase_bar_segments_and_current_phase_advancing():
+    s = state(
+        ev.PartitionQueued(t=0, part="s0p0", sector=0, index=0),
+        ev.PhaseStart(t=0, part="s0p0", phase=ev.Phase.synthesis, worker="w"),
+        ev.PhaseEnd(t=1, part="s0p0", phase=ev.Phase.synthesis, worker="w", duration=1),
+        ev.PhaseStart(t=1, part="s0p0", phase=ev.Phase.prep_msm, worker="w"),
+        ev.PhaseProgress(t=1.5, part="s0p0", phase=ev.Phase.prep_msm, frac=0.5),
+    )
+    p = s.partitions["s0p0"]
+    widths = segment_widths(32)
+    assert sum(widths) == 32 and len(widths) == 8
+    bar = render_phase_bar(p, s.t, PAL, 32).plain
+    assert bar[: widths[0]] == "█" * widths[0]           # synthesis done
+    cur = bar[widths[0]: widths[0] + widths[1]]
+    assert cur.startswith("██") and "▌" in cur              # prep_msm half way
+    assert bar[widths[0] + widths[1]:] == "·" * (32 - widths[0] - widths[1])  # the rest pending
+
+
+def test_timeline_lanes_show_phases_and_lock_waits():
+    s = state(
+        ev.WorkerStarted(t=0, gpu=0, worker="g0w0"),
+        ev.WorkerStarted(t=0, gpu=0, worker="g0w1"),
+        ev.PhaseStart(t=0, part="a", phase=ev.Phase.ntt_h, worker="g0w0", gpu=0),
+        ev.LockRequested(t=0, gpu=0, lock="compute", worker="g0w1", part="b"),
+        ev.PhaseEnd(t=5, part="a", phase=ev.Phase.ntt_h, worker="g0w0", gpu=0, duration=5),
+        ev.LockAcquired(t=5, gpu=0, lock="compute", worker="g0w1", part="b", wait=5),
+        ev.PhaseStart(t=5, part="b", phase=ev.Phase.ntt_h, worker="g0w1", gpu=0),
+        ev.Note(t=10, text="x"),
+    )
+    lanes = [ln.plain for ln in render_timeline(s.gpus[0], s.t, PAL, 47, window=10.0)]
+    w0, w1, axis = lanes
+    assert w0.startswith("g0w0  │") and w1.startswith("g0w1  │")
+    body0, body1 = w0[7:], w1[7:]
+    half = len(body0) // 2
+    assert set(body0[:half - 1]) == {"█"} and set(body0[half + 1:]) == {"·"}   # ran, then idle
+    assert set(body1[:half - 1]) == {"▒"} and set(body1[half + 1:]) == {"█"}   # waited, then ran
+    assert axis.rstrip().endswith("now") and "-5s" in axis
