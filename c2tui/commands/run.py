@@ -68,9 +68,12 @@ def command(theme: str, fps: float, **kwargs: Any) -> None:
         raise click.UsageError(str(exc)) from None
     from c2tui.app import DashboardApp
     from c2tui.sources import LiveSource
-    from prover.pipeline.engine import Engine
+    from prover.pipeline.engine import BackendError, Engine
 
-    engine = Engine(cfg)
+    try:
+        engine = Engine(cfg)
+    except BackendError as exc:  # e.g. --backend cuda without a visible GPU
+        raise click.ClickException(str(exc)) from None
     source = LiveSource(engine, label="LIVE")
     DashboardApp(source, theme=theme, fps=fps).run()
     # the app stopped the engine on unmount; say how the run ended
