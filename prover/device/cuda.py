@@ -231,6 +231,8 @@ class CudaDevice(BaseDevice):
                 buf.handle = self.mempool.malloc(buf.nbytes)
         except self.cp.cuda.memory.OutOfMemoryError as exc:
             raise DeviceError(f"real CUDA OOM for {buf.name} ({buf.nbytes >> 20} MiB): {exc}") from exc
+        except self.cp.cuda.runtime.CUDARuntimeError as exc:  # cudaMallocAsync may report OOM this way
+            raise DeviceError(f"CUDA error allocating {buf.name} ({buf.nbytes >> 20} MiB): {exc}") from exc
 
     def _device_free(self, buf: Buffer, stream: Stream) -> None:
         with self.dev, stream.handle:  # stream-ordered free on the owner's stream (async pool)
