@@ -11,6 +11,8 @@ three), lock mode two-lock with mem_sync=device (the seed's Phase 10 as first wr
 """
 from __future__ import annotations
 
+import math
+
 import re
 import tomllib
 from pathlib import Path
@@ -48,15 +50,15 @@ def parse_bytes(v: Any) -> int:
             raise ValueError("must be > 0 bytes")
         return v
     if isinstance(v, float):
-        if v <= 0 or v != v:
-            raise ValueError("must be > 0 bytes")
+        if not math.isfinite(v) or v <= 0:  # inf would overflow int(); found by benchmarks/fuzz_inputs.py
+            raise ValueError("must be a finite number of bytes > 0")
         return int(v)
     if isinstance(v, str):
         m = _SIZE_RE.match(v)
         if m and m.group(2).lower() in _UNITS:
-            n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-            if n > 0:
-                return n
+            x = float(m.group(1)) * _UNITS[m.group(2).lower()]
+            if math.isfinite(x) and x >= 1:
+                return int(x)
         raise ValueError(f"{v!r} is not a size: use e.g. '24GiB', '16GB', '512MiB' or bytes")
     raise ValueError("a size, e.g. '24GiB' or a number of bytes")
 

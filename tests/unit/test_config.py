@@ -89,3 +89,9 @@ def test_fuzz_toml_never_crashes(tmp_path_factory, text):
         load_config(p)
     except ConfigError:
         pass
+
+
+@pytest.mark.parametrize("budget", [float("inf"), float("-inf"), float("nan"), "1e400GiB", "0.0000001B"])
+def test_non_finite_or_tiny_budgets_are_clear_errors(budget):
+    with pytest.raises(ConfigError, match="vram_budget"):
+        load_config(None, vram_budget=budget)
