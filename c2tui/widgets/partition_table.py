@@ -82,8 +82,9 @@ def render_rows(st, pal, width: int, height: int) -> list[Line]:
                 lk = lock_status(st, p)
                 if lk is not None:
                     what, name, since = lk
-                    r.append(f"{what} {name[:3]:<3} ", style=pal[f"wait:{name}"] if what == "wait" else pal["dim"])
-                    r.append(f"{fmt_secs(st.t - since):>6} ", style=pal[f"wait:{name}"] if what == "wait" else "")
+                    style = pal[f"wait:{name}"] if what == "wait" else pal["dim"]
+                    r.append(f"{what} {name[:3]:<3}", style=style)          # 8 cells, like a phase's 6 + 2
+                    r.append(f"{fmt_secs(st.t - since):>5} ", style=style if what == "wait" else "")
                 else:
                     r.append(f"{'cpu/queue':<14}", style=pal["dim"])
         if show_tot:
