@@ -6,6 +6,8 @@ Refresh after an intended change: pytest tests/tui --snapshot-update
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from c2tui.app import DashboardApp
@@ -34,9 +36,8 @@ def test_early_run_locks_and_fallback(snap_compare, recording):
 
 def test_failed_proofs_and_mode_switch(snap_compare):
     """A synthetic run (tui_synth.py) with failed proofs and a live mem_sync switch."""
-    from conftest import RECORDINGS
-
-    assert snap_compare(make_app(RECORDINGS / "synth_failures.jsonl", at=22.0), terminal_size=(160, 48))
+    path = Path(__file__).parent / "recordings" / "synth_failures.jsonl"
+    assert snap_compare(make_app(path, at=22.0), terminal_size=(160, 48))
 
 
 def test_replay_paused_mid_run_after_seek(snap_compare, recording):
