@@ -37,21 +37,19 @@ def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
                 on_device[key] = d
         return d
 
-    def add_g1(parts: list[bytes]) -> bytes:
-        if not parts:
-            return G1_ID
-        acc = curve.g1_from_bytes(parts[0])
-        for p in parts[1:]:
-            acc = acc + curve.g1_from_bytes(p)
-        return curve.g1_to_bytes(acc)
+    def adder(identity: bytes, load: Callable[[bytes], Any], dump: Callable[[Any], bytes]) -> Callable[[list[bytes]], bytes]:
+        """Sum of partial results (batch addition + tail) as one point, in the group's bytes."""
+        def add(parts: list[bytes]) -> bytes:
+            if not parts:
+                return identity
+            acc = load(parts[0])
+            for p in parts[1:]:
+                acc = acc + load(p)
+            return dump(acc)
+        return add
 
-    def add_g2(parts: list[bytes]) -> bytes:
-        if not parts:
-            return G2_ID
-        acc = curve.g2_from_bytes(parts[0])
-        for p in parts[1:]:
-            acc = acc + curve.g2_from_bytes(p)
-        return curve.g2_to_bytes(acc)
+    add_g1 = adder(G1_ID, curve.g1_from_bytes, curve.g1_to_bytes)
+    add_g2 = adder(G2_ID, curve.g2_from_bytes, curve.g2_to_bytes)
 
     def split(points: Any, sp: Any, batch: Callable[..., bytes], msm: Callable[..., bytes]) -> list[bytes]:
         parts = []
