@@ -84,7 +84,8 @@ def render_rows(st, pal, width: int, height: int) -> list[Line]:
                     what, name, since = lk
                     style = pal[f"wait:{name}"] if what == "wait" else pal["dim"]
                     r.append(f"{what} {name[:3]:<3}", style=style)          # 8 cells, like a phase's 6 + 2
-                    r.append(f"{fmt_secs(st.t - since):>5} ", style=style if what == "wait" else "")
+                    # a space before the time keeps "wait com 4.73s" apart (14 cells in all)
+                    r.append(f" {fmt_secs(st.t - since):>5}", style=style if what == "wait" else "")
                 else:
                     r.append(f"{'cpu/queue':<14}", style=pal["dim"])
         if show_tot:
