@@ -60,6 +60,16 @@ class GpuState:
     workers: list[str] = field(default_factory=list)
     timeline: deque[Segment] = field(default_factory=lambda: deque(maxlen=4000))
     kernel_busy: float = 0.0  # seconds of GPU phases (ntt_h, msm) run on this GPU
+    # GPU busy, steady state: compute held and mean utilisation between the first compute
+    # acquire and the last compute release (start-up and drain left out). Running sums, so
+    # day-long runs stay O(1).
+    first_compute_t: float | None = None
+    last_release_t: float | None = None
+    util_sum: float = 0.0
+    util_n: int = 0
+    util_at_first: tuple[float, int] = (0.0, 0)
+    util_at_last: tuple[float, int] = (0.0, 0)
+    hold_at_last: float = 0.0
     fallbacks: int = 0
     ooms: int = 0
     done: int = 0
@@ -67,6 +77,17 @@ class GpuState:
     @property
     def live_bytes(self) -> int:
         return sum(sum(b.values()) for b in self.live.values())
+
+    def steady_busy(self) -> tuple[float | None, float | None]:
+        """(compute-held share, mean utilisation) between the first compute acquire and the
+        last compute release; None where there is no such window or no sample in it."""
+        if self.first_compute_t is None or self.last_release_t is None:
+            return None, None
+        span = self.last_release_t - self.first_compute_t
+        held = min(1.0, self.hold_at_last / span) if span > 0 else None
+        n = self.util_at_last[1] - self.util_at_first[1]
+        util = (self.util_at_last[0] - self.util_at_first[0]) / n if n > 0 else None
+        return held, util
 
 
 @dataclass
@@ -280,6 +301,8 @@ def _lock_acquired(s: DashboardState, e: ev.LockAcquired) -> None:
     lk = g.locks[e.lock]
     lk.waiters.pop(e.worker, None)
     lk.holder, lk.holder_part, lk.since = e.worker, e.part, e.t
+    if e.lock == "compute" and g.first_compute_t is None:
+        g.first_compute_t, g.util_at_first = e.t, (g.util_sum, g.util_n)
     lk.wait_total += e.wait
     lk.acquisitions += 1
     lk.max_wait = max(lk.max_wait, e.wait)
@@ -287,8 +310,11 @@ def _lock_acquired(s: DashboardState, e: ev.LockAcquired) -> None:
 
 
 def _lock_released(s: DashboardState, e: ev.LockReleased) -> None:
-    lk = s.gpu(e.gpu).locks[e.lock]
+    g = s.gpu(e.gpu)
+    lk = g.locks[e.lock]
     lk.hold_total += e.hold
+    if e.lock == "compute":
+        g.last_release_t, g.util_at_last, g.hold_at_last = e.t, (g.util_sum, g.util_n), lk.hold_total
     if lk.holder == e.worker:
         lk.holder, lk.holder_part = None, None
 
@@ -325,6 +351,8 @@ def _vram_sample(s: DashboardState, e: ev.VramSample) -> None:
     if e.util is not None:
         g.util = e.util
         g.util_history.append(e.util)
+        g.util_sum += e.util
+        g.util_n += 1
 
 
 def _fallback(s: DashboardState, e: ev.Fallback) -> None:

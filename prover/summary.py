@@ -43,6 +43,11 @@ class GpuSummary(BaseModel):
     throughput_per_min: float
     busy_share: float = Field(description="share of run time with GPU phases (ntt_h, msm) running, from events")
     kernel_busy_s: float
+    compute_held_share: float = Field(0.0, description="share of run time with the compute lock held")
+    util_mean: float | None = Field(None, description="mean utilisation over the run (NVML on a real GPU, modelled in sim)")
+    steady_held_share: float | None = Field(
+        None, description="compute held share between the first compute acquire and the last release")
+    steady_util_mean: float | None = Field(None, description="mean utilisation in that same window")
     fallbacks: int
     ooms: int
     mem: LockSummary
@@ -100,7 +105,11 @@ def summarize(state: DashboardState) -> Summary:
     gpus = []
     for i in sorted(s.gpus):
         g = s.gpus[i]
+        steady_held, steady_util = g.steady_busy()
         gpus.append(GpuSummary(
+            compute_held_share=min(1.0, g.locks["compute"].hold_total / dur) if dur > 0 else 0.0,
+            util_mean=g.util_sum / g.util_n if g.util_n else None,
+            steady_held_share=steady_held, steady_util_mean=steady_util,
             gpu=i, name=g.name, simulated=g.simulated, nvml=g.nvml, budget=g.budget, partitions_done=g.done,
             throughput_per_min=60.0 * g.done / dur if dur > 0 else 0.0,
             busy_share=min(1.0, g.kernel_busy / dur) if dur > 0 else 0.0, kernel_busy_s=g.kernel_busy,
@@ -124,6 +133,10 @@ def summarize(state: DashboardState) -> Summary:
 
 # --- rendering -------------------------------------------------------------------------------
 _PHASE_ORDER = ["synthesis", "prep_msm", "prestage", "ntt_h", "msm", "b_g2_msm", "assemble", "verify"]
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
 
 
 def _ms(x: float) -> str:
@@ -159,12 +172,13 @@ def render(sm: Summary) -> Any:
     names = "; ".join(f"gpu{g.gpu}: {g.name}{' (simulated)' if g.simulated else ''}{'' if g.simulated or g.nvml else ' (no NVML)'}"
                       for g in sm.gpus)
     gt = Table(title=f"per GPU ({names})", title_justify="left")
-    for col in ("gpu", "done", "/min", "busy", "fallbacks", "OOMs", "mem wait mean", "mem hold mean",
-                "compute wait mean", "compute hold mean", "budget"):
+    for col in ("gpu", "done", "/min", "busy held", "util", "steady held/util", "fallbacks", "OOMs",
+                "mem wait mean", "mem hold mean", "compute wait mean", "compute hold mean", "budget"):
         gt.add_column(col, justify="right")
     for g in sm.gpus:
         gt.add_row(str(g.gpu), str(g.partitions_done),
-                   f"{g.throughput_per_min:.2f}", f"{g.busy_share:.0%}", str(g.fallbacks), str(g.ooms),
+                   f"{g.throughput_per_min:.2f}", f"{g.compute_held_share:.0%}", _pct(g.util_mean),
+                   f"{_pct(g.steady_held_share)}/{_pct(g.steady_util_mean)}", str(g.fallbacks), str(g.ooms),
                    _ms(g.mem.wait_mean), _ms(g.mem.hold_mean), _ms(g.compute.wait_mean), _ms(g.compute.hold_mean),
                    _gib(g.budget))
     pt = Table(title="per phase (wall time)", title_justify="left")

@@ -97,3 +97,17 @@ def test_unknown_partition_ids_do_not_crash_the_fold() -> None:
     s = DashboardState()
     s.apply(ev.PhaseEnd(t=1.0, part="ghost", phase=ev.Phase.msm, worker="w", gpu=0, duration=0.5))
     assert "ghost" in s.partitions and s.gpus[0].kernel_busy == 0.5
+
+
+def test_steady_busy_leaves_out_start_up_and_drain() -> None:
+    def sample(t: float, util: float) -> ev.VramSample:
+        return ev.VramSample(t=t, gpu=0, budget=GiB, pool_reserved=0, pool_used=0, util=util)
+
+    es: list[ev.Event] = [_run(), sample(0.5, 0.0)]  # start-up: idle, outside the window
+    es += [ev.LockAcquired(t=1.0, gpu=0, lock="compute", worker="w", wait=0.0), sample(1.5, 1.0),
+           ev.LockReleased(t=2.0, gpu=0, lock="compute", worker="w", hold=1.0), sample(2.5, 0.5),
+           ev.LockAcquired(t=3.0, gpu=0, lock="compute", worker="w", wait=0.0),
+           ev.LockReleased(t=4.0, gpu=0, lock="compute", worker="w", hold=1.0), sample(5.0, 0.0)]
+    held, util = fold(es).gpus[0].steady_busy()
+    assert held == pytest.approx(2.0 / 3.0) and util == pytest.approx(0.75)
+    assert DashboardState().gpu(0).steady_busy() == (None, None)
