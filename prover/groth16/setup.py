@@ -13,6 +13,7 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -48,10 +49,38 @@ def _scaled(values: fr.FrArray, k: int) -> fr.FrArray:
     return fr.from_mont(fr.mont_mul(fr.to_mont(values), fr.mont_const(k)))
 
 
+GPU_FIXED_BASE_MIN = 1 << 12  # below this the CPU tables win: no upload, no kernel compile
+
+
+def gpu_fixed_base_g1() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
+    """The GPU's batched fixed-base multiplication, so that large keys are set up on the GPU
+    (prover.kernels); None without CuPy or a visible device, or with C2TUI_SETUP_GPU=0."""
+    if os.environ.get("C2TUI_SETUP_GPU", "1") == "0":
+        return None
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return None
+        from prover.kernels.gpu_phases import fixed_base_g1_gpu
+    except Exception:
+        return None
+    return fixed_base_g1_gpu
+
+
 def _fixed_g1(coeffs: fr.FrArray) -> np.ndarray:
-    """coeffs * G1, skipping zero coefficients (identity stays all-zero bytes)."""
+    """coeffs * G1, skipping zero coefficients (identity stays all-zero bytes). Large batches
+    go to the GPU where there is one; the keys are the same bytes either way."""
     out = np.zeros((len(coeffs), curve.G1_BYTES), dtype=np.uint8)
     nz = np.flatnonzero(coeffs.any(axis=1))
+    gpu = gpu_fixed_base_g1() if len(nz) >= GPU_FIXED_BASE_MIN else None
+    if gpu is not None:
+        try:
+            base = np.frombuffer(curve.g1_generator().to_xy_bytes_le(), dtype=np.uint8)
+            out[nz] = gpu(base, np.ascontiguousarray(coeffs[nz]))
+            return out
+        except Exception as exc:  # a GPU failure costs time, never the key
+            warnings.warn(f"GPU fixed-base failed ({exc}); setting up on the CPU", RuntimeWarning, stacklevel=2)
     out[nz] = curve.fixed_base_g1(curve.g1_generator(), coeffs[nz])
     return out
 
