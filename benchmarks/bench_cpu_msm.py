@@ -1,6 +1,7 @@
-"""G1 MSM on all of a machine's cores with py_arkworks, beside the GPU MSM, in one run.
+"""G1 or G2 MSM on all of a machine's cores with py_arkworks, beside the GPU MSM, in one run.
 
     python benchmarks/bench_cpu_msm.py --logs 20,22,24 --out FILE.json
+    python benchmarks/bench_cpu_msm.py --group g2 --logs 18,20,22 --out FILE.json
 
 py_arkworks' multiexp uses one core per call, so the CPU baseline splits the points into one
 chunk per core (worker processes, forked after the inputs exist), runs a multiexp per chunk
@@ -26,52 +27,60 @@ sys.path.insert(0, str(ROOT))
 
 _XY: np.ndarray | None = None
 _SC: bytes | None = None
+_GROUP = "g1"
+
+
+def _ark_group():
+    import py_arkworks_bls12381 as ark
+
+    return ark.G1Point if _GROUP == "g1" else ark.G2Point
 
 
 def _chunk(bounds: tuple[int, int]) -> tuple[bytes, float]:
     import py_arkworks_bls12381 as ark
 
     lo, hi = bounds
-    pts = [ark.G1Point.from_xy_bytes_unchecked_le(_XY[i].tobytes()) for i in range(lo, hi)]
+    G = _ark_group()
+    pts = [G.from_xy_bytes_unchecked_le(_XY[i].tobytes()) for i in range(lo, hi)]
     sc = [ark.Scalar.from_le_bytes(_SC[32 * i:32 * i + 32]) for i in range(lo, hi)]
     t0 = time.perf_counter()
-    r = ark.G1Point.multiexp_unchecked(pts, sc)
+    r = G.multiexp_unchecked(pts, sc)
     return r.to_compressed_bytes(), time.perf_counter() - t0
 
 
-def cpu_msm(xy: np.ndarray, scalars: np.ndarray, procs: int) -> tuple[bytes, float, float]:
-    """(96-byte xy result, wall seconds of the parallel multiexps + sum, max chunk seconds)."""
-    import py_arkworks_bls12381 as ark
-
-    global _XY, _SC
-    _XY, _SC = xy, scalars.tobytes()
+def cpu_msm(xy: np.ndarray, scalars: np.ndarray, procs: int, group: str = "g1") -> tuple[bytes, float, float]:
+    """(xy result bytes, wall seconds of the parallel multiexps + sum, max chunk seconds)."""
+    global _XY, _SC, _GROUP
+    _XY, _SC, _GROUP = xy, scalars.tobytes(), group
+    G = _ark_group()
     n = xy.shape[0]
     cuts = np.linspace(0, n, procs + 1).astype(int)
     ctx = mp.get_context("fork")
     with ctx.Pool(procs) as pool:
         t0 = time.perf_counter()
         parts = pool.map(_chunk, list(zip(cuts[:-1], cuts[1:])))
-        acc = ark.G1Point.identity()
+        acc = G.identity()
         for b, _ in parts:
-            acc = acc + ark.G1Point.from_compressed_bytes_unchecked(b)
+            acc = acc + G.from_compressed_bytes_unchecked(b)
         wall = time.perf_counter() - t0
     return acc.to_xy_bytes_le(), wall, max(s for _, s in parts)
 
 
-def gpu_msm(xy: np.ndarray, scalars: np.ndarray) -> tuple[bytes, float]:
+def gpu_msm(xy: np.ndarray, scalars: np.ndarray, group: str = "g1") -> tuple[bytes, float]:
     import cupy as cp
 
     from prover.kernels import gpu_phases as gp
 
     stream = cp.cuda.Stream(non_blocking=True)
-    dp = gp.DevicePoints("g1", xy, stream)
+    dp = gp.DevicePoints(group, xy, stream)
     d_sc = cp.asarray(scalars)
-    out = gp.msm_g1_gpu(dp, d_sc, stream)  # warm-up (compiles)
+    msm = gp.msm_g1_gpu if group == "g1" else gp.msm_g2_gpu
+    out = msm(dp, d_sc, stream)  # warm-up (compiles)
     times = []
     for _ in range(3):
         e0, e1 = cp.cuda.Event(), cp.cuda.Event()
         e0.record(stream)
-        out = gp.msm_g1_gpu(dp, d_sc, stream)
+        out = msm(dp, d_sc, stream)
         e1.record(stream)
         e1.synchronize()
         times.append(cp.cuda.get_elapsed_time(e0, e1) / 1000)
@@ -81,6 +90,7 @@ def gpu_msm(xy: np.ndarray, scalars: np.ndarray) -> tuple[bytes, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--logs", default="20,22,24")
+    ap.add_argument("--group", choices=("g1", "g2"), default="g1")
     ap.add_argument("--procs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
@@ -92,11 +102,11 @@ def main() -> None:
     rows = []
     for L in (int(x) for x in args.logs.split(",")):
         n = 1 << L
-        xy, _ = random_points("g1", n, 4096, L)
+        xy, _ = random_points(args.group, n, 4096, L)
         sc = fr.random(n, 1000 + L)
-        g_out, g_s = gpu_msm(xy, sc)
-        c_out, c_s, c_chunk = cpu_msm(xy, sc, args.procs)
-        row = {"log2": L, "gpu_s": g_s, "cpu_s": c_s, "cpu_max_chunk_s": c_chunk, "procs": args.procs,
+        g_out, g_s = gpu_msm(xy, sc, args.group)
+        c_out, c_s, c_chunk = cpu_msm(xy, sc, args.procs, args.group)
+        row = {"group": args.group, "log2": L, "gpu_s": g_s, "cpu_s": c_s, "cpu_max_chunk_s": c_chunk, "procs": args.procs,
                "speedup": c_s / g_s, "equal": g_out == c_out}
         rows.append(row)
         print(json.dumps(row), flush=True)
