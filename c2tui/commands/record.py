@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
 
 from c2tui.options import config_from_options, run_options
 
@@ -101,6 +104,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
 
     old_term = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
     failure: str | None = None
+    live = _progress_line() if tty else None
     t_start = time.monotonic()
     engine.start()
     try:
@@ -118,30 +122,30 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
                 break
             if duration is not None and el >= duration and not draining:
                 draining = True
-                if tty:
-                    click.echo("\r\033[K" + f"{el:6.1f}s  duration reached: letting in-flight partitions finish...", nl=False)
+                if live is not None:
+                    live.update(Text(f"{el:6.1f}s  duration reached: letting in-flight partitions finish...", style="yellow"))
                 threading.Thread(target=engine.drain, kwargs={"timeout": drain_timeout}, daemon=True).start()
-            if tty and el - last_line >= 0.25:
+            if live is not None and el - last_line >= 0.25:
                 last_line = el
                 with slock:
                     line = _progress(state, el)
-                click.echo("\r\033[K" + line, nl=False)
+                live.update(Text.assemble(("draining  ", "yellow"), line) if draining else line)
     except KeyboardInterrupt:
-        if tty:
-            click.echo("")
+        if live is not None:
+            live.stop()
         click.echo("interrupted: stopping cleanly...", err=True)
         try:
             engine.stop(timeout=30, reason="interrupted")
         except KeyboardInterrupt:  # a second Ctrl-C: still close the file
             pass
     finally:
+        if live is not None:
+            live.stop()
         if not engine.finished:
             engine.stop(timeout=30)
         writer.close()
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
-    if tty:
-        click.echo("")
     if writer.error and failure is None:
         failure = writer.error
     rec = read_recording(out)
@@ -166,10 +170,21 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     _ = err
 
 
-def _progress(s: Any, el: float) -> str:
+def _progress_line() -> Live:
+    """One rich line, redrawn in place on a TTY (rich handles width and cursor moves)."""
+    live = Live(Text(""), console=Console(), refresh_per_second=4, transient=False)
+    live.start()
+    return live
+
+
+def _progress(s: Any, el: float) -> Text:
     k = s.knobs
-    sim = " SIM" if s.simulated else ""
-    return (f"{el:6.1f}s{sim} {k.get('lock_mode', '?')}/{k.get('mem_sync', '?')} "
-            f"done {s.partitions_done} (ok {s.partitions_ok}, failed {s.partitions_failed}) "
-            f"proofs {s.proofs_ok} ok/{s.proofs_failed} bad  fallbacks {s.fallbacks}  "
-            f"{s.throughput_per_min():.1f}/min")
+    return Text.assemble(
+        f"{el:6.1f}s ", ("SIMULATED " if s.simulated else "", "bold yellow"),
+        (f"{k.get('lock_mode', '?')}/{k.get('mem_sync', '?')}", "cyan"),
+        "  done ", (str(s.partitions_ok), "green"), *((" + ", (f"{s.partitions_failed} failed", "bold red"))
+                                                       if s.partitions_failed else ()),
+        "  proofs ", (f"{s.proofs_ok} ok", "green"), *(("/", (f"{s.proofs_failed} bad", "bold red"))
+                                                          if s.proofs_failed else ()),
+        "  fallbacks ", (str(s.fallbacks), "yellow" if s.fallbacks else ""),
+        f"  {s.throughput_per_min():.1f}/min")
