@@ -255,6 +255,18 @@ class StateView(Widget):
         self._strips: dict[int, Strip] = {}
         self._key: tuple = ()
         self._base: Style | None = None
+        self._titles: tuple = (None, None)
+
+    def set_titles(self, title: "str | Text", subtitle: "str | Text") -> None:
+        """Border title and subtitle, set only when they change: setting one repaints the
+        whole widget."""
+        if (title, subtitle) == self._titles:
+            return
+        if title != self._titles[0]:
+            self.border_title = title
+        if subtitle != self._titles[1]:
+            self.border_subtitle = subtitle
+        self._titles = (title, subtitle)
 
     @property
     def palette(self) -> "Palette":

@@ -13,10 +13,7 @@ class EventLog(StateView):
 
     def show(self, st) -> None:
         sub = f"{st.mode_changes} mode changes · {len(st.log)} notes"
-        if self.border_title != "Events":  # setting a title repaints the whole widget
-            self.border_title = "Events"
-        if self.border_subtitle != sub:
-            self.border_subtitle = sub
+        self.set_titles("Events", sub)
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:

@@ -58,8 +58,6 @@ class GpuPanel(StateView):
         self.gpu = gpu
         self.window = 30.0
         self._workers: list[str] = []
-        self._title: Text | None = None
-        self._subtitle: Text | None = None
 
     def wanted_height(self, st) -> int:
         g = st.gpus.get(self.gpu)
@@ -73,13 +71,7 @@ class GpuPanel(StateView):
         self.window = float(min(30, max(10, 10 * -(-st.t // 10))))
         g = st.gpus.get(self.gpu)
         if g is not None:
-            # titles only when they change: setting one repaints the whole panel
-            title = title_text(g, self.palette)
-            if title != self._title:
-                self._title = self.border_title = title
-            sub = subtitle_text(g, self.palette, self.window)
-            if sub != self._subtitle:
-                self._subtitle = self.border_subtitle = sub
+            self.set_titles(title_text(g, self.palette), subtitle_text(g, self.palette, self.window))
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:

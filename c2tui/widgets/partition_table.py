@@ -126,10 +126,7 @@ class PartitionTable(StateView):
         inflight = sum(1 for p in st.partitions.values() if p.done_t is None and p.phases)
         queued = sum(1 for p in st.partitions.values() if not p.phases)
         sub = f"{inflight} in flight · {queued} queued · {st.partitions_ok} ok · {st.partitions_failed} failed"
-        if self.border_title != "Partitions":  # setting a title repaints the whole widget
-            self.border_title = "Partitions"
-        if self.border_subtitle != sub:
-            self.border_subtitle = sub
+        self.set_titles("Partitions", sub)
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:
