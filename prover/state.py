@@ -69,7 +69,6 @@ class GpuState:
     util_n: int = 0
     util_at_first: tuple[float, int] = (0.0, 0)
     util_at_last: tuple[float, int] = (0.0, 0)
-    hold_at_last: float = 0.0
     fallbacks: int = 0
     ooms: int = 0
     done: int = 0
@@ -84,7 +83,8 @@ class GpuState:
         if self.first_compute_t is None or self.last_release_t is None:
             return None, None
         span = self.last_release_t - self.first_compute_t
-        held = min(1.0, self.hold_at_last / span) if span > 0 else None
+        # compute hold_total only grows at a release, so it is the total as of the last one
+        held = min(1.0, self.locks["compute"].hold_total / span) if span > 0 else None
         n = self.util_at_last[1] - self.util_at_first[1]
         util = (self.util_at_last[0] - self.util_at_first[0]) / n if n > 0 else None
         return held, util
@@ -314,7 +314,7 @@ def _lock_released(s: DashboardState, e: ev.LockReleased) -> None:
     lk = g.locks[e.lock]
     lk.hold_total += e.hold
     if e.lock == "compute":
-        g.last_release_t, g.util_at_last, g.hold_at_last = e.t, (g.util_sum, g.util_n), lk.hold_total
+        g.last_release_t, g.util_at_last = e.t, (g.util_sum, g.util_n)
     if lk.holder == e.worker:
         lk.holder, lk.holder_part = None, None
 
