@@ -97,7 +97,6 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     engine.add_sink(writer.write)
     engine.add_sink(fold_sink)
     tty = sys.stdout.isatty() and not quiet
-    err = click.get_text_stream("stderr")
 
     def on_term(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt()
@@ -167,7 +166,6 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         click.echo(f"FAILED: {sm.proofs_failed} proof(s) failed verification, {sm.partitions_failed} partition(s) failed",
                    err=True)
         sys.exit(1)
-    _ = err
 
 
 def _progress_line() -> Live:

@@ -35,12 +35,10 @@ extern "C" __global__ void c2tui_spin(long long cycles) {
 def available() -> tuple[bool, str]:
     """(True, "") when CuPy imports and sees at least one CUDA device."""
     try:
-        import cupy  # noqa: F401
+        import cupy
     except Exception as exc:  # ImportError, or a broken CUDA install
         return False, f"CuPy is not importable ({type(exc).__name__}: {exc})"
     try:
-        import cupy
-
         n = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:
         return False, f"CUDA runtime error ({exc})"
