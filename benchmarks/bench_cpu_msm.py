@@ -66,7 +66,10 @@ def cpu_msm(xy: np.ndarray, scalars: np.ndarray, procs: int, group: str = "g1") 
     return acc.to_xy_bytes_le(), wall, max(s for _, s in parts)
 
 
-def gpu_msm(xy: np.ndarray, scalars: np.ndarray, group: str = "g1") -> tuple[bytes, float]:
+def gpu_msm(xy: np.ndarray, scalars: np.ndarray, group: str = "g1", precompute: bool = False) -> dict:
+    """The GPU MSM on preuploaded points, median of 3 CUDA-event timings; with precompute also
+    over the points' precomputed window shifts (DevicePoints.precompute, timed once: it is a
+    once-per-key cost)."""
     import cupy as cp
 
     from prover.kernels import gpu_phases as gp
@@ -75,16 +78,35 @@ def gpu_msm(xy: np.ndarray, scalars: np.ndarray, group: str = "g1") -> tuple[byt
     dp = gp.DevicePoints(group, xy, stream)
     d_sc = cp.asarray(scalars)
     msm = gp.msm_g1_gpu if group == "g1" else gp.msm_g2_gpu
-    out = msm(dp, d_sc, stream)  # warm-up (compiles)
-    times = []
-    for _ in range(3):
+
+    def timed(points) -> tuple[bytes, float]:
+        out = msm(points, d_sc, stream)  # warm-up (compiles)
+        times = []
+        for _ in range(3):
+            e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+            e0.record(stream)
+            out = msm(points, d_sc, stream)
+            e1.record(stream)
+            e1.synchronize()
+            times.append(cp.cuda.get_elapsed_time(e0, e1) / 1000)
+        return out, sorted(times)[1]
+
+    res: dict = {}
+    res["out"], res["gpu_s"] = timed(dp)
+    if precompute:
         e0, e1 = cp.cuda.Event(), cp.cuda.Event()
         e0.record(stream)
-        out = msm(dp, d_sc, stream)
+        pre = dp.precompute(stream=stream)
         e1.record(stream)
         e1.synchronize()
-        times.append(cp.cuda.get_elapsed_time(e0, e1) / 1000)
-    return out, sorted(times)[1]
+        res["precompute_s"] = cp.cuda.get_elapsed_time(e0, e1) / 1000
+        res["pre_c"], res["pre_windows"] = pre.pre
+        res["pre_mib"] = pre.nbytes >> 20
+        res["out_pre"], res["gpu_pre_s"] = timed(pre)
+        del pre
+    del dp
+    cp.get_default_memory_pool().free_all_blocks()
+    return res
 
 
 def main() -> None:
@@ -93,6 +115,7 @@ def main() -> None:
     ap.add_argument("--group", choices=("g1", "g2"), default="g1")
     ap.add_argument("--procs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--precompute", action="store_true", help="also time MSMs over precomputed window shifts")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from bench_kernels import random_points
@@ -104,14 +127,17 @@ def main() -> None:
         n = 1 << L
         xy, _ = random_points(args.group, n, 4096, L)
         sc = fr.random(n, 1000 + L)
-        g_out, g_s = gpu_msm(xy, sc, args.group)
+        g = gpu_msm(xy, sc, args.group, args.precompute)
         c_out, c_s, c_chunk = cpu_msm(xy, sc, args.procs, args.group)
-        row = {"group": args.group, "log2": L, "gpu_s": g_s, "cpu_s": c_s, "cpu_max_chunk_s": c_chunk, "procs": args.procs,
-               "speedup": c_s / g_s, "equal": g_out == c_out}
+        row = {"group": args.group, "log2": L, "gpu_s": g["gpu_s"], "cpu_s": c_s, "cpu_max_chunk_s": c_chunk,
+               "procs": args.procs, "speedup": c_s / g["gpu_s"], "equal": g["out"] == c_out}
+        if args.precompute:
+            row |= {k: g[k] for k in ("gpu_pre_s", "precompute_s", "pre_c", "pre_windows", "pre_mib")}
+            row |= {"speedup_pre": c_s / g["gpu_pre_s"], "equal_pre": g["out_pre"] == c_out}
         rows.append(row)
         print(json.dumps(row), flush=True)
         Path(args.out).write_text(json.dumps({"rows": rows, "cpus": os.cpu_count()}, indent=1))
-    assert all(r["equal"] for r in rows), "GPU and CPU MSM differ"
+    assert all(r["equal"] and r.get("equal_pre", True) for r in rows), "GPU and CPU MSM differ"
 
 
 if __name__ == "__main__":

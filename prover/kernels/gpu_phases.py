@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 import threading
 
 import numpy as np
@@ -143,10 +144,10 @@ class NttPlan:
         k = _nk("ntt_pass")
         passes = list(reversed(self.passes)) if dif else self.passes
         for lo, S in passes:
-            C = 1 if lo == 0 else min(4, 1 << lo)
-            E = C << S
+            lc = min(2, lo)  # C = 2^lc groups a block (4 once the stride allows)
+            E = 1 << (S + lc)
             threads = min(256, max(E // 2, 1))
-            k((self.n // E,), (threads,), (x, tw, np.int32(self.L), np.int32(lo), np.int32(S), np.int32(C),
+            k((self.n // E,), (threads,), (x, tw, np.int32(self.L), np.int32(lo), np.int32(S), np.int32(lc),
                                          np.int32(1 if dif else 0)), shared_mem=E * 32)
 
     def _scale_bitrev(self, x, tables):
@@ -316,6 +317,22 @@ class DevicePoints:
             self.d = d.view(cp.uint32).reshape(-1, aw)
             self.n = self.d.shape[0]
             _gk(group, f"{group}_points_to_mont")(_grid(self.n), (_TPB,), (self.d, np.uint32(self.n)))
+        self.pre: tuple[int, int] | None = None  # (c, W) once precompute() has run
+
+    def precompute(self, c: int | None = None, stream=None) -> "DevicePoints":
+        """Points with their window shifts 2^(c*w) * P_i (w < W) stored after them, so that MSMs
+        over them use one set of buckets for all windows (wider windows, no per-window
+        reduction). Costs W times the memory and one pass of doublings/inversions, once per key."""
+        cp = _cp()
+        c = c or msm_window_bits_precomputed(self.n)
+        W = _num_windows(c)
+        out = DevicePoints.__new__(DevicePoints)
+        out.group, out.n, out.pre = self.group, self.n, (c, W)
+        with _stream_ctx(stream):
+            out.d = cp.empty((W * self.n, self.d.shape[1]), dtype=cp.uint32)
+            _gk(self.group, f"{self.group}_msm_precompute")(_grid(self.n, 128), (128,), (
+                self.d, np.uint32(self.n), np.int32(c), np.int32(W), out.d))
+        return out
 
     @property
     def nbytes(self) -> int:
@@ -326,7 +343,7 @@ class DevicePoints:
         the tail MSM of a query uses a subset of the key's points."""
         cp = _cp()
         sub = DevicePoints.__new__(DevicePoints)
-        sub.group = self.group
+        sub.group, sub.pre = self.group, None  # rows < n of a precomputed array are the points
         with _stream_ctx(stream):
             sub.d = self.d[cp.asarray(np.asarray(idx, dtype=np.int64))]
         sub.n = int(sub.d.shape[0])
@@ -338,13 +355,18 @@ class ProvingKeyOnDevice:
     ``pk_dev = ProvingKeyOnDevice(h=..., l=..., a=..., b_g1=..., b_g2=...)``; each argument
     is an xy array (G1 (n, 96), b_g2 (n, 192)). Absent queries are skipped."""
 
-    def __init__(self, stream=None, **queries):
+    def __init__(self, stream=None, precompute: str | None = None, **queries):
         self.points: dict[str, DevicePoints] = {}
         for name, xy in queries.items():
             if xy is None:
                 continue
             group = "g2" if np.asarray(xy).shape[-1] == 192 or name.endswith("g2") else "g1"
             self.points[name] = DevicePoints(group, xy, stream)
+        # The H query is the one MSM with full random scalars (the others are mostly 0/1 and go
+        # to batch addition): give it precomputed window shifts where the memory allows.
+        mode = precompute or PRECOMPUTE
+        if "h" in self.points and mode in ("auto", "h"):
+            self.points["h"] = _try_precompute(self.points["h"], mode == "auto", stream)
 
     def __getitem__(self, name: str) -> DevicePoints:
         return self.points[name]
@@ -355,6 +377,29 @@ class ProvingKeyOnDevice:
 
 
 MSM_MAX_C = int(os.environ.get("C2TUI_MSM_MAX_C", "16"))
+MSM_MAX_C_PRE = 22  # precomputed windows: 2^21 shared buckets at most
+# "auto": precompute the H query's window shifts when they take at most a quarter of the free
+# device memory; "h": always try; "none": never
+PRECOMPUTE = os.environ.get("C2TUI_MSM_PRECOMPUTE", "auto")
+
+
+def msm_window_bits_precomputed(n: int) -> int:
+    """Window width for precomputed points: W(c) * n mixed adds + ~3 * 2^(c-1) reduce adds, once."""
+    return min(range(6, MSM_MAX_C_PRE + 1), key=lambda c: _num_windows(c) * n + 3 * (1 << (c - 1)))
+
+
+def _try_precompute(points: DevicePoints, auto: bool, stream) -> DevicePoints:
+    cp = _cp()
+    c = msm_window_bits_precomputed(points.n)
+    need = _num_windows(c) * points.nbytes
+    if auto and need > cp.cuda.runtime.memGetInfo()[0] // 4:
+        return points
+    try:
+        return points.precompute(c, stream)
+    except cp.cuda.memory.OutOfMemoryError:
+        warnings.warn(f"no device memory for the precomputed H query ({need >> 20} MiB); using plain MSMs",
+                      RuntimeWarning, stacklevel=2)
+        return points
 
 
 def msm_window_bits(n: int, max_c: int | None = None) -> int:
@@ -406,18 +451,24 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         if n == 0:
             z = cp.zeros((1, aw if device_final else xw), dtype=cp.uint32)
             return z if device_final else (z, 1)
-        c = c or msm_window_bits(n)
-        W = _num_windows(c)
-        B = 1 << (c - 1)
-        nb = W * B
+        if points.pre is not None:  # one shared set of buckets; window w reads rows w*points.n + i
+            c, W = points.pre
+            B = 1 << (c - 1)
+            nb, bstride, pstride, WB = B, 0, points.n, 1
+        else:
+            c = c or msm_window_bits(n)
+            W = _num_windows(c)
+            B = 1 << (c - 1)
+            nb, bstride, pstride, WB = W * B, B, 0, W
         u32 = cp.uint32
         digits = cp.empty(W * n, dtype=cp.int32)
         counts = cp.zeros(nb, dtype=u32)
-        kk("msm_digits")(_grid(n), (_TPB,), (s, np.uint32(n), np.int32(c), np.int32(W), digits, counts))
+        kk("msm_digits")(_grid(n), (_TPB,), (s, np.uint32(n), np.int32(c), np.int32(W), np.uint32(bstride), digits, counts))
         incl = cp.cumsum(counts, dtype=u32)
         cursor = incl - counts
         entries = cp.empty(max(W * n, 1), dtype=u32)
-        kk("msm_scatter")(_grid(W * n), (_TPB,), (digits, np.uint32(n), np.int32(c), np.int32(W), cursor, entries))
+        kk("msm_scatter")(_grid(W * n), (_TPB,), (digits, np.uint32(n), np.int32(c), np.int32(W), np.uint32(bstride),
+                                                  np.uint32(pstride), cursor, entries))
         del digits, cursor
         mark("sort")
         # level 0: pieces of <= LC0 entries per bucket
@@ -429,7 +480,7 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         k("msm_acc0")(_grid(bound_pieces, 128), (128,), (entries, points.d, counts, incl, pc, pincl, np.uint32(nb), np.uint32(LC0), part))
         del entries
         mark("acc0")
-        bound = -(-n // LC0)  # most pieces one bucket can have
+        bound = -(-(n * (W if bstride == 0 else 1)) // LC0)  # most pieces one bucket can have
         while bound > 1:
             pc2 = cp.empty(nb, dtype=u32)
             kk("msm_pieces")(_grid(nb), (_TPB,), (pc, pc2, np.uint32(nb), np.uint32(LCN)))
@@ -444,21 +495,22 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         del part
         mark("accn")
         # window reduction: SB blocks x G threads of segments per window, then a tree
+        # (WB bucket sets: one per window, or a single shared one for precomputed points)
         G = min(128, B)
-        SB = max(1, min(B // G // 4, 32))
-        scratch = cp.empty((W * SB * G, xw), dtype=u32)
-        wpart = cp.empty((W * SB, xw), dtype=u32)
-        k("msm_window_reduce")((W * SB,), (G,), (buckets, np.uint32(B), np.uint32(SB), scratch, wpart))
-        win = cp.empty((W, xw), dtype=u32)
+        SB = max(1, min(B // G // 4, max(32, 256 // WB)))  # reduce_xyzz runs SB threads: G2 needs <= 256
+        scratch = cp.empty((WB * SB * G, xw), dtype=u32)
+        wpart = cp.empty((WB * SB, xw), dtype=u32)
+        k("msm_window_reduce")((WB * SB,), (G,), (buckets, np.uint32(B), np.uint32(SB), scratch, wpart))
+        win = cp.empty((WB, xw), dtype=u32)
         G2 = 1
         while G2 < SB:
             G2 *= 2
-        k("reduce_xyzz")((W,), (G2,), (wpart, np.uint32(W * SB), np.uint32(SB), scratch, win))
+        k("reduce_xyzz")((WB,), (G2,), (wpart, np.uint32(WB * SB), np.uint32(SB), scratch, win))
         out = cp.empty((1, aw), dtype=u32)
         mark("window_reduce")
         if not device_final:
             return win, c
-        k("msm_final")((1,), (1,), (win, np.int32(W), np.int32(c), out))
+        k("msm_final")((1,), (1,), (win, np.int32(WB), np.int32(c), out))
         mark("final")
         return out
 

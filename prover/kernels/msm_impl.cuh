@@ -37,8 +37,11 @@ __device__ __forceinline__ u32 scalar_bits(const u32* s, int pos, int c)
     return (u32)(w >> sh) & ((1u << c) - 1);
 }
 
-// digits[w*n + i] = signed digit; counts[w*B + |d|-1]++ for d != 0 (B = 2^(c-1) buckets a window)
-extern "C" __global__ void msm_digits(const u32* __restrict__ scalars, u32 n, int c, int W, i32* __restrict__ digits, u32* __restrict__ counts)
+// digits[w*n + i] = signed digit; counts[w*bstride + |d|-1]++ for d != 0 (B = 2^(c-1) buckets a
+// window; bstride = B gives each window its own buckets, 0 shares one set across windows, for
+// points precomputed as 2^(c*w) * P_i)
+extern "C" __global__ void msm_digits(const u32* __restrict__ scalars, u32 n, int c, int W, u32 bstride,
+                                      i32* __restrict__ digits, u32* __restrict__ counts)
 {
     const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -56,23 +59,24 @@ extern "C" __global__ void msm_digits(const u32* __restrict__ scalars, u32 n, in
         digits[(u64)w * n + i] = d;
         if (d != 0) {
             const u32 a = d < 0 ? (u32)(-d) : (u32)d;
-            atomicAdd(&counts[(u64)w * B + a - 1], 1u);
+            atomicAdd(&counts[(u64)w * bstride + a - 1], 1u);
         }
     }
 }
 
-// entries[cursor[bucket]++] = i | sign << 31
-extern "C" __global__ void msm_scatter(const i32* __restrict__ digits, u32 n, int c, int W, u32* __restrict__ cursor, u32* __restrict__ entries)
+// entries[cursor[bucket]++] = (i + w*pstride) | sign << 31 (pstride = n when window w reads the
+// precomputed points 2^(c*w) * P, stored after each other; else 0)
+extern "C" __global__ void msm_scatter(const i32* __restrict__ digits, u32 n, int c, int W, u32 bstride, u32 pstride,
+                                       u32* __restrict__ cursor, u32* __restrict__ entries)
 {
     const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (u64)n * W) return;
     const i32 d = digits[t];
     if (d == 0) return;
     const u32 w = (u32)(t / n), i = (u32)(t % n);
-    const u32 B = 1u << (c - 1);
     const u32 a = d < 0 ? (u32)(-d) : (u32)d;
-    const u32 pos = atomicAdd(&cursor[(u64)w * B + a - 1], 1u);
-    entries[pos] = i | (d < 0 ? 0x80000000u : 0u);
+    const u32 pos = atomicAdd(&cursor[(u64)w * bstride + a - 1], 1u);
+    entries[pos] = (i + w * pstride) | (d < 0 ? 0x80000000u : 0u);
 }
 
 // pieces[b] = ceil(cnt[b] / LC)
@@ -188,6 +192,27 @@ __device__ void msm_final_t(const Xyzz<F>* win, int W, int c, Affine<F>* out)
     out[0] = a;
 }
 
+// Precomputed windows: out[w*n + i] = 2^(c*w) * pts[i] (Montgomery affine) for w < W, so that one
+// set of buckets serves every window (no per-window reduction, so wider windows pay off). One
+// Fermat inversion per output point: this runs once per proving key, not per MSM.
+template <class F>
+__device__ void msm_precompute_t(const Affine<F>* pts, u32 n, int c, int W, Affine<F>* out)
+{
+    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const Affine<F> p = pts[i];
+    out[i] = p;
+    if (p.is_inf()) {
+        for (int w = 1; w < W; w++) out[(u64)w * n + i] = p;
+        return;
+    }
+    Xyzz<F> acc = Xyzz<F>::from_affine(p);
+    for (int w = 1; w < W; w++) {
+        for (int k = 0; k < c; k++) acc = Xyzz<F>::dbl(acc);
+        out[(u64)w * n + i] = Xyzz<F>::to_affine(acc);
+    }
+}
+
 // Batch addition: thread t sums pts[idx[t + k*T]] (mixed adds) into part[t].
 template <class F>
 __device__ void batch_add_t(const Affine<F>* pts, const u32* idx, u32 m, Xyzz<F>* part)
@@ -248,5 +273,7 @@ __device__ void xyzz_to_affine_t(const Xyzz<F>* in, u32 n, Affine<F>* out)
         Xyzz<F>* out)                                                                                           \
     { reduce_xyzz_t<F>(in, count, per, scratch, out); }                                                         \
     extern "C" __global__ void P##_xyzz_to_affine(const Xyzz<F>* in, u32 n, Affine<F>* out)                     \
-    { xyzz_to_affine_t<F>(in, n, out); }
+    { xyzz_to_affine_t<F>(in, n, out); }                                                                        \
+    extern "C" __global__ void P##_msm_precompute(const Affine<F>* pts, u32 n, int c, int W, Affine<F>* out)    \
+    { msm_precompute_t<F>(pts, n, c, W, out); }
 

@@ -9,20 +9,20 @@
 __device__ __forceinline__ u32 bitrev_bits(u32 x, int bits) { return bits == 0 ? 0u : (__brev(x) >> (32 - bits)); }
 
 // One pass of S radix-2 stages [lo, lo+S) over groups {base + k*2^lo : k < 2^S}; each block holds
-// C groups with adjacent low indices (coalesced 32*C-byte runs). dif: stages run descending.
-extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ tw, int L, int lo, int S, int C, int dif)
+// C = 2^lc groups with adjacent low indices (coalesced 32*C-byte runs). dif: stages run descending.
+// Index math uses shifts and masks only (a runtime division costs ~20 instructions a butterfly),
+// and stage 0 skips its product: every twiddle there is 1.
+extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ tw, int L, int lo, int S, int lc, int dif)
 {
     extern __shared__ uint4 smem_raw[];
     Fr* sh = reinterpret_cast<Fr*>(smem_raw);
-    const u32 E = (1u << S) * (u32)C;
-    const u32 blocksPerHigh = (1u << lo) / (u32)C;
+    const u32 cmask = (1u << lc) - 1;
+    const u32 E = 1u << (S + lc);
+    const int bph = lo - lc;  // log2 of blocks per high index
     const u32 b = blockIdx.x;
-    const u32 lowBase = (b % blocksPerHigh) * (u32)C;
-    const u32 base = ((b / blocksPerHigh) << (lo + S)) + lowBase;
-    for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
-        const u32 c = e % (u32)C, k = e / (u32)C;
-        sh[e] = x[base + c + (k << lo)];
-    }
+    const u32 lowBase = (b & ((1u << bph) - 1)) << lc;
+    const u32 base = ((b >> bph) << (lo + S)) + lowBase;
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) sh[e] = x[base + (e & cmask) + ((e >> lc) << lo)];
     __syncthreads();
     const u32 nb = E >> 1;
     for (int st = 0; st < S; st++) {
@@ -30,28 +30,29 @@ extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ t
         const int s = lo + t;
         const u32 tmask = (1u << t) - 1;
         for (u32 u = threadIdx.x; u < nb; u += blockDim.x) {
-            const u32 c = u % (u32)C, v = u / (u32)C;
+            const u32 c = u & cmask, v = u >> lc;
             const u32 k0 = ((v >> t) << (t + 1)) | (v & tmask);
-            const u32 k1 = k0 | (1u << t);
-            const u32 j = lowBase + c + ((k0 & tmask) << lo);
-            const Fr w = tw[(1u << s) + j];
-            const Fr a = sh[k0 * C + c];
-            const Fr bb = sh[k1 * C + c];
+            const u32 i0 = (k0 << lc) + c, i1 = i0 + (1u << (t + lc));
+            const Fr a = sh[i0];
+            const Fr bb = sh[i1];
+            if (s == 0) {  // w = 1
+                sh[i0] = Fr::add(a, bb);
+                sh[i1] = Fr::sub(a, bb);
+                continue;
+            }
+            const Fr w = tw[(1u << s) + lowBase + c + ((k0 & tmask) << lo)];
             if (!dif) {
                 const Fr m = Fr::mul(bb, w);
-                sh[k0 * C + c] = Fr::add(a, m);
-                sh[k1 * C + c] = Fr::sub(a, m);
+                sh[i0] = Fr::add(a, m);
+                sh[i1] = Fr::sub(a, m);
             } else {
-                sh[k0 * C + c] = Fr::add(a, bb);
-                sh[k1 * C + c] = Fr::mul(Fr::sub(a, bb), w);
+                sh[i0] = Fr::add(a, bb);
+                sh[i1] = Fr::mul(Fr::sub(a, bb), w);
             }
         }
         __syncthreads();
     }
-    for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
-        const u32 c = e % (u32)C, k = e / (u32)C;
-        x[base + c + (k << lo)] = sh[e];
-    }
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) x[base + (e & cmask) + ((e >> lc) << lo)] = sh[e];
 }
 
 // tws[2^s + j] = P[j << (L - 1 - s)] for 1 <= i = 2^s + j < n (P[i] = w^i, i < n/2); tws[0] unused

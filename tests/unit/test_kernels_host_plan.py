@@ -25,31 +25,32 @@ def _stage_table(w: int, L: int) -> list[int]:
 
 
 def _run_passes(x, tw, L, passes, dif):
+    """ntt.cu's ntt_pass, index for index (shifts and masks; stage 0 without a product)."""
     n = 1 << L
     for lo, S in (reversed(passes) if dif else passes):
-        C = 1 if lo == 0 else min(4, 1 << lo)
-        E = C << S
-        bph = (1 << lo) // C
+        lc = min(2, lo)
+        cm, E, bph = (1 << lc) - 1, 1 << (S + lc), lo - lc
         for b in range(n // E):
-            low_base = (b % bph) * C
-            base = ((b // bph) << (lo + S)) + low_base
-            sh = [x[base + (e % C) + ((e // C) << lo)] for e in range(E)]
+            low_base = (b & ((1 << bph) - 1)) << lc
+            base = ((b >> bph) << (lo + S)) + low_base
+            sh = [x[base + (e & cm) + ((e >> lc) << lo)] for e in range(E)]
             for st in range(S):
                 t = S - 1 - st if dif else st
                 s, tm = lo + t, (1 << t) - 1
                 for u in range(E // 2):
-                    c, v = u % C, u // C
+                    c, v = u & cm, u >> lc
                     k0 = ((v >> t) << (t + 1)) | (v & tm)
-                    k1 = k0 | (1 << t)
-                    w = tw[(1 << s) + low_base + c + ((k0 & tm) << lo)]
-                    a, bb = sh[k0 * C + c], sh[k1 * C + c]
+                    i0 = (k0 << lc) + c
+                    i1 = i0 + (1 << (t + lc))
+                    w = 1 if s == 0 else tw[(1 << s) + low_base + c + ((k0 & tm) << lo)]
+                    a, bb = sh[i0], sh[i1]
                     if dif:
-                        sh[k0 * C + c], sh[k1 * C + c] = (a + bb) % R_MOD, (a - bb) * w % R_MOD
+                        sh[i0], sh[i1] = (a + bb) % R_MOD, (a - bb) * w % R_MOD
                     else:
                         m = bb * w % R_MOD
-                        sh[k0 * C + c], sh[k1 * C + c] = (a + m) % R_MOD, (a - m) % R_MOD
+                        sh[i0], sh[i1] = (a + m) % R_MOD, (a - m) % R_MOD
             for e in range(E):
-                x[base + (e % C) + ((e // C) << lo)] = sh[e]
+                x[base + (e & cm) + ((e >> lc) << lo)] = sh[e]
 
 
 @pytest.mark.parametrize("L,passes", [(1, None), (3, None), (10, None), (11, [(0, 4), (4, 3), (7, 4)]),
@@ -84,12 +85,17 @@ def test_ntt_plans_cover_every_size():
 Q = (1 << 127) - 1  # the "group": integers mod a prime, infinity = 0
 
 
-def _msm_emu(P, s, c=None):
+def _msm_emu(P, s, c=None, pre=False):
+    """pre: the precomputed-windows mode (points 2^(c*w) * P_i after each other, one shared
+    set of buckets, bstride 0 / pstride n in the kernels)."""
     n = len(s)
-    c = c or gp.msm_window_bits(n)
+    c = c or (gp.msm_window_bits_precomputed(n) if pre else gp.msm_window_bits(n))
     W = gp._num_windows(c)
     B = 1 << (c - 1)
-    nb = W * B
+    WB, bstride, pstride = (1, 0, n) if pre else (W, B, 0)
+    nb = WB * B
+    if pre:
+        P = [p * (1 << (c * w)) % Q for w in range(W) for p in P]
     digits = [[0] * n for _ in range(W)]
     counts = [0] * nb
     for i in range(n):
@@ -99,7 +105,7 @@ def _msm_emu(P, s, c=None):
             d, carry = (raw - (1 << c), 1) if raw > B else (raw, 0)
             digits[w][i] = d
             if d:
-                counts[w * B + abs(d) - 1] += 1
+                counts[w * bstride + abs(d) - 1] += 1
         assert carry == 0
     incl = list(accumulate(counts))
     cursor = [incl[b] - counts[b] for b in range(nb)]
@@ -108,8 +114,8 @@ def _msm_emu(P, s, c=None):
         for i in range(n):
             d = digits[w][i]
             if d:
-                b = w * B + abs(d) - 1
-                entries[cursor[b]] = (i, d < 0)
+                b = w * bstride + abs(d) - 1
+                entries[cursor[b]] = (i + w * pstride, d < 0)
                 cursor[b] += 1
 
     def level(items, cnt, incl, LC, first):
@@ -137,17 +143,17 @@ def _msm_emu(P, s, c=None):
         return out, pc, pincl
 
     part, pc, pincl = level(entries, counts, incl, gp.LC0, True)
-    bound = -(-n // gp.LC0)
+    bound = -(-(n * (W if pre else 1)) // gp.LC0)
     while bound > 1:
         part, pc, pincl = level(part, pc, pincl, gp.LCN, False)
         bound = -(-bound // gp.LCN)
     assert max(pc) <= 1
     buckets = [part[pincl[b] - 1] if pc[b] else 0 for b in range(nb)]
     G = min(128, B)
-    SB = max(1, min(B // G // 4, 32))
+    SB = max(1, min(B // G // 4, max(32, 256 // WB)))
     per = (B + SB * G - 1) // (SB * G)
     win = []
-    for w in range(W):
+    for w in range(WB):
         tot = 0
         for g in range(SB * G):
             vlo = g * per + 1
@@ -161,7 +167,7 @@ def _msm_emu(P, s, c=None):
             tot = (tot + R) % Q
         win.append(tot)
     acc = win[-1]
-    for w in range(W - 2, -1, -1):
+    for w in range(len(win) - 2, -1, -1):
         acc = (acc * (1 << c) + win[w]) % Q
     return acc
 
@@ -186,3 +192,23 @@ def test_window_counts_fit_the_top_carry():
     for c in range(2, 25):
         W = gp._num_windows(c)
         assert ((R_MOD - 1) >> (c * (W - 1))) + 1 <= 1 << (c - 1)
+
+
+@pytest.mark.parametrize("n,c", [(1, None), (16, None), (300, 3), (700, 11), (600, 16), (3000, None), (2000, 20)])
+def test_msm_precomputed_pipeline_indexing(n, c):
+    rng = random.Random(n * 17 + (c or 0))
+    P = [rng.randrange(Q) for _ in range(n)]
+    s = [rng.randrange(R_MOD) for _ in range(n)]
+    if n > 20:
+        s[:8] = [0, 1, R_MOD - 1, 2, (1 << 16) - 1, 1 << 200, R_MOD - 2, 5]
+    assert _msm_emu(P, s, c, pre=True) == sum(a * b for a, b in zip(P, s)) % Q
+
+
+def test_msm_precomputed_every_window_in_one_bucket():
+    # the same digit in every window: one shared bucket holds W * n entries (more levels)
+    c = 9
+    W = gp._num_windows(c)
+    k = sum(5 << (c * w) for w in range(W - 1))
+    rng = random.Random(5)
+    P = [rng.randrange(Q) for _ in range(3000)]
+    assert _msm_emu(P, [k] * 3000, c, pre=True) == sum(P) * k % Q
