@@ -83,9 +83,12 @@ def main() -> int:
     ap.add_argument("--section", default="20,22,24")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--ntt-variant", default="c")
+    ap.add_argument("--ntt-variants", default="c,ptx", help="NTT builds to time")
     ap.add_argument("--msm-variants", default="call,ptx_call")
     ap.add_argument("--window", type=str, default="", help="comma list of window widths to try at 2^sweep-log")
     ap.add_argument("--sweep-log", type=int, default=22)
+    ap.add_argument("--precompute", action="store_true", help="also time G1 MSMs over precomputed window shifts")
+    ap.add_argument("--skip-fixed-base", action="store_true")
     args = ap.parse_args()
 
     import cupy as cp
@@ -119,7 +122,7 @@ def main() -> int:
     rng = np.random.default_rng(12345)
 
     # ---------------------------------------------------------------- NTT family --
-    for variant, L in [(v, L) for L in logs(args.ntt) for v in ("c", "ptx")]:
+    for variant, L in [(v, L) for L in logs(args.ntt) for v in args.ntt_variants.split(",")]:
         gp.NTT_VARIANT = variant
         n = 1 << L
         with stream:
@@ -180,6 +183,31 @@ def main() -> int:
                 row[f"result_{v}"] = got.hex()
             row["gpu_ms"] = min(row[f"gpu_ms_{v}"] for v in args.msm_variants.split(","))
             row["variants_agree"] = len({row[f"result_{v}"] for v in args.msm_variants.split(",")}) == 1
+            if args.precompute:  # the same MSM over precomputed window shifts of the first n points
+                with stream:
+                    sub = gp.DevicePoints.__new__(gp.DevicePoints)
+                    sub.group, sub.n, sub.pre, sub.d = "g1", n, None, dp_all.d[:n]
+                    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+                    e0.record(stream)
+                    pre = sub.precompute(stream=stream)
+                    e1.record(stream)
+                    e1.synchronize()
+                    t = timed(lambda: gp._msm_device(pre, d_s, stream, device_final=False), stream, args.reps if L < 24 else 3)
+                    got = gp.msm_bytes(pre, d_s, stream)
+                row |= {"gpu_ms_pre": statistics.median(t), "precompute_ms": cp.cuda.get_elapsed_time(e0, e1),
+                        "pre_c": pre.pre[0], "pre_windows": pre.pre[1], "pre_mib": pre.nbytes >> 20,
+                        "pre_agrees": got.hex() == row[f"result_{args.msm_variants.split(',')[0]}"]}
+                if L == max(msm_logs):
+                    marks = []
+                    with stream:
+                        gp._msm_device(pre, d_s, stream, marks=marks)
+                    stream.synchronize()
+                    row["pre_stages_ms"] = {marks[i + 1][0]: cp.cuda.get_elapsed_time(marks[i][1], marks[i + 1][1])
+                                            for i in range(len(marks) - 1)}
+                log(f"  precomputed 2^{L}: {row['gpu_ms_pre']:.2f} ms (c={row['pre_c']}, W={row['pre_windows']}, "
+                    f"{row['pre_mib']} MiB, made in {row['precompute_ms']:.0f} ms) agree={row['pre_agrees']}")
+                del pre, sub
+                cp.get_default_memory_pool().free_all_blocks()
             if L in cpu_logs:
                 reps = -(-n // len(objs))
                 P = (objs * reps)[:n]
@@ -296,7 +324,7 @@ def main() -> int:
         cp.get_default_memory_pool().free_all_blocks()
 
     # ------------------------------------------------------------- fixed base G1 --
-    for L in (16, 20):
+    for L in () if args.skip_fixed_base else (16, 20):
         n = 1 << L
         base = np.frombuffer((ark.G1Point() * ark.Scalar(99)).to_xy_bytes_le(), dtype=np.uint8)
         s = cp.asarray(fr_random(n, rng))
