@@ -421,8 +421,8 @@ def _num_windows(c: int) -> int:
     return W
 
 
-LC0 = 32   # entries per thread in the first bucket-accumulation level
-LCN = 16   # partial sums per thread in later levels
+LC0 = int(os.environ.get("C2TUI_MSM_LC0", "32"))  # entries per thread in the first bucket-accumulation level
+LCN = int(os.environ.get("C2TUI_MSM_LCN", "16"))  # partial sums per thread in later levels
 
 
 def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None, variant: str | None = None,
@@ -588,38 +588,10 @@ def batch_add_g2_gpu(points, idx, stream=None) -> bytes:
 
 
 # ------------------------------------------------------------------------- fixed base ----
-def _fixed_base_table_g1(base_xy: bytes) -> np.ndarray:
-    """tab[w*256 + d] = d * 2^(8w) * B as canonical xy bytes (8192, 96), built with py_arkworks."""
-    import py_arkworks_bls12381 as ark
-
-    tab = np.zeros((32 * 256, 96), dtype=np.uint8)
-    bw = ark.G1Point.from_xy_bytes_unchecked_le(bytes(base_xy))
-    for w in range(32):
-        acc = ark.G1Point.identity()
-        for d in range(1, 256):
-            acc = acc + bw
-            tab[w * 256 + d] = np.frombuffer(acc.to_xy_bytes_le(), dtype=np.uint8)
-        bw = acc + bw  # 256 * bw
-    return tab
-
-
-_fb_cache: dict[tuple[int, bytes], DevicePoints] = {}
-
-
-def fixed_base_g1_gpu(base_xy, scalars, stream=None, out_device: bool = False):
-    """[s_i * B for s_i in scalars] as (n, 96) uint8 xy (numpy; cupy with out_device=True).
-    Windowed: 32 byte-windows from a 8192-point table of B's multiples (made once per base)."""
-    cp = _cp()
-    key = (cp.cuda.Device().id, bytes(np.asarray(base_xy, dtype=np.uint8).tobytes()))
-    with _stream_ctx(stream):
-        tab = _fb_cache.get(key)
-        if tab is None:
-            tab = _fb_cache[key] = DevicePoints("g1", _fixed_base_table_g1(key[1]), stream)
-        s = _as_u32_rows(scalars, 8, stream, copy=False)
-        n = s.shape[0]
-        out = cp.empty((n, 24), dtype=cp.uint32)
-        _gk("g1", "g1_fixed_base")(_grid(n, 128), (128,), (tab.d, s, np.uint32(n), out))
-        out8 = out.view(cp.uint8).reshape(n, 96)
-        if out_device:
-            return out8
-        return cp.asnumpy(out8, stream=stream)
+# Batched fixed-base multiplication (setup of large keys) lives in prover.kernels.fixed_base
+# (G1 and G2; table + kernel fixed_base.cuh); re-exported here under the names used before.
+from prover.kernels.fixed_base import (  # noqa: E402,F401
+    _fixed_base_table_g1,
+    fixed_base_g1_gpu,
+    fixed_base_g2_gpu,
+)
