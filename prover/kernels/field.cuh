@@ -5,6 +5,47 @@
 #pragma once
 #include "compat.cuh"
 
+// Product variants, chosen at build time with -DFIELD_MUL=<name> (e.g. through
+// C2TUI_NVRTC_OPTS="-DFIELD_MUL=eo"); without it the build is today's (cios, or ptx with
+// -DFIELD_PTX). benchmarks/bench_field.py measures and checks every one of them on the GPU.
+//   cios    portable C++ CIOS with u64 accumulators; the Fp call (FP_MUL_CALL) takes const&
+//   ptx     PTX CIOS, 4N^2 separate lo/hi rows (= -DFIELD_PTX)
+//   cios_v  cios, but the Fp call takes and returns values: operands stay in registers instead of
+//           being stored to the caller's stack and read back through generic loads
+//   eo      even/odd carry chains (sppark-style, see mul_eo) + by-value call
+//   eo_r    eo with the const& call (isolates the call convention)
+#define FIELD_MUL_ID_cios 1
+#define FIELD_MUL_ID_ptx 2
+#define FIELD_MUL_ID_cios_v 3
+#define FIELD_MUL_ID_eo 4
+#define FIELD_MUL_ID_eo_r 5
+#define FIELD_CAT_(a, b) a##b
+#define FIELD_CAT(a, b) FIELD_CAT_(a, b)
+#if defined(FIELD_MUL)
+#  define FIELD_MUL_ID FIELD_CAT(FIELD_MUL_ID_, FIELD_MUL)
+#  if !(FIELD_MUL_ID >= 1 && FIELD_MUL_ID <= 5)
+#    error "unknown FIELD_MUL (cios, ptx, cios_v, eo, eo_r)"
+#  endif
+#elif defined(FIELD_PTX)
+#  define FIELD_MUL_ID 2
+#else
+#  define FIELD_MUL_ID 1
+#endif
+// device product: 0 portable C++, 1 PTX rows, 2 even/odd
+#if FIELD_MUL_ID == 2
+#  define FIELD_DEV_MUL 1
+#elif FIELD_MUL_ID >= 4
+#  define FIELD_DEV_MUL 2
+#else
+#  define FIELD_DEV_MUL 0
+#endif
+// the Fp call takes values (1) or const& (0)
+#if FIELD_MUL_ID == 3 || FIELD_MUL_ID == 4
+#  define FIELD_CALL_BYVAL 1
+#else
+#  define FIELD_CALL_BYVAL 0
+#endif
+
 struct FrP {
     static constexpr int N = 8;
     static constexpr u32 INV = 0xffffffffu;  // -r^-1 mod 2^32
@@ -136,11 +177,19 @@ UNROLL
 #endif
         return mul_fast(a, b);
     }
+#if FIELD_CALL_BYVAL
+    // by value: the ABI passes the 2x12 limbs in registers (the const& form makes every caller
+    // store its operands to the stack and the callee read them back with generic loads)
+    HDNI static Fe mul_call(Fe a, Fe b) { return mul_fast(a, b); }
+#else
     HDNI static Fe mul_call(const Fe& a, const Fe& b) { return mul_fast(a, b); }
-    // PTX carry chains on the device when built with -DFIELD_PTX, else portable C++
+#endif
+    // the device product of the FIELD_MUL variant; portable C++ on the host
     HD static Fe mul_fast(const Fe& a, const Fe& b) {
-#if defined(__CUDA_ARCH__) && defined(FIELD_PTX)
+#if defined(__CUDA_ARCH__) && FIELD_DEV_MUL == 1
         return mul_ptx(a, b);
+#elif defined(__CUDA_ARCH__) && FIELD_DEV_MUL == 2
+        return mul_eo(a, b);
 #else
         return mul_impl(a, b);
 #endif
@@ -235,6 +284,85 @@ UNROLL
 UNROLL
         for (int i = 0; i < N; i++) r.v[i] = keep ? t[i] : s2.v[i];
         return r;
+    }
+
+    // Even/odd carry chains (the sppark mont_t scheme, our code). The running value T is kept as
+    // X + 2^32*Y: X gets the products a[j]*bi of even j (lo at limb j, hi at j+1: pairs that never
+    // overlap, so one mad.lo.cc/madc.hi.cc chain adds a whole row), Y those of odd j, one limb
+    // up. Per limb of b: Y += a_odd*bi (fused with the shift of the previous step), X += a_even*bi,
+    // m = X[0]*INV, Y += m*p_odd, X += m*p_even; then T/2^32 swaps the roles: the new X is Y, the
+    // new Y is X shifted down two limbs (X[0] == 0, X[1] is added to Y[0]). 4N^2 + O(N)
+    // multiply-adds in two independent chains, no separate carry rows. Needs the spare top bit
+    // of our moduli: T < 2^(32(N+1)) and Y alone never carries out (so the last madc of a Y row
+    // drops no carry). All asm volatile (the carry flag is invisible to the compiler).
+    __device__ __forceinline__ static void eo_mul_row(u32* X, const u32* a, u32 bi) {
+        // X[0..N) = sum_{j even} a[j]*bi*2^(32j), no carries between pairs
+UNROLL
+        for (int j = 0; j < N; j += 2)
+            asm volatile("mul.lo.u32 %0, %2, %3; mul.hi.u32 %1, %2, %3;" : "=r"(X[j]), "=r"(X[j + 1]) : "r"(a[j]), "r"(bi));
+    }
+    __device__ __forceinline__ static void eo_mad_row(u32* X, const u32* a, u32 bi) {
+        // X += sum_{j even} a[j]*bi*2^(32j); leaves the carry out of X[N-1] in CC.CF
+        asm volatile("mad.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;" : "+r"(X[0]), "+r"(X[1]) : "r"(a[0]), "r"(bi));
+UNROLL
+        for (int j = 2; j < N; j += 2)
+            asm volatile("madc.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;" : "+r"(X[j]), "+r"(X[j + 1]) : "r"(a[j]), "r"(bi));
+    }
+    __device__ __forceinline__ static void eo_step(u32* X, u32* Y, const u32* a, u32 bi, bool first) {
+        if (first) {
+            eo_mul_row(X, a, bi);
+            eo_mul_row(Y, a + 1, bi);
+        } else {
+            // entering: X = previous Y (limbs 0..N-1), Y = previous X (X[0] == 0)
+            // T/2^32 = X + Y[1] + 2^32 * (Y[2..N) as limbs 0..N-3); add a_odd*bi while shifting Y
+            asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(X[0]) : "r"(Y[1]));
+UNROLL
+            for (int j = 0; j < N - 2; j += 2)
+                asm volatile("madc.lo.cc.u32 %0, %2, %3, %4; madc.hi.cc.u32 %1, %2, %3, %5;"
+                             : "=r"(Y[j]), "=r"(Y[j + 1]) : "r"(a[j + 1]), "r"(bi), "r"(Y[j + 2]), "r"(Y[j + 3]));
+            asm volatile("madc.lo.cc.u32 %0, %2, %3, 0; madc.hi.u32 %1, %2, %3, 0;" : "=r"(Y[N - 2]), "=r"(Y[N - 1]) : "r"(a[N - 1]), "r"(bi));
+            eo_mad_row(X, a, bi);
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(Y[N - 1]));
+        }
+        const u32 m = X[0] * P::INV;
+        u32 pm[N];
+UNROLL
+        for (int j = 0; j < N; j++) pm[j] = P::mod(j);
+        // Y += m*p_odd (no carry out: Y < 2^(32N)), then X += m*p_even (X[0] becomes 0)
+        asm volatile("mad.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;" : "+r"(Y[0]), "+r"(Y[1]) : "r"(pm[1]), "r"(m));
+UNROLL
+        for (int j = 2; j < N - 2; j += 2)
+            asm volatile("madc.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;" : "+r"(Y[j]), "+r"(Y[j + 1]) : "r"(pm[j + 1]), "r"(m));
+        asm volatile("madc.lo.cc.u32 %0, %2, %3, %0; madc.hi.u32 %1, %2, %3, %1;" : "+r"(Y[N - 2]), "+r"(Y[N - 1]) : "r"(pm[N - 1]), "r"(m));
+        eo_mad_row(X, pm, m);
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(Y[N - 1]));
+    }
+    // conditional subtraction of the modulus from r < 2m (N limbs)
+    __device__ __forceinline__ static Fe eo_final(const u32* r) {
+        Fe o, s2;
+        u32 bw;
+        asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(s2.v[0]) : "r"(r[0]), "r"(P::mod(0)));
+UNROLL
+        for (int i = 1; i < N; i++) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(s2.v[i]) : "r"(r[i]), "r"(P::mod(i)));
+        asm volatile("subc.u32 %0, 0, 0;" : "=r"(bw));
+        // bw = 0xffffffff when r < m: keep r
+UNROLL
+        for (int i = 0; i < N; i++) o.v[i] = bw ? r[i] : s2.v[i];
+        return o;
+    }
+    __device__ __forceinline__ static Fe mul_eo(const Fe& a, const Fe& b) {
+        u32 ev[N], od[N];
+UNROLL
+        for (int i = 0; i < N; i += 2) {
+            eo_step(ev, od, a.v, b.v[i], i == 0);
+            eo_step(od, ev, a.v, b.v[i + 1], false);
+        }
+        // N even: the last step had X = od, Y = ev; result = T/2^32 = ev + od[1..N)
+        asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(od[1]));
+UNROLL
+        for (int i = 1; i < N - 1; i++) asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(ev[i]) : "r"(od[i + 1]));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(ev[N - 1]));
+        return eo_final(ev);
     }
 #endif
     HD static Fe sqr(const Fe& a) { return mul(a, a); }

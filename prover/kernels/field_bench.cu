@@ -1,0 +1,42 @@
+// field_bench.cu: micro-benchmark and check of the field product variants of field.cuh
+// (benchmarks/bench_field.py builds it once per -DFIELD_MUL=<variant>, with -DFP_MUL_CALL=1 like
+// the MSM builds). Values are raw N-limb integers < modulus; the kernels compute Montgomery
+// products mont(a, b) = a*b*2^(-32N) mod m.
+#include "field.cuh"
+
+// out[i] = mont(a[i], b[i]) (op 0) or mont(a[i], a[i]) through sqr (op 1)
+extern "C" __global__ void fr_elem(const Fr* __restrict__ a, const Fr* __restrict__ b, Fr* __restrict__ out, int n, int op)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = op == 0 ? Fr::mul(a[i], b[i]) : Fr::sqr(a[i]);
+}
+extern "C" __global__ void fp_elem(const Fp* __restrict__ a, const Fp* __restrict__ b, Fp* __restrict__ out, int n, int op)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = op == 0 ? Fp::mul(a[i], b[i]) : Fp::sqr(a[i]);
+}
+
+// Throughput: each thread runs K independent chains x_k <- mont(x_k, y) of `iters` dependent
+// products (y is one value for the whole grid, so the host checks x_k * (y/R)^iters).
+#define CHAIN_K 4
+template <class F, int MODE>
+__device__ __forceinline__ void chain(F* __restrict__ x, const F* __restrict__ y, int iters)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    F v[CHAIN_K];
+UNROLL
+    for (int k = 0; k < CHAIN_K; k++) v[k] = x[t * CHAIN_K + k];
+    const F c = y[0];
+    for (int it = 0; it < iters; it++) {
+UNROLL
+        for (int k = 0; k < CHAIN_K; k++) v[k] = MODE == 0 ? F::mul(v[k], c) : F::mul_fast(v[k], c);
+    }
+UNROLL
+    for (int k = 0; k < CHAIN_K; k++) x[t * CHAIN_K + k] = v[k];
+}
+extern "C" __global__ void fr_chain(Fr* x, const Fr* y, int iters) { chain<Fr, 0>(x, y, iters); }
+// Fp::mul: a call under FP_MUL_CALL (the MSM builds); Fp::mul_fast: the product inlined
+extern "C" __global__ void fp_chain_call(Fp* x, const Fp* y, int iters) { chain<Fp, 0>(x, y, iters); }
+extern "C" __global__ void fp_chain_inline(Fp* x, const Fp* y, int iters) { chain<Fp, 1>(x, y, iters); }

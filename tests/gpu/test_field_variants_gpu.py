@@ -1,0 +1,69 @@
+"""Every FIELD_MUL product variant of prover/kernels/field.cuh on the GPU against Python integers,
+and the real kernels (ntt.cu, msm_g1.cu, msm_g2.cu) built with the even/odd product (pytest -m gpu).
+
+benchmarks/bench_field.py does the same checks at 2^16 and times the products; this keeps a
+smaller version in the GPU test suite.
+"""
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import bench_field as bf  # noqa: E402
+from prover.kernels import gpu_phases as gp  # noqa: E402
+from prover.kernels import loader  # noqa: E402
+from prover.kernels.pyref import R_MOD, fr_random, fr_to_ints, ntt_ref  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.parametrize("variant", bf.VARIANTS)
+@pytest.mark.parametrize("n", [1, 1000, 1 << 14])
+def test_products_match_python_ints(variant, n):
+    import cupy as cp
+
+    mod = cp.RawModule(code=bf.source(variant), options=bf.options(variant), backend="nvrtc")
+    rng = random.Random(n * 31 + len(variant))
+    for name, (m, nl) in bf.FIELDS.items():
+        rinv = pow(1 << (32 * nl), -1, m)
+        a, b = bf.inputs(m, nl, n, rng)
+        da, db = cp.asarray(bf.to_limbs(a, nl)), cp.asarray(bf.to_limbs(b, nl))
+        out = cp.empty_like(da)
+        k = mod.get_function(f"{name}_elem")
+        for op in (0, 1):
+            k(((len(a) + 127) // 128,), (128,), (da, db, out, np.int32(len(a)), np.int32(op)))
+            want = [x * (y if op == 0 else x) * rinv % m for x, y in zip(a, b)]
+            assert bf.from_limbs(cp.asnumpy(out)) == want, (variant, name, op)
+
+
+@pytest.fixture
+def eo_build(monkeypatch):
+    """The real modules compiled with -DFIELD_MUL=eo (fresh loader cache, restored afterwards)."""
+    monkeypatch.setenv("C2TUI_NVRTC_OPTS", "-DFIELD_MUL=eo")
+    monkeypatch.setattr(loader, "_cache", {})
+
+
+def test_real_kernels_with_eo(eo_build):
+    ark = pytest.importorskip("py_arkworks_bls12381")
+    rng = np.random.default_rng(11)
+    a = fr_random(1 << 12, rng)
+    ai = fr_to_ints(a)
+    for inverse in (False, True):
+        assert fr_to_ints(gp.ntt_gpu(a, inverse=inverse, coset=True)) == ntt_ref(ai, inverse=inverse, coset=True)
+    r = random.Random(12)
+    for group, G in (("g1", ark.G1Point), ("g2", ark.G2Point)):
+        n = 1 << (12 if group == "g1" else 8)
+        uniq = [G() * ark.Scalar(r.randrange(1, R_MOD)) for _ in range(64)]
+        objs = (uniq * (n // 64))[:n]
+        xy = np.stack([np.frombuffer(p.to_xy_bytes_le(), dtype=np.uint8) for p in objs])
+        s = fr_random(n, rng)
+        scal = [ark.Scalar.from_le_bytes(v.to_bytes(32, "little")) for v in fr_to_ints(s)]
+        want = G.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+        f = gp.msm_g1_gpu if group == "g1" else gp.msm_g2_gpu
+        assert f(xy, s) == want, group
