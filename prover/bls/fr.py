@@ -21,7 +21,10 @@ constants.
 """
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -79,8 +82,11 @@ def from_u64(values: np.ndarray) -> FrArray:
 def from_i64(values: np.ndarray) -> FrArray:
     """Small signed integers -> FrArray (negatives become r - |v|), vectorised."""
     values = np.asarray(values, dtype=np.int64)
-    pos = from_u64(np.abs(values).astype(np.uint64))
-    return np.where((values < 0)[:, None], neg(pos), pos)
+    out = from_u64(np.abs(values).astype(np.uint64))
+    negative = np.flatnonzero(values < 0)
+    if len(negative):
+        out[negative] = neg(out[negative])
+    return out
 
 
 def zeros(n: int) -> FrArray:
@@ -97,14 +103,26 @@ def _split32(a: FrArray) -> np.ndarray:
     """(n, 4) 64-bit limbs -> (8, n) 32-bit limbs (plain, not Montgomery)."""
     a = np.ascontiguousarray(a, dtype=np.uint64)
     out = np.empty((NLIMBS, a.shape[0]), dtype=np.uint64)
-    out[0::2] = (a & MASK32).T
-    out[1::2] = (a >> SHIFT32).T
+
+    def block(lo: int) -> None:
+        blk = a[lo : lo + CHUNK]
+        out[0::2, lo : lo + CHUNK] = (blk & MASK32).T
+        out[1::2, lo : lo + CHUNK] = (blk >> SHIFT32).T
+
+    _for_blocks(a.shape[0], block)
     return out
 
 
 def _join32(x: np.ndarray) -> FrArray:
     """(8, n) normalised 32-bit limbs -> (n, 4) 64-bit limbs."""
-    return np.ascontiguousarray((x[0::2] | (x[1::2] << SHIFT32)).T)
+    n = x.shape[1]
+    out = np.empty((n, 4), dtype=np.uint64)
+
+    def block(lo: int) -> None:
+        out[lo : lo + CHUNK] = (x[0::2, lo : lo + CHUNK] | (x[1::2, lo : lo + CHUNK] << SHIFT32)).T
+
+    _for_blocks(n, block)
+    return out
 
 
 # Montgomery core --------------------------------------------------------------------------
@@ -144,6 +162,37 @@ def _normalise(x: np.ndarray) -> np.ndarray:
 
 
 CHUNK = 1 << 13  # elements per block of a large operation: temporaries stay cache-sized
+# Blocks of one large operation run on a thread pool (numpy releases the GIL inside its
+# loops, and every block is independent, so the result is the same bytes): setup and
+# synthesis of 2^22+ circuits are minutes on one core. C2TUI_FR_THREADS=1 turns it off.
+THREADS = int(os.environ.get("C2TUI_FR_THREADS", "0") or 0) or min(32, os.cpu_count() or 1)
+PARALLEL_MIN = 16 * CHUNK  # below this the blocks run inline
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_in_worker = threading.local()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(THREADS, thread_name_prefix="fr-block", initializer=_mark_worker)
+        return _pool
+
+
+def _mark_worker() -> None:
+    _in_worker.active = True
+
+
+def _for_blocks(size: int, body: Callable[[int], None]) -> None:
+    """body(lo) for lo in range(0, size, CHUNK), on the pool when large (never nested)."""
+    starts = range(0, size, CHUNK)
+    if THREADS > 1 and size >= PARALLEL_MIN and not getattr(_in_worker, "active", False):
+        for _ in _executor().map(body, starts):
+            pass
+    else:
+        for lo in starts:
+            body(lo)
 
 
 def _blockwise(op: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
@@ -151,7 +200,8 @@ def _blockwise(op: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
 
     numpy temporaries of a few MiB and more are slower per element by up to ~5x here
     (cache misses and fresh pages on every allocation; measured in docs/prover.md), so
-    large operations are cut into blocks; small ones run directly."""
+    large operations are cut into blocks; small ones run directly. Blocks of a large
+    operation run on a thread pool (_for_blocks)."""
 
     def run(*arrays: np.ndarray) -> np.ndarray:
         shape = np.broadcast_shapes(*(a.shape for a in arrays))[1:]
@@ -161,8 +211,11 @@ def _blockwise(op: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         # a constant (8, 1) stays a broadcast column; other operands are flattened
         flat = [a.reshape(NLIMBS, 1) if a[0].size == 1 else np.broadcast_to(a, (NLIMBS,) + shape).reshape(NLIMBS, size) for a in arrays]
         out = np.empty((NLIMBS, size), dtype=np.uint64)
-        for lo in range(0, size, CHUNK):
+
+        def block(lo: int) -> None:
             out[:, lo : lo + CHUNK] = op(*(f if f.shape[1] == 1 else f[:, lo : lo + CHUNK] for f in flat))
+
+        _for_blocks(size, block)
         return out.reshape((NLIMBS,) + shape)
 
     run.__doc__, run.__name__ = op.__doc__, op.__name__
@@ -277,17 +330,35 @@ def mont_batch_inverse(x: Mont) -> Mont:
     return np.where(is_zero, np.uint64(0), inv)
 
 
+def _segment_sums_block(terms: Mont, indptr: np.ndarray) -> np.ndarray:
+    """(8, len(indptr)-1) canonical plain limbs of the segment sums of terms (indptr from 0)."""
+    prefix = np.zeros((NLIMBS, terms.shape[1] + 1), dtype=np.uint64)
+    np.cumsum(terms, axis=1, out=prefix[:, 1:])
+    sums = prefix[:, indptr[1:]] - prefix[:, indptr[:-1]]
+    return _from_mont_limbs(sums)
+
+
 def segment_sums_from_mont(terms: Mont, indptr: np.ndarray) -> FrArray:
     """Sum Montgomery terms (8, nnz) over CSR segments [indptr[i], indptr[i+1]) and return
     canonical *plain* FrArray values: the limbwise prefix sums stay exact in uint64
     (< 2^57 for nnz < 2^25), and one REDC both reduces the sum mod r and removes the
-    Montgomery factor R."""
-    prefix = np.zeros((NLIMBS, terms.shape[1] + 1), dtype=np.uint64)
-    np.cumsum(terms, axis=1, out=prefix[:, 1:])
-    sums = prefix[:, indptr[1:]] - prefix[:, indptr[:-1]]
-    t = np.zeros((2 * NLIMBS + 1, sums.shape[1]), dtype=np.uint64)
-    t[:NLIMBS] = sums
-    return _join32(_redc(t))
+    Montgomery factor R. Runs over blocks of CHUNK segments (on the pool when large)."""
+    return csr_sums(lambda e0, e1: terms[:, e0:e1], indptr)
+
+
+def csr_sums(terms_of: Callable[[int, int], Mont], indptr: np.ndarray) -> FrArray:
+    """segment_sums_from_mont over blocks of CHUNK segments, the Montgomery terms of entries
+    [e0, e1) made per block by terms_of(e0, e1) (so the (8, nnz) terms never exist at once)."""
+    n = len(indptr) - 1
+    out = np.empty((NLIMBS, n), dtype=np.uint64)
+
+    def block(lo: int) -> None:
+        hi = min(lo + CHUNK, n)
+        e0, e1 = int(indptr[lo]), int(indptr[hi])
+        out[:, lo:hi] = _segment_sums_block(terms_of(e0, e1), indptr[lo : hi + 1] - e0)
+
+    _for_blocks(n, block)
+    return _join32(out)
 
 
 # public FrArray operations ------------------------------------------------------------------

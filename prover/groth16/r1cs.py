@@ -28,7 +28,11 @@ class SparseMatrix:
 
     @classmethod
     def from_triples(cls, rows: np.ndarray, cols: np.ndarray, coeffs: fr.FrArray, n_rows: int, n_cols: int) -> SparseMatrix:
-        order = np.lexsort((cols, rows))  # row-major, columns ascending within a row
+        # row-major, columns ascending within a row; a stable sort of one int64 key is the
+        # same order as np.lexsort((cols, rows)) and several times faster (the triples arrive
+        # nearly sorted)
+        rows, cols = np.asarray(rows, np.int64), np.asarray(cols, np.int64)
+        order = np.argsort(rows * max(int(n_cols), 1) + cols, kind="stable")
         rows, cols, coeffs = rows[order], cols[order], coeffs[order]
         indptr = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
@@ -52,8 +56,9 @@ class SparseMatrix:
         """M . z in Fr for z in Montgomery form (8, n_cols), returned as a canonical
         FrArray: one Montgomery product per stored entry, then per-row sums with a single
         reduction."""
-        terms = fr.mont_mul(self.coeffs_mont, z[:, self.indices])
-        return fr.segment_sums_from_mont(terms, self.indptr)
+        coeffs, indices = self.coeffs_mont, self.indices
+        # per block of rows: gather, products, sums (on fr's thread pool for large matrices)
+        return fr.csr_sums(lambda e0, e1: fr.mont_mul(coeffs[:, e0:e1], z[:, indices[e0:e1]]), self.indptr)
 
     def digest_bytes(self) -> bytes:
         return self.indptr.tobytes() + self.indices.tobytes() + self.coeffs.tobytes()

@@ -34,9 +34,21 @@ def _toxic_waste(seed: int, circuit: Circuit) -> dict[str, int]:
     return dict(zip(names, values))
 
 
+GPU_NTT_MIN = 1 << 14  # below this the numpy iNTT is as fast as an upload and a kernel compile
+
+
 def _lagrange_at(tau: int, n: int) -> fr.FrArray:
-    """[L_j(tau)] for the size-n domain (assumes tau is not in the domain)."""
-    return fr.from_mont(ntt.intt_mont(fr.mont_powers(tau, n)))
+    """[L_j(tau)] for the size-n domain (assumes tau is not in the domain): the iNTT of the
+    powers of tau, on the GPU where there is one (the numpy iNTT is O(n log n) Python-driven
+    butterflies: minutes at 2^24); the same bytes either way."""
+    powers = fr.mont_powers(tau, n)
+    intt = gpu_intt() if n >= GPU_NTT_MIN else None
+    if intt is not None:
+        try:
+            return np.ascontiguousarray(intt(fr.from_mont(powers)), dtype=np.uint64)
+        except Exception as exc:  # a GPU failure costs time, never the key
+            warnings.warn(f"GPU iNTT failed ({exc}); setting up on the CPU", RuntimeWarning, stacklevel=2)
+    return fr.from_mont(ntt.intt_mont(powers))
 
 
 def qap_at(circuit: Circuit, tau: int) -> tuple[fr.FrArray, fr.FrArray, fr.FrArray]:
@@ -46,15 +58,17 @@ def qap_at(circuit: Circuit, tau: int) -> tuple[fr.FrArray, fr.FrArray, fr.FrArr
 
 
 def _scaled(values: fr.FrArray, k: int) -> fr.FrArray:
-    return fr.from_mont(fr.mont_mul(fr.to_mont(values), fr.mont_const(k)))
+    """values * k: a Montgomery product of the plain limbs with k in Montgomery form is the plain,
+    canonical product (one pass instead of to_mont, product, from_mont; same values)."""
+    return fr._join32(fr.mont_mul(fr._split32(values), fr.mont_const(k)))
 
 
 GPU_FIXED_BASE_MIN = 1 << 12  # below this the CPU tables win: no upload, no kernel compile
 
 
-def gpu_fixed_base_g1() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
-    """The GPU's batched fixed-base multiplication, so that large keys are set up on the GPU
-    (prover.kernels); None without CuPy or a visible device, or with C2TUI_SETUP_GPU=0."""
+def _gpu_kernels(*names: str) -> tuple | None:
+    """The named functions of prover.kernels.gpu_phases, so that large keys are set up on the
+    GPU; None without CuPy or a visible device, or with C2TUI_SETUP_GPU=0."""
     if os.environ.get("C2TUI_SETUP_GPU", "1") == "0":
         return None
     try:
@@ -62,34 +76,65 @@ def gpu_fixed_base_g1() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None
 
         if cupy.cuda.runtime.getDeviceCount() < 1:
             return None
-        from prover.kernels.gpu_phases import fixed_base_g1_gpu
+        from prover.kernels import gpu_phases
     except Exception:
         return None
-    return fixed_base_g1_gpu
+    fns = tuple(getattr(gpu_phases, name, None) for name in names)
+    return None if any(f is None for f in fns) else fns
+
+
+def gpu_fixed_base_g1() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
+    """The GPU's batched G1 fixed-base multiplication (base xy, scalars) -> (n, 96), or None."""
+    fns = _gpu_kernels("fixed_base_g1_gpu")
+    return fns[0] if fns else None
+
+
+def gpu_fixed_base_g2() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
+    """The GPU's batched G2 fixed-base multiplication (base xy, scalars) -> (n, 192), or None."""
+    fns = _gpu_kernels("fixed_base_g2_gpu")
+    return fns[0] if fns else None
+
+
+def gpu_intt() -> Callable[[fr.FrArray], fr.FrArray] | None:
+    """The GPU's natural-order inverse NTT (FrArray -> FrArray, 1/n included: prover.bls.ntt.intt's
+    convention), or None."""
+    fns = _gpu_kernels("ntt_gpu")
+    if not fns:
+        return None
+    ntt_gpu = fns[0]
+    return lambda x: ntt_gpu(x, inverse=True)
+
+
+def _fixed(coeffs: fr.FrArray, g2: bool) -> np.ndarray:
+    """coeffs * generator, skipping zero coefficients (identity stays all-zero bytes). Large
+    batches go to the GPU where there is one; the keys are the same bytes either way."""
+    nbytes = curve.G2_BYTES if g2 else curve.G1_BYTES
+    gen = curve.g2_generator() if g2 else curve.g1_generator()
+    nz = np.flatnonzero(coeffs.any(axis=1))
+    dense = len(nz) == len(coeffs)
+    gpu = (gpu_fixed_base_g2 if g2 else gpu_fixed_base_g1)() if len(nz) >= GPU_FIXED_BASE_MIN else None
+    if gpu is not None:
+        try:
+            base = np.frombuffer(gen.to_xy_bytes_le(), dtype=np.uint8)
+            res = np.asarray(gpu(base, np.ascontiguousarray(coeffs if dense else coeffs[nz])), dtype=np.uint8)
+            if dense:
+                return np.ascontiguousarray(res.reshape(len(coeffs), nbytes))
+            out = np.zeros((len(coeffs), nbytes), dtype=np.uint8)
+            out[nz] = res
+            return out
+        except Exception as exc:  # a GPU failure costs time, never the key
+            warnings.warn(f"GPU fixed-base failed ({exc}); setting up on the CPU", RuntimeWarning, stacklevel=3)
+    out = np.zeros((len(coeffs), nbytes), dtype=np.uint8)
+    out[nz] = (curve.fixed_base_g2 if g2 else curve.fixed_base_g1)(gen, coeffs[nz])
+    return out
 
 
 def _fixed_g1(coeffs: fr.FrArray) -> np.ndarray:
-    """coeffs * G1, skipping zero coefficients (identity stays all-zero bytes). Large batches
-    go to the GPU where there is one; the keys are the same bytes either way."""
-    out = np.zeros((len(coeffs), curve.G1_BYTES), dtype=np.uint8)
-    nz = np.flatnonzero(coeffs.any(axis=1))
-    gpu = gpu_fixed_base_g1() if len(nz) >= GPU_FIXED_BASE_MIN else None
-    if gpu is not None:
-        try:
-            base = np.frombuffer(curve.g1_generator().to_xy_bytes_le(), dtype=np.uint8)
-            out[nz] = gpu(base, np.ascontiguousarray(coeffs[nz]))
-            return out
-        except Exception as exc:  # a GPU failure costs time, never the key
-            warnings.warn(f"GPU fixed-base failed ({exc}); setting up on the CPU", RuntimeWarning, stacklevel=2)
-    out[nz] = curve.fixed_base_g1(curve.g1_generator(), coeffs[nz])
-    return out
+    return _fixed(coeffs, g2=False)
 
 
 def _fixed_g2(coeffs: fr.FrArray) -> np.ndarray:
-    out = np.zeros((len(coeffs), curve.G2_BYTES), dtype=np.uint8)
-    nz = np.flatnonzero(coeffs.any(axis=1))
-    out[nz] = curve.fixed_base_g2(curve.g2_generator(), coeffs[nz])
-    return out
+    return _fixed(coeffs, g2=True)
 
 
 def setup(circuit: Circuit, seed: int) -> tuple[ProvingKey, VerifyingKey]:
@@ -103,7 +148,9 @@ def setup(circuit: Circuit, seed: int) -> tuple[ProvingKey, VerifyingKey]:
     ic = _scaled(combo[:ni], pow(t["gamma"], -1, r))
     lq = _scaled(combo[ni:], pow(t["delta"], -1, r))
     z_tau = (pow(t["tau"], n, r) - 1) % r
-    hq = fr.from_mont(fr.mont_mul(fr.mont_powers(t["tau"], n - 1), fr.mont_const(z_tau * pow(t["delta"], -1, r))))
+    # Montgomery powers times the plain constant: the plain, canonical products (no from_mont pass)
+    hq_scale = fr._int_to_limbs32(z_tau * pow(t["delta"], -1, r) % r).reshape(fr.NLIMBS, 1)
+    hq = fr._join32(fr.mont_mul(fr.mont_powers(t["tau"], n - 1), hq_scale))
     g1, g2 = curve.g1_generator(), curve.g2_generator()
 
     def pt1(k: int) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Setup with the GPU's fixed-base kernel gives the same key bytes as the CPU setup."""
+"""Setup on the GPU (G1 and G2 fixed-base kernels, the Lagrange iNTT) gives the same key bytes
+as the CPU setup, and its proofs verify."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,18 +8,42 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 
+def _all_keys(pk, vk) -> dict[str, np.ndarray]:
+    return {**{f"pk_{k}": v for k, v in pk.arrays().items()}, **{f"vk_{k}": v for k, v in vk.arrays().items()}}
+
+
 @pytest.mark.parametrize("log2", [12, 14])
 def test_gpu_setup_equals_cpu_setup(log2: int, monkeypatch) -> None:
     from prover.groth16 import phases as P
     from prover.groth16 import setup as S
 
     circuit = P.make_circuit(log2, 21)
-    assert S.gpu_fixed_base_g1() is not None
-    pk_gpu, vk_gpu = S.setup(circuit, 21)
+    assert S.gpu_fixed_base_g1() is not None and S.gpu_fixed_base_g2() is not None and S.gpu_intt() is not None
+    calls = {"g2": 0, "intt": 0}
+    g2, intt = S.gpu_fixed_base_g2(), S.gpu_intt()
+    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda: lambda b, c: calls.__setitem__("g2", calls["g2"] + 1) or g2(b, c))
+    monkeypatch.setattr(S, "gpu_intt", lambda: lambda x: calls.__setitem__("intt", calls["intt"] + 1) or intt(x))
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("error", RuntimeWarning)  # no silent CPU fallback
+        pk_gpu, vk_gpu = S.setup(circuit, 21)
+    nz_g2 = int(pk_gpu.b_g2_query.any(axis=1).sum())
+    assert calls["g2"] == (1 if nz_g2 >= S.GPU_FIXED_BASE_MIN else 0)
+    assert calls["intt"] == (1 if circuit.domain_size >= S.GPU_NTT_MIN else 0)
     monkeypatch.setenv("C2TUI_SETUP_GPU", "0")
     pk_cpu, vk_cpu = S.setup(circuit, 21)
-    for name in ("a_query", "b_g1_query", "l_query", "h_query"):
-        assert np.array_equal(getattr(pk_cpu, name), getattr(pk_gpu, name)), name
+    want, got = _all_keys(pk_cpu, vk_cpu), _all_keys(pk_gpu, vk_gpu)
+    for name in want:
+        assert np.array_equal(want[name], got[name]), name
     syn = P.synthesize(circuit, 1)
     proof = P.prove(circuit, pk_gpu, 1, *P.randomisers(21, 1))
     assert P.verify(vk_gpu, syn.public_ints(), proof)
+
+
+def test_gpu_lagrange_equals_numpy() -> None:
+    from prover.bls import fr, ntt
+    from prover.groth16 import setup as S
+
+    intt = S.gpu_intt()
+    for L in (1, 8, 14, 16):
+        powers = fr.from_mont(fr.mont_powers(123456789 + L, 1 << L))
+        assert np.array_equal(np.asarray(intt(powers)), ntt.intt(powers)), L

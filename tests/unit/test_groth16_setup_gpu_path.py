@@ -1,13 +1,14 @@
-"""Setup's GPU fixed-base path is wired so that the keys are the same bytes either way.
+"""Setup's GPU paths (G1 and G2 fixed-base, the Lagrange iNTT) are wired so that the keys are the
+same bytes either way.
 
-Runs here with a CPU stand-in for the kernel (the real one is checked in tests/gpu); a
+Runs here with CPU stand-ins for the kernels (the real one is checked in tests/gpu); a
 failing GPU falls back to the CPU with a warning and the same key."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from prover.bls import curve
+from prover.bls import curve, ntt
 from prover.groth16 import phases as P
 from prover.groth16 import setup as S
 
@@ -17,9 +18,16 @@ def _cpu_stand_in(base_xy: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
     return curve.fixed_base_g1(base, coeffs)
 
 
+def _cpu_stand_in_g2(base_xy: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
+    return curve.fixed_base_g2(curve.g2_from_bytes(bytes(base_xy)), coeffs)
+
+
 @pytest.fixture
 def small_gpu_threshold(monkeypatch):
     monkeypatch.setattr(S, "GPU_FIXED_BASE_MIN", 16)
+    monkeypatch.setattr(S, "GPU_NTT_MIN", 16)
+    for name in ("gpu_fixed_base_g2", "gpu_intt"):  # no device here anyway; be explicit
+        monkeypatch.setattr(S, name, lambda: None)
 
 
 def test_the_gpu_path_gives_the_same_key(monkeypatch, small_gpu_threshold) -> None:
@@ -51,3 +59,60 @@ def test_a_failing_gpu_falls_back_to_the_cpu(monkeypatch, small_gpu_threshold) -
 def test_no_gpu_here_means_no_gpu_path(monkeypatch) -> None:
     monkeypatch.setenv("C2TUI_SETUP_GPU", "0")
     assert S.gpu_fixed_base_g1() is None
+
+
+def _all_keys(pk, vk) -> dict[str, np.ndarray]:
+    return {**{f"pk_{k}": v for k, v in pk.arrays().items()}, **{f"vk_{k}": v for k, v in vk.arrays().items()}}
+
+
+def test_every_gpu_path_gives_the_same_key_bytes(monkeypatch, small_gpu_threshold) -> None:
+    circuit = P.make_circuit(9, 13)
+    pk_cpu, vk_cpu = S.setup(circuit, 13)
+    calls: dict[str, list[int]] = {"g1": [], "g2": [], "intt": []}
+    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: lambda b, c: calls["g1"].append(len(c)) or _cpu_stand_in(b, c))
+    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda: lambda b, c: calls["g2"].append(len(c)) or _cpu_stand_in_g2(b, c))
+    monkeypatch.setattr(S, "gpu_intt", lambda: lambda x: calls["intt"].append(len(x)) or ntt.intt(x))
+    pk_gpu, vk_gpu = S.setup(circuit, 13)
+    assert calls["g1"] and calls["g2"] == [int(pk_cpu.b_g2_query.any(axis=1).sum())] and calls["intt"] == [512]
+    want, got = _all_keys(pk_cpu, vk_cpu), _all_keys(pk_gpu, vk_gpu)
+    assert want.keys() == got.keys()
+    for name in want:
+        assert np.array_equal(want[name], got[name]), name
+
+
+def test_failing_g2_and_intt_fall_back_to_the_cpu(monkeypatch, small_gpu_threshold) -> None:
+    circuit = P.make_circuit(8, 14)
+    pk_cpu, _ = S.setup(circuit, 14)
+
+    def broken(*_a):
+        raise RuntimeError("CUDA_ERROR_LAUNCH_FAILED")
+
+    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda: broken)
+    monkeypatch.setattr(S, "gpu_intt", lambda: broken)
+    with pytest.warns(RuntimeWarning) as rec:
+        pk, _ = S.setup(circuit, 14)
+    msgs = " ".join(str(w.message) for w in rec)
+    assert "GPU fixed-base failed" in msgs and "GPU iNTT failed" in msgs
+    assert np.array_equal(pk.b_g2_query, pk_cpu.b_g2_query) and np.array_equal(pk.a_query, pk_cpu.a_query)
+
+
+def test_dense_and_sparse_batches_land_in_their_rows(monkeypatch, small_gpu_threshold) -> None:
+    from prover.bls import fr
+
+    coeffs = fr.random(40, 5)
+    coeffs[[3, 17, 39]] = 0
+    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda: _cpu_stand_in_g2)
+    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: _cpu_stand_in)
+    for g2, fn in ((False, curve.fixed_base_g1), (True, curve.fixed_base_g2)):
+        gen = curve.g2_generator() if g2 else curve.g1_generator()
+        for c in (coeffs, coeffs[coeffs.any(axis=1)]):
+            got = S._fixed(c, g2)
+            want = np.zeros_like(got)
+            nz = c.any(axis=1)
+            want[nz] = fn(gen, c[nz])
+            assert np.array_equal(got, want)
+
+
+def test_setup_gpu_0_turns_every_gpu_path_off(monkeypatch) -> None:
+    monkeypatch.setenv("C2TUI_SETUP_GPU", "0")
+    assert S.gpu_fixed_base_g1() is None and S.gpu_fixed_base_g2() is None and S.gpu_intt() is None
