@@ -1,72 +1,204 @@
 """A real partition's whole GPU section on the GPU, with the circuit's bit-heavy witness
-(issue 5): NTT-H + the G1 MSMs (batch addition + tail) + the G2 MSM, timed end to end on one
-stream, and the proof from them verified. Setup runs on the GPU (fixed-base kernel) and is
-cached.
+(issue 5): NTT-H + the G1 MSMs (H; L, A, B_G1 each as batch addition + tail MSM) + the G2 MSM
+(B_G2), timed end to end on one stream, and the proof from them assembled and verified. Setup
+runs on the GPU (G1/G2 fixed-base kernels, the Lagrange iNTT) and is timed by part.
 
-    python benchmarks/bench_gpu_section.py --logs 18,20 --out FILE.json [--cache-dir DIR]
+    python benchmarks/bench_gpu_section.py --logs 20,22,24 --out FILE.json [--budget-s 300]
+        [--reps 3] [--cache-dir DIR]
 
-Timed: host arrays in -> proof parts out (uploads of a/b/c and scalars included; the proving
-key's queries are uploaded once beforehand, as every partition shares them), median of 3.
+Per size, one JSON row, rewritten into --out after every stage (so a run cut short keeps what it
+measured) and printed when the size is done: make_circuit / setup (by part) / synthesize /
+prep_msm seconds; the section's first run (kernel compiles, key upload) and the median of
+--reps runs after it, with the split ntt_h / msm_g1 / b_g2 (each phase returns host bytes, so
+the split costs no extra synchronisation); batch-add and tail point counts; the GPU memory pool
+peak; assemble + verify. Timed section: host arrays in -> proof parts out (uploads of a/b/c
+and scalars included; the proving key's queries are uploaded once in the first run, as every
+partition shares them).
+
+--budget-s: before a size, its cost is extrapolated from the previous size's measured wall time
+(x 2^(dL) * 1.15); a size that would end past the budget is skipped (a row says so) instead of
+being killed mid-way. Keys are cached only with --cache-dir (a 2^24 key is ~9 GB).
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+GROWTH = 1.15  # per doubling beyond linear (n log n parts, bigger working sets)
 
-def section(L: int, cache_dir: Path | None, reps: int) -> dict:
+
+class Rows:
+    def __init__(self, path: Path):
+        self.path, self.rows = path, []
+
+    def new(self, L: int) -> dict:
+        self.rows.append({"log2": L})
+        return self.rows[-1]
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+        tmp.write_text(json.dumps(self.rows, indent=1))
+        tmp.replace(self.path)
+
+
+@contextmanager
+def timed(row: dict, key: str, rows: Rows):
+    t = time.perf_counter()
+    print(f"  2^{row['log2']} {key} ...", flush=True)
+    yield
+    row[key] = round(time.perf_counter() - t, 4)
+    print(f"  2^{row['log2']} {key} {row[key]:.3f} s", flush=True)
+    rows.save()
+
+
+def _setup_parts(S, row: dict):
+    """Wrap setup's big parts to time them (same results)."""
+    parts = {"lagrange_s": "_lagrange_at", "fixed_g1_s": "_fixed_g1", "fixed_g2_s": "_fixed_g2"}
+    saved = {}
+    for key, name in parts.items():
+        fn = getattr(S, name)
+        saved[name] = fn
+        row[key] = 0.0
+
+        def wrap(*a, _fn=fn, _key=key):
+            t = time.perf_counter()
+            try:
+                return _fn(*a)
+            finally:
+                row[_key] = round(row[_key] + time.perf_counter() - t, 4)
+        setattr(S, name, wrap)
+
+    def restore():
+        for name, fn in saved.items():
+            setattr(S, name, fn)
+    return restore
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+
+
+def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int) -> None:
     import cupy as cp
 
     from prover.device.gpu_adapter import make_gpu_phases
     from prover.groth16 import phases as P
+    from prover.groth16 import setup as S
     from prover.kernels import gpu_phases as gp
 
-    t0 = time.perf_counter()
-    circuit = P.make_circuit(L, 0)
-    pk, vk = P.load_or_setup(circuit, 0, cache_dir=cache_dir)
-    setup_s = time.perf_counter() - t0
-    syn = P.synthesize(circuit, 1)
-    prep = P.prep_msm(syn, pk)
+    pool = cp.get_default_memory_pool()
+    with timed(row, "make_circuit_s", rows):
+        circuit = P.make_circuit(L, 0)
+    row["num_vars"] = circuit.num_vars
+    restore = _setup_parts(S, row)
+    try:
+        with timed(row, "setup_s", rows):
+            if cache_dir is not None:
+                pk, vk = P.load_or_setup(circuit, 0, cache_dir=cache_dir)
+            else:
+                pk, vk = S.setup(circuit, 0)
+    finally:
+        restore()
+    row["setup_gpu"] = S.gpu_fixed_base_g2() is not None
+    row["setup_pool_peak_bytes"] = int(pool.total_bytes())
+    pool.free_all_blocks()
+    with timed(row, "synthesize_s", rows):
+        syn = P.synthesize(circuit, 1)
+    with timed(row, "prep_msm_s", rows):
+        prep = P.prep_msm(syn, pk)
+    row["batch_add_points"] = {k: len(getattr(prep, k).ones) for k in ("a", "b_g1", "l", "b_g2")}
+    row["tail_points"] = {k: len(getattr(prep, k).tail) for k in ("a", "b_g1", "l", "b_g2")}
+    rows.save()
     fns = make_gpu_phases(gp)
     stream = cp.cuda.Stream(non_blocking=True)
-    times = []
+    runs = []
+    out = None
     with stream:
-        for _ in range(reps + 1):  # the first run compiles and uploads the key
+        for i in range(reps + 1):  # the first run compiles and uploads the key
             stream.synchronize()
-            t = time.perf_counter()
+            t0 = time.perf_counter()
             h = fns["ntt_h"](syn.a, syn.b, syn.c)
+            t1 = time.perf_counter()
             g1 = fns["msm_g1"](prep, h, pk)
+            t2 = time.perf_counter()
             b2 = fns["b_g2_msm"](prep, pk)
             stream.synchronize()
-            times.append(time.perf_counter() - t)
-    r, s = P.randomisers(0, 1)
-    proof = P.assemble(syn, g1, b2, pk, r, s)
-    ok = P.verify(vk, syn.public_ints(), proof)
-    ones = sum(len(q.ones) for q in (prep.a, prep.b_g1, prep.l))
-    tails = sum(len(q.tail) for q in (prep.a, prep.b_g1, prep.l))
-    return {"log2": L, "section_s": sorted(times[1:])[len(times[1:]) // 2], "first_s": times[0],
-            "setup_or_load_s": setup_s, "verified": ok, "batch_add_points": ones, "tail_points": tails}
+            t3 = time.perf_counter()
+            runs.append((t3 - t0, t1 - t0, t2 - t1, t3 - t2))
+            out = (h, g1, b2)
+            if i == 0:
+                row["first_s"] = round(runs[0][0], 4)
+                row["first_split_s"] = {"ntt_h": round(runs[0][1], 4), "msm_g1": round(runs[0][2], 4), "b_g2": round(runs[0][3], 4)}
+            else:
+                timed_runs = runs[1:]
+                row["section_s"] = round(_median([r[0] for r in timed_runs]), 4)
+                row["section_runs_s"] = [round(r[0], 4) for r in timed_runs]
+                row["split_s"] = {k: round(_median([r[j] for r in timed_runs]), 4)
+                                  for j, k in ((1, "ntt_h"), (2, "msm_g1"), (3, "b_g2"))}
+            rows.save()
+            print(f"  2^{L} section run {i}: {runs[-1][0]:.4f} s (ntt_h {runs[-1][1]:.4f}, msm_g1 {runs[-1][2]:.4f}, "
+                  f"b_g2 {runs[-1][3]:.4f})", flush=True)
+    row["section_pool_peak_bytes"] = int(pool.total_bytes())
+    free, total = cp.cuda.runtime.memGetInfo()
+    row["device_used_bytes_after"] = int(total - free)
+    h, g1, b2 = out
+    with timed(row, "assemble_verify_s", rows):
+        r, s = P.randomisers(0, 1)
+        proof = P.assemble(syn, g1, b2, pk, r, s)
+        row["verified"] = bool(P.verify(vk, syn.public_ints(), proof))
+    row["meets_300ms"] = row["section_s"] <= 0.300
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--logs", default="18,20")
+    ap.add_argument("--logs", default="20,22,24")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--cache-dir", default=None)
+    ap.add_argument("--budget-s", type=float, default=None, help="skip a size whose extrapolated cost would pass this")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    rows = []
+    rows = Rows(Path(args.out))
+    start = time.perf_counter()
+    prev: tuple[int, float] | None = None
     for L in (int(x) for x in args.logs.split(",")):
-        rows.append(section(L, Path(args.cache_dir) if args.cache_dir else None, args.reps))
-        print(json.dumps(rows[-1]), flush=True)
-        Path(args.out).write_text(json.dumps(rows, indent=1))
-    assert all(r["verified"] for r in rows), "a proof from the GPU section did not verify"
+        row = rows.new(L)
+        elapsed = time.perf_counter() - start
+        if args.budget_s is not None and prev is not None:
+            dL = L - prev[0]
+            estimate = prev[1] * (2 ** dL) * GROWTH ** dL
+            row["estimated_s"] = round(estimate, 1)
+            if elapsed + estimate > args.budget_s:
+                row["skipped"] = f"estimated {estimate:.0f} s from 2^{prev[0]}; {args.budget_s - elapsed:.0f} s of budget left"
+                rows.save()
+                print(json.dumps(row), flush=True)
+                continue
+        t = time.perf_counter()
+        try:
+            section(L, row, rows, Path(args.cache_dir) if args.cache_dir else None, args.reps)
+        except Exception as exc:  # record and go on: the next size may still fit
+            row["error"] = f"{type(exc).__name__}: {exc}"
+        row["wall_s"] = round(time.perf_counter() - t, 2)
+        prev = (L, row["wall_s"])
+        rows.save()
+        print(json.dumps(row), flush=True)
+        gc.collect()
+        try:
+            import cupy as cp
+
+            cp.get_default_memory_pool().free_all_blocks()
+        except Exception:
+            pass
+    bad = [r["log2"] for r in rows.rows if "section_s" in r and not r.get("verified")]
+    assert not bad, f"proofs from the GPU section did not verify at 2^{bad}"
 
 
 if __name__ == "__main__":
