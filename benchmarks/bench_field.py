@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from prover.kernels.loader import KERNELS_DIR, headers_digest  # noqa: E402
 from prover.kernels.pyref import P_MOD, R_MOD  # noqa: E402
 
-VARIANTS = ("cios", "ptx", "cios_v", "eo", "eo_r")
+VARIANTS = ("cios", "ptx", "cios_v", "eo", "eo_r", "eo_c")
 FIELDS = {"fr": (R_MOD, 8), "fp": (P_MOD, 12)}
 CHAIN_K = 4
 ITERS = {"fr": 512, "fp_call": 256, "fp_inline": 256}

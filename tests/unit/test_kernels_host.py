@@ -126,3 +126,32 @@ def test_curve_formulas_match_arkworks(host_check, group):
         assert g != "ERR", line
         gi = [int(x, 16) for x in g.split()]
         assert gi == _xy_ints(w, width), line
+
+
+@pytest.mark.parametrize("variant", ["cios_v", "eo", "eo_c"])
+def test_field_mul_variant_builds(tmp_path, variant):
+    """host_check built with -DFIELD_MUL=<variant> -DFP_MUL_CALL=1: the variant selection compiles
+    on the host and the host path (portable CIOS; by-value Fp call for cios_v/eo/eo_c) stays exact.
+    The device products (PTX) are checked on the GPU by benchmarks/bench_field.py and
+    tests/gpu/test_field_variants_gpu.py."""
+    exe = tmp_path / "host_check"
+    src = loader.KERNELS_DIR / "host_check.cpp"
+    subprocess.run([GXX, "-O1", "-std=c++17", f"-DFIELD_MUL={variant}", "-DFP_MUL_CALL=1", "-I", str(loader.KERNELS_DIR),
+                    "-o", str(exe), str(src)], check=True, capture_output=True, timeout=300)
+    rng = random.Random(hash(variant) % 1000)
+    lines, want = [], []
+    for prefix, m in (("fr", R_MOD), ("fp", P_MOD)):
+        vals = edge_values(m) + [rng.randrange(m) for _ in range(40)]
+        for a in vals:
+            b = rng.choice(vals)
+            lines.append(f"{prefix}_mul {h(a)} {h(b)}"); want.append(a * b % m)
+            lines.append(f"{prefix}_sqr {h(a)}"); want.append(a * a % m)
+    out = subprocess.run([str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True,
+                         timeout=120).stdout.split("\n")
+    assert [int(g, 16) for g in out[:len(lines)]] == want
+
+
+def test_unknown_field_mul_is_an_error(tmp_path):
+    r = subprocess.run([GXX, "-fsyntax-only", "-std=c++17", "-DFIELD_MUL=nope", "-I", str(loader.KERNELS_DIR),
+                        str(loader.KERNELS_DIR / "host_check.cpp")], capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0 and "unknown FIELD_MUL" in r.stderr
