@@ -195,6 +195,28 @@ def _for_blocks(size: int, body: Callable[[int], None]) -> None:
             body(lo)
 
 
+def take_columns(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """x[:, idx] for a (k, m) array (e.g. Montgomery limbs), gathered in blocks on the pool."""
+    out = np.empty((x.shape[0], len(idx)), dtype=x.dtype)
+
+    def block(lo: int) -> None:
+        out[:, lo : lo + CHUNK] = x[:, idx[lo : lo + CHUNK]]
+
+    _for_blocks(len(idx), block)
+    return out
+
+
+def take_rows(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """a[idx] for an (m, ...) array (e.g. an FrArray), gathered in blocks on the pool."""
+    out = np.empty((len(idx),) + a.shape[1:], dtype=a.dtype)
+
+    def block(lo: int) -> None:
+        out[lo : lo + CHUNK] = a[idx[lo : lo + CHUNK]]
+
+    _for_blocks(len(idx), block)
+    return out
+
+
 def _blockwise(op: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     """Run an elementwise op on (8, ...) arrays in flat blocks of CHUNK elements.
 

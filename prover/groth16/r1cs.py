@@ -42,8 +42,18 @@ class SparseMatrix:
         """Row index of every stored entry."""
         return np.repeat(np.arange(self.n_rows, dtype=np.int64), np.diff(self.indptr))
 
-    def transpose(self) -> SparseMatrix:
-        return SparseMatrix.from_triples(self.indices, self.row_ids(), self.coeffs, self.n_cols, self.n_rows)
+    def transpose(self, share_mont: bool = False) -> SparseMatrix:
+        """The transposed matrix (same as from_triples of the swapped triples). share_mont: the
+        Montgomery coefficients are computed here once (cached, so later products with this
+        matrix reuse them) and the transpose gets them permuted instead of converting again."""
+        rows = self.row_ids()
+        order = np.argsort(self.indices * max(self.n_rows, 1) + rows, kind="stable")
+        indptr = np.zeros(self.n_cols + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.indices, minlength=self.n_cols), out=indptr[1:])
+        t = SparseMatrix(indptr, fr.take_rows(rows, order), fr.take_rows(self.coeffs, order), self.n_rows)
+        if share_mont:
+            t.__dict__["coeffs_mont"] = fr.take_columns(self.coeffs_mont, order)
+        return t
 
     @cached_property
     def coeffs_mont(self) -> fr.Mont:

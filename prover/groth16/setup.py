@@ -54,7 +54,8 @@ def _lagrange_at(tau: int, n: int) -> fr.FrArray:
 def qap_at(circuit: Circuit, tau: int) -> tuple[fr.FrArray, fr.FrArray, fr.FrArray]:
     """u_i(tau), v_i(tau), w_i(tau) for every variable i."""
     lag = _lagrange_at(tau, circuit.domain_size)
-    return tuple(m.transpose().matvec(lag) for m in (circuit.a, circuit.b, circuit.c))  # type: ignore[return-value]
+    # share_mont: the circuit's Montgomery coefficients, made once here, serve synthesis later too
+    return tuple(m.transpose(share_mont=True).matvec(lag) for m in (circuit.a, circuit.b, circuit.c))  # type: ignore[return-value]
 
 
 def _scaled(values: fr.FrArray, k: int) -> fr.FrArray:
