@@ -16,7 +16,7 @@ and scalars included; the proving key's queries are uploaded once in the first r
 partition shares them).
 
 --budget-s: before a size, its cost is extrapolated from the previous size's measured wall time
-(x 2^(dL) * 1.15); a size that would end past the budget is skipped (a row says so) instead of
+(x 2^(dL) * 1.06^dL); a size that would end past the budget is skipped (a row says so) instead of
 being killed mid-way. Keys are cached only with --cache-dir (a 2^24 key is ~9 GB).
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-GROWTH = 1.15  # per doubling beyond linear (n log n parts, bigger working sets)
+GROWTH = 1.06  # per doubling beyond linear (the sorts and NTTs are n log n)
 
 
 class Rows:
