@@ -2,6 +2,8 @@
 as the CPU setup, and its proofs verify."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -23,9 +25,11 @@ def test_gpu_setup_equals_cpu_setup(log2: int, monkeypatch) -> None:
     g2, intt = S.gpu_fixed_base_g2(), S.gpu_intt()
     monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda: lambda b, c: calls.__setitem__("g2", calls["g2"] + 1) or g2(b, c))
     monkeypatch.setattr(S, "gpu_intt", lambda: lambda x: calls.__setitem__("intt", calls["intt"] + 1) or intt(x))
-    with __import__("warnings").catch_warnings():
-        __import__("warnings").simplefilter("error", RuntimeWarning)  # no silent CPU fallback
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         pk_gpu, vk_gpu = S.setup(circuit, 21)
+    fallbacks = [str(w.message) for w in caught if "GPU" in str(w.message)]
+    assert not fallbacks, fallbacks  # no silent CPU fallback
     nz_g2 = int(pk_gpu.b_g2_query.any(axis=1).sum())
     assert calls["g2"] == (1 if nz_g2 >= S.GPU_FIXED_BASE_MIN else 0)
     assert calls["intt"] == (1 if circuit.domain_size >= S.GPU_NTT_MIN else 0)
