@@ -1,13 +1,16 @@
 // field.cuh: Montgomery arithmetic over 32-bit limbs for BLS12-381 Fr (8 limbs), Fp (12 limbs)
-// and Fp2 = Fp[u]/(u^2+1). Plain C++ (no PTX) so that g++ compiles the very same code for CI;
-// 32x32->64 products map to IMAD.WIDE.U32 on the GPU.
+// and Fp2 = Fp[u]/(u^2+1). Portable C++ (g++ compiles the very same code for CI; 32x32->64
+// products map to IMAD.WIDE.U32 on the GPU), with optional PTX device products (FIELD_MUL below).
 // Storage: limbs little-endian, so an Fr is the same 32 bytes as a (4,) uint64 LE row.
 #pragma once
 #include "compat.cuh"
 
 // Product variants, chosen at build time with -DFIELD_MUL=<name> (e.g. through
 // C2TUI_NVRTC_OPTS="-DFIELD_MUL=eo"); without it the build is today's (cios, or ptx with
-// -DFIELD_PTX). benchmarks/bench_field.py measures and checks every one of them on the GPU.
+// -DFIELD_PTX; FIELD_MUL wins over FIELD_PTX, so gpu_phases' ptx builds become the FIELD_MUL
+// variant too). benchmarks/bench_field.py measures and checks every one of them on the GPU.
+// H200, products/s (Fr | Fp call | Fp inlined): cios 3.8e10 | 1.66e10 | 1.47e10,
+// eo 5.4e10 | 2.61e10 | 2.78e10, eo_c 6.2e10 | 2.60e10 | 2.78e10 (2026-11-30).
 //   cios    portable C++ CIOS with u64 accumulators; the Fp call (FP_MUL_CALL) takes const&
 //   ptx     PTX CIOS, 4N^2 separate lo/hi rows (= -DFIELD_PTX)
 //   cios_v  cios, but the Fp call takes and returns values: operands stay in registers instead of

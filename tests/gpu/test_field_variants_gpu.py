@@ -1,5 +1,5 @@
 """Every FIELD_MUL product variant of prover/kernels/field.cuh on the GPU against Python integers,
-and the real kernels (ntt.cu, msm_g1.cu, msm_g2.cu) built with the even/odd product (pytest -m gpu).
+and the real kernels (ntt.cu, msm_g1.cu, msm_g2.cu) built with the even/odd products (pytest -m gpu).
 
 benchmarks/bench_field.py does the same checks at 2^16 and times the products; this keeps a
 smaller version in the GPU test suite.
@@ -42,10 +42,10 @@ def test_products_match_python_ints(variant, n):
             assert bf.from_limbs(cp.asnumpy(out)) == want, (variant, name, op)
 
 
-@pytest.fixture
-def eo_build(monkeypatch):
-    """The real modules compiled with -DFIELD_MUL=eo (fresh loader cache, restored afterwards)."""
-    monkeypatch.setenv("C2TUI_NVRTC_OPTS", "-DFIELD_MUL=eo")
+@pytest.fixture(params=["eo", "eo_c"])
+def eo_build(request, monkeypatch):
+    """The real modules compiled with -DFIELD_MUL=eo / eo_c (fresh loader cache, restored afterwards)."""
+    monkeypatch.setenv("C2TUI_NVRTC_OPTS", "-DFIELD_MUL=" + request.param)
     monkeypatch.setattr(loader, "_cache", {})
 
 
