@@ -51,27 +51,48 @@ def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
     add_g1 = adder(G1_ID, curve.g1_from_bytes, curve.g1_to_bytes)
     add_g2 = adder(G2_ID, curve.g2_from_bytes, curve.g2_to_bytes)
 
-    def split(points: Any, sp: Any, batch: Callable[..., bytes], msm: Callable[..., bytes]) -> list[bytes]:
+    # Kernels that can be launched now and read later (gpu_phases' msm_launch/batch_add_launch):
+    # a partition's MSMs then queue back to back on the stream and the host reads them all at
+    # the end, instead of a stream sync and host step between every two of them.
+    deferred = all(hasattr(gp, n) for n in ("msm_launch", "batch_add_launch"))
+
+    def launch_msm(group: str) -> Callable[..., Any]:
+        now = gp.msm_g1_gpu if group == "g1" else gp.msm_g2_gpu
+        return (lambda pts, sc: gp.msm_launch(pts, sc, group=group)) if deferred else now
+
+    def launch_batch(group: str) -> Callable[..., Any]:
+        now = gp.batch_add_g1_gpu if group == "g1" else gp.batch_add_g2_gpu
+        return (lambda pts, idx: gp.batch_add_launch(pts, idx, group=group)) if deferred else now
+
+    def resolve(parts: list[Any]) -> list[bytes]:
+        return [bytes(p.result() if hasattr(p, "result") else p) for p in parts]
+
+    def split(points: Any, sp: Any, group: str) -> list[Any]:
         parts = []
         if len(sp.ones):
-            parts.append(bytes(batch(points, sp.ones)))
+            parts.append(launch_batch(group)(points, sp.ones))
         if len(sp.tail):
-            parts.append(bytes(msm(points.take(sp.tail), sp.tail_scalars)))
+            parts.append(launch_msm(group)(points.take(sp.tail), sp.tail_scalars))
         return parts
 
     def ntt_h(a: Any, b: Any, c: Any) -> Any:
+        # h stays on the device (a cupy array) for the MSM that reads it next; the engine's CPU
+        # fallback converts it back if the MSM has to run on the CPU
+        if hasattr(gp, "ntt_h_device") and hasattr(gp, "_as_u32_rows"):
+            d = [gp._as_u32_rows(x, 8, None, copy=True) for x in (a, b, c)]
+            return gp.ntt_h_device(*d)
         return gp.ntt_h_gpu(a, b, c)
 
     def msm_g1(prep: Any, h: Any, pk: Any) -> Any:
         d = key_on_device(pk)
         n_h = len(pk.h_query)
-        hb = bytes(gp.msm_g1_gpu(d["h"], h[:n_h])) if n_h else G1_ID
-        g1 = (gp.batch_add_g1_gpu, gp.msm_g1_gpu)
-        return G1Msms(h=hb, l=add_g1(split(d["l"], prep.l, *g1)), a=add_g1(split(d["a"], prep.a, *g1)),
-                      b_g1=add_g1(split(d["b_g1"], prep.b_g1, *g1)))
+        hq = [launch_msm("g1")(d["h"], h[:n_h])] if n_h else []
+        l, a, b = (split(d[q], getattr(prep, q), "g1") for q in ("l", "a", "b_g1"))
+        hb = resolve(hq)[0] if hq else G1_ID
+        return G1Msms(h=hb, l=add_g1(resolve(l)), a=add_g1(resolve(a)), b_g1=add_g1(resolve(b)))
 
     def b_g2_msm(prep: Any, pk: Any) -> bytes:
-        return add_g2(split(key_on_device(pk)["b_g2"], prep.b_g2, gp.batch_add_g2_gpu, gp.msm_g2_gpu))
+        return add_g2(resolve(split(key_on_device(pk)["b_g2"], prep.b_g2, "g2")))
 
     out: dict[str, Callable[..., Any]] = {}
     if hasattr(gp, "ntt_h_gpu"):

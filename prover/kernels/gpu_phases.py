@@ -528,12 +528,35 @@ def _points(group: str, points, stream) -> DevicePoints:
     return DevicePoints(group, points, stream)
 
 
+class Pending:
+    """A launched MSM or batch addition: result() downloads its few bytes (synchronising the
+    stream) and finishes on the host. Launching several before the first result() keeps the
+    GPU busy while the host waits or finishes earlier ones."""
+
+    def __init__(self, dev, finish, stream):
+        self._dev, self._finish, self._stream = dev, finish, stream
+
+    def result(self) -> bytes:
+        return self._finish(_cp().asnumpy(self._dev, stream=self._stream))
+
+
+def msm_launch(points, scalars, stream=None, c: int | None = None, variant: str | None = None, group: str = "g1") -> Pending:
+    """Launch sum_i scalars[i] * points[i] (xy array or DevicePoints); see Pending."""
+    pts = _points(group, points, stream) if not isinstance(points, DevicePoints) else points
+    win, c = _msm_device(pts, scalars, stream, c, variant, device_final=False)
+    return Pending(win, lambda w: finish_windows(w, c, pts.group), stream)
+
+
+def batch_add_launch(points, idx, stream=None, group: str = "g1") -> Pending:
+    """Launch sum of points[idx]; see Pending."""
+    pts = _points(group, points, stream) if not isinstance(points, DevicePoints) else points
+    return Pending(_batch_add_device(pts, idx, stream), lambda a: a.tobytes(), stream)
+
+
 def msm_bytes(points: DevicePoints, scalars, stream=None, c: int | None = None, variant: str | None = None) -> bytes:
     """GPU buckets and window sums, then the Horner step and affine conversion on the host
     (host_curve.finish_windows: cheaper than one GPU thread). Synchronises `stream`."""
-    cp = _cp()
-    win, c = _msm_device(points, scalars, stream, c, variant, device_final=False)
-    return finish_windows(cp.asnumpy(win, stream=stream), c, points.group)
+    return msm_launch(points, scalars, stream, c, variant).result()
 
 
 def msm_g1_gpu(points, scalars, stream=None, c: int | None = None) -> bytes:

@@ -345,7 +345,7 @@ class Engine:
                     failures[0] += 1
                     if failures[0] <= 3:
                         self.emit(ev.Note, level="warn", text=f"{name} on the GPU failed, CPU reference used: {exc}")
-                    return cpu[name](*args)
+                    return cpu[name](*(_on_host(a) for a in args))
             return call
 
         if "ntt_h" in fns:
@@ -805,6 +805,11 @@ class Engine:
             for b in bufs:
                 dev.free(b, stream)
             bufs.clear()
+
+
+def _on_host(x: Any) -> Any:
+    """A device array (CuPy) as numpy, for the CPU reference after a GPU failure; else x."""
+    return x.get() if type(x).__module__.startswith("cupy") else x
 
 
 def _corrupt(proof: Any) -> Any:
