@@ -26,13 +26,21 @@ _tables: dict[tuple[int, str, bytes], object] = {}
 _tables_lock = threading.Lock()
 
 
+def _base_bytes(base_xy) -> bytes:
+    """A base point's xy bytes from bytes or a uint8 array (np.asarray would parse bytes as a
+    number literal)."""
+    if isinstance(base_xy, (bytes, bytearray, memoryview)):
+        return bytes(base_xy)
+    return np.asarray(base_xy, dtype=np.uint8).tobytes()
+
+
 def fixed_base_table(group: str, base_xy) -> np.ndarray:
     """tab[w*256 + d] = d * 2^(8w) * B as canonical xy bytes (8192, 96 or 192); d = 0 -> zeros."""
     import py_arkworks_bls12381 as ark
 
     cls = {"g1": ark.G1Point, "g2": ark.G2Point}[group]
     nbytes = _BYTES[group]
-    base = bytes(np.asarray(base_xy, dtype=np.uint8).tobytes())
+    base = _base_bytes(base_xy)
     if len(base) != nbytes:
         raise ValueError(f"a {group} base is {nbytes} bytes, got {len(base)}")
     rows = [bytes(nbytes)] * (TABLE_WINDOWS * 256)
@@ -72,7 +80,7 @@ def fixed_base_gpu(group: str, base_xy, scalars, stream=None, out_device: bool =
 
     cp = gp._cp()
     nbytes = _BYTES[group]
-    base = bytes(np.asarray(base_xy, dtype=np.uint8).tobytes())
+    base = _base_bytes(base_xy)
     with gp._stream_ctx(stream):
         tab = _table_on_device(group, base, stream)
         s = gp._as_u32_rows(scalars, 8, stream, copy=False)

@@ -95,3 +95,17 @@ def test_table_rows_are_multiples_of_the_base(group: str) -> None:
     for w, d in ((0, 1), (0, 255), (1, 1), (7, 200), (31, 255)):
         want = (gen * curve.Scalar(d * (1 << (8 * w)) % fr.R_MOD)).to_xy_bytes_le()
         assert tab[w * 256 + d].tobytes() == want, (w, d)
+
+
+def test_table_takes_bytes_or_arrays():
+    # np.asarray(bytes, dtype=uint8) parses the bytes as a number: the H200 run caught it
+    import py_arkworks_bls12381 as ark
+
+    from prover.kernels.fixed_base import fixed_base_table
+
+    for G, group in ((ark.G1Point, "g1"), (ark.G2Point, "g2")):
+        base = (G() * ark.Scalar(5)).to_xy_bytes_le()
+        t = fixed_base_table(group, base)
+        assert (t == fixed_base_table(group, np.frombuffer(base, dtype=np.uint8))).all()
+        assert t[1].tobytes() == base and not t[0].any()
+        assert t[256 + 1].tobytes() == (G() * ark.Scalar(5 * 256)).to_xy_bytes_le()
