@@ -10,7 +10,8 @@ as prover.kernels.loader: -I kernels -std=c++17, plus -DFP_MUL_CALL=1 like the M
        values (0, 1, 2, m-1, m-2, (m+-1)/2, 2^32-1, 2^64, m-2^32, R mod m, ...) against Python
        integers; the throughput kernels' outputs are checked too (x * (y/R)^iters) on a sample;
   (ii) throughput: each thread runs 4 independent chains of dependent products (Fr; Fp through
-       Fp::mul = the non-inlined call of the MSM builds; Fp inlined), grid = 8 blocks of 256 per
+       Fp::mul = the non-inlined call of the MSM builds; Fp inlined; Fr and Fp squarings through
+       Fe::sqr, a mul(a, a) except in eo_sq), grid = 8 blocks of 256 per
        SM; products/s from the best of 3 timed runs (CUDA events) after a warm-up.
 Writes one JSON; exits 1 if any variant computed a wrong value (or failed to compile).
 --dry-run (no GPU needed): compiles field_bench.cu for every variant with the local nvcc
@@ -36,10 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from prover.kernels.loader import KERNELS_DIR, headers_digest  # noqa: E402
 from prover.kernels.pyref import P_MOD, R_MOD  # noqa: E402
 
-VARIANTS = ("cios", "ptx", "cios_v", "eo", "eo_r", "eo_c")
+VARIANTS = ("cios", "ptx", "cios_v", "eo", "eo_r", "eo_c", "eo_sq")
 FIELDS = {"fr": (R_MOD, 8), "fp": (P_MOD, 12)}
 CHAIN_K = 4
-ITERS = {"fr": 512, "fp_call": 256, "fp_inline": 256}
+ITERS = {"fr_chain": 512, "fp_chain_call": 256, "fp_chain_inline": 256, "fr_sqr_chain": 512, "fp_sqr_chain": 256}
 
 
 def log(msg: str) -> None:
@@ -157,10 +158,11 @@ def run_variant(variant: str, n: int, seed: int) -> dict:
     blocks, tpb = 8 * sms, 256
     threads = blocks * tpb
     thr = {}
-    for kname, field in (("fr_chain", "fr"), ("fp_chain_call", "fp"), ("fp_chain_inline", "fp")):
+    for kname, field in (("fr_chain", "fr"), ("fp_chain_call", "fp"), ("fp_chain_inline", "fp"),
+                         ("fr_sqr_chain", "fr"), ("fp_sqr_chain", "fp")):
         m, nl = FIELDS[field]
         rinv = pow(1 << (32 * nl), -1, m)
-        iters = ITERS[kname.replace("_chain", "")]
+        iters = ITERS[kname]
         k = mod.get_function(kname)
         kern_info[kname] = fn_info(k)
         x0 = np.random.default_rng(seed).integers(0, 2**32, size=(threads * CHAIN_K, nl), dtype=np.uint32)
@@ -172,10 +174,15 @@ def run_variant(variant: str, n: int, seed: int) -> dict:
         k((blocks,), (tpb,), args)  # warm-up (also the checked run)
         cp.cuda.Device().synchronize()
         got = cp.asnumpy(dx)
-        c = pow(y * rinv % m, iters, m)
         sample = list(range(0, threads * CHAIN_K, max(1, threads * CHAIN_K // 4096)))
         gx, x0s = from_limbs(got[sample]), from_limbs(x0[sample])
-        nbad = sum(1 for g, x in zip(gx, x0s) if g != x * c % m)
+        if "sqr" in kname:  # x^(2^iters) * R^-(2^iters - 1)
+            e = 1 << iters
+            c = pow(rinv, e - 1, m)
+            nbad = sum(1 for g, x in zip(gx, x0s) if g != pow(x, e, m) * c % m)
+        else:
+            c = pow(y * rinv % m, iters, m)
+            nbad = sum(1 for g, x in zip(gx, x0s) if g != x * c % m)
         errors[kname] = nbad
         if nbad:
             log(f"{variant}: {kname} WRONG chain results: {nbad} of {len(sample)} sampled")
@@ -230,11 +237,12 @@ def main() -> int:
     out["total_s"] = round(time.time() - t0, 1)
     ok = all(r["correct"] for r in out["variants"].values())
     out["all_correct"] = ok
-    log("summary (products/s):  fr | fp call | fp inline")
+    log("summary (products/s):  fr | fp call | fp inline | fr sqr | fp sqr (call)")
     for v, r in out["variants"].items():
         p = r.get("products_per_s", {})
         log(f"  {v:8s} {'ok   ' if r['correct'] else 'WRONG'} {p.get('fr_chain', 0):.3e} | "
-            f"{p.get('fp_chain_call', 0):.3e} | {p.get('fp_chain_inline', 0):.3e}")
+            f"{p.get('fp_chain_call', 0):.3e} | {p.get('fp_chain_inline', 0):.3e} | "
+            f"{p.get('fr_sqr_chain', 0):.3e} | {p.get('fp_sqr_chain', 0):.3e}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(out, indent=1))

@@ -21,18 +21,22 @@
 //           p[0] = 1) ptxas otherwise specialises m = -t0 and then splits every m*p[j] into
 //           IMAD.X + IMAD.HI.U32.X (2 instructions instead of one IMAD.WIDE.U32.X): Fr 176 -> 136
 //           multiply instructions per product, +15% Fr products/s on the H200. Fp: no change.
+//   eo_sq   eo_c + a dedicated squaring (sqr_eo: the N(N-1)/2 cross products once, doubled, plus
+//           the diagonal, then an eo-style reduction without the a*b rows): ~3N^2 instead of 4N^2
+//           multiply-adds; used by Fe::sqr (the Fp one a call under FP_MUL_CALL, like mul)
 #define FIELD_MUL_ID_cios 1
 #define FIELD_MUL_ID_ptx 2
 #define FIELD_MUL_ID_cios_v 3
 #define FIELD_MUL_ID_eo 4
 #define FIELD_MUL_ID_eo_r 5
 #define FIELD_MUL_ID_eo_c 6
+#define FIELD_MUL_ID_eo_sq 7
 #define FIELD_CAT_(a, b) a##b
 #define FIELD_CAT(a, b) FIELD_CAT_(a, b)
 #if defined(FIELD_MUL)
 #  define FIELD_MUL_ID FIELD_CAT(FIELD_MUL_ID_, FIELD_MUL)
-#  if !(FIELD_MUL_ID >= 1 && FIELD_MUL_ID <= 6)
-#    error "unknown FIELD_MUL (cios, ptx, cios_v, eo, eo_r, eo_c)"
+#  if !(FIELD_MUL_ID >= 1 && FIELD_MUL_ID <= 7)
+#    error "unknown FIELD_MUL (cios, ptx, cios_v, eo, eo_r, eo_c, eo_sq)"
 #  endif
 #elif defined(FIELD_PTX)
 #  define FIELD_MUL_ID 2
@@ -48,16 +52,28 @@
 #  define FIELD_DEV_MUL 0
 #endif
 // the Fp call takes values (1) or const& (0)
-#if FIELD_MUL_ID == 3 || FIELD_MUL_ID == 4 || FIELD_MUL_ID == 6
+#if FIELD_MUL_ID == 3 || FIELD_MUL_ID == 4 || FIELD_MUL_ID >= 6
 #  define FIELD_CALL_BYVAL 1
 #else
 #  define FIELD_CALL_BYVAL 0
+#endif
+// modulus and INV from __constant__ memory (eo_c, eo_sq)
+#if FIELD_MUL_ID >= 6
+#  define FIELD_CMOD 1
+#else
+#  define FIELD_CMOD 0
+#endif
+// dedicated squaring (eo_sq)
+#if FIELD_MUL_ID == 7
+#  define FIELD_SQR 1
+#else
+#  define FIELD_SQR 0
 #endif
 
 struct FrP {
     static constexpr int N = 8;
     static constexpr u32 INV = 0xffffffffu;  // -r^-1 mod 2^32
-#if FIELD_MUL_ID == 6 && defined(__CUDA_ARCH__)
+#if FIELD_CMOD && defined(__CUDA_ARCH__)
     __device__ static u32 mod_dev(int i);
 #endif
     HD static u32 mod(int i) {
@@ -80,7 +96,7 @@ struct FrP {
 struct FpP {
     static constexpr int N = 12;
     static constexpr u32 INV = 0xfffcfffdu;  // -p^-1 mod 2^32
-#if FIELD_MUL_ID == 6 && defined(__CUDA_ARCH__)
+#if FIELD_CMOD && defined(__CUDA_ARCH__)
     __device__ static u32 mod_dev(int i);
 #endif
     HD static u32 mod(int i) {
@@ -100,7 +116,7 @@ struct FpP {
     }
 };
 
-#if FIELD_MUL_ID == 6 && defined(__CUDA_ARCH__)
+#if FIELD_CMOD && defined(__CUDA_ARCH__)
 // eo_c: the moduli as constant-bank operands of the reduction rows
 __constant__ u32 FIELD_FR_MOD[8] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
                                     0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
@@ -206,6 +222,7 @@ UNROLL
     // by value: the ABI passes the 2x12 limbs in registers (the const& form makes every caller
     // store its operands to the stack and the callee read them back with generic loads)
     HDNI static Fe mul_call(Fe a, Fe b) { return mul_fast(a, b); }
+    HDNI static Fe sqr_call(Fe a) { return sqr_fast(a); }
 #else
     HDNI static Fe mul_call(const Fe& a, const Fe& b) { return mul_fast(a, b); }
 #endif
@@ -349,14 +366,14 @@ UNROLL
             eo_mad_row(X, a, bi);
             asm volatile("addc.u32 %0, %0, 0;" : "+r"(Y[N - 1]));
         }
-#if FIELD_MUL_ID == 6
+#if FIELD_CMOD
         const u32 m = X[0] * FIELD_INV[N == 8 ? 0 : 1];
 #else
         const u32 m = X[0] * P::INV;
 #endif
         u32 pm[N];
 UNROLL
-#if FIELD_MUL_ID == 6
+#if FIELD_CMOD
         for (int j = 0; j < N; j++) pm[j] = P::mod_dev(j);
 #else
         for (int j = 0; j < N; j++) pm[j] = P::mod(j);
@@ -397,8 +414,117 @@ UNROLL
         asm volatile("addc.u32 %0, %0, 0;" : "+r"(ev[N - 1]));
         return eo_final(ev);
     }
+#if FIELD_SQR
+    // Dedicated squaring. (1) cross products sum_{i<j} a_i a_j 2^(32(i+j)) into two 2N-limb
+    // accumulators: row i adds a_i*a_j for j = i+1, i+3, .. to O and j = i+2, i+4, .. to E (pairs
+    // that never overlap within a row, one chain each), each row's carry running two limbs past
+    // its top (enough: the limbs there hold at most a previous row's carry bit). (2) W = 2(E+O) +
+    // sum a_i^2 2^(64i) = a^2. (3) Montgomery reduction of the low half the eo way (the m*p_odd
+    // row fused with the shift), plus the high half: < 2m, one conditional subtraction.
+    // N(N-1)/2 + N + N^2 wide multiply-adds instead of 2N^2. Modelled limb by limb in Python
+    // (carries asserted) before writing; checked on the GPU by benchmarks/bench_field.py.
+    __device__ __forceinline__ static void sq_row(u32* A, const u32* a, int i, int j0) {
+        // A += sum_{j = j0, j0+2, .. < N} a_i*a_j 2^(32(i+j)), carry through two more limbs
+        int pos = i + j0;
+        asm volatile("mad.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;" : "+r"(A[pos]), "+r"(A[pos + 1]) : "r"(a[i]), "r"(a[j0]));
+        pos += 2;
+UNROLL
+        for (int j = j0 + 2; j < N; j += 2, pos += 2)
+            asm volatile("madc.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;" : "+r"(A[pos]), "+r"(A[pos + 1]) : "r"(a[i]), "r"(a[j]));
+        if (pos + 1 < 2 * N) {
+            asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(A[pos]));
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(A[pos + 1]));
+        } else if (pos < 2 * N) {
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(A[pos]));
+        }
+    }
+    __device__ __forceinline__ static void sq_redc_step(u32* X, u32* Y, bool first) {
+        u32 pm[N];
+UNROLL
+        for (int j = 0; j < N; j++) pm[j] = P::mod_dev(j);
+        const u32 inv = FIELD_INV[N == 8 ? 0 : 1];
+        u32 m;
+        if (first) {
+            asm volatile("mul.lo.u32 %0, %1, %2;" : "=r"(m) : "r"(X[0]), "r"(inv));
+UNROLL
+            for (int j = 0; j < N; j += 2)
+                asm volatile("mul.lo.u32 %0, %2, %3; mul.hi.u32 %1, %2, %3;" : "=r"(Y[j]), "=r"(Y[j + 1]) : "r"(pm[j + 1]), "r"(m));
+        } else {
+            // T/2^32: X[0] += Y[1] (its carry goes to limb 1 = Y[0]); Y = Y[2..] + m*p_odd
+            asm volatile("add.cc.u32 %0, %0, %2; mul.lo.u32 %1, %0, %3;" : "+r"(X[0]), "=r"(m) : "r"(Y[1]), "r"(inv));
+UNROLL
+            for (int j = 0; j < N - 2; j += 2)
+                asm volatile("madc.lo.cc.u32 %0, %2, %3, %4; madc.hi.cc.u32 %1, %2, %3, %5;"
+                             : "=r"(Y[j]), "=r"(Y[j + 1]) : "r"(pm[j + 1]), "r"(m), "r"(Y[j + 2]), "r"(Y[j + 3]));
+            asm volatile("madc.lo.cc.u32 %0, %2, %3, 0; madc.hi.u32 %1, %2, %3, 0;" : "=r"(Y[N - 2]), "=r"(Y[N - 1]) : "r"(pm[N - 1]), "r"(m));
+        }
+        eo_mad_row(X, pm, m);  // X[0] becomes 0
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(Y[N - 1]));
+    }
+    __device__ __forceinline__ static Fe sqr_eo(const Fe& x) {
+        const u32* a = x.v;
+        u32 E[2 * N], O[2 * N];
+UNROLL
+        for (int k = 0; k < 2 * N; k++) { E[k] = 0; O[k] = 0; }
+UNROLL
+        for (int i = 0; i < N - 1; i++) {
+            sq_row(O, a, i, i + 1);
+            if (i + 2 < N) sq_row(E, a, i, i + 2);
+        }
+        // W = 2*(E + O) + diagonal, in E
+        asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(E[0]) : "r"(O[0]));
+UNROLL
+        for (int k = 1; k < 2 * N - 1; k++) asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(E[k]) : "r"(O[k]));
+        asm volatile("addc.u32 %0, %0, %1;" : "+r"(E[2 * N - 1]) : "r"(O[2 * N - 1]));
+UNROLL
+        for (int k = 2 * N - 1; k > 0; k--) E[k] = (E[k] << 1) | (E[k - 1] >> 31);
+        E[0] <<= 1;
+        asm volatile("mad.lo.cc.u32 %0, %2, %2, %0; madc.hi.cc.u32 %1, %2, %2, %1;" : "+r"(E[0]), "+r"(E[1]) : "r"(a[0]));
+UNROLL
+        for (int i = 1; i < N - 1; i++)
+            asm volatile("madc.lo.cc.u32 %0, %2, %2, %0; madc.hi.cc.u32 %1, %2, %2, %1;" : "+r"(E[2 * i]), "+r"(E[2 * i + 1]) : "r"(a[i]));
+        asm volatile("madc.lo.cc.u32 %0, %2, %2, %0; madc.hi.u32 %1, %2, %2, %1;" : "+r"(E[2 * N - 2]), "+r"(E[2 * N - 1]) : "r"(a[N - 1]));
+        // REDC of the low half: X = E[0..N), Y = O[0..N) (scratch)
+        u32 ev[N], od[N];
+UNROLL
+        for (int k = 0; k < N; k++) ev[k] = E[k];
+UNROLL
+        for (int i = 0; i < N; i += 2) {
+            sq_redc_step(ev, od, i == 0);
+            sq_redc_step(od, ev, false);
+        }
+        // (ev + od[1..]) + high half; < 2m
+        asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(od[1]));
+UNROLL
+        for (int k = 1; k < N - 1; k++) asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(ev[k]) : "r"(od[k + 1]));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(ev[N - 1]));
+        asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(E[N]));
+UNROLL
+        for (int k = 1; k < N - 1; k++) asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(ev[k]) : "r"(E[N + k]));
+        asm volatile("addc.u32 %0, %0, %1;" : "+r"(ev[N - 1]) : "r"(E[2 * N - 1]));
+        return eo_final(ev);
+    }
 #endif
+#endif
+#if FIELD_SQR
+    HD static Fe sqr(const Fe& a) {
+#  if defined(FP_MUL_CALL)
+        if constexpr (N == 12) return sqr_call(a);
+        else
+#  endif
+        return sqr_fast(a);
+    }
+    HD static Fe sqr_fast(const Fe& a) {
+#  if defined(__CUDA_ARCH__)
+        return sqr_eo(a);
+#  else
+        return mul_impl(a, a);
+#  endif
+    }
+#else
     HD static Fe sqr(const Fe& a) { return mul(a, a); }
+    HD static Fe sqr_fast(const Fe& a) { return mul_fast(a, a); }
+#endif
 
     HD static Fe to_mont(const Fe& a) {
         Fe r2;

@@ -19,7 +19,8 @@ extern "C" __global__ void fp_elem(const Fp* __restrict__ a, const Fp* __restric
 }
 
 // Throughput: each thread runs K independent chains x_k <- mont(x_k, y) of `iters` dependent
-// products (y is one value for the whole grid, so the host checks x_k * (y/R)^iters).
+// products (y is one value for the whole grid, so the host checks x_k * (y/R)^iters); MODE 2:
+// x_k <- sqr(x_k) (host check: x_k^(2^iters) / R^(2^iters - 1)).
 #define CHAIN_K 4
 template <class F, int MODE>
 __device__ __forceinline__ void chain(F* __restrict__ x, const F* __restrict__ y, int iters)
@@ -31,7 +32,8 @@ UNROLL
     const F c = y[0];
     for (int it = 0; it < iters; it++) {
 UNROLL
-        for (int k = 0; k < CHAIN_K; k++) v[k] = MODE == 0 ? F::mul(v[k], c) : F::mul_fast(v[k], c);
+        for (int k = 0; k < CHAIN_K; k++)
+            v[k] = MODE == 0 ? F::mul(v[k], c) : MODE == 1 ? F::mul_fast(v[k], c) : F::sqr(v[k]);
     }
 UNROLL
     for (int k = 0; k < CHAIN_K; k++) x[t * CHAIN_K + k] = v[k];
@@ -40,3 +42,6 @@ extern "C" __global__ void fr_chain(Fr* x, const Fr* y, int iters) { chain<Fr, 0
 // Fp::mul: a call under FP_MUL_CALL (the MSM builds); Fp::mul_fast: the product inlined
 extern "C" __global__ void fp_chain_call(Fp* x, const Fp* y, int iters) { chain<Fp, 0>(x, y, iters); }
 extern "C" __global__ void fp_chain_inline(Fp* x, const Fp* y, int iters) { chain<Fp, 1>(x, y, iters); }
+// squarings through Fe::sqr (the Fp one a call under FP_MUL_CALL)
+extern "C" __global__ void fr_sqr_chain(Fr* x, const Fr* y, int iters) { chain<Fr, 2>(x, y, iters); }
+extern "C" __global__ void fp_sqr_chain(Fp* x, const Fp* y, int iters) { chain<Fp, 2>(x, y, iters); }

@@ -128,10 +128,10 @@ def test_curve_formulas_match_arkworks(host_check, group):
         assert gi == _xy_ints(w, width), line
 
 
-@pytest.mark.parametrize("variant", ["cios_v", "eo", "eo_c"])
+@pytest.mark.parametrize("variant", ["cios_v", "eo", "eo_c", "eo_sq"])
 def test_field_mul_variant_builds(tmp_path, variant):
     """host_check built with -DFIELD_MUL=<variant> -DFP_MUL_CALL=1: the variant selection compiles
-    on the host and the host path (portable CIOS; by-value Fp call for cios_v/eo/eo_c) stays exact.
+    on the host and the host path (portable CIOS; by-value Fp call and, for eo_sq, the separate sqr call) stays exact.
     The device products (PTX) are checked on the GPU by benchmarks/bench_field.py and
     tests/gpu/test_field_variants_gpu.py."""
     exe = tmp_path / "host_check"
