@@ -6,7 +6,7 @@
 #include "compat.cuh"
 
 // Product variants, chosen at build time with -DFIELD_MUL=<name> (e.g. through
-// C2TUI_NVRTC_OPTS="-DFIELD_MUL=eo"); without it the build is today's (cios, or ptx with
+// C2TUI_NVRTC_OPTS="-DFIELD_MUL=eo"); without it the build is eo_sq (or ptx with
 // -DFIELD_PTX; FIELD_MUL wins over FIELD_PTX, so gpu_phases' ptx builds become the FIELD_MUL
 // variant too). benchmarks/bench_field.py measures and checks every one of them on the GPU.
 // H200, products/s (Fr | Fp call | Fp inlined): cios 3.8e10 | 1.66e10 | 1.47e10,
@@ -41,7 +41,7 @@
 #elif defined(FIELD_PTX)
 #  define FIELD_MUL_ID 2
 #else
-#  define FIELD_MUL_ID 1
+#  define FIELD_MUL_ID 7  // eo_sq: the fastest on the H200 (G1 MSM 2^24 194 -> 126 ms, NTT 2^24 6.5 -> 4.8 ms)
 #endif
 // device product: 0 portable C++, 1 PTX rows, 2 even/odd
 #if FIELD_MUL_ID == 2
