@@ -22,7 +22,8 @@ from prover.kernels.host_curve import finish_windows
 from prover.kernels.pyref import FR_GENERATOR, R_MOD, root_of_unity
 
 FR_R = 1 << 256  # Montgomery radix of Fr (8 x 32-bit limbs)
-# NTT build: "c" (portable C++ Montgomery products) or "ptx" (PTX carry chains, -DFIELD_PTX)
+# NTT build: "c" (the default product of field.cuh, eo_sq unless C2TUI_NVRTC_OPTS sets FIELD_MUL)
+# or "ptx" (session 1's PTX rows, -DFIELD_PTX)
 NTT_VARIANT = os.environ.get("C2TUI_NTT_VARIANT", "c")
 
 
@@ -284,8 +285,9 @@ _GROUPS = {
     "g1": ("msm_g1.cu", 24, 48, 96),
     "g2": ("msm_g2.cu", 48, 96, 192),
 }
-# MSM builds: "call" (Fp products are calls, portable C++; fast to compile), "ptx_call" (calls,
-# PTX carry chains), "inline" / "ptx" (products inlined: G1 compiles for ~35-90 s)
+# MSM builds: "call" (Fp products are calls to field.cuh's default product; fast to compile, the
+# fastest), "ptx_call" (calls, session 1's PTX rows), "inline" / "ptx" (products inlined: slower
+# on the H200 and 30-100 s to compile)
 MSM_VARIANTS = {"call": ("FP_MUL_CALL=1",), "ptx_call": ("FP_MUL_CALL=1", "FIELD_PTX"), "inline": (),
                 "ptx": ("FIELD_PTX",)}
 G1_VARIANT = os.environ.get("C2TUI_G1_VARIANT", "call")
@@ -421,8 +423,8 @@ def _num_windows(c: int) -> int:
     return W
 
 
-LC0 = int(os.environ.get("C2TUI_MSM_LC0", "32"))  # entries per thread in the first bucket-accumulation level
-LCN = int(os.environ.get("C2TUI_MSM_LCN", "16"))  # partial sums per thread in later levels
+LC0 = 32   # entries per thread in the first bucket-accumulation level
+LCN = 16   # partial sums per thread in later levels
 
 
 def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None, variant: str | None = None,

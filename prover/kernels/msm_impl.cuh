@@ -115,19 +115,6 @@ __device__ void msm_acc0_t(const u32* entries, const Affine<F>* pts, const u32* 
     u32 start, end;
     if (!piece_range(p, cnt, incl, pc, pincl, nb, LC, start, end)) return;
     Xyzz<F> acc = Xyzz<F>::inf();
-#if defined(MSM_PREFETCH)
-    // the next point's gather is issued before this addition, so its latency hides behind it
-    u32 v = entries[start];
-    Affine<F> nx = pts[v & 0x7fffffffu];
-    for (u32 e = start; e < end; e++) {
-        Affine<F> a = nx;
-        const u32 sign = v >> 31;
-        if (e + 1 < end) { v = entries[e + 1]; nx = pts[v & 0x7fffffffu]; }
-        if (a.is_inf()) continue;
-        if (sign) a.y = F::neg(a.y);
-        acc = Xyzz<F>::add_affine(acc, a.x, a.y);
-    }
-#else
     for (u32 e = start; e < end; e++) {
         const u32 v = entries[e];
         Affine<F> a = pts[v & 0x7fffffffu];
@@ -135,7 +122,6 @@ __device__ void msm_acc0_t(const u32* entries, const Affine<F>* pts, const u32* 
         if (v >> 31) a.y = F::neg(a.y);
         acc = Xyzz<F>::add_affine(acc, a.x, a.y);
     }
-#endif
     out[p] = acc;
 }
 template <class F>
