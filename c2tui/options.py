@@ -55,7 +55,7 @@ def run_options(func: F) -> F:
         click.option("--prestage/--no-prestage", default=None, help="pre-stage a/b/c under mem  [default: on]"),
         click.option("--b-g2", "b_g2", type=click.Choice(["cpu", "gpu"]), default=None, help="where b_g2_msm runs  [default: cpu]"),
         click.option("--vram-budget", default=None, help="VRAM budget per GPU, e.g. 24GiB  [default: 24GiB]"),
-        click.option("--constraints-log2", type=int, default=None, help="size of the circuit really proved (8..20)  [default: 10]"),
+        click.option("--constraints-log2", type=int, default=None, help="size of the circuit really proved (8..24)  [default: 10]"),
         click.option("--modelled-log2", type=int, default=None, help="size whose timings/VRAM are modelled  [default: profile's, 27]"),
         click.option("--partitions", type=int, default=None, help="partitions per sector  [default: 10]"),
         click.option("--profile", default=None, help=f"device profile: {_profiles_help()}  [default: rtx5070ti-16g]"),

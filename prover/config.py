@@ -124,7 +124,7 @@ class RunConfig(BaseModel):
     b_g2: Placement = "cpu"
     paused: bool = False
     vram_budget: int = Field(24 * 1024**3, description="bytes; accepts '24GiB', '16GB', ...")
-    constraints_log2: int = Field(10, ge=8, le=20, description="size of the circuit really proved")
+    constraints_log2: int = Field(10, ge=8, le=24, description="size of the circuit really proved (2^24 wants a GPU for setup)")
     modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
     partitions: int = Field(10, ge=1, le=1000, description="partitions per sector")
     sectors: int | None = Field(None, ge=1, description="sectors to prove; None = keep going")

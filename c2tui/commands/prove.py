@@ -15,7 +15,7 @@ T = TypeVar("T")
 
 
 @click.command("prove")
-@click.option("--constraints-log2", "k", type=click.IntRange(8, 20), required=True, help="circuit size: 2^K constraints")
+@click.option("--constraints-log2", "k", type=click.IntRange(8, 24), required=True, help="circuit size: 2^K constraints")
 @click.option("--seed", type=int, default=1, show_default=True, help="circuit and setup seed")
 @click.option("--instance", type=int, default=0, show_default=True, help="which witness / public inputs")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True, help="output directory")

@@ -47,7 +47,7 @@ def test_run_table_accepted(tmp_path):
     ({"vram_budget": "lots"}, "vram_budget", "24GiB"),
     ({"workers_per_gpu": 0}, "workers_per_gpu", "greater than or equal to 1"),
     ({"profile": "gtx480"}, "profile", "rtx5070ti-16g"),
-    ({"constraints_log2": 40}, "constraints_log2", "less than or equal to 20"),
+    ({"constraints_log2": 40}, "constraints_log2", "less than or equal to 24"),
     ({"bogus": 1}, "bogus", "Extra inputs are not permitted"),
     ({"faults": {"phase_error": {"nope": 0.5}}}, "faults.phase_error", "synthesis"),
 ])
