@@ -172,14 +172,15 @@ def _msm_emu(P, s, c=None, pre=False):
     return acc
 
 
-@pytest.mark.parametrize("n,c", [(1, None), (16, None), (300, 3), (300, 7), (700, 11), (600, 16), (3000, None)])
-def test_msm_pipeline_indexing(n, c):
+@pytest.mark.parametrize("pre", [False, True], ids=["plain", "precomputed"])
+@pytest.mark.parametrize("n,c", [(1, None), (16, None), (300, 3), (300, 7), (700, 11), (600, 16), (3000, None), (2000, 20)])
+def test_msm_pipeline_indexing(n, c, pre):
     rng = random.Random(n * 31 + (c or 0))
     P = [rng.randrange(Q) for _ in range(n)]
     s = [rng.randrange(R_MOD) for _ in range(n)]
     if n > 20:
         s[:8] = [0, 1, R_MOD - 1, 2, (1 << 16) - 1, 1 << 200, R_MOD - 2, 5]
-    assert _msm_emu(P, s, c) == sum(a * b for a, b in zip(P, s)) % Q
+    assert _msm_emu(P, s, c, pre) == sum(a * b for a, b in zip(P, s)) % Q
 
 
 def test_msm_pipeline_skewed_bucket():
@@ -192,16 +193,6 @@ def test_window_counts_fit_the_top_carry():
     for c in range(2, 25):
         W = gp._num_windows(c)
         assert ((R_MOD - 1) >> (c * (W - 1))) + 1 <= 1 << (c - 1)
-
-
-@pytest.mark.parametrize("n,c", [(1, None), (16, None), (300, 3), (700, 11), (600, 16), (3000, None), (2000, 20)])
-def test_msm_precomputed_pipeline_indexing(n, c):
-    rng = random.Random(n * 17 + (c or 0))
-    P = [rng.randrange(Q) for _ in range(n)]
-    s = [rng.randrange(R_MOD) for _ in range(n)]
-    if n > 20:
-        s[:8] = [0, 1, R_MOD - 1, 2, (1 << 16) - 1, 1 << 200, R_MOD - 2, 5]
-    assert _msm_emu(P, s, c, pre=True) == sum(a * b for a, b in zip(P, s)) % Q
 
 
 def test_msm_precomputed_every_window_in_one_bucket():
