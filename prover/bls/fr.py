@@ -401,6 +401,17 @@ def mul(a: FrArray, b: FrArray) -> FrArray:
     return from_mont(mont_mul(to_mont(a), to_mont(b)))
 
 
+def mul_const(a: FrArray, k: int) -> FrArray:
+    """a * k for one constant k, in one Montgomery pass: plain limbs times k*R, reduced once,
+    are the plain product (no to_mont / from_mont passes)."""
+    return _join32(mont_mul(_split32(a), mont_const(k)))
+
+
+def from_mont_mul_const(x: Mont, k: int) -> FrArray:
+    """from_mont(x) * k in one pass: x*R times plain k, reduced once, is the plain x*k."""
+    return _join32(mont_mul(x, _int_to_limbs32(k % R_MOD).reshape(NLIMBS, 1)))
+
+
 def pow_(a: FrArray, e: int) -> FrArray:
     """a^e elementwise for a common exponent e."""
     return from_mont(mont_pow(to_mont(a), e))

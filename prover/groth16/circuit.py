@@ -81,7 +81,7 @@ class Circuit:
 
     def digest(self) -> str:
         h = hashlib.sha256(f"{CIRCUIT_NAME}:{self.constraints_log2}:{self.seed}".encode())
-        for m in (self.a, self.b, self.c):  # the bytes of m.digest_bytes(), without joining them
+        for m in (self.a, self.b, self.c):  # each matrix's arrays, hashed in place (no joined copy)
             for part in (m.indptr, m.indices, m.coeffs):
                 h.update(np.ascontiguousarray(part).data)
         return h.hexdigest()

@@ -13,7 +13,7 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -58,17 +58,11 @@ def qap_at(circuit: Circuit, tau: int) -> tuple[fr.FrArray, fr.FrArray, fr.FrArr
     return tuple(m.transpose(share_mont=True).matvec(lag) for m in (circuit.a, circuit.b, circuit.c))  # type: ignore[return-value]
 
 
-def _scaled(values: fr.FrArray, k: int) -> fr.FrArray:
-    """values * k: a Montgomery product of the plain limbs with k in Montgomery form is the plain,
-    canonical product (one pass instead of to_mont, product, from_mont; same values)."""
-    return fr._join32(fr.mont_mul(fr._split32(values), fr.mont_const(k)))
-
-
 GPU_FIXED_BASE_MIN = 1 << 12  # below this the CPU tables win: no upload, no kernel compile
 
 
-def _gpu_kernels(*names: str) -> tuple | None:
-    """The named functions of prover.kernels.gpu_phases, so that large keys are set up on the
+def _gpu_kernel(name: str) -> Callable[..., Any] | None:
+    """The named function of prover.kernels.gpu_phases, so that large keys are set up on the
     GPU; None without CuPy or a visible device, or with C2TUI_SETUP_GPU=0."""
     if os.environ.get("C2TUI_SETUP_GPU", "1") == "0":
         return None
@@ -80,30 +74,24 @@ def _gpu_kernels(*names: str) -> tuple | None:
         from prover.kernels import gpu_phases
     except Exception:
         return None
-    fns = tuple(getattr(gpu_phases, name, None) for name in names)
-    return None if any(f is None for f in fns) else fns
+    return getattr(gpu_phases, name, None)
 
 
 def gpu_fixed_base_g1() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
     """The GPU's batched G1 fixed-base multiplication (base xy, scalars) -> (n, 96), or None."""
-    fns = _gpu_kernels("fixed_base_g1_gpu")
-    return fns[0] if fns else None
+    return _gpu_kernel("fixed_base_g1_gpu")
 
 
 def gpu_fixed_base_g2() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
     """The GPU's batched G2 fixed-base multiplication (base xy, scalars) -> (n, 192), or None."""
-    fns = _gpu_kernels("fixed_base_g2_gpu")
-    return fns[0] if fns else None
+    return _gpu_kernel("fixed_base_g2_gpu")
 
 
 def gpu_intt() -> Callable[[fr.FrArray], fr.FrArray] | None:
     """The GPU's natural-order inverse NTT (FrArray -> FrArray, 1/n included: prover.bls.ntt.intt's
     convention), or None."""
-    fns = _gpu_kernels("ntt_gpu")
-    if not fns:
-        return None
-    ntt_gpu = fns[0]
-    return lambda x: ntt_gpu(x, inverse=True)
+    ntt_gpu = _gpu_kernel("ntt_gpu")
+    return None if ntt_gpu is None else lambda x: ntt_gpu(x, inverse=True)
 
 
 def _fixed(coeffs: fr.FrArray, g2: bool) -> np.ndarray:
@@ -145,13 +133,11 @@ def setup(circuit: Circuit, seed: int) -> tuple[ProvingKey, VerifyingKey]:
     u, v, w = qap_at(circuit, t["tau"])
     n, ni = circuit.domain_size, circuit.num_inputs
     # beta*u + alpha*v + w, divided by gamma (inputs) or delta (private variables)
-    combo = fr.add(fr.add(_scaled(u, t["beta"]), _scaled(v, t["alpha"])), w)
-    ic = _scaled(combo[:ni], pow(t["gamma"], -1, r))
-    lq = _scaled(combo[ni:], pow(t["delta"], -1, r))
+    combo = fr.add(fr.add(fr.mul_const(u, t["beta"]), fr.mul_const(v, t["alpha"])), w)
+    ic = fr.mul_const(combo[:ni], pow(t["gamma"], -1, r))
+    lq = fr.mul_const(combo[ni:], pow(t["delta"], -1, r))
     z_tau = (pow(t["tau"], n, r) - 1) % r
-    # Montgomery powers times the plain constant: the plain, canonical products (no from_mont pass)
-    hq_scale = fr._int_to_limbs32(z_tau * pow(t["delta"], -1, r) % r).reshape(fr.NLIMBS, 1)
-    hq = fr._join32(fr.mont_mul(fr.mont_powers(t["tau"], n - 1), hq_scale))
+    hq = fr.from_mont_mul_const(fr.mont_powers(t["tau"], n - 1), z_tau * pow(t["delta"], -1, r))
     g1, g2 = curve.g1_generator(), curve.g2_generator()
 
     def pt1(k: int) -> np.ndarray:
