@@ -51,42 +51,29 @@ def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
     add_g1 = adder(G1_ID, curve.g1_from_bytes, curve.g1_to_bytes)
     add_g2 = adder(G2_ID, curve.g2_from_bytes, curve.g2_to_bytes)
 
-    # Kernels that can be launched now and read later (gpu_phases' msm_launch/batch_add_launch):
-    # a partition's MSMs then queue back to back on the stream and the host reads them all at
-    # the end, instead of a stream sync and host step between every two of them.
-    deferred = all(hasattr(gp, n) for n in ("msm_launch", "batch_add_launch"))
-
-    def launch_msm(group: str) -> Callable[..., Any]:
-        now = gp.msm_g1_gpu if group == "g1" else gp.msm_g2_gpu
-        return (lambda pts, sc: gp.msm_launch(pts, sc, group=group)) if deferred else now
-
-    def launch_batch(group: str) -> Callable[..., Any]:
-        now = gp.batch_add_g1_gpu if group == "g1" else gp.batch_add_g2_gpu
-        return (lambda pts, idx: gp.batch_add_launch(pts, idx, group=group)) if deferred else now
-
+    # MSMs and batch additions are launched now and read later (gp.msm_launch /
+    # batch_add_launch -> .result()): a partition's MSMs queue back to back on the stream and
+    # the host reads them all at the end, not with a stream sync between every two of them.
     def resolve(parts: list[Any]) -> list[bytes]:
-        return [bytes(p.result() if hasattr(p, "result") else p) for p in parts]
+        return [bytes(p.result()) for p in parts]
 
     def split(points: Any, sp: Any, group: str) -> list[Any]:
         parts = []
         if len(sp.ones):
-            parts.append(launch_batch(group)(points, sp.ones))
+            parts.append(gp.batch_add_launch(points, sp.ones, group=group))
         if len(sp.tail):
-            parts.append(launch_msm(group)(points.take(sp.tail), sp.tail_scalars))
+            parts.append(gp.msm_launch(points.take(sp.tail), sp.tail_scalars, group=group))
         return parts
 
     def ntt_h(a: Any, b: Any, c: Any) -> Any:
         # h stays on the device (a cupy array) for the MSM that reads it next; the engine's CPU
         # fallback converts it back if the MSM has to run on the CPU
-        if hasattr(gp, "ntt_h_device") and hasattr(gp, "_as_u32_rows"):
-            d = [gp._as_u32_rows(x, 8, None, copy=True) for x in (a, b, c)]
-            return gp.ntt_h_device(*d)
-        return gp.ntt_h_gpu(a, b, c)
+        return gp.ntt_h_gpu(a, b, c, out_device=True)
 
     def msm_g1(prep: Any, h: Any, pk: Any) -> Any:
         d = key_on_device(pk)
         n_h = len(pk.h_query)
-        hq = [launch_msm("g1")(d["h"], h[:n_h])] if n_h else []
+        hq = [gp.msm_launch(d["h"], h[:n_h], group="g1")] if n_h else []
         l, a, b = (split(d[q], getattr(prep, q), "g1") for q in ("l", "a", "b_g1"))
         hb = resolve(hq)[0] if hq else G1_ID
         return G1Msms(h=hb, l=add_g1(resolve(l)), a=add_g1(resolve(a)), b_g1=add_g1(resolve(b)))
@@ -97,8 +84,7 @@ def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
     out: dict[str, Callable[..., Any]] = {}
     if hasattr(gp, "ntt_h_gpu"):
         out["ntt_h"] = ntt_h
-    if all(hasattr(gp, n) for n in ("msm_g1_gpu", "batch_add_g1_gpu")):
+    if all(hasattr(gp, n) for n in ("msm_launch", "batch_add_launch")):
         out["msm_g1"] = msm_g1
-    if all(hasattr(gp, n) for n in ("msm_g2_gpu", "batch_add_g2_gpu")):
         out["b_g2_msm"] = b_g2_msm
     return out

@@ -105,7 +105,3 @@ def fixed_base_g2_gpu(base_xy, scalars, stream=None, out_device: bool = False):
     """[s_i * B for s_i in scalars] as (n, 192) uint8 xy (x.c0, x.c1, y.c0, y.c1; numpy, or cupy
     with out_device=True)."""
     return fixed_base_gpu("g2", base_xy, scalars, stream, out_device)
-
-
-def _fixed_base_table_g1(base_xy) -> np.ndarray:  # the name gpu_phases used
-    return fixed_base_table("g1", base_xy)

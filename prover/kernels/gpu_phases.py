@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import warnings
 import threading
+import warnings
 
 import numpy as np
 
 from prover.kernels import loader
+# batched fixed-base multiplication (setup of large keys): prover.kernels.fixed_base, re-exported
+from prover.kernels.fixed_base import fixed_base_g1_gpu, fixed_base_g2_gpu  # noqa: F401
 from prover.kernels.host_curve import finish_windows
 from prover.kernels.pyref import FR_GENERATOR, R_MOD, root_of_unity
 
@@ -231,16 +233,17 @@ def ntt_h_device(d_a, d_b, d_c, stream=None):
     return h.view(cp.uint64).reshape(-1, 4)
 
 
-def ntt_h_gpu(a, b, c, stream=None):
+def ntt_h_gpu(a, b, c, stream=None, out_device: bool = False):
     """h = coset_iNTT((coset_NTT(iNTT a) * coset_NTT(iNTT b) - coset_NTT(iNTT c)) / (g^n - 1)).
 
     a, b, c: FrArray (numpy or cupy). Returns numpy for numpy inputs (synchronising the
-    stream for the download), else a new cupy array. Inputs are not modified."""
+    stream for the download), else (or with out_device=True) a new cupy array. Inputs are not
+    modified."""
     cp = _cp()
     with _stream_ctx(stream):
         da, db, dc = (_as_u32_rows(x, 8, stream, copy=True) for x in (a, b, c))
         h = ntt_h_device(da, db, dc, stream)
-        if isinstance(a, cp.ndarray):
+        if out_device or isinstance(a, cp.ndarray):
             return h
         return cp.asnumpy(h, stream=stream)
 
@@ -522,12 +525,14 @@ def _to_bytes(dev_u32, stream) -> bytes:
     return cp.asnumpy(dev_u32, stream=stream).tobytes()
 
 
-def _points(group: str, points, stream) -> DevicePoints:
+def _points(group: str | None, points, stream) -> DevicePoints:
+    """points as DevicePoints of `group` (uploading an xy array; group None: a DevicePoints'
+    own group, G1 for an array)."""
     if isinstance(points, DevicePoints):
-        if points.group != group:
+        if group is not None and points.group != group:
             raise ValueError(f"{points.group} points given to a {group} MSM")
         return points
-    return DevicePoints(group, points, stream)
+    return DevicePoints(group or "g1", points, stream)
 
 
 class Pending:
@@ -542,16 +547,17 @@ class Pending:
         return self._finish(_cp().asnumpy(self._dev, stream=self._stream))
 
 
-def msm_launch(points, scalars, stream=None, c: int | None = None, variant: str | None = None, group: str = "g1") -> Pending:
+def msm_launch(points, scalars, stream=None, c: int | None = None, variant: str | None = None,
+               group: str | None = None) -> Pending:
     """Launch sum_i scalars[i] * points[i] (xy array or DevicePoints); see Pending."""
-    pts = _points(group, points, stream) if not isinstance(points, DevicePoints) else points
+    pts = _points(group, points, stream)
     win, c = _msm_device(pts, scalars, stream, c, variant, device_final=False)
     return Pending(win, lambda w: finish_windows(w, c, pts.group), stream)
 
 
-def batch_add_launch(points, idx, stream=None, group: str = "g1") -> Pending:
+def batch_add_launch(points, idx, stream=None, group: str | None = None) -> Pending:
     """Launch sum of points[idx]; see Pending."""
-    pts = _points(group, points, stream) if not isinstance(points, DevicePoints) else points
+    pts = _points(group, points, stream)
     return Pending(_batch_add_device(pts, idx, stream), lambda a: a.tobytes(), stream)
 
 
@@ -611,12 +617,3 @@ def batch_add_g1_gpu(points, idx, stream=None) -> bytes:
 def batch_add_g2_gpu(points, idx, stream=None) -> bytes:
     return _to_bytes(_batch_add_device(_points("g2", points, stream), idx, stream), stream)
 
-
-# ------------------------------------------------------------------------- fixed base ----
-# Batched fixed-base multiplication (setup of large keys) lives in prover.kernels.fixed_base
-# (G1 and G2; table + kernel fixed_base.cuh); re-exported here under the names used before.
-from prover.kernels.fixed_base import (  # noqa: E402,F401
-    _fixed_base_table_g1,
-    fixed_base_g1_gpu,
-    fixed_base_g2_gpu,
-)

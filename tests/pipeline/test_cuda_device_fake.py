@@ -221,11 +221,25 @@ def cpu_kernels_module():
     gp = types.ModuleType("prover.kernels.gpu_phases")
     gp._cp = lambda: types.SimpleNamespace(cuda=cuda)
     gp.ProvingKeyOnDevice = lambda stream=None, **q: {k: Pts(v) for k, v in q.items() if v is not None}
-    gp.ntt_h_gpu = lambda a, b, c, stream=None: P.ntt_h(a, b, c)
-    gp.msm_g1_gpu = lambda pts, sc, stream=None: curve.g1_to_bytes(curve.msm_g1(xy(pts)[: len(sc)], sc))
-    gp.msm_g2_gpu = lambda pts, sc, stream=None: curve.g2_to_bytes(curve.msm_g2(xy(pts)[: len(sc)], sc))
-    gp.batch_add_g1_gpu = lambda pts, idx, stream=None: curve.g1_to_bytes(curve.batch_add_g1(xy(pts)[idx]))
-    gp.batch_add_g2_gpu = lambda pts, idx, stream=None: curve.g2_to_bytes(curve.batch_add_g2(xy(pts)[idx]))
+    class Done:  # a gpu_phases.Pending stand-in: the work has run already
+        def __init__(self, value: bytes):
+            self.value = value
+
+        def result(self) -> bytes:
+            return self.value
+
+    def msm(pts, sc, stream=None, group="g1"):
+        if group == "g1":
+            return Done(curve.g1_to_bytes(curve.msm_g1(xy(pts)[: len(sc)], sc)))
+        return Done(curve.g2_to_bytes(curve.msm_g2(xy(pts)[: len(sc)], sc)))
+
+    def batch_add(pts, idx, stream=None, group="g1"):
+        if group == "g1":
+            return Done(curve.g1_to_bytes(curve.batch_add_g1(xy(pts)[idx])))
+        return Done(curve.g2_to_bytes(curve.batch_add_g2(xy(pts)[idx])))
+
+    gp.ntt_h_gpu = lambda a, b, c, stream=None, out_device=False: P.ntt_h(a, b, c)
+    gp.msm_launch, gp.batch_add_launch = msm, batch_add
     return gp
 
 
