@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from prover import events as ev
-
-if TYPE_CHECKING:  # pragma: no cover
-    from prover.pipeline.engine import Engine
 
 LOCK_MODES = ("single", "two-lock")
 MEM_SYNCS = ("device", "stream")
@@ -31,12 +28,22 @@ class Knobs:
     paused: bool
 
 
+class EngineHooks(Protocol):
+    """What the controller may ask of the engine it steers (the engine implements it)."""
+
+    def resize_workers(self, n: int) -> None: ...
+
+    def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int: ...
+
+    def request_stop(self, reason: str) -> None: ...
+
+
 def _s(v: Any) -> str:
     return str(v)  # the same spelling RunStarted.config gets in the fold (True/False for booleans)
 
 
 class Controller:
-    def __init__(self, knobs: Knobs, emit: Callable[..., Any], engine: "Engine | None" = None) -> None:
+    def __init__(self, knobs: Knobs, emit: Callable[..., Any], engine: EngineHooks | None = None) -> None:
         self._knobs = knobs
         self._emit = emit
         self._engine = engine
@@ -86,7 +93,7 @@ class Controller:
             raise ValueError(f"workers_per_gpu must be an integer 1..16, got {n!r}")
         changed = self._set("workers_per_gpu", n, source)
         if changed and self._engine is not None:
-            self._engine._resize_workers(n)
+            self._engine.resize_workers(n)
         return changed
 
     def set_prestage(self, on: bool, source: str = "controller") -> bool:
@@ -114,11 +121,11 @@ class Controller:
         """Queue one more sector; returns its number."""
         if self._engine is None:
             raise RuntimeError("controller is not attached to an engine")
-        return self._engine._submit_sector(partitions, source=source)
+        return self._engine.submit_sector(partitions, source=source)
 
     def stop(self, source: str = "controller") -> None:
         if self._engine is not None:
-            self._engine._request_stop(reason=f"stopped ({source})")
+            self._engine.request_stop(f"stopped ({source})")
 
     # --- one textual form for --switch and key bindings ------------------------------------
     def apply(self, spec: str, source: str = "switch") -> bool:
