@@ -71,9 +71,7 @@ class Engine:
         self._finished = threading.Event()
         self._started = False
         self._stop_reason = "stopped"
-        self.controller = Controller(Knobs(
-            lock_mode=config.lock_mode, mem_sync=config.mem_sync, workers_per_gpu=config.workers_per_gpu,
-            prestage=config.prestage, b_g2=config.b_g2, paused=config.paused), self.emit, self)
+        self.controller = Controller(Knobs.from_config(config), self.emit, self)
         self.devices: dict[int, BaseDevice] = {}
         self.locksets: dict[int, LockSet] = {}
         self._faults = Faults(config.faults, config.seed, clock, self._stop)
