@@ -11,12 +11,12 @@ here synchronises the device. Functions returning host data synchronise only tha
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import warnings
 
 import numpy as np
 
+from prover import settings
 from prover.kernels import loader
 # batched fixed-base multiplication (setup of large keys): prover.kernels.fixed_base, re-exported
 from prover.kernels.fixed_base import fixed_base_g1_gpu, fixed_base_g2_gpu  # noqa: F401
@@ -24,13 +24,14 @@ from prover.kernels.host_curve import finish_windows
 from prover.kernels.pyref import FR_GENERATOR, R_MOD, root_of_unity
 
 FR_R = 1 << 256  # Montgomery radix of Fr (8 x 32-bit limbs)
-# NTT build: "c" (the default product of field.cuh, eo_sq unless C2TUI_NVRTC_OPTS sets FIELD_MUL)
-# or "ptx" (session 1's PTX rows, -DFIELD_PTX)
-NTT_VARIANT = os.environ.get("C2TUI_NTT_VARIANT", "c")
+# NTT build: "c" (the default product of field.cuh, eo_sq unless nvrtc_opts sets FIELD_MUL)
+# or "ptx" (the PTX rows, -DFIELD_PTX). None: the settings' ntt_variant (tests and benches set it)
+NTT_VARIANT: str | None = None
 
 
 def _nk(fn: str):
-    return loader.get_kernel("ntt.cu", fn, ("FIELD_PTX",) if NTT_VARIANT == "ptx" else ())
+    variant = NTT_VARIANT or settings.current().ntt_variant
+    return loader.get_kernel("ntt.cu", fn, ("FIELD_PTX",) if variant == "ptx" else ())
 FP_R = 1 << 384
 _TPB = 256
 
@@ -288,18 +289,16 @@ _GROUPS = {
     "g1": ("msm_g1.cu", 24, 48, 96),
     "g2": ("msm_g2.cu", 48, 96, 192),
 }
-# MSM builds: "call" (Fp products are calls to field.cuh's default product; fast to compile, the
-# fastest), "ptx_call" (calls, session 1's PTX rows), "inline" / "ptx" (products inlined: slower
-# on the H200 and 30-100 s to compile)
+# MSM builds (settings' g1_variant / g2_variant): "call" (Fp products are calls to field.cuh's
+# default product; fast to compile, the fastest), "ptx_call" (calls, the PTX rows), "inline" /
+# "ptx" (products inlined: slower on the H200 and 30-100 s to compile)
 MSM_VARIANTS = {"call": ("FP_MUL_CALL=1",), "ptx_call": ("FP_MUL_CALL=1", "FIELD_PTX"), "inline": (),
                 "ptx": ("FIELD_PTX",)}
-G1_VARIANT = os.environ.get("C2TUI_G1_VARIANT", "call")
-G2_VARIANT = os.environ.get("C2TUI_G2_VARIANT", "call")
 
 
 def _defines(group: str, variant: str | None = None) -> tuple[str, ...]:
-    v = variant or (G1_VARIANT if group == "g1" else G2_VARIANT)
-    return MSM_VARIANTS[v]
+    ks = settings.current()
+    return MSM_VARIANTS[variant or (ks.g1_variant if group == "g1" else ks.g2_variant)]
 
 
 def _gk(group: str, fn: str, variant: str | None = None):
@@ -369,7 +368,7 @@ class ProvingKeyOnDevice:
             self.points[name] = DevicePoints(group, xy, stream)
         # The H query is the one MSM with full random scalars (the others are mostly 0/1 and go
         # to batch addition): give it precomputed window shifts where the memory allows.
-        mode = precompute or PRECOMPUTE
+        mode = precompute or settings.current().msm_precompute
         if "h" in self.points and mode in ("auto", "h"):
             self.points["h"] = _try_precompute(self.points["h"], mode == "auto", stream)
 
@@ -381,11 +380,7 @@ class ProvingKeyOnDevice:
         return sum(p.nbytes for p in self.points.values())
 
 
-MSM_MAX_C = int(os.environ.get("C2TUI_MSM_MAX_C", "16"))
 MSM_MAX_C_PRE = 22  # precomputed windows: 2^21 shared buckets at most
-# "auto": precompute the H query's window shifts when they take at most a quarter of the free
-# device memory; "h": always try; "none": never
-PRECOMPUTE = os.environ.get("C2TUI_MSM_PRECOMPUTE", "auto")
 
 
 def msm_window_bits_precomputed(n: int) -> int:
@@ -410,7 +405,7 @@ def _try_precompute(points: DevicePoints, auto: bool, stream) -> DevicePoints:
 def msm_window_bits(n: int, max_c: int | None = None) -> int:
     """Window width c from a cost model: W(c) * (n mixed adds + ~3 * 2^(c-1) bucket-reduce adds)."""
     best, best_cost = 8, None
-    for c in range(6, (max_c or MSM_MAX_C) + 1):
+    for c in range(6, (max_c or settings.current().msm_max_c) + 1):
         W = _num_windows(c)
         cost = W * (n + 3 * (1 << (c - 1)))
         if best_cost is None or cost < best_cost:

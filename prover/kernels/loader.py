@@ -5,23 +5,16 @@ CuPy is imported lazily: ``import prover.kernels`` works on machines without it.
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from pathlib import Path
+
+from prover import settings
 
 KERNELS_DIR = Path(__file__).resolve().parent
 SOURCES = ("ntt.cu", "msm_g1.cu", "msm_g2.cu")
 
 _lock = threading.Lock()
 _cache: dict[tuple, object] = {}
-
-
-def cupy_available() -> bool:
-    try:
-        import cupy  # noqa: F401
-    except Exception:
-        return False
-    return True
 
 
 def device_arch(device_id: int | None = None) -> str:
@@ -34,14 +27,13 @@ def device_arch(device_id: int | None = None) -> str:
 
 def compile_options(arch: str | None = None, defines: tuple[str, ...] = ()) -> tuple[str, ...]:
     """NVRTC options. CuPy itself adds the current device's -arch, so none is given here unless
-    asked for (arch=... or C2TUI_NVRTC_ARCH=sm_90)."""
+    asked for (arch=... or the settings' nvrtc_arch, e.g. sm_90)."""
+    ks = settings.current()
     opts = ["-I" + str(KERNELS_DIR), "-std=c++17"] + ["-D" + d for d in defines]
-    arch = arch or os.environ.get("C2TUI_NVRTC_ARCH")
+    arch = arch or ks.nvrtc_arch
     if arch:
         opts.append("--gpu-architecture=" + arch)
-    extra = os.environ.get("C2TUI_NVRTC_OPTS")
-    if extra:
-        opts.extend(extra.split())
+    opts.extend(ks.nvrtc_opts.split())
     return tuple(opts)
 
 
