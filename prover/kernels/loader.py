@@ -1,4 +1,4 @@
-"""Compile the CUDA sources of this folder with NVRTC (cupy.RawModule), once per process and device.
+"""Compile the CUDA sources (kernels/cuda/) with NVRTC (cupy.RawModule), once per process and device.
 
 CuPy is imported lazily: ``import prover.kernels`` works on machines without it.
 """
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from prover import settings
 
-KERNELS_DIR = Path(__file__).resolve().parent
+CUDA_DIR = Path(__file__).resolve().parent / "cuda"  # the .cu/.cuh sources (package data)
 SOURCES = ("ntt.cu", "msm_g1.cu", "msm_g2.cu")
 
 _lock = threading.Lock()
@@ -29,7 +29,7 @@ def compile_options(arch: str | None = None, defines: tuple[str, ...] = ()) -> t
     """NVRTC options. CuPy itself adds the current device's -arch, so none is given here unless
     asked for (arch=... or the settings' nvrtc_arch, e.g. sm_90)."""
     ks = settings.current()
-    opts = ["-I" + str(KERNELS_DIR), "-std=c++17"] + ["-D" + d for d in defines]
+    opts = ["-I" + str(CUDA_DIR), "-std=c++17"] + ["-D" + d for d in defines]
     arch = arch or ks.nvrtc_arch
     if arch:
         opts.append("--gpu-architecture=" + arch)
@@ -39,7 +39,7 @@ def compile_options(arch: str | None = None, defines: tuple[str, ...] = ()) -> t
 
 def headers_digest() -> str:
     h = hashlib.sha256()
-    for p in sorted(KERNELS_DIR.glob("*.cuh")):
+    for p in sorted(CUDA_DIR.glob("*.cuh")):
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:16]
 
@@ -57,7 +57,7 @@ def get_module(name: str, defines: tuple[str, ...] = ()):
     with _lock:
         mod = _cache.get(key)
         if mod is None:
-            code = (KERNELS_DIR / name).read_text()
+            code = (CUDA_DIR / name).read_text()
             # CuPy's on-disk kernel cache keys on the source text only: stamp the headers' hash
             # into it so that an edited header recompiles.
             code = f"// headers {headers_digest()}\n" + code

@@ -20,7 +20,7 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from prover import events as ev
 from prover import settings
