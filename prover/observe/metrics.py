@@ -16,7 +16,6 @@ so a scrape always sees every event emitted before it.
 from __future__ import annotations
 
 import bisect
-import socket
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -33,8 +32,9 @@ from prover.state import DashboardState
 PREFIX = "c2tui_"
 # seconds: lock waits run from microseconds (stream mode) to the seed's ~2 s device syncs and
 # minutes when a GPU is wedged; phases from ms (sim at small time scales) to 100 s (fallback)
-LOCK_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
-PHASE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+# (few buckets: with 8 GPUs the histograms are most of a scrape's samples)
+LOCK_BUCKETS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0)
+PHASE_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0)
 NUMERIC_KNOBS = ("workers_per_gpu", "prestage", "paused")
 _TRUE, _FALSE = {"true", "on", "yes", "1"}, {"false", "off", "no", "0"}
 
@@ -154,95 +154,106 @@ class FoldCollector(Collector):
             return iter(list(families(self.exp.fold, self.exp.host)))
 
 
-def families(f: MetricsFold, host: str) -> Iterator[Metric]:
-    yield from _run_families(f.state, host)
-    yield from _lock_families(f, host)
-    yield from _vram_families(f, host)
-    yield from _outcome_families(f, host)
-    yield from _phase_families(f, host)
+class _Labels:
+    """Label names and values with the host label in front where there is a host."""
+
+    def __init__(self, host: str | None) -> None:
+        self.names, self.values = (["host"], [host]) if host else ([], [])
+
+    def n(self, *names: str) -> list[str]:
+        return [*self.names, *names]
+
+    def v(self, *values: Any) -> list[str]:
+        return [*self.values, *(str(x) for x in values)]
 
 
-def _hist(name: str, doc: str, labels: list[str], data: dict, host: str) -> HistogramMetricFamily:
-    m = HistogramMetricFamily(PREFIX + name, doc, labels=["host", *labels])
+def families(f: MetricsFold, host: str | None = None) -> Iterator[Metric]:
+    lab = _Labels(host)
+    yield from _run_families(f.state, lab)
+    yield from _lock_families(f, lab)
+    yield from _vram_families(f, lab)
+    yield from _outcome_families(f, lab)
+    yield from _phase_families(f, lab)
+
+
+def _hist(name: str, doc: str, labels: list[str], data: dict, lab: _Labels) -> HistogramMetricFamily:
+    m = HistogramMetricFamily(PREFIX + name, doc, labels=lab.n(*labels))
     for key, h in sorted(data.items()):
-        m.add_metric([host, *key], h.buckets(), h.total)
+        m.add_metric(lab.v(*key), h.buckets(), h.total)
     return m
 
 
-def _counter(name: str, doc: str, labels: list[str], data: dict, host: str) -> CounterMetricFamily:
-    m = CounterMetricFamily(PREFIX + name, doc, labels=["host", *labels])
+def _counter(name: str, doc: str, labels: list[str], data: dict, lab: _Labels) -> CounterMetricFamily:
+    m = CounterMetricFamily(PREFIX + name, doc, labels=lab.n(*labels))
     for key, n in sorted(data.items()):
-        m.add_metric([host, *key], n)
+        m.add_metric(lab.v(*key), n)
     return m
 
 
-def _run_families(s: DashboardState, host: str) -> Iterator[Metric]:
+def _gauge(name: str, doc: str, labels: list[str], lab: _Labels) -> GaugeMetricFamily:
+    return GaugeMetricFamily(PREFIX + name, doc, labels=lab.n(*labels))
+
+
+def _run_families(s: DashboardState, lab: _Labels) -> Iterator[Metric]:
     info = InfoMetricFamily(PREFIX + "run", "the run: backend, profile, proved and modelled size (simulated or native)",
-                            labels=["host"])
-    info.add_metric([host], {"backend": s.backend, "simulated": str(s.simulated).lower(), "profile": s.profile,
-                             "proved_log2": str(s.proved_log2), "modelled_log2": str(s.modelled_log2),
-                             "time_scale": str(s.config.get("time_scale", 1.0))})
+                            labels=lab.n())
+    info.add_metric(lab.v(), {"backend": s.backend, "simulated": str(s.simulated).lower(), "profile": s.profile,
+                              "proved_log2": str(s.proved_log2), "modelled_log2": str(s.modelled_log2),
+                              "time_scale": str(s.config.get("time_scale", 1.0))})
     yield info
-    yield _gauge("run_elapsed_seconds", "seconds since run start (the latest event)", ["host"], [([host], s.t)])
-    yield _gauge("run_ended", "1 once the run has ended", ["host"], [([host], float(s.ended))])
-    yield _counter("events", "events folded", [], {(): s.events}, host)
+    elapsed = _gauge("run_elapsed_seconds", "seconds since run start (the latest event)", [], lab)
+    elapsed.add_metric(lab.v(), s.t)
+    ended = _gauge("run_ended", "1 once the run has ended", [], lab)
+    ended.add_metric(lab.v(), float(s.ended))
+    yield from (elapsed, ended, _counter("events", "events folded", [], {(): s.events}, lab))
     knobs = InfoMetricFamily(PREFIX + "knob", "current value of each live knob (one series per knob)",
-                             labels=["host", "knob"])
-    values = GaugeMetricFamily(PREFIX + "knob_value", "numeric live knobs (booleans as 0/1)", labels=["host", "knob"])
+                             labels=lab.n("knob"))
+    values = _gauge("knob_value", "numeric live knobs (booleans as 0/1)", ["knob"], lab)
     for k, v in sorted(s.knobs.items()):
-        knobs.add_metric([host, k], {"value": str(v)})
+        knobs.add_metric(lab.v(k), {"value": str(v)})
         num = knob_number(v)
         if k in NUMERIC_KNOBS and num is not None:
-            values.add_metric([host, k], num)
+            values.add_metric(lab.v(k), num)
     yield knobs
     yield values
-    gi = InfoMetricFamily(PREFIX + "gpu", "each GPU: name, simulated or native, NVML present", labels=["host", "gpu"])
-    workers = GaugeMetricFamily(PREFIX + "workers", "workers running on the GPU", labels=["host", "gpu"])
+    gi = InfoMetricFamily(PREFIX + "gpu", "each GPU: name, simulated or native, NVML present", labels=lab.n("gpu"))
+    workers = _gauge("workers", "workers running on the GPU", ["gpu"], lab)
     for i, g in sorted(s.gpus.items()):
-        gi.add_metric([host, str(i)], {"name": g.name, "simulated": str(g.simulated).lower(), "nvml": str(g.nvml).lower()})
-        workers.add_metric([host, str(i)], len(g.workers))
+        gi.add_metric(lab.v(i), {"name": g.name, "simulated": str(g.simulated).lower(), "nvml": str(g.nvml).lower()})
+        workers.add_metric(lab.v(i), len(g.workers))
     yield gi
     yield workers
 
 
-def _gauge(name: str, doc: str, labels: list[str], rows: list[tuple[list[str], float]]) -> GaugeMetricFamily:
-    m = GaugeMetricFamily(PREFIX + name, doc, labels=labels)
-    for lv, v in rows:
-        m.add_metric(lv, v)
-    return m
-
-
-def _lock_families(f: MetricsFold, host: str) -> Iterator[Metric]:
-    holders = GaugeMetricFamily(PREFIX + "lock_holders", "workers holding the lock (0 or 1)", labels=["host", "gpu", "lock"])
-    waiters = GaugeMetricFamily(PREFIX + "lock_waiters", "workers waiting for the lock", labels=["host", "gpu", "lock"])
+def _lock_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:
+    holders = _gauge("lock_holders", "workers holding the lock (0 or 1)", ["gpu", "lock"], lab)
+    waiters = _gauge("lock_waiters", "workers waiting for the lock", ["gpu", "lock"], lab)
     for i, g in sorted(f.state.gpus.items()):
         for name, lk in sorted(g.locks.items()):
-            holders.add_metric([host, str(i), name], 0 if lk.holder is None else 1)
-            waiters.add_metric([host, str(i), name], len(lk.waiters))
+            holders.add_metric(lab.v(i, name), 0 if lk.holder is None else 1)
+            waiters.add_metric(lab.v(i, name), len(lk.waiters))
     yield holders
     yield waiters
-    yield _hist("lock_wait_seconds", "time from lock request to acquire", ["gpu", "lock"], f.lock_wait, host)
-    yield _hist("lock_hold_seconds", "time the lock was held", ["gpu", "lock"], f.lock_hold, host)
+    yield _hist("lock_wait_seconds", "time from lock request to acquire", ["gpu", "lock"], f.lock_wait, lab)
+    yield _hist("lock_hold_seconds", "time the lock was held", ["gpu", "lock"], f.lock_hold, lab)
 
 
-def _vram_families(f: MetricsFold, host: str) -> Iterator[Metric]:
-    L = ["host", "gpu"]
-    live = GaugeMetricFamily(PREFIX + "vram_live_bytes", "live buffer bytes by buffer kind (d_a, d_bc, ...)",
-                             labels=[*L, "buffer"])
-    reserved = GaugeMetricFamily(PREFIX + "vram_pool_reserved_bytes", "bytes the memory pool holds from the device", labels=L)
-    used = GaugeMetricFamily(PREFIX + "vram_pool_used_bytes", "bytes of the pool handed to live buffers", labels=L)
-    budget = GaugeMetricFamily(PREFIX + "vram_budget_bytes", "the VRAM budget the allocator enforces", labels=L)
-    nvml = GaugeMetricFamily(PREFIX + "vram_device_used_bytes", "device used bytes from NVML (absent where unknown)", labels=L)
-    total = GaugeMetricFamily(PREFIX + "vram_device_total_bytes", "device memory size", labels=L)
-    util = GaugeMetricFamily(PREFIX + "gpu_utilization_ratio", "GPU utilisation 0..1 (NVML, or modelled in sim)", labels=L)
+def _vram_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:
+    live = _gauge("vram_live_bytes", "live buffer bytes by buffer kind (d_a, d_bc, ...)", ["gpu", "buffer"], lab)
+    reserved = _gauge("vram_pool_reserved_bytes", "bytes the memory pool holds from the device", ["gpu"], lab)
+    used = _gauge("vram_pool_used_bytes", "bytes of the pool handed to live buffers", ["gpu"], lab)
+    budget = _gauge("vram_budget_bytes", "the VRAM budget the allocator enforces", ["gpu"], lab)
+    nvml = _gauge("vram_device_used_bytes", "device used bytes from NVML (absent where unknown)", ["gpu"], lab)
+    total = _gauge("vram_device_total_bytes", "device memory size", ["gpu"], lab)
+    util = _gauge("gpu_utilization_ratio", "GPU utilisation 0..1 (NVML, or modelled in sim)", ["gpu"], lab)
     for i, g in sorted(f.state.gpus.items()):
-        gl = [host, str(i)]
         by_kind: dict[str, int] = dict.fromkeys(f.buffers.get(str(i), ()), 0)
         for bufs in g.live.values():
             for name, n in bufs.items():
                 by_kind[name] = by_kind.get(name, 0) + n
         for name, n in sorted(by_kind.items()):
-            live.add_metric([*gl, name], n)
+            live.add_metric(lab.v(i, name), n)
+        gl = lab.v(i)
         reserved.add_metric(gl, g.pool_reserved)
         used.add_metric(gl, g.pool_used)
         budget.add_metric(gl, g.budget)
@@ -262,31 +273,31 @@ def _zeros(gpus: Any, values: tuple[str, ...], seen: dict) -> dict:
     return out
 
 
-def _outcome_families(f: MetricsFold, host: str) -> Iterator[Metric]:
+def _outcome_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:
     s = f.state
     yield _counter("partitions", "partitions finished, by outcome (ok | failed)", ["gpu", "outcome"],
-                   _zeros(s.gpus, ("ok", "failed"), f.partitions), host)
+                   _zeros(s.gpus, ("ok", "failed"), f.partitions), lab)
     yield _counter("proofs", "proofs by outcome (verified | failed | unchecked)", ["gpu", "outcome"],
-                   _zeros(s.gpus, ("verified", "failed", "unchecked"), f.proofs), host)
+                   _zeros(s.gpus, ("verified", "failed", "unchecked"), f.proofs), lab)
     yield _counter("fallbacks", "partitions that took the fallback path (no pre-stage room)", ["gpu"],
-                   {(str(i), ): g.fallbacks for i, g in s.gpus.items()}, host)
-    yield _counter("ooms", "out-of-memory errors", ["gpu"], {(str(i), ): g.ooms for i, g in s.gpus.items()}, host)
+                   {(str(i), ): g.fallbacks for i, g in s.gpus.items()}, lab)
+    yield _counter("ooms", "out-of-memory errors", ["gpu"], {(str(i), ): g.ooms for i, g in s.gpus.items()}, lab)
     yield _counter("stalls", "watchdog stalls (a lock or phase past its limit)", ["gpu", "what"],
-                   _zeros(s.gpus, ("lock", "phase"), f.stalls), host)
-    yield _counter("mode_changes", "live knob changes", ["knob", "source"], f.mode_changes, host)
+                   _zeros(s.gpus, ("lock", "phase"), f.stalls), lab)
+    yield _counter("mode_changes", "live knob changes", ["knob", "source"], f.mode_changes, lab)
 
 
-def _phase_families(f: MetricsFold, host: str) -> Iterator[Metric]:
+def _phase_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:
     yield _hist("phase_duration_seconds", "phase wall time (modelled phases scaled by time_scale)",
-                ["gpu", "phase", "impl"], f.phase, host)
-    yield _counter("phase_failures", "phases that ended with an error", ["gpu", "phase"], f.phase_failed, host)
+                ["gpu", "phase", "impl"], f.phase, lab)
+    yield _counter("phase_failures", "phases that ended with an error", ["gpu", "phase"], f.phase_failed, lab)
 
 
 class MetricsExporter:
     """A sink for the engine plus a Prometheus HTTP endpoint over its own registry."""
 
     def __init__(self, host: str | None = None, fold_every: float = 0.25) -> None:
-        self.host = host or socket.gethostname()
+        self.host = host  # a host label only where there is a host level (a cluster); else none
         self.fold = MetricsFold()
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(FoldCollector(self))
