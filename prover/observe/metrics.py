@@ -290,7 +290,9 @@ def _outcome_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:
 def _phase_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:
     yield _hist("phase_duration_seconds", "phase wall time (modelled phases scaled by time_scale)",
                 ["gpu", "phase", "impl"], f.phase, lab)
-    yield _counter("phase_failures", "phases that ended with an error", ["gpu", "phase"], f.phase_failed, lab)
+    failed = {(gpu, phase): 0 for (gpu, phase, _) in f.phase}  # 0 from a phase's first run, for alerts
+    failed.update(f.phase_failed)
+    yield _counter("phase_failures", "phases that ended with an error", ["gpu", "phase"], failed, lab)
 
 
 class MetricsExporter:
