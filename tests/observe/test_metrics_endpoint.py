@@ -134,3 +134,32 @@ def test_metrics_port_in_use_is_clear(tmp_path):
                                       "--metrics-port", str(port)])
     assert r.exit_code == 1 and f"cannot serve metrics on 127.0.0.1:{port}" in r.output
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_run_takes_the_metrics_options():
+    from click.testing import CliRunner
+
+    from c2tui.cli import main
+
+    out = CliRunner().invoke(main, ["run", "--help"]).output
+    assert "--metrics-port" in out and "--metrics-addr" in out
+
+
+def test_start_and_stop_metrics_around_an_engine():
+    """What `run` does around the app: attach, serve, stop (the port is closed after)."""
+    from c2tui.metrics_options import start_metrics, stop_metrics
+    from prover.config import load_config
+    from prover.pipeline.engine import Engine
+    from prover.pipeline.nullphases import NullPhases
+
+    cfg = load_config(None, backend="sim", profile="tiny", partitions=4, sectors=1, workers_per_gpu=2)
+    eng = Engine(cfg, phases=NullPhases())
+    exp = start_metrics(eng, 0, "127.0.0.1")
+    url = f"http://127.0.0.1:{exp.port}/metrics"
+    eng.start()
+    assert eng.wait(60)
+    s = scrape(url)
+    assert pick(s, "c2tui_run_ended") == 1 and pick(s, "c2tui_partitions_total", outcome="ok") == 4
+    stop_metrics(exp)
+    with pytest.raises(OSError):
+        urllib.request.urlopen(url, timeout=2)
