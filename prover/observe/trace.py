@@ -94,6 +94,7 @@ class TraceBuilder:
                             "args": args})
 
     def counter(self, pid: int, name: str, t: float, **values: float) -> None:
+        """A counter sample; Perfetto names the track "<name> <arg>" (e.g. "VRAM live GiB")."""
         self.events.append({"ph": "C", "pid": pid, "tid": 0, "name": name, "ts": _us(t),
                             "args": {k: float(v) for k, v in values.items()}})
 
@@ -170,7 +171,7 @@ class _Converter:
         label = "simulated" if e.simulated else ("native" if e.nvml else "native, no NVML")
         self.gpu_proc(e.gpu)
         self.b.process(gpu_pid(e.gpu), f"GPU {e.gpu}: {e.name} ({label})", 1 + e.gpu)
-        self.b.counter(gpu_pid(e.gpu), "VRAM budget (GiB)", e.t, GiB=e.budget_bytes / GIB)
+        self.b.counter(gpu_pid(e.gpu), "VRAM budget", e.t, GiB=e.budget_bytes / GIB)
 
     def _worker_started(self, e: Any) -> None:
         self.worker_gpu[e.worker] = e.gpu
@@ -222,20 +223,21 @@ class _Converter:
 
     def _alloc(self, e: Any) -> None:
         self.live[e.gpu] = self.live.get(e.gpu, 0) + e.bytes
-        self.b.counter(self.gpu_proc(e.gpu), "VRAM live (GiB)", e.t, GiB=self.live[e.gpu] / GIB)
+        self.b.counter(self.gpu_proc(e.gpu), "VRAM live", e.t, GiB=self.live[e.gpu] / GIB)
 
     def _free(self, e: Any) -> None:
         self.live[e.gpu] = max(0, self.live.get(e.gpu, 0) - e.bytes)
-        self.b.counter(self.gpu_proc(e.gpu), "VRAM live (GiB)", e.t, GiB=self.live[e.gpu] / GIB)
+        self.b.counter(self.gpu_proc(e.gpu), "VRAM live", e.t, GiB=self.live[e.gpu] / GIB)
 
     def _vram_sample(self, e: Any) -> None:
         pid = self.gpu_proc(e.gpu)
-        self.b.counter(pid, "VRAM pool reserved (GiB)", e.t, GiB=e.pool_reserved / GIB)
-        self.b.counter(pid, "VRAM pool used (GiB)", e.t, GiB=e.pool_used / GIB)
+        self.b.counter(pid, "VRAM pool reserved", e.t, GiB=e.pool_reserved / GIB)
+        self.b.counter(pid, "VRAM pool used", e.t, GiB=e.pool_used / GIB)
         if e.device_used is not None:
-            self.b.counter(pid, "NVML used (GiB)", e.t, GiB=e.device_used / GIB)
+            self.b.counter(pid, "NVML used", e.t, GiB=e.device_used / GIB)
         if e.util is not None:
-            self.b.counter(pid, "utilisation (%)" + (" modelled" if self.sim else ""), e.t, percent=100.0 * e.util)
+            name = "GPU utilisation" + (" (modelled)" if self.sim else "")
+            self.b.counter(pid, name, e.t, **{"%": 100.0 * e.util})
 
     def _fallback(self, e: Any) -> None:
         self.b.instant(self.gpu_proc(e.gpu), self.worker_tid(e.gpu, e.worker), "fallback", e.t, "fallback",

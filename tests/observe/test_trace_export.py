@@ -46,8 +46,8 @@ def test_export_keeps_format_rules(path):
     assert inst["mode"] == kinds["mode_change"]
     assert inst["proof"] == sum(1 for e in rec.events if e.kind == "proof_result" and e.checked and not e.ok)
     counters = {e["name"] for e in evs if e["ph"] == "C"}
-    assert {"VRAM live (GiB)", "VRAM pool reserved (GiB)"} <= counters
-    assert any(n.startswith("utilisation") for n in counters)
+    assert {"VRAM live", "VRAM pool reserved", "VRAM budget"} <= counters
+    assert any(n.startswith("GPU utilisation") for n in counters)
     threads = {e["args"]["name"] for e in evs if e["name"] == "thread_name"}
     assert any(n.startswith("lock mem") for n in threads) and any(n.startswith("lock compute") for n in threads)
     assert any(n.endswith("lock waits") for n in threads) and any(n.endswith("prep_msm (CPU thread)") for n in threads)
