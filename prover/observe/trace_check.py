@@ -3,50 +3,93 @@
 From the format's documentation (Trace Event Format, Google, "JSON Object Format"): events in
 `traceEvents`; `ts`/`dur` in microseconds; complete events ("X") carry `dur`; instant events
 ("i"/"I") a scope `s` of g, p or t; counter events ("C") numeric `args`; metadata events ("M")
-`process_name`/`thread_name` with `args.name`. On top of the format, what makes a trace read
-well in Perfetto and chrome://tracing: spans on one track nest (no partial overlap), and every
-process and thread that carries an event is named.
+`process_name`/`thread_name` with `args.name`. The per-event rules are pydantic models (one
+discriminated union on `ph`, the wire format's schema); on top of them, what makes a trace
+read well in Perfetto and chrome://tracing: spans on one track nest (no partial overlap), and
+every process and thread that carries an event is named.
 """
 from __future__ import annotations
 
-import math
-from typing import Any
+from typing import Annotated, Any, Literal, Union
 
-PHASES = {"X", "B", "E", "i", "I", "C", "M"}
-META = {"process_name", "thread_name", "process_sort_index", "thread_sort_index", "process_labels"}
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError, field_validator
 
-
-def _num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+Micros = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
-def _event_problems(i: int, e: Any) -> list[str]:
-    if not isinstance(e, dict):
-        return [f"event {i}: not an object"]
-    ph = e.get("ph")
-    out = []
-    if ph not in PHASES:
-        out.append(f"event {i}: unknown ph {ph!r}")
-    if not isinstance(e.get("pid"), int) or not isinstance(e.get("tid"), int):
-        out.append(f"event {i}: pid and tid must be integers")
-    if not isinstance(e.get("name"), str):
-        out.append(f"event {i}: no name")
-    if ph != "M" and not (_num(e.get("ts")) and e["ts"] >= 0):
-        out.append(f"event {i} ({e.get('name')}): ts missing or negative")
-    if ph == "X" and not (_num(e.get("dur")) and e["dur"] >= 0):
-        out.append(f"event {i} ({e.get('name')}): complete event without dur >= 0")
-    if ph in ("i", "I") and e.get("s", "t") not in ("g", "p", "t"):
-        out.append(f"event {i}: instant scope {e.get('s')!r} is not g, p or t")
-    if ph == "C":
-        args = e.get("args")
-        if not isinstance(args, dict) or not args or not all(_num(v) for v in args.values()):
-            out.append(f"event {i} ({e.get('name')}): counter args must be numbers")
-    if ph == "M":
-        if e.get("name") not in META:
-            out.append(f"event {i}: unknown metadata {e.get('name')!r}")
-        elif e["name"].endswith("_name") and not isinstance((e.get("args") or {}).get("name"), str):
-            out.append(f"event {i}: {e['name']} without args.name")
-    return out
+class _Ev(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+    pid: StrictInt
+    tid: StrictInt
+
+
+class Complete(_Ev):
+    ph: Literal["X"]
+    ts: Micros
+    dur: Micros
+
+
+class BeginEnd(_Ev):
+    ph: Literal["B", "E"]
+    ts: Micros
+
+
+class Instant(_Ev):
+    ph: Literal["i", "I"]
+    ts: Micros
+    s: Literal["g", "p", "t"] = "t"
+
+
+class Counter(_Ev):
+    ph: Literal["C"]
+    ts: Micros
+    args: dict[str, float] = Field(min_length=1)
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _numbers(cls, v: Any) -> Any:
+        if isinstance(v, dict) and any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v.values()):
+            raise ValueError("counter args must be numbers")
+        return v
+
+
+class _Name(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+
+
+class _Sort(BaseModel):
+    sort_index: int
+
+
+class NameMeta(_Ev):
+    ph: Literal["M"]
+    name: Literal["process_name", "thread_name"]
+    args: _Name
+
+
+class SortMeta(_Ev):
+    ph: Literal["M"]
+    name: Literal["process_sort_index", "thread_sort_index"]
+    args: _Sort
+
+
+class LabelsMeta(_Ev):
+    ph: Literal["M"]
+    name: Literal["process_labels"]
+
+
+Meta = Annotated[Union[NameMeta, SortMeta, LabelsMeta], Field(discriminator="name")]
+TraceEvent = Annotated[Union[Complete, BeginEnd, Instant, Counter, Meta], Field(discriminator="ph")]
+EVENT: TypeAdapter[Any] = TypeAdapter(TraceEvent)
+
+
+def _problem(i: int, raw: Any, exc: ValidationError) -> str:
+    e = exc.errors()[0]
+    loc = ".".join(str(x) for x in e.get("loc", ()) if not str(x).startswith(("function-", "tagged-union")))
+    name = raw.get("name") if isinstance(raw, dict) else None
+    return f"event {i}{f' ({name})' if name else ''}: {loc + ': ' if loc else ''}{e.get('msg')}"
 
 
 def _nesting_problems(spans: dict[tuple[int, int], list[tuple[float, float, str]]]) -> list[str]:
@@ -73,23 +116,23 @@ def validate(trace: Any) -> list[str]:
     used_p: set[int] = set()
     used_t: set[tuple[int, int]] = set()
     spans: dict[tuple[int, int], list[tuple[float, float, str]]] = {}
-    for i, e in enumerate(trace["traceEvents"]):
-        bad = _event_problems(i, e)
-        problems += bad
-        if bad:
+    for i, raw in enumerate(trace["traceEvents"]):
+        try:
+            e = EVENT.validate_python(raw)
+        except ValidationError as exc:
+            problems.append(_problem(i, raw, exc))
             continue
-        key = (e["pid"], e["tid"])
-        if e["ph"] == "M":
-            if e["name"] == "process_name":
-                procs.add(e["pid"])
-            elif e["name"] == "thread_name":
-                threads.add(key)
+        key = (e.pid, e.tid)
+        if isinstance(e, NameMeta):
+            (procs.add(e.pid) if e.name == "process_name" else threads.add(key))
             continue
-        used_p.add(e["pid"])
-        if e["ph"] != "C":  # counters belong to the process
+        if e.ph == "M":
+            continue
+        used_p.add(e.pid)
+        if not isinstance(e, Counter):  # counters belong to the process
             used_t.add(key)
-        if e["ph"] == "X":
-            spans.setdefault(key, []).append((e["ts"], e["ts"] + e["dur"], e["name"]))
+        if isinstance(e, Complete):
+            spans.setdefault(key, []).append((e.ts, e.ts + e.dur, e.name))
     problems += [f"pid {p} has events but no process_name" for p in sorted(used_p - procs)]
     problems += [f"pid {p} tid {t} has events but no thread_name" for p, t in sorted(used_t - threads)]
     return problems + _nesting_problems(spans)

@@ -79,7 +79,9 @@ def test_validator_catches_each_rule():
     assert "no process_name" in validate(_named(_span(2, 1, 0, 1)))[0]
     bad_counter = {"ph": "C", "pid": 1, "tid": 0, "ts": 1, "name": "c", "args": {"v": "12"}}
     assert "numbers" in validate(_named(bad_counter))[0]
-    assert "scope" in validate(_named({"ph": "i", "pid": 1, "tid": 1, "ts": 1, "name": "i", "s": "x"}))[0]
+    assert "i.s:" in validate(_named({"ph": "i", "pid": 1, "tid": 1, "ts": 1, "name": "i", "s": "x"}))[0]
+    assert "tag" in validate(_named({"ph": "Q", "pid": 1, "tid": 1, "ts": 1, "name": "q"}))[0]
+    assert "integer" in validate(_named(_span("1", 1, 0, 1)))[0]
     assert validate([]) != []
 
 
