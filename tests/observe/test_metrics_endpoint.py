@@ -82,6 +82,7 @@ def test_record_metrics_match_summary(tmp_path):
                 assert pick(s, "c2tui_lock_holders", gpu=gpu, lock=lock) in (0, 1)
                 assert 0 <= pick(s, "c2tui_lock_waiters", gpu=gpu, lock=lock) <= 3
     assert any(pick(s, "c2tui_lock_holders") > 0 for s in during), "no scrape saw a lock held"
+    assert any(pick(s, "c2tui_vram_live_bytes") > 0 for s in during), "no scrape saw a live buffer"
     for a, b in zip(during, during[1:]):  # counters never go back
         assert pick(b, "c2tui_lock_wait_seconds_count") >= pick(a, "c2tui_lock_wait_seconds_count")
         assert pick(b, "c2tui_partitions_total") >= pick(a, "c2tui_partitions_total")
@@ -97,6 +98,8 @@ def test_record_metrics_match_summary(tmp_path):
         assert pick(final, "c2tui_ooms_total", gpu=gpu) == g.ooms
         assert pick(final, "c2tui_partitions_total", gpu=gpu) == g.partitions_done
         assert pick(final, "c2tui_vram_budget_bytes", gpu=gpu) == g.budget
+        assert pick(final, "c2tui_vram_live_bytes", gpu=gpu) == 0  # every buffer freed at the end
+        assert ("c2tui_vram_live_bytes", (("buffer", "d_bc"), ("gpu", gpu))) in final
         for lock, ls in (("mem", g.mem), ("compute", g.compute)):
             assert pick(final, "c2tui_lock_holders", gpu=gpu, lock=lock) == 0
             assert pick(final, "c2tui_lock_waiters", gpu=gpu, lock=lock) == 0
