@@ -85,6 +85,7 @@ class MetricsFold:
         self.buffers: dict[str, set[str]] = {}                  # gpu -> buffer names seen (stable series)
         self._impl: dict[tuple[str, str], str] = {}             # (part, phase) -> impl of the open phase
         self._worker_gpu: dict[str, int] = {}
+        self.errors = 0  # events that could not be folded (exported, never raised at the engine)
 
     def apply(self, e: Any) -> None:
         self.state.apply(e)
@@ -174,6 +175,7 @@ def families(f: MetricsFold, host: str | None = None) -> Iterator[Metric]:
     yield from _vram_families(f, lab)
     yield from _outcome_families(f, lab)
     yield from _phase_families(f, lab)
+    yield _counter("exporter_errors", "events the exporter could not fold (a bug if not 0)", [], {(): f.errors}, lab)
 
 
 def _hist(name: str, doc: str, labels: list[str], data: dict, lab: _Labels) -> HistogramMetricFamily:
@@ -309,7 +311,6 @@ class MetricsExporter:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._httpd: Any = None
-        self.errors = 0
 
     def sink(self, e: Any) -> None:
         """The engine's sink: an append, so the prover never waits for a scrape."""
@@ -328,7 +329,7 @@ class MetricsExporter:
             try:
                 apply(e)
             except Exception:  # one odd event must not stop the metrics (counted, shown as a metric)
-                self.errors += 1
+                self.fold.errors += 1
 
     def drain(self) -> None:
         with self._lock:

@@ -92,6 +92,7 @@ def test_record_metrics_match_summary(tmp_path):
     sm = summarize(fold(rec.events))
     assert sm.partitions_ok == 8 and sm.ended
     assert pick(final, "c2tui_events_total") == sm.events
+    assert pick(final, "c2tui_exporter_errors_total") == 0
     for g in sm.gpus:
         gpu = str(g.gpu)
         assert pick(final, "c2tui_fallbacks_total", gpu=gpu) == g.fallbacks

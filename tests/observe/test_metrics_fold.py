@@ -73,3 +73,11 @@ def test_grafana_dashboard_asks_only_for_exported_metrics():
     exported = {n for (n, _) in _scrape(ROOT / "benchmarks" / "recordings" / "h200" / "m_switch.jsonl")}
     missing = {a for a in asked if a not in exported}
     assert asked and not missing, missing
+
+
+def test_an_event_that_breaks_the_fold_is_counted_not_raised():
+    exp = MetricsExporter()
+    exp.sink(object())  # not an event: the fold raises inside; the exporter must not
+    exp.drain()
+    text = generate_latest(exp.registry).decode()
+    assert "c2tui_exporter_errors_total 1.0" in text
