@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.options import config_from_options, run_options
 
 
@@ -58,8 +59,9 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 @click.option("--drain-timeout", type=float, default=120.0, show_default=True,
               help="after --duration, how long in-flight partitions may take to finish")
 @click.option("--quiet", "-q", is_flag=True, help="no progress line, no summary")
+@metrics_options
 def command(out: Path, duration: float | None, sectors: int | None, switches: tuple[str, ...], drain_timeout: float,
-            quiet: bool, **kwargs: Any) -> None:
+            quiet: bool, metrics_port: int | None, metrics_addr: str, metrics_linger: float, **kwargs: Any) -> None:
     """Run the prover headless and record every event."""
     from prover.config import ConfigError
     from prover.pipeline.engine import BackendError, Engine
@@ -81,6 +83,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         engine = Engine(cfg)
     except BackendError as exc:
         raise click.ClickException(str(exc)) from None
+    metrics = start_metrics(engine, metrics_port, metrics_addr)  # before the file: a busy port leaves none
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
     try:
         writer = RecordingWriter(out, header)
@@ -143,6 +146,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         if not engine.finished:
             engine.stop(timeout=30)
         writer.close()
+        stop_metrics(metrics, metrics_linger)
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
     if writer.error and failure is None:

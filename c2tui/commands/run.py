@@ -11,13 +11,16 @@ from typing import Any
 import click
 
 from c2tui.options import config_from_options, run_options
+from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 
 
 @click.command("run")
 @run_options
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
-def command(theme: str, fps: float, **kwargs: Any) -> None:
+@metrics_options
+def command(theme: str, fps: float, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
+            **kwargs: Any) -> None:
     """Watch and steer the embedded prover live."""
     import themes
 
@@ -40,7 +43,11 @@ def command(theme: str, fps: float, **kwargs: Any) -> None:
     except BackendError as exc:  # e.g. --backend cuda without a visible GPU
         raise click.ClickException(str(exc)) from None
     source = LiveSource(engine, label="LIVE")
-    DashboardApp(source, theme=theme, fps=fps).run()
+    metrics = start_metrics(engine, metrics_port, metrics_addr)
+    try:
+        DashboardApp(source, theme=theme, fps=fps).run()
+    finally:
+        stop_metrics(metrics, metrics_linger)
     # the app stopped the engine on unmount; say how the run ended
     _, st = source.snapshot()
     click.echo(f"c2tui: {st.partitions_ok} partitions ok, {st.partitions_failed} failed, "

@@ -1,0 +1,75 @@
+"""`c2tui serve [run options] --port PORT [--host 127.0.0.1]`: the dashboard in a browser.
+
+textual-serve serves a page whose terminal (xterm.js) talks over a websocket to `c2tui run`
+started for that page with the same run options: each browser tab gets its own dashboard
+over its own embedded prover, stopped when the tab closes. Loopback by default: whoever can
+reach the page can steer the prover, so another address is the operator's explicit choice.
+"""
+from __future__ import annotations
+
+import ipaddress
+import shlex
+import sys
+from typing import Any
+
+import click
+
+from c2tui.options import RUN_OPTION_NAMES, config_from_options, run_options
+
+_FLAG_OPTIONS = {"prestage": ("--prestage", "--no-prestage")}
+
+
+def run_argv(theme: str, fps: float, **kwargs: Any) -> list[str]:
+    """`c2tui run` with the options given to serve (only those given; the rest default there)."""
+    argv = [sys.executable, "-m", "c2tui", "run"]
+    for name in sorted(RUN_OPTION_NAMES):
+        v = kwargs.get(name)
+        if v is None:
+            continue
+        if name in _FLAG_OPTIONS:
+            argv.append(_FLAG_OPTIONS[name][0 if v else 1])
+        else:
+            argv += ["--" + name.replace("_", "-"), str(v)]
+    return argv + ["--theme", theme, "--fps", f"{fps:g}"]
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command("serve")
+@run_options
+@click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
+@click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="HTTP port")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="address to bind (loopback by default: whoever reaches the page controls the prover)")
+def command(theme: str, fps: float, port: int, host: str, **kwargs: Any) -> None:
+    """Serve the live dashboard to a web browser (textual-serve)."""
+    import themes
+    from prover.config import ConfigError
+
+    if theme not in themes.names():
+        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
+    try:
+        config_from_options(**kwargs)  # bad options fail here, not later in every browser tab
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        from textual_serve.server import Server
+    except ImportError:
+        raise click.ClickException("c2tui serve needs textual-serve: pip install 'c2tui[serve]'") from None
+    if not _loopback(host):
+        click.echo(f"warning: serving on {host}: anyone who can reach it can steer the prover", err=True)
+    url_host = f"[{host}]" if ":" in host else host
+    click.echo(f"c2tui: serving the dashboard on http://{url_host}:{port} (a prover per browser tab; Ctrl-C stops)",
+               err=True)
+    try:
+        Server(shlex.join(run_argv(theme, fps, **kwargs)), host=host, port=port, title="c2tui").serve()
+    except OSError as exc:
+        raise click.ClickException(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
