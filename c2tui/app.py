@@ -22,6 +22,7 @@ import themes
 from c2tui.sources import ReplaySource, Source
 from c2tui.widgets.common import truthy
 from c2tui.widgets.event_log import EventLog
+from c2tui.widgets.gpu_overview import GpuOverview
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.header_bar import HeaderBar
 from c2tui.widgets.help_screen import HelpScreen
@@ -90,6 +91,7 @@ class DashboardApp(App[None]):
         yield HeaderBar(id="header")
         if self.replay:
             yield ReplayBar(id="replay")
+        yield GpuOverview(id="overview")
         with VerticalScroll(id="gpus"):
             pass
         with Horizontal(id="side"):
@@ -165,6 +167,7 @@ class DashboardApp(App[None]):
             box.styles.grid_size_columns = cols
         for p in panels:
             p.show(st)
+        self.query_one(GpuOverview).show(st)
         self.query_one(PartitionTable).show(st)
         self.query_one(EventLog).show(st)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from c2tui.widgets.common import Line, StateView, flow, fmt_clock, join_lines, truthy
 
 
-def header_items(st, pal, source_label: str = "") -> list[Line]:
+def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]:
     k = st.knobs
     items: list[Line] = []
     ident = Line()
@@ -47,6 +47,8 @@ def header_items(st, pal, source_label: str = "") -> list[Line]:
     if st.ended:
         items.append(Line(f" ENDED: {st.end_reason} ", style=f"bold reverse {pal['dim']}"))
     items.append(Line.assemble(("t ", pal["dim"]), (fmt_clock(st.t), "bold")))
+    if theme:
+        items.append(Line.assemble(("theme ", pal["dim"]), (theme, "bold")))
     return items
 
 
@@ -55,8 +57,11 @@ class HeaderBar(StateView):
 
     source_label: str = ""
 
+    def _items(self, st) -> list[Line]:
+        return header_items(st, self.palette, self.source_label, getattr(self.app, "theme_name", ""))
+
     def wanted_height(self, state) -> int:
-        return len(flow(header_items(state, self.palette, self.source_label), self.content_width()))
+        return len(flow(self._items(state), self.content_width()))
 
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return join_lines(flow(header_items(st, self.palette, self.source_label), width))
+        return join_lines(flow(self._items(st), width))
