@@ -22,6 +22,7 @@ import themes
 from c2tui.sources import ReplaySource, Source
 from c2tui.widgets.common import truthy
 from c2tui.widgets.event_log import EventLog
+from c2tui.widgets.events_screen import EventsScreen
 from c2tui.widgets.gpu_overview import GpuOverview
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.header_bar import HeaderBar
@@ -64,6 +65,7 @@ class DashboardApp(App[None]):
         Binding("home", "seek_start", "start", priority=True),
         Binding("end", "seek_end", "end", priority=True),
         # always
+        Binding("e", "events", "events"),
         Binding("t", "cycle_theme", "theme"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
@@ -271,6 +273,10 @@ class DashboardApp(App[None]):
     def action_cycle_theme(self) -> None:
         i = self.theme_names.index(self.theme_name)
         self.theme = themes.PREFIX + self.theme_names[(i + 1) % len(self.theme_names)]
+
+    def action_events(self) -> None:
+        if not isinstance(self.screen, EventsScreen):
+            self.push_screen(EventsScreen(), lambda _: self.redraw())
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

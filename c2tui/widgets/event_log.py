@@ -13,11 +13,13 @@ from c2tui.widgets.common import Line, StateView
 LEVEL = {"info": ("info", "info"), "warn": ("warn", "warn"), "error": ("fail", "ERR ")}
 # level filters `v` cycles through: (name shown, levels kept)
 LEVEL_FILTERS = (("all", None), ("warn+", {"warn", "error"}), ("errors", {"error"}))
+_SELECT = Binding.Group("select")
+_PAGE = Binding.Group("page")
 SCROLL_KEYS = [
-    Binding("up", "move(-1)", "older", key_display="↑"),
-    Binding("down", "move(1)", "newer", key_display="↓"),
-    Binding("pageup", "page(-1)", "page up", key_display="PgUp"),
-    Binding("pagedown", "page(1)", "page down", key_display="PgDn"),
+    Binding("up", "move(-1)", "select older", key_display="↑", group=_SELECT),
+    Binding("down", "move(1)", "select newer", key_display="↓", group=_SELECT),
+    Binding("pageup", "page(-1)", "page up", key_display="PgUp", group=_PAGE),
+    Binding("pagedown", "page(1)", "page down", key_display="PgDn", group=_PAGE),
 ]
 
 

@@ -243,7 +243,9 @@ class PartitionTable(StateView, can_focus=True):
 
     def action_cycle_worker(self) -> None:
         st = self.state
-        workers = sorted({p.worker for p in st.partitions.values() if p.worker}) if st is not None else []
+        # only the workers of the GPU filtered on, so every step shows some partitions
+        workers = sorted({p.worker for p in st.partitions.values()
+                          if p.worker and (self.view.gpu is None or p.gpu == self.view.gpu)}) if st is not None else []
         self.view.worker = _next(workers, self.view.worker)
         self._changed()
 

@@ -1,0 +1,219 @@
+"""Pilot tests for the dashboard's own keys and mouse (issue 13): the event log scrolls,
+selects, filters and opens a note's event; partitions sort and filter; the GPU overview
+says where off-screen panels are; help scrolls; the theme is named. Over committed
+recordings, paused at a fixed run time, so what is on screen is known."""
+from __future__ import annotations
+
+import asyncio
+import functools
+from pathlib import Path
+
+import pytest
+from textual import events
+
+from c2tui.app import DashboardApp
+from c2tui.sources import ReplaySource
+from c2tui.widgets.event_detail import EventDetail, detail_table
+from c2tui.widgets.event_log import EventLog
+from c2tui.widgets.events_screen import EventsScreen
+from c2tui.widgets.filter_prompt import FilterPrompt
+from c2tui.widgets.gpu_overview import GpuOverview
+from c2tui.widgets.header_bar import HeaderBar
+from c2tui.widgets.help_screen import HelpScreen
+from c2tui.widgets.partition_table import PartitionTable, failed
+
+pytestmark = pytest.mark.timeout(120)
+RECORDINGS = Path(__file__).parent / "recordings"
+FAILURES = RECORDINGS / "synth_failures.jsonl"
+FOUR = RECORDINGS / "four_gpus.jsonl"
+
+
+def sync(fn):
+    @functools.wraps(fn)
+    def wrapper(*a, **k):
+        return asyncio.run(fn(*a, **k))
+
+    return wrapper
+
+
+def app_at(path: Path, at: float) -> DashboardApp:
+    return DashboardApp(ReplaySource.from_file(path, at=at, playing=False))
+
+
+def rows(table: PartitionTable) -> list[str]:
+    """The partition ids in table order (the body lines, not the head or queued line)."""
+    lines = table.render().plain.splitlines()[1:]
+    return [ln.split()[0] for ln in lines if ln and not ln.startswith(("+", "no partition"))]
+
+
+@sync
+async def test_event_log_select_and_detail():
+    app = app_at(FAILURES, 22.0)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.2)
+        log = app.query_one("#log", EventLog)
+        log.focus()
+        await pilot.press("up")
+        assert log.selected == list(app.state.log)[-1]  # the first key selects the newest note
+        await pilot.press("up", "up")
+        assert log.selected == list(app.state.log)[-3]
+        await pilot.press("enter")
+        assert isinstance(app.screen, EventDetail)
+        entry = app.screen.entry
+        assert entry == list(app.state.log)[-3] and entry[3] is not None
+        # every field of the event is a row of the detail table, by name
+        names = set(detail_table(entry).columns[0]._cells)
+        assert {"note", "level", "event", *entry[3].model_dump()} <= names
+        await pilot.press("escape")
+        assert not isinstance(app.screen, EventDetail)
+
+
+@sync
+async def test_event_log_filters_and_clear():
+    app = app_at(FAILURES, 22.0)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.2)
+        log = app.query_one("#log", EventLog)
+        log.focus()
+        await pilot.press("v")  # warnings and errors only
+        shown = log.entries(app.state)
+        assert shown and all(e[1] in ("warn", "error") for e in shown)
+        await pilot.press("v")  # errors only
+        assert all(e[1] == "error" for e in log.entries(app.state))
+        assert "errors" in str(log.border_subtitle)
+        await pilot.press("slash")
+        assert isinstance(app.screen, FilterPrompt)
+        await pilot.press(*"s0p7", "enter")
+        assert log.text_filter == "s0p7"
+        shown = log.entries(app.state)
+        assert shown and all("s0p7" in e[2] and e[1] == "error" for e in shown)
+        assert all("s0p7" in ln for ln in log.render().plain.splitlines())
+        await pilot.press("escape")
+        assert log.text_filter == "" and log.entries(app.state) == list(app.state.log)
+
+
+@sync
+async def test_event_log_scrolls_with_wheel_and_keys():
+    app = app_at(FAILURES, 22.0)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.2)
+        log = app.query_one("#log", EventLog)
+        # many notes in a short log: only the newest fit
+        notes = [(float(i), "info", f"note {i}", None) for i in range(40)]
+        app.state.log.extend(notes)
+        log.show(app.state)
+        await pilot.pause(0.1)
+        h = log.content_size.height
+        assert log.render().plain.splitlines()[-1].endswith("note 39")
+        await pilot._post_mouse_events([events.MouseScrollUp], "#log")
+        await pilot.pause(0.1)
+        assert log.render().plain.splitlines()[-1].endswith(f"note {39 - 3}")
+        assert "↓ 3 newer" in str(log.border_subtitle)
+        log.focus()
+        await pilot.press("pageup")
+        assert log.selected is not None and log.render().plain.count("note") == h
+        await pilot.press("escape")  # follow the tail again
+        await pilot.pause(0.1)
+        assert log.render().plain.splitlines()[-1].endswith("note 39")
+
+
+@sync
+async def test_events_screen_shows_the_whole_log_at_80x24():
+    app = app_at(FAILURES, 22.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        assert not app.query_one("#log", EventLog).display  # no room for the panel here
+        await pilot.press("e")
+        assert isinstance(app.screen, EventsScreen)
+        await pilot.pause(0.2)
+        text = app.screen.query_one(EventLog).render().plain
+        for _, _, note, _ in app.state.log:
+            assert note[:40] in text
+        await pilot.press("e")
+        assert not isinstance(app.screen, EventsScreen)
+
+
+@sync
+async def test_partitions_sort_and_filter():
+    app = app_at(FAILURES, 22.0)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.2)
+        table = app.query_one(PartitionTable)
+        parts = app.state.partitions
+        bad = {k for k, p in parts.items() if failed(p)}
+        assert bad, "the recording has failed partitions"
+        table.focus()
+        await pilot.press("s")  # failed first
+        assert set(rows(table)[:len(bad)]) == bad
+        assert "failed first" in str(table.border_title)
+        await pilot.press("f", "f", "f")  # state: failed only
+        assert set(rows(table)) == bad
+        await pilot.press("escape", "g")  # gpu 0 only
+        shown = rows(table)
+        assert shown and all(parts[k].gpu == 0 for k in shown)
+        await pilot.press("g", "w")  # gpu 1, first worker
+        w = table.view.worker
+        assert w and w.startswith("g1") and rows(table)
+        assert all(parts[k].worker == w for k in rows(table))
+        await pilot.press("escape")
+        assert table.view.plain() and str(table.border_title) == "Partitions"
+
+
+def test_partition_columns_never_run_together():
+    """Each cell ends with a blank before the next column, at every width (was '4.84sprestaged')."""
+    from c2tui.widgets.partition_table import render_rows
+    import themes
+
+    st = ReplaySource.from_file(RECORDINGS / "two_gpus.jsonl", at=6.0, playing=False)
+    st.tick()
+    _, state = st.snapshot()
+    pal = themes.load("dark").palette
+    for width in (60, 76, 96, 140):
+        text = "\n".join(ln.plain for ln in render_rows(state, pal, width, 30))
+        assert "sprestaged" not in text and "sfallback" not in text and "s–" not in text, text
+
+
+@sync
+async def test_overview_shows_and_jumps_when_panels_do_not_fit():
+    app = app_at(FOUR, 10.0)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.3)
+        ov = app.query_one(GpuOverview)
+        assert ov.display
+        assert ov.places[0] == "shown" and ov.places[3] == "below"
+        assert "below" in ov.render().plain.splitlines()[3]
+        await pilot.click(GpuOverview, offset=(2, 3))  # GPU3's line
+        await pilot.pause(0.2)
+        assert ov.places[3] == "shown" and ov.places[0] == "above"
+    app = app_at(FOUR, 10.0)
+    async with app.run_test(size=(200, 60)) as pilot:  # two columns: all four fit
+        await pilot.pause(0.3)
+        assert not app.query_one(GpuOverview).display
+
+
+@sync
+async def test_help_scrolls():
+    app = app_at(FAILURES, 22.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        box = app.screen.query_one("VerticalScroll")
+        assert box.max_scroll_y > 0
+        await pilot.press("pagedown")
+        await pilot.pause(0.1)
+        assert box.scroll_y > 0
+        await pilot.press("up")
+        await pilot.pause(0.1)
+        assert 0 < box.scroll_y
+
+
+@sync
+async def test_theme_is_named_in_the_header():
+    app = app_at(FAILURES, 22.0)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.2)
+        assert "theme dark" in app.query_one(HeaderBar).render().plain
+        await pilot.press("t")
+        await pilot.pause(0.1)
+        assert "theme light" in app.query_one(HeaderBar).render().plain
