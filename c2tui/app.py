@@ -16,7 +16,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer
 
 import themes
 from c2tui.sources import ReplaySource, Source
@@ -26,6 +25,7 @@ from c2tui.widgets.events_screen import EventsScreen
 from c2tui.widgets.gpu_overview import GpuOverview
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.header_bar import HeaderBar
+from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable
 from c2tui.widgets.replay_bar import ReplayBar
@@ -99,7 +99,7 @@ class DashboardApp(App[None]):
         with Horizontal(id="side"):
             yield PartitionTable(id="partitions")
             yield EventLog(id="log")
-        yield Footer(id="footer")
+        yield KeyFooter(id="footer")
 
     def on_mount(self) -> None:
         for spec in self._specs.values():

@@ -6,9 +6,9 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from c2tui.widgets.event_log import EventLog
+from c2tui.widgets.key_footer import KeyFooter
 
 
 class EventsScreen(Screen[None]):
@@ -16,7 +16,7 @@ class EventsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield EventLog(id="log-full")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._shown = None

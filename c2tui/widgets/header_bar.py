@@ -61,7 +61,10 @@ class HeaderBar(StateView):
         return header_items(st, self.palette, self.source_label, getattr(self.app, "theme_name", ""))
 
     def wanted_height(self, state) -> int:
-        return len(flow(self._items(state), self.content_width()))
+        # before the first layout: the screen's width less this bar's padding (0 1), not the
+        # bordered panels' 4, or the first frame wraps one item too early
+        width = self.content_size.width or max(20, self.app.size.width - 2)
+        return len(flow(self._items(state), width))
 
     def draw(self, st, width: int, height: int) -> list[Line]:
         return join_lines(flow(self._items(st), width))

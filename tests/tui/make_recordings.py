@@ -36,8 +36,10 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     synth(OUT / "synth_failures.jsonl", gpus=2, workers_per_gpu=3, sectors=2,
           switches=[(20.0, "mem_sync", "device")], fail_every=7)
-    # more GPUs than fit at 160x48: the overview lines and the off-screen hint
-    synth(OUT / "four_gpus.jsonl", gpus=4, workers_per_gpu=2, sectors=2, fail_every=5)
+    # more GPUs than fit at 160x48 (the overview lines and the off-screen hint), and more
+    # notes than fit in the event log (every other proof fails), in about 100 KB
+    synth(OUT / "four_gpus.jsonl", gpus=4, workers_per_gpu=2, sectors=3, partitions=8, fail_every=2,
+          progress_steps=1, sample_every=1.0)
     real(OUT / "two_gpus.jsonl")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 

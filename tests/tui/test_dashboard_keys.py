@@ -105,7 +105,7 @@ async def test_event_log_scrolls_with_wheel_and_keys():
         await pilot.pause(0.1)
         h = log.content_size.height
         assert log.render().plain.splitlines()[-1].endswith("note 39")
-        await pilot._post_mouse_events([events.MouseScrollUp], "#log")
+        await pilot._post_mouse_events([events.MouseScrollUp], "#log", offset=(10, 3))
         await pilot.pause(0.1)
         assert log.render().plain.splitlines()[-1].endswith(f"note {39 - 3}")
         assert "↓ 3 newer" in str(log.border_subtitle)
