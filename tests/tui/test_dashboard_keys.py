@@ -217,3 +217,36 @@ async def test_theme_is_named_in_the_header():
         await pilot.press("t")
         await pilot.pause(0.1)
         assert "theme light" in app.query_one(HeaderBar).render().plain
+
+
+def notes_of(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+@pytest.mark.parametrize("workers, key, said", [
+    (16, "plus", "workers per GPU is already at the maximum, 16"),
+    (1, "minus", "workers per GPU is already at the minimum, 1"),
+])
+@sync
+async def test_refused_workers_change_says_why_in_words(workers, key, said):
+    """+ past the knob's maximum and - at its minimum: a toast in words, no internal name,
+    and nothing sent to the controller (no ModeChange)."""
+    from test_controls import make, running
+
+    app, eng, rec = make(workers_per_gpu=workers)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: running(app))
+        await pilot.press(key)
+        await pilot.pause(0.3)
+        assert said in notes_of(app)
+        assert not any("set_" in n for n in notes_of(app))
+        assert rec.changes("workers_per_gpu") == [] and eng.controller.knobs.workers_per_gpu == workers
+
+
+async def until(pilot, cond, timeout: float = 15.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
