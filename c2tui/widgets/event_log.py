@@ -16,10 +16,12 @@ LEVEL_FILTERS = (("all", None), ("warn+", {"warn", "error"}), ("errors", {"error
 _SELECT = Binding.Group("select")
 _PAGE = Binding.Group("page")
 SCROLL_KEYS = [
-    Binding("up", "move(-1)", "select older", key_display="↑", group=_SELECT),
-    Binding("down", "move(1)", "select newer", key_display="↓", group=_SELECT),
-    Binding("pageup", "page(-1)", "page up", key_display="PgUp", group=_PAGE),
-    Binding("pagedown", "page(1)", "page down", key_display="PgDn", group=_PAGE),
+    Binding("up", "move(-1)", "select older", key_display="↑", group=_SELECT,
+            tooltip="select an older / newer note (the wheel scrolls)"),
+    Binding("down", "move(1)", "select newer", key_display="↓", group=_SELECT,
+            tooltip="select an older / newer note (the wheel scrolls)"),
+    Binding("pageup", "page(-1)", "page up", key_display="PgUp", group=_PAGE, tooltip="a page older / newer"),
+    Binding("pagedown", "page(1)", "page down", key_display="PgDn", group=_PAGE, tooltip="a page older / newer"),
 ]
 
 
@@ -37,10 +39,11 @@ class EventLog(StateView, can_focus=True):
     DEFAULT_CSS = "EventLog { height: 8; }"
     BINDINGS = [
         *SCROLL_KEYS,
-        Binding("enter", "detail", "details", key_display="⏎"),
-        Binding("slash", "filter_text", "filter", key_display="/"),
-        Binding("v", "filter_level", "level"),
-        Binding("escape", "clear", "follow", key_display="esc"),
+        Binding("enter", "detail", "details", key_display="⏎",
+                tooltip="the selected note's event, every field (or double click)"),
+        Binding("slash", "filter_text", "filter", key_display="/", tooltip="filter by text in the note"),
+        Binding("v", "filter_level", "level", tooltip="level filter: all → warn+ → errors"),
+        Binding("escape", "clear", "follow", key_display="esc", tooltip="clear the filters, follow the newest note"),
     ]
 
     def __init__(self, **kw) -> None:

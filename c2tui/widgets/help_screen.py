@@ -37,22 +37,20 @@ def binding_rows(bindings) -> list[tuple[str, str]]:
     """(keys, what) for a widget's own bindings: read from the widget, never listed twice."""
     rows: dict[str, list[str]] = {}
     for b in bindings:
-        rows.setdefault(b.description, []).append(b.key_display or b.key)
+        rows.setdefault(b.tooltip or b.description, []).append(b.key_display or b.key)
     return [(" ".join(keys), what) for what, keys in rows.items()]
 
 
 def panel_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     from c2tui.widgets.event_log import EventLog
-    from c2tui.widgets.partition_table import SORTS, STATES, PartitionTable
+    from c2tui.widgets.partition_table import PartitionTable
 
     return [
         ("Moving around", [("tab / shift+tab", "move focus: GPU panels, partitions, events (the focused one's keys show in the footer)"),
                            ("↑ ↓ PgUp PgDn, wheel", "scroll the focused panel (GPU panels, event log, this help)"),
                            ("click a GPU line", "bring that GPU's panel into view (the overview shows when panels do not fit)")]),
-        ("Partitions (when focused)", binding_rows(PartitionTable.BINDINGS)
-         + [("", f"sorts: {', '.join(SORTS)}; states: {', '.join(STATES)}")]),
-        ("Event log (when focused)", binding_rows(EventLog.BINDINGS)
-         + [("double click", "a note's details")]),
+        ("Partitions (when focused)", binding_rows(PartitionTable.BINDINGS)),
+        ("Event log (when focused)", binding_rows(EventLog.BINDINGS)),
     ]
 
 

@@ -196,11 +196,11 @@ def _next(values: list, current):
 class PartitionTable(StateView, can_focus=True):
     DEFAULT_CSS = "PartitionTable { height: 1fr; }"
     BINDINGS = [
-        Binding("s", "cycle_sort", "sort"),
-        Binding("f", "cycle_state", "state"),
-        Binding("g", "cycle_gpu", "gpu"),
-        Binding("w", "cycle_worker", "worker"),
-        Binding("escape", "clear", "all", key_display="esc"),
+        Binding("s", "cycle_sort", "sort", tooltip="sort: " + " → ".join(SORTS)),
+        Binding("f", "cycle_state", "state", tooltip="state filter: " + " → ".join(STATES)),
+        Binding("g", "cycle_gpu", "gpu", tooltip="GPU filter: all → each GPU"),
+        Binding("w", "cycle_worker", "worker", tooltip="worker filter: all → each worker (of the GPU filtered on)"),
+        Binding("escape", "clear", "all", key_display="esc", tooltip="back to all partitions, in flight first"),
     ]
 
     def __init__(self, **kw) -> None:

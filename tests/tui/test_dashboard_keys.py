@@ -181,6 +181,7 @@ async def test_overview_shows_and_jumps_when_panels_do_not_fit():
         ov = app.query_one(GpuOverview)
         assert ov.display
         assert ov.places[0] == "shown" and ov.places[3] == "below"
+        await until(pilot, lambda: len(ov.render().plain.splitlines()) == 4)
         assert "below" in ov.render().plain.splitlines()[3]
         await pilot.click(GpuOverview, offset=(2, 3))  # GPU3's line
         await pilot.pause(0.2)
@@ -250,3 +251,40 @@ async def until(pilot, cond, timeout: float = 15.0) -> None:
         if loop.time() > end:
             raise AssertionError("condition not met in time")
         await pilot.pause(0.05)
+
+
+def footer_keys(app) -> list[str]:
+    """The footer's key actions left to right (grouped keys sit in a KeyGroup)."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    out = []
+    for child in app.screen.query_one(Footer).children:
+        out += [child.action] if isinstance(child, FooterKey) else [k.action for k in child.query(FooterKey)]
+    return out
+
+
+@sync
+async def test_footer_keeps_quit_and_help_first_at_80x24():
+    """Quit and help lead the footer, also when a panel's own keys are added in front."""
+    app = app_at(FAILURES, 22.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        # the footer recomposes a moment after the keys change: wait for it, then look
+        await until(pilot, lambda: "play" in footer_keys(app))
+        assert footer_keys(app)[:2] == ["quit", "help"]
+        app.query_one(PartitionTable).focus()
+        await until(pilot, lambda: "cycle_sort" in footer_keys(app))
+        assert footer_keys(app)[:2] == ["quit", "help"]
+        await pilot.press("e")
+        await until(pilot, lambda: "filter_level" in footer_keys(app))
+        assert footer_keys(app)[:2] == ["dismiss", "app.help"]
+
+
+@sync
+async def test_footer_keeps_quit_and_help_first_live():
+    from test_controls import make
+
+    app, eng, rec = make()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "lock_mode" in footer_keys(app))
+        assert footer_keys(app)[:2] == ["quit", "help"]
