@@ -77,19 +77,26 @@ class GpuOverview(StateView):
         box = self.screen.query_one(self.box_selector)
         self.watch(box, "scroll_y", self.follow, init=False)
         self.watch(box, "virtual_size", self.follow, init=False)
-        self.watch(box, "size", self.follow, init=False)
 
-    def follow(self, *_: object) -> None:
-        """The panels moved or were resized: say again which are off screen."""
+    def locate(self) -> None:
+        """Which panels are off screen; show this widget only when some are."""
         box = self.screen.query_one(self.box_selector)
-        places = panel_places(box)
-        overflow = box.max_scroll_y > 0 and any(v != "shown" for v in places.values())
+        self.places = panel_places(box)
+        overflow = box.max_scroll_y > 0 and any(v != "shown" for v in self.places.values())
         if overflow != self.display:
             self.display = overflow
-        if places != self.places:
-            self.places = places
-            if self.state is not None:
-                self.show(self.state)
+
+    def show(self, st) -> None:
+        # every new snapshot and every resize of the app comes here (the app redraws)
+        self.locate()
+        super().show(st)
+
+    def follow(self, *_: object) -> None:
+        """The panels scrolled or their content grew or shrank."""
+        if self.state is not None:
+            self.show(self.state)
+        else:
+            self.locate()
 
     def wanted_height(self, st) -> int:
         return max(1, len(st.gpus))
