@@ -34,7 +34,7 @@ class EventDetail(ModalScreen[None]):
                 Binding("up", "scroll(-1)", "scroll", key_display="↑/↓", show=False),
                 Binding("down", "scroll(1)", "scroll", show=False)]
     DEFAULT_CSS = """
-    EventDetail { align: center middle; background: $background 50%; }
+    EventDetail { align: center middle; }
     EventDetail > VerticalScroll {
         width: 90; max-width: 96%; height: auto; max-height: 90%;
         border: thick $accent; background: $surface; padding: 0 1;

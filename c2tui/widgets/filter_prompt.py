@@ -12,7 +12,7 @@ from textual.widgets import Input, Label
 class FilterPrompt(ModalScreen["str | None"]):
     BINDINGS = [Binding("escape", "cancel", "cancel")]
     DEFAULT_CSS = """
-    FilterPrompt { align: center middle; background: $background 50%; }
+    FilterPrompt { align: center middle; }
     FilterPrompt > Vertical {
         width: 60; max-width: 96%; height: auto;
         border: thick $accent; background: $surface; padding: 0 1;
