@@ -288,3 +288,34 @@ async def test_footer_keeps_quit_and_help_first_live():
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: "lock_mode" in footer_keys(app))
         assert footer_keys(app)[:2] == ["quit", "help"]
+
+
+def help_text(screen) -> str:
+    import io
+
+    from rich.console import Console
+
+    con = Console(width=200, file=io.StringIO(), record=True)
+    con.print(screen.query_one("Static").content)  # the help's rich Table
+    return con.export_text()
+
+
+@pytest.mark.parametrize("replay", [True, False], ids=["replay", "live"])
+@sync
+async def test_every_binding_is_in_the_help(replay):
+    """Each key the app or a panel binds (for the mode the help is about) is named there."""
+    from c2tui.app import LIVE_ACTIONS, REPLAY_ACTIONS
+
+    app = app_at(FAILURES, 22.0)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.2)
+        app.push_screen(HelpScreen(replay))
+        await pilot.pause(0.2)
+        text = help_text(app.screen)
+    skip = LIVE_ACTIONS if replay else REPLAY_ACTIONS
+    bindings = [b for b in app.BINDINGS if b.action not in skip]
+    bindings += [*PartitionTable.BINDINGS, *EventLog.BINDINGS]
+    for b in bindings:
+        key = b.key.split(",")[0]
+        names = {b.key_display or "", key, "shift" if key.startswith("shift+") else ""} - {""}
+        assert any(n in text for n in names), (b, names)
