@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from prover.events import Phase
 from prover.knobs import KNOBS
+from prover.settings import KernelSettings
 
 Backend = Literal["auto", "sim", "cuda"]
 _CHOICE_KNOBS = tuple(k.name for k in KNOBS.values() if k.values)
@@ -125,6 +126,13 @@ class RunConfig(BaseModel):
     vram_sample_s: float = Field(0.15, gt=0.0, le=10.0, description="VRAM sample period (wall seconds)")
     cache_dir: str | None = Field(None, description="where proving keys are cached")
     faults: FaultsConfig = Field(default_factory=FaultsConfig)
+    kernels: KernelSettings = Field(default_factory=KernelSettings.from_env,
+                                    description="kernel and setup tunables; C2TUI_* variables override (docs/settings.md)")
+
+    @field_validator("kernels", mode="before")
+    @classmethod
+    def _kernels(cls, v: Any) -> Any:
+        return KernelSettings.from_env(**v) if isinstance(v, dict) else v
 
     @field_validator(*_CHOICE_KNOBS)
     @classmethod

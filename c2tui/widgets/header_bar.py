@@ -3,7 +3,7 @@ how well (throughput, proofs ok / failed, fallbacks, OOMs, elapsed run time)."""
 from __future__ import annotations
 
 
-from c2tui.widgets.common import Line, StateView, flow, fmt_clock, join_lines, truthy
+from c2tui.widgets.common import Line, StateView, flow, fmt_clock, truthy
 
 
 def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]:
@@ -67,4 +67,4 @@ class HeaderBar(StateView):
         return len(flow(self._items(state), width))
 
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return join_lines(flow(self._items(st), width))
+        return flow(self._items(st), width)

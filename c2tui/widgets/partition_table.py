@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, join_lines, worker_index
+from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_index
 from c2tui.widgets.phase_bar import render_phase_bar
 
 STATES = ("all", "in flight", "done", "failed")
@@ -220,7 +220,7 @@ class PartitionTable(StateView, can_focus=True):
         self.set_titles(f"Partitions · {how}" if how else "Partitions", sub)
 
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return join_lines(render_rows(st, self.palette, width, height, self.view))
+        return render_rows(st, self.palette, width, height, self.view)
 
     def _changed(self) -> None:
         if self.state is not None:

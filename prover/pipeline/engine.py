@@ -20,9 +20,10 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from prover import events as ev
+from prover import settings
 from prover.config import RunConfig
 from prover.device.base import BaseDevice
 from prover.device.profiles import get_profile
@@ -102,6 +103,7 @@ class Engine:
             raise RuntimeError("engine already started")
         self._started = True
         self._bus.restart_clock()
+        settings.use(self.config.kernels)  # kernels, setup and fr read the run's tunables
         cfg = self.config
         self.emit(ev.RunStarted, backend=self.backend, simulated=self.backend == "sim", profile=self.profile.name,
                   proved_log2=cfg.constraints_log2, modelled_log2=self.modelled_log2, gpus=cfg.n_gpus,
@@ -191,6 +193,8 @@ class Engine:
         if stuck:  # pragma: no cover - would be a bug; say it loudly
             self.emit(ev.Note, level="error", text=f"locks still held at stop on gpu {stuck}")
         self.emit(ev.RunEnded, reason=reason)
+        if settings.current() is self.config.kernels:
+            settings.use(None)
         self._finished.set()
 
     def _init_prover(self) -> Prover:
