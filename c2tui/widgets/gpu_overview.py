@@ -102,8 +102,17 @@ class GpuOverview(StateView):
         return max(1, len(st.gpus))
 
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return [overview_line(st.gpus[i], self.palette, width, self.places.get(i, ""))
-                for i in sorted(st.gpus)]
+        gpus = sorted(st.gpus)
+        # a short terminal caps this widget (CSS max-height): the GPUs that do not get a
+        # line are named on the last one
+        room = len(gpus) if len(gpus) <= height else max(0, height - 1)
+        lines = [overview_line(st.gpus[i], self.palette, width, self.places.get(i, "")) for i in gpus[:room]]
+        if room < len(gpus):
+            rest = gpus[room:]
+            more = Line(f"+{len(rest)} more GPUs (GPU{rest[0]}…GPU{rest[-1]}): scroll the panels",
+                        style=self.palette["warn"])
+            lines.append(more.truncate(width, overflow="ellipsis"))
+        return lines
 
     def on_click(self, event) -> None:
         """A click on a GPU's line scrolls its panel into view."""

@@ -319,3 +319,20 @@ async def test_every_binding_is_in_the_help(replay):
         key = b.key.split(",")[0]
         names = {b.key_display or "", key, "shift" if key.startswith("shift+") else ""} - {""}
         assert any(n in text for n in names), (b, names)
+
+
+@sync
+async def test_overview_names_the_gpus_it_has_no_room_for(tmp_path):
+    """8 GPUs at 80x24: the overview is capped at 4 lines, the last names the other GPUs."""
+    import make_recordings
+
+    path = tmp_path / "eight.jsonl"
+    make_recordings.synth(path, gpus=8, workers_per_gpu=2, sectors=2, partitions=8, progress_steps=1,
+                          sample_every=1.0)
+    app = app_at(path, 8.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        ov = app.query_one(GpuOverview)
+        await until(pilot, lambda: ov.display and len(ov.render().plain.splitlines()) == 4)
+        lines = ov.render().plain.splitlines()
+        assert [ln.split()[0] for ln in lines[:3]] == ["GPU0", "GPU1", "GPU2"]
+        assert lines[3].startswith("+5 more GPUs (GPU3…GPU7)")
