@@ -16,14 +16,16 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer
 
 import themes
 from c2tui.sources import ReplaySource, Source
 from c2tui.widgets.common import truthy
 from c2tui.widgets.event_log import EventLog
+from c2tui.widgets.events_screen import EventsScreen
+from c2tui.widgets.gpu_overview import GpuOverview
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.header_bar import HeaderBar
+from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable
 from c2tui.widgets.replay_bar import ReplayBar
@@ -34,8 +36,15 @@ SWITCH_INTERVAL = 0.001  # seconds; see on_mount
 LIVE_BINDINGS = [*(Binding(k.key, k.action, k.label, key_display=k.display) for knob in KNOBS.values() for k in knob.keys),
                  Binding("n", "submit", "submit sector")]
 LIVE_ACTIONS = {b.action for b in LIVE_BINDINGS}
+# keys that go together show once in the footer ("← → seek 5s"), so 80 columns hold more
+SEEK, SPEED, ENDS = Binding.Group("seek 5s"), Binding.Group("speed"), Binding.Group("start/end")
 REPLAY_ACTIONS = {"play", "seek_back", "seek_fwd", "seek_back_long", "seek_fwd_long", "slower",
                   "faster", "seek_start", "seek_end"}
+
+
+def words(name: str) -> str:
+    """A knob or method name as an operator reads it: workers_per_gpu -> workers per GPU."""
+    return name.replace("_", " ").replace("gpu", "GPU")
 
 
 class DashboardApp(App[None]):
@@ -49,15 +58,16 @@ class DashboardApp(App[None]):
         *LIVE_BINDINGS,  # hidden in replay
         # replay controls (hidden live)
         Binding("space", "play", "play/pause", key_display="␣", priority=True),
-        Binding("left", "seek_back", "-5s", key_display="←", priority=True),
-        Binding("right", "seek_fwd", "+5s", key_display="→", priority=True),
+        Binding("left", "seek_back", "-5s", key_display="←", priority=True, group=SEEK),
+        Binding("right", "seek_fwd", "+5s", key_display="→", priority=True, group=SEEK),
         Binding("shift+left", "seek_back_long", "-30s", show=False, priority=True),
         Binding("shift+right", "seek_fwd_long", "+30s", show=False, priority=True),
-        Binding("left_square_bracket", "slower", "slower", key_display="["),
-        Binding("right_square_bracket", "faster", "faster", key_display="]"),
-        Binding("home", "seek_start", "start", priority=True),
-        Binding("end", "seek_end", "end", priority=True),
+        Binding("left_square_bracket", "slower", "slower", key_display="[", group=SPEED),
+        Binding("right_square_bracket", "faster", "faster", key_display="]", group=SPEED),
+        Binding("home", "seek_start", "start", priority=True, group=ENDS),
+        Binding("end", "seek_end", "end", priority=True, group=ENDS),
         # always
+        Binding("e", "events", "events"),
         Binding("t", "cycle_theme", "theme"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
@@ -85,12 +95,13 @@ class DashboardApp(App[None]):
         yield HeaderBar(id="header")
         if self.replay:
             yield ReplayBar(id="replay")
+        yield GpuOverview(id="overview")
         with VerticalScroll(id="gpus"):
             pass
         with Horizontal(id="side"):
             yield PartitionTable(id="partitions")
             yield EventLog(id="log")
-        yield Footer(id="footer")
+        yield KeyFooter(id="footer")
 
     def on_mount(self) -> None:
         for spec in self._specs.values():
@@ -160,6 +171,7 @@ class DashboardApp(App[None]):
             box.styles.grid_size_columns = cols
         for p in panels:
             p.show(st)
+        self.query_one(GpuOverview).show(st)
         self.query_one(PartitionTable).show(st)
         self.query_one(EventLog).show(st)
 
@@ -185,7 +197,8 @@ class DashboardApp(App[None]):
                 getattr(ctl, method)(*args, source="key")
             except Exception as exc:  # noqa: BLE001 - a refused change is shown, not fatal
                 self.errors.append(f"{method}: {exc}")
-                self.call_from_thread(self.notify, f"{method} refused: {exc}", severity="error")
+                what = words(method.removeprefix("set_"))
+                self.call_from_thread(self.notify, f"the prover refused the {what} change: {exc}", severity="error")
 
         # off the UI thread: a controller call (e.g. resizing the worker pool) never stalls a frame
         self.run_worker(call, thread=True, group="control", name=method)
@@ -207,12 +220,21 @@ class DashboardApp(App[None]):
         except ValueError:
             return 1
 
+    def _step_workers(self, step: int) -> None:
+        """+ / -: one worker per GPU more or fewer; at a bound, say so in words (the bounds
+        are the knob's, prover.knobs) instead of sending a change the controller refuses."""
+        k, n = KNOBS["workers_per_gpu"], self._wpg() + step
+        if not k.lo <= n <= k.hi:
+            end, bound = ("maximum", k.hi) if n > k.hi else ("minimum", k.lo)
+            self.notify(f"{words(k.name)} is already at the {end}, {bound}", severity="warning")
+            return
+        self._control("set_workers_per_gpu", n)
+
     def action_workers_up(self) -> None:
-        self._control("set_workers_per_gpu", self._wpg() + 1)
+        self._step_workers(1)
 
     def action_workers_down(self) -> None:
-        if self._wpg() > 1:
-            self._control("set_workers_per_gpu", self._wpg() - 1)
+        self._step_workers(-1)
 
     def action_prestage(self) -> None:
         self._control("set_prestage", not truthy(self._knob("prestage", "true")))
@@ -268,6 +290,10 @@ class DashboardApp(App[None]):
     def action_cycle_theme(self) -> None:
         i = self.theme_names.index(self.theme_name)
         self.theme = themes.PREFIX + self.theme_names[(i + 1) % len(self.theme_names)]
+
+    def action_events(self) -> None:
+        if not isinstance(self.screen, EventsScreen):
+            self.push_screen(EventsScreen(), lambda _: self.redraw())
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

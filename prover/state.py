@@ -149,7 +149,8 @@ class DashboardState:
     mode_changes: int = 0
     events: int = 0
     first_done_t: float | None = None
-    log: deque[tuple[float, str, str]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+    # (t, level, text, the event that made the note: the dashboard's detail view shows its fields)
+    log: deque[tuple[float, str, str, ev.Event | None]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
 
     # --- the fold -------------------------------------------------------------------------
     def apply(self, e: ev.Event) -> None:
@@ -177,8 +178,8 @@ class DashboardState:
             self.gpus[i] = GpuState(gpu=i)
         return self.gpus[i]
 
-    def note(self, level: str, text: str) -> None:
-        self.log.append((self.t, level, text))
+    def note(self, level: str, text: str, event: ev.Event | None = None) -> None:
+        self.log.append((self.t, level, text, event))
 
     def recent_partitions(self, limit: int = RECENT_PARTITIONS) -> list[PartitionState]:
         """In-flight partitions first, then the most recently finished."""
@@ -269,7 +270,7 @@ def _phase_end(s: DashboardState, e: ev.PhaseEnd) -> None:
     st.max = max(st.max, e.duration)
     if not e.ok:
         st.failed += 1
-        s.note("error", f"{e.part} {e.phase.value} failed: {e.error}")
+        s.note("error", f"{e.part} {e.phase.value} failed: {e.error}", e)
     if e.gpu is not None:
         g = s.gpu(e.gpu)
         if e.phase in (Phase.ntt_h, Phase.msm):
@@ -360,23 +361,23 @@ def _fallback(s: DashboardState, e: ev.Fallback) -> None:
     s.gpu(e.gpu).fallbacks += 1
     p = _part(s, e.part)
     p.fallback, p.prestaged = True, False
-    s.note("warn", f"gpu{e.gpu} {e.part} fallback: {e.reason}")
+    s.note("warn", f"gpu{e.gpu} {e.part} fallback: {e.reason}", e)
 
 
 def _oom(s: DashboardState, e: ev.Oom) -> None:
     s.ooms += 1
     s.gpu(e.gpu).ooms += 1
-    s.note("warn", f"gpu{e.gpu} OOM {e.worker} {e.part or ''}: wanted {e.requested >> 20} MiB, {e.free >> 20} MiB free")
+    s.note("warn", f"gpu{e.gpu} OOM {e.worker} {e.part or ''}: wanted {e.requested >> 20} MiB, {e.free >> 20} MiB free", e)
 
 
 def _mode_change(s: DashboardState, e: ev.ModeChange) -> None:
     s.mode_changes += 1
     s.knobs[e.knob] = e.new
-    s.note("info", f"{e.knob}: {e.old} -> {e.new} ({e.source})")
+    s.note("info", f"{e.knob}: {e.old} -> {e.new} ({e.source})", e)
 
 
 def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted) -> None:
-    s.note("info", f"sector {e.sector} submitted ({e.partitions} partitions)")
+    s.note("info", f"sector {e.sector} submitted ({e.partitions} partitions)", e)
 
 
 def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:
@@ -389,7 +390,7 @@ def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:
         s.proofs_ok += 1
     else:
         s.proofs_failed += 1
-        s.note("error", f"{e.part} proof FAILED verification: {e.reason or ''}")
+        s.note("error", f"{e.part} proof FAILED verification: {e.reason or ''}", e)
 
 
 def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
@@ -399,7 +400,7 @@ def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
         s.partitions_ok += 1
     else:
         s.partitions_failed += 1
-        s.note("error", f"{e.part} failed: {e.reason}")
+        s.note("error", f"{e.part} failed: {e.reason}", e)
     if p.gpu is not None:
         s.gpu(p.gpu).done += 1
     if s.first_done_t is None:
@@ -408,16 +409,16 @@ def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
 
 def _stall(s: DashboardState, e: ev.Stall) -> None:
     s.stalls += 1
-    s.note("warn", f"stall: {e.worker} {e.what} {e.name} {e.seconds:.1f}s {e.part or ''}")
+    s.note("warn", f"stall: {e.worker} {e.what} {e.name} {e.seconds:.1f}s {e.part or ''}", e)
 
 
 def _note(s: DashboardState, e: ev.Note) -> None:
-    s.note(e.level, e.text)
+    s.note(e.level, e.text, e)
 
 
 def _run_ended(s: DashboardState, e: ev.RunEnded) -> None:
     s.ended, s.end_reason = True, e.reason
-    s.note("info", f"run ended: {e.reason}")
+    s.note("info", f"run ended: {e.reason}", e)
 
 
 _HANDLERS = {

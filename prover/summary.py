@@ -113,7 +113,7 @@ def summarize(state: DashboardState) -> Summary:
             busy_share=min(1.0, g.kernel_busy / dur) if dur > 0 else 0.0, kernel_busy_s=g.kernel_busy,
             fallbacks=g.fallbacks, ooms=g.ooms, mem=_lock(g.locks["mem"]), compute=_lock(g.locks["compute"]),
             workers=len(g.workers)))
-    errors = [text for (_, level, text) in s.log if level == "error"]
+    errors = [text for (_, level, text, _e) in s.log if level == "error"]
     checked = s.proofs_ok + s.proofs_failed
     return Summary(
         backend=s.backend, simulated=s.simulated, profile=s.profile, proved_log2=s.proved_log2,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from c2tui.widgets.common import Line, StateView, flow, fmt_clock, truthy
 
 
-def header_items(st, pal, source_label: str = "") -> list[Line]:
+def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]:
     k = st.knobs
     items: list[Line] = []
     ident = Line()
@@ -47,6 +47,8 @@ def header_items(st, pal, source_label: str = "") -> list[Line]:
     if st.ended:
         items.append(Line(f" ENDED: {st.end_reason} ", style=f"bold reverse {pal['dim']}"))
     items.append(Line.assemble(("t ", pal["dim"]), (fmt_clock(st.t), "bold")))
+    if theme:
+        items.append(Line.assemble(("theme ", pal["dim"]), (theme, "bold")))
     return items
 
 
@@ -55,8 +57,14 @@ class HeaderBar(StateView):
 
     source_label: str = ""
 
+    def _items(self, st) -> list[Line]:
+        return header_items(st, self.palette, self.source_label, getattr(self.app, "theme_name", ""))
+
     def wanted_height(self, state) -> int:
-        return len(flow(header_items(state, self.palette, self.source_label), self.content_width()))
+        # before the first layout: the screen's width less this bar's padding (0 1), not the
+        # bordered panels' 4, or the first frame wraps one item too early
+        width = self.content_size.width or max(20, self.app.size.width - 2)
+        return len(flow(self._items(state), width))
 
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return flow(header_items(st, self.palette, self.source_label), width)
+        return flow(self._items(st), width)

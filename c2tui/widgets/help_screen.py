@@ -1,11 +1,12 @@
-"""The help screen (`?`): every key and what it does, in live and replay mode."""
+"""The help screen (`?`): every key and what it does, in live and replay mode; it scrolls
+(↑/↓, PgUp/PgDn, the wheel) when it is taller than the terminal."""
 from __future__ import annotations
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -28,8 +29,30 @@ REPLAY_KEYS = [
 COMMON_KEYS = [
     ("t", "cycle theme (dark, light, high-contrast)"),
     ("?", "this help"),
+    ("e", "the event log on its own screen (all of it; same keys as the panel)"),
     ("q", "quit"),
 ]
+
+
+def binding_rows(bindings) -> list[tuple[str, str]]:
+    """(keys, what) for a widget's own bindings: read from the widget, never listed twice."""
+    rows: dict[str, list[str]] = {}
+    for b in bindings:
+        rows.setdefault(b.tooltip or b.description, []).append(b.key_display or b.key)
+    return [(" ".join(keys), what) for what, keys in rows.items()]
+
+
+def panel_sections() -> list[tuple[str, list[tuple[str, str]]]]:
+    from c2tui.widgets.event_log import EventLog
+    from c2tui.widgets.partition_table import PartitionTable
+
+    return [
+        ("Moving around", [("tab / shift+tab", "move focus: GPU panels, partitions, events (the focused one's keys show in the footer)"),
+                           ("↑ ↓ PgUp PgDn, wheel", "scroll the focused panel (GPU panels, event log, this help)"),
+                           ("click a GPU line", "bring that GPU's panel into view (the overview shows when panels do not fit)")]),
+        ("Partitions (when focused)", binding_rows(PartitionTable.BINDINGS)),
+        ("Event log (when focused)", binding_rows(EventLog.BINDINGS)),
+    ]
 
 
 def key_table() -> str:
@@ -58,10 +81,14 @@ def legend(pal) -> list[tuple[Text, Text]]:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close", show=True)]
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close", show=True),
+                Binding("up", "scroll(-1)", "scroll up", key_display="↑"),
+                Binding("down", "scroll(1)", "scroll down", key_display="↓"),
+                Binding("pageup", "page(-1)", "page up", key_display="PgUp"),
+                Binding("pagedown", "page(1)", "page down", key_display="PgDn")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Vertical {
+    HelpScreen > VerticalScroll {
         width: 100; max-width: 96%; height: auto; max-height: 96%;
         border: thick $primary; background: $surface; padding: 0 1;
     }
@@ -77,12 +104,20 @@ class HelpScreen(ModalScreen[None]):
         t.add_column()
         sections = [("Replay" if self.replay else "Controls (sent to the prover's controller)",
                      REPLAY_KEYS if self.replay else live_keys()), ("Always", COMMON_KEYS),
-                    ("Legend", legend(self.app.palette))]  # type: ignore[attr-defined]
+                    *panel_sections(), ("Legend", legend(self.app.palette))]  # type: ignore[attr-defined]
         for title, rows in sections:
             t.add_row(Text(title, style="bold underline"), "")
             for k, d in rows:
                 t.add_row(k, d)
             t.add_row("", "")
         t.add_row("", Text("A control is shown as changed only when the prover's ModeChange event comes back.", style="italic"))
-        with Vertical():
+        with VerticalScroll() as box:
+            box.border_subtitle = "↑↓ PgUp PgDn scroll · esc close"
             yield Static(t)
+
+    def action_scroll(self, step: int) -> None:
+        self.query_one(VerticalScroll).scroll_relative(y=step, animate=False)
+
+    def action_page(self, step: int) -> None:
+        box = self.query_one(VerticalScroll)
+        box.scroll_relative(y=step * max(1, box.scrollable_content_region.height - 1), animate=False)

@@ -1,11 +1,18 @@
 """The partition table: in-flight partitions first, then the most recently finished, one
 row each: id, GPU, worker, phase bar, current phase and its elapsed time, total time,
-pre-staged or fallback, verified or failed. Static-based (one Line) so a frame is cheap."""
+pre-staged or fallback, verified or failed. Drawn as Lines so a frame is cheap.
+
+With focus it sorts (`s`: in flight first, failed first, by GPU, by worker, slowest first)
+and filters (`f` state, `g` GPU, `w` worker; `esc` clears); the border says what applies."""
 from __future__ import annotations
 
+from textual.binding import Binding
 
 from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_index
 from c2tui.widgets.phase_bar import render_phase_bar
+
+STATES = ("all", "in flight", "done", "failed")
+SORTS = ("in flight first", "failed first", "by gpu", "by worker", "slowest first")
 
 
 def lock_status(st, p) -> tuple[str, str, float] | None:
@@ -30,17 +37,32 @@ def lock_gpu(st, p) -> int | None:
     return None
 
 
+def failed(p) -> bool:
+    return p.ok is False or p.verified is False
+
+
+def total_time(p, now: float) -> float | None:
+    start = min((s[0] for s in p.phases.values() if s[0] is not None), default=None)
+    return None if start is None else (p.done_t if p.done_t is not None else now) - start
+
+
+def fit(text: str, width: int) -> str:
+    """`text` in a column of `width` cells, at least one of them blank: cells never run
+    together, a long value ends in an ellipsis."""
+    return f"{text if len(text) < width else text[:width - 2] + '…':<{width}}"
+
+
 def _cols(width: int) -> tuple[int, bool, bool]:
     """(phase bar width, show 'now' column, show total time column)."""
     fixed = 7 + 4 + 7 + 10 + 7  # part, gpu, worker, stage, proof
-    now_w, tot_w = 14, 8
+    now_w, tot_w = 15, 8
     show_now = width - fixed - now_w >= 24
     show_tot = width - fixed - now_w - tot_w >= 32
     bar = width - fixed - (now_w if show_now else 0) - (tot_w if show_tot else 0) - 2
     return max(8, bar), show_now, show_tot
 
 
-def render_rows(st, pal, width: int, height: int) -> list[Line]:
+def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" = None) -> list[Line]:
     bar_w, show_now, show_tot = _cols(width)
     head = Line(no_wrap=True, style="bold " + pal["dim"])
     head.append(f"{'part':<7}{'gpu':<4}{'worker':<7}")
@@ -48,23 +70,21 @@ def render_rows(st, pal, width: int, height: int) -> list[Line]:
     head.append(f"{'phases':<{bar_w}}"[:bar_w] if bar_w < len(labels) + 2 else f"{labels:<{bar_w}}")
     head.append("  ")
     if show_now:
-        head.append(f"{'current':<14}")
+        head.append(f"{'current':<15}")
     if show_tot:
         head.append(f"{'total':>7} ")
     head.append(f"{'stage':<10}{'proof':<7}")
     rows = [head]
-    inflight = [p for p in st.partitions.values() if p.done_t is None and p.phases]
-    done = sorted((p for p in st.partitions.values() if p.done_t is not None),
-                  key=lambda p: p.done_t or 0.0, reverse=True)
-    queued = [p for p in st.partitions.values() if p.done_t is None and not p.phases]
+    view = view or PartitionView()
+    ordered = view.select(st)
+    queued = [p for p in st.partitions.values() if p.done_t is None and not p.phases] if view.plain() else []
     room = max(0, height - 1 - (1 if queued else 0))
-    parts = (inflight + done)[:room]
+    parts = ordered[:room]
     for p in parts:
         r = Line(no_wrap=True, overflow="ellipsis")
-        failed = p.ok is False or p.verified is False
-        r.append(f"{p.part:<7}", style="bold " + (pal["fail"] if failed else ""))
+        r.append(fit(p.part, 7), style="bold " + (pal["fail"] if failed(p) else ""))
         gpu = p.gpu if p.gpu is not None else lock_gpu(st, p)
-        r.append(f"{'' if gpu is None else gpu!s:<4}")
+        r.append(fit('' if gpu is None else str(gpu), 4))
         w = p.worker or ""
         r.append(f"{w[-6:]:<7}", style=pal.worker(worker_index(w)) if w else "")
         r.append_text(render_phase_bar(p, st.t, pal, bar_w, st.phase_stats))
@@ -73,25 +93,26 @@ def render_rows(st, pal, width: int, height: int) -> list[Line]:
             if p.current:
                 t0 = p.phases.get(p.current, [st.t])[0] or st.t
                 r.append(f"{PHASE_SHORT.get(p.current, p.current):<6}", style="bold " + pal[p.current])
-                r.append(f"{fmt_secs(st.t - t0):>7} ")
+                r.append(f"{fmt_secs(st.t - t0):>7}  ")
             elif p.done_t is not None:
-                r.append(f"{'done' if p.ok else 'FAILED':<14}", style=pal["ok"] if p.ok else "bold " + pal["fail"])
+                r.append(f"{'done' if p.ok else 'FAILED':<15}", style=pal["ok"] if p.ok else "bold " + pal["fail"])
             elif not p.phases:
-                r.append(f"{'queued':<14}", style=pal["dim"])
+                r.append(f"{'queued':<15}", style=pal["dim"])
             else:
                 lk = lock_status(st, p)
                 if lk is not None:
                     what, name, since = lk
                     style = pal[f"wait:{name}"] if what == "wait" else pal["dim"]
                     r.append(f"{what} {name[:3]:<3}", style=style)          # 8 cells, like a phase's 6 + 2
-                    # a space before the time keeps "wait com 4.73s" apart (14 cells in all)
+                    # a space before the time keeps "wait com 4.73s" apart, one after keeps
+                    # it from the next column (15 cells in all)
                     r.append(f" {fmt_secs(st.t - since):>5}", style=style if what == "wait" else "")
+                    r.append(" ")
                 else:
-                    r.append(f"{'cpu/queue':<14}", style=pal["dim"])
+                    r.append(f"{'cpu/queue':<15}", style=pal["dim"])
         if show_tot:
-            start = min((s[0] for s in p.phases.values() if s[0] is not None), default=None)
-            end = p.done_t if p.done_t is not None else st.t
-            r.append(f"{fmt_secs(end - start) if start is not None else '':>7} ")
+            tot = total_time(p, st.t)
+            r.append(f"{fmt_secs(tot) if tot is not None else '':>7} ")
         if p.fallback:
             r.append(f"{'fallback':<10}", style="bold " + pal["warn"])
         elif p.prestaged:
@@ -114,20 +135,120 @@ def render_rows(st, pal, width: int, height: int) -> list[Line]:
         q.append(" ".join(p.part for p in queued[:40]))
         q.truncate(width, overflow="ellipsis")
         rows.append(q)
-    if not inflight and not done and not queued:
-        rows.append(Line("no partitions yet", style=pal["dim"]))
+    if not parts and not queued:
+        rows.append(Line("no partitions yet" if view.plain() else "no partition matches the filter",
+                         style=pal["dim"]))
     return rows
 
 
-class PartitionTable(StateView):
+class PartitionView:
+    """How the table is sorted and filtered (a sort, a state, a GPU, a worker)."""
+
+    def __init__(self) -> None:
+        self.sort, self.state = 0, 0
+        self.gpu: int | None = None
+        self.worker: str | None = None
+
+    def plain(self) -> bool:
+        return self.sort == 0 and self.state == 0 and self.gpu is None and self.worker is None
+
+    def keep(self, st, p) -> bool:
+        state = STATES[self.state]
+        gpu = p.gpu if p.gpu is not None else lock_gpu(st, p)
+        return ((state == "all" and (p.phases or p.done_t is not None))
+                or (state == "in flight" and p.done_t is None and bool(p.phases))
+                or (state == "done" and p.done_t is not None and not failed(p))
+                or (state == "failed" and failed(p))) \
+            and (self.gpu is None or gpu == self.gpu) and (self.worker is None or p.worker == self.worker)
+
+    def select(self, st) -> list:
+        parts = [p for p in st.partitions.values() if self.keep(st, p)]
+        # the default: in flight in start order, then the most recently finished first
+        parts.sort(key=lambda p: (p.done_t is not None, -(p.done_t or 0.0)))
+        how = SORTS[self.sort]
+        if how == "failed first":
+            parts.sort(key=lambda p: not failed(p))
+        elif how == "by gpu":
+            parts.sort(key=lambda p: (p.gpu is None, p.gpu or 0))
+        elif how == "by worker":
+            parts.sort(key=lambda p: (p.worker is None, p.worker or ""))
+        elif how == "slowest first":
+            parts.sort(key=lambda p: -(total_time(p, st.t) or 0.0))
+        return parts
+
+    def describe(self) -> str:
+        bits = [] if self.sort == 0 else [f"sort {SORTS[self.sort]}"]
+        if self.state:
+            bits.append(STATES[self.state])
+        if self.gpu is not None:
+            bits.append(f"gpu {self.gpu}")
+        if self.worker is not None:
+            bits.append(f"worker {self.worker}")
+        return " · ".join(bits)
+
+
+def _next(values: list, current):
+    """The value after `current` in [None, *values] (None: no filter), wrapping round."""
+    cycle = [None, *values]
+    return cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else None
+
+
+class PartitionTable(StateView, can_focus=True):
     DEFAULT_CSS = "PartitionTable { height: 1fr; }"
+    BINDINGS = [
+        Binding("s", "cycle_sort", "sort", tooltip="sort: " + " → ".join(SORTS)),
+        Binding("f", "cycle_state", "state", tooltip="state filter: " + " → ".join(STATES)),
+        Binding("g", "cycle_gpu", "gpu", tooltip="GPU filter: all → each GPU"),
+        Binding("w", "cycle_worker", "worker", tooltip="worker filter: all → each worker (of the GPU filtered on)"),
+        Binding("escape", "clear", "all", key_display="esc", tooltip="back to all partitions, in flight first"),
+    ]
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.view = PartitionView()
 
     def show(self, st) -> None:
+        self.state = st
+        self._titles_for(st)
+        super().show(st)
+
+    def _titles_for(self, st) -> None:
         inflight = sum(1 for p in st.partitions.values() if p.done_t is None and p.phases)
         queued = sum(1 for p in st.partitions.values() if not p.phases)
         sub = f"{inflight} in flight · {queued} queued · {st.partitions_ok} ok · {st.partitions_failed} failed"
-        self.set_titles("Partitions", sub)
-        super().show(st)
+        how = self.view.describe()
+        self.set_titles(f"Partitions · {how}" if how else "Partitions", sub)
 
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return render_rows(st, self.palette, width, height)
+        return render_rows(st, self.palette, width, height, self.view)
+
+    def _changed(self) -> None:
+        if self.state is not None:
+            self._titles_for(self.state)
+        self._lines = None
+        self.refresh()
+
+    def action_cycle_sort(self) -> None:
+        self.view.sort = (self.view.sort + 1) % len(SORTS)
+        self._changed()
+
+    def action_cycle_state(self) -> None:
+        self.view.state = (self.view.state + 1) % len(STATES)
+        self._changed()
+
+    def action_cycle_gpu(self) -> None:
+        gpus = sorted(self.state.gpus) if self.state is not None else []
+        self.view.gpu = _next(gpus, self.view.gpu)
+        self._changed()
+
+    def action_cycle_worker(self) -> None:
+        st = self.state
+        # only the workers of the GPU filtered on, so every step shows some partitions
+        workers = sorted({p.worker for p in st.partitions.values()
+                          if p.worker and (self.view.gpu is None or p.gpu == self.view.gpu)}) if st is not None else []
+        self.view.worker = _next(workers, self.view.worker)
+        self._changed()
+
+    def action_clear(self) -> None:
+        self.view = PartitionView()
+        self._changed()

@@ -13,11 +13,11 @@ sys.path.insert(0, str(HERE.parent.parent))
 OUT = HERE / "recordings"
 
 
-def synth(path: Path) -> None:
+def synth(path: Path, **kw) -> None:
     sys.path.insert(0, str(HERE))
     from tui_synth import synth_events
 
-    evs = synth_events(gpus=2, workers_per_gpu=3, sectors=2, switches=[(20.0, "mem_sync", "device")], fail_every=7)
+    evs = synth_events(**kw)
     with open(path, "w") as f:
         f.write(json.dumps({"kind": "c2tui-recording", "schema_version": 1, "tool": "tests/tui/tui_synth.py"}) + "\n")
         for e in evs:
@@ -34,7 +34,12 @@ def real(path: Path) -> None:
 
 def main() -> None:
     OUT.mkdir(exist_ok=True)
-    synth(OUT / "synth_failures.jsonl")
+    synth(OUT / "synth_failures.jsonl", gpus=2, workers_per_gpu=3, sectors=2,
+          switches=[(20.0, "mem_sync", "device")], fail_every=7)
+    # more GPUs than fit at 160x48 (the overview lines and the off-screen hint), and more
+    # notes than fit in the event log (every other proof fails), in about 100 KB
+    synth(OUT / "four_gpus.jsonl", gpus=4, workers_per_gpu=2, sectors=3, partitions=8, fail_every=2,
+          progress_steps=1, sample_every=1.0)
     real(OUT / "two_gpus.jsonl")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 

@@ -66,8 +66,8 @@ class Recorder:
 
 
 def make(**over):
-    cfg = load_config(backend="sim", gpus=1, workers_per_gpu=2, time_scale=0.05, lock_mode="two-lock",
-                      mem_sync="device", **over)
+    cfg = load_config(**{**dict(backend="sim", gpus=1, workers_per_gpu=2, time_scale=0.05, lock_mode="two-lock",
+                                mem_sync="device"), **over})
     eng = Engine(cfg)
     rec = Recorder()
     eng.add_sink(rec)
