@@ -90,6 +90,12 @@ def run_options(func: F) -> F:
     return func
 
 
+def run_option_names() -> frozenset[str]:
+    """The parameter names run_options adds (serve forwards exactly these to `c2tui run`)."""
+    def probe() -> None: ...
+    return frozenset(p.name for p in run_options(probe).__click_params__ if p.name)  # type: ignore[attr-defined]
+
+
 def _gpus(v: Any) -> Any:
     if v is None or isinstance(v, (int, list)):
         return v

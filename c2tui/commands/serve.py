@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from c2tui.options import RUN_OPTION_NAMES, config_from_options, run_options
+from c2tui.options import config_from_options, run_option_names, run_options
 
 _FLAG_OPTIONS = {"prestage": ("--prestage", "--no-prestage")}
 
@@ -22,7 +22,7 @@ _FLAG_OPTIONS = {"prestage": ("--prestage", "--no-prestage")}
 def run_argv(theme: str, fps: float, **kwargs: Any) -> list[str]:
     """`c2tui run` with the options given to serve (only those given; the rest default there)."""
     argv = [sys.executable, "-m", "c2tui", "run"]
-    for name in sorted(RUN_OPTION_NAMES):
+    for name in sorted(run_option_names()):
         v = kwargs.get(name)
         if v is None:
             continue
