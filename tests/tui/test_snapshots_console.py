@@ -75,10 +75,18 @@ def test_four_gpus_overview(snap_compare, size):
 @SIZES
 def test_four_gpus_overview_jump(snap_compare, size):
     """A click on GPU3's overview line scrolls its panel into view."""
+    async def until(pilot, ready) -> None:  # poll, not a fixed pause: CI machines are loaded
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if ready():
+                return
+
     async def before(pilot):
-        await pilot.pause(0.2)
+        overview = pilot.app.query_one("#overview")
+        await until(pilot, lambda: overview.display and 3 in overview.places)
         await pilot.click("#overview", offset=(2, 3))
-        await pilot.pause(0.2)
+        await until(pilot, lambda: overview.places.get(3) == "shown")
+        await pilot.pause(0.1)
 
     assert snap_compare(make_app(FOUR, at=10.0), run_before=before, terminal_size=size)
 
