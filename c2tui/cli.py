@@ -19,6 +19,8 @@ SUBCOMMANDS: dict[str, str] = {
     "screenshot": "screenshot",
     "prove": "prove",
     "verify": "verify",
+    "attach": "attach",
+    "config": "config",
 }
 
 

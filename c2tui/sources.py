@@ -181,6 +181,45 @@ class LiveSource:
         return self._version, self._snap
 
 
+# --- attached -------------------------------------------------------------------------------
+
+class AttachSource(LiveSource):
+    """The dashboard over a prover served by `--listen` elsewhere: the same fold as LiveSource,
+    fed by the attach client's reader thread; controls go to a RemoteController. Stopping
+    detaches; the prover goes on."""
+
+    kind = "attach"
+
+    def __init__(self, address: str, name: str | None = None, token_file: str | None = None,
+                 snapshot_hz: float = 20.0) -> None:
+        from prover.attach.client import AttachClient, RemoteController
+
+        super().__init__(None, snapshot_hz=snapshot_hz, label=f"ATTACHED {address}")
+        self.client = AttachClient(address, name=name, token_file=token_file)
+        self._remote = RemoteController(self.client)
+
+    @property
+    def controller(self) -> Any:
+        return self._remote
+
+    def connect(self) -> Any:
+        """Handshake now (raises AttachRefused / AttachError), so a refusal is told before the UI starts."""
+        return self.client.connect()
+
+    def start(self) -> None:
+        if self.client.welcome is None:
+            self.connect()
+        self.client.start(self.sink, self._ended)
+        super().start()
+
+    def _ended(self, reason: str) -> None:
+        self.sink(ev.Note(t=self.state.t, level="warn", text=f"detached from {self.client.address}: {reason}"))
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.client.close()
+        super().stop(timeout)
+
+
 # --- replay ---------------------------------------------------------------------------------
 
 @dataclass

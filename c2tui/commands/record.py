@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from c2tui.listen import listen_options, start_listening
 from c2tui.options import config_from_options, run_options
 
 
@@ -59,8 +60,9 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 @click.option("--drain-timeout", type=float, default=120.0, show_default=True,
               help="after --duration, how long in-flight partitions may take to finish")
 @click.option("--quiet", "-q", is_flag=True, help="no progress line, no summary")
+@listen_options
 def command(out: Path, duration: float | None, sectors: int | None, switches: tuple[str, ...], drain_timeout: float,
-            quiet: bool, **kwargs: Any) -> None:
+            quiet: bool, listen: str | None, token_file: str | None, **kwargs: Any) -> None:
     """Run the prover headless and record every event."""
     from prover.config import ConfigError
     from prover.pipeline.engine import BackendError, Engine
@@ -82,9 +84,12 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     except BackendError as exc:
         raise click.ClickException(str(exc)) from None
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
+    server = start_listening(engine, listen, token_file, header.model_dump())
     try:
         writer = RecordingWriter(out, header)
     except RecordingError as exc:
+        if server is not None:
+            server.close()
         raise click.ClickException(str(exc)) from None
 
     state = DashboardState()
@@ -143,6 +148,8 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         if not engine.finished:
             engine.stop(timeout=30)
         writer.close()
+        if server is not None:
+            server.close("run ended")
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
     if writer.error and failure is None:

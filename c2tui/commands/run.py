@@ -6,9 +6,13 @@ Controller what the keys ask for.
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import click
+
+from c2tui.listen import listen_options, start_listening
 
 try:  # the shared run/record options (c2tui/options.py)
     from c2tui.options import config_from_options, run_options
@@ -52,7 +56,11 @@ _config = config_from_options or _fallback_config
 @_options
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
-def command(theme: str, fps: float, **kwargs: Any) -> None:
+@click.option("--record", "record", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="keep a recording of this session (JSON lines, as `c2tui record` writes)")
+@listen_options
+def command(theme: str, fps: float, record: Path | None, listen: str | None, token_file: str | None,
+            **kwargs: Any) -> None:
     """Watch and steer the embedded prover live."""
     import themes
 
@@ -69,14 +77,55 @@ def command(theme: str, fps: float, **kwargs: Any) -> None:
     from c2tui.app import DashboardApp
     from c2tui.sources import LiveSource
     from prover.pipeline.engine import BackendError, Engine
+    from prover.record import RecordingError, RecordingHeader, RecordingWriter
 
     try:
         engine = Engine(cfg)
     except BackendError as exc:  # e.g. --backend cuda without a visible GPU
         raise click.ClickException(str(exc)) from None
+    header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
+    server = start_listening(engine, listen, token_file, header.model_dump())
+    writer = None
+    if record is not None:
+        try:
+            writer = RecordingWriter(record, header)
+        except RecordingError as exc:
+            if server is not None:
+                server.close()
+            raise click.ClickException(str(exc)) from None
+        engine.add_sink(writer.write)
     source = LiveSource(engine, label="LIVE")
-    DashboardApp(source, theme=theme, fps=fps).run()
-    # the app stopped the engine on unmount; say how the run ended
-    _, st = source.snapshot()
-    click.echo(f"c2tui: {st.partitions_ok} partitions ok, {st.partitions_failed} failed, "
-               f"{st.proofs_ok} proofs verified, {st.fallbacks} fallbacks in {st.t:.1f}s")
+    app = DashboardApp(source, theme=theme, fps=fps)
+    try:
+        app.run()
+    finally:  # the app stopped the engine on unmount (Ctrl-C included); close what we opened
+        if not engine.finished:
+            engine.stop(timeout=30, reason="interrupted")
+        if server is not None:
+            server.close("run ended")
+        if writer is not None:
+            writer.close()
+    _print_summary(source, writer, app.quit_how)
+
+
+def _print_summary(source: Any, writer: Any, how: str) -> None:
+    """What the session did: the summary of the recording when there is one (what a later
+    `c2tui summary FILE` prints), else of the live fold."""
+    from rich.console import Console
+
+    from prover.summary import render, summarize
+
+    if writer is not None:
+        from prover.record import read_recording
+        from prover.state import fold
+
+        rec = read_recording(writer.path)
+        sm = summarize(fold(rec.events))
+    else:
+        source.drain()
+        sm = summarize(source.state)
+    Console(width=None if sys.stdout.isatty() else 140).print(render(sm))
+    click.echo(f"c2tui: {how}; {sm.partitions_ok} partitions ok, {sm.partitions_failed} failed")
+    if writer is not None:
+        click.echo(f"recording: {writer.path} ({writer.written} events)" +
+                   (f"; {writer.error}" if writer.error else ""))
