@@ -229,6 +229,16 @@ class Recording:
     error: str | None = None
 
 
+def check_at(at: float | None, events: list) -> None:
+    """Raise ValueError unless `at` is a run time inside the recording (never clamp silently)."""
+    if at is None:
+        return
+    end = events[-1].t if events else 0.0
+    if not (0.0 <= at <= end):  # also false for nan
+        raise ValueError(f"{at:g} s is outside the recording: it runs 0..{end:.1f} s "
+                         f"({len(events)} events); give --at within that")
+
+
 def load_recording(path: str | Path) -> Recording:
     """Read a recording with prover.record (pydantic-validated; a torn tail gives the valid
     prefix and an error naming the line). Raises RecordingError if it is not a recording."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from prover.state import DashboardState, LockState
+from prover.state import DashboardState, LockState, on_off
 
 
 class LockSummary(BaseModel):
@@ -65,7 +65,7 @@ class Summary(BaseModel):
     duration_s: float
     ended: bool
     end_reason: str | None
-    knobs: dict[str, str]
+    knobs: dict[str, str | bool | int] = Field(description="typed: booleans and numbers as such")
     partitions_ok: int
     partitions_failed: int
     proofs_ok: int
@@ -83,6 +83,19 @@ class Summary(BaseModel):
     gpus: list[GpuSummary]
     events: int
     errors: list[str] = Field(default_factory=list)
+
+
+def typed_knobs(knobs: dict[str, str]) -> dict[str, str | bool | int]:
+    """The fold keeps knobs as event text ('True', '3'); JSON output wants their types."""
+    from prover.pipeline.controller import parse_switch
+
+    out: dict[str, str | bool | int] = {}
+    for k, v in knobs.items():
+        try:
+            out[k] = parse_switch(f"{k}={v}")[1]
+        except ValueError:
+            out[k] = v
+    return out
 
 
 def _lock(lk: LockState) -> LockSummary:
@@ -120,7 +133,7 @@ def summarize(state: DashboardState) -> Summary:
     return Summary(
         backend=s.backend, simulated=s.simulated, profile=s.profile, proved_log2=s.proved_log2,
         modelled_log2=s.modelled_log2, time_scale=scale, duration_s=dur, ended=s.ended, end_reason=s.end_reason,
-        knobs=dict(s.knobs), partitions_ok=s.partitions_ok, partitions_failed=s.partitions_failed,
+        knobs=typed_knobs(s.knobs), partitions_ok=s.partitions_ok, partitions_failed=s.partitions_failed,
         proofs_ok=s.proofs_ok, proofs_failed=s.proofs_failed, proofs_unchecked=s.proofs_unchecked,
         all_proofs_verified=s.proofs_failed == 0 and checked > 0 and s.partitions_failed == 0,
         fallbacks=s.fallbacks, ooms=s.ooms, stalls=s.stalls, mode_changes=s.mode_changes,
@@ -158,7 +171,7 @@ def render(sm: Summary) -> Any:
         (f"c2tui run summary{sim}\n", "bold"),
         f"backend {sm.backend}, profile {sm.profile}, proved 2^{sm.proved_log2}, modelled 2^{sm.modelled_log2}, "
         f"time scale {sm.time_scale:g}, {sm.duration_s:.1f} s, ended: {sm.end_reason or 'no (recording cut short)'}\n",
-        "knobs: " + ", ".join(f"{k}={v}" for k, v in sm.knobs.items()) + "\n",
+        "knobs: " + ", ".join(f"{k}={on_off(v)}" for k, v in sm.knobs.items()) + "\n",
     )
     verdict = ("all proofs verified", "bold green") if sm.all_proofs_verified else (
         ("PROOFS FAILED", "bold red") if sm.proofs_failed or sm.partitions_failed else ("no proofs checked", "yellow"))
