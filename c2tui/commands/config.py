@@ -5,6 +5,7 @@ the run options' help (c2tui/options.py), so the list cannot drift from what is 
 from __future__ import annotations
 
 import json
+import sys
 import re
 import typing
 from pathlib import Path
@@ -123,4 +124,4 @@ def command(show: bool, as_json: bool, check: Path | None) -> None:
         t.add_column(col, overflow="fold")
     for r in rows:
         t.add_row(r["key"], r["type"], str(r["default"]), r["allowed"], r["help"])
-    Console(width=None if click.get_text_stream("stdout").isatty() else 160).print(t)
+    Console(width=None if sys.stdout.isatty() else 160).print(t)
