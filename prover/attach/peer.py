@@ -100,7 +100,8 @@ class Peer:
         self.close(bye.reason)
 
     # --- control lines (runs on the peer's reader thread) ----------------------------------
-    def serve_controls(self, reader: Any, controller: Any) -> None:
+    def serve_controls(self, reader: Any, controller: Any, reply: Callable[["Peer", bytes], None]) -> None:
+        """Apply control lines; `reply` queues the answer behind the events the change emitted."""
         source = f"attach:{self.name}"
         while not self.closed:
             line = reader.readline(wire.MAX_LINE)
@@ -112,12 +113,12 @@ class Peer:
             try:
                 msg = wire.parse_client(line)
             except wire.WireError as exc:
-                self.push(wire.dump(wire.Reply(id=-1, ok=False, error=str(exc))))
+                reply(self, wire.dump(wire.Reply(id=-1, ok=False, error=str(exc))))
                 continue
             if isinstance(msg, wire.Bye):
                 self.close("detached")
                 return
-            self.push(wire.dump(_handle(msg, controller, source)))
+            reply(self, wire.dump(_handle(msg, controller, source)))
 
 
 def _handle(msg: Any, controller: Any, source: str) -> wire.Reply:

@@ -35,6 +35,15 @@ PINNED_LIMIT = 20_000  # skeleton event lines kept (run, GPUs, workers, knobs, s
 PINNED_KINDS = frozenset({"run_started", "gpu_info", "worker_started", "worker_stopped", "mode_change",
                           "sector_submitted", "note", "run_ended", "partition_done", "proof_result"})
 MAX_CLIENTS = 16
+
+
+class _Direct:
+    """A line for one client, queued with the events so it follows those emitted before it."""
+
+    __slots__ = ("peer", "data")
+
+    def __init__(self, peer: Peer, data: bytes) -> None:
+        self.peer, self.data = peer, data
 HELLO_TIMEOUT_S = 5.0
 
 
@@ -167,19 +176,34 @@ class AttachServer:
         q = self._in
         if not q:
             return
-        batch = []
+        out: list[tuple[Peer | None, list[bytes]]] = []  # None: every client
+        batch: list[bytes] = []
         with self._lock:
             while q:
                 e = q.popleft()
+                if isinstance(e, _Direct):
+                    if batch:
+                        out.append((None, batch))
+                        batch = []
+                    out.append((e.peer, [e.data]))
+                    continue
                 line = _dump_line(e) + b"\n"
-                item = (next(self._seq), line)
-                (self._pinned if e.kind in PINNED_KINDS else self._window).append(item)
+                (self._pinned if e.kind in PINNED_KINDS else self._window).append((next(self._seq), line))
                 batch.append(line)
-            self.total += len(batch)
+                self.total += 1
+            if batch:
+                out.append((None, batch))
             peers = list(self._peers)
-        data = b"".join(batch)
-        for p in peers:
-            p.push(data, len(batch))
+        for target, lines in out:
+            if target is not None:
+                target.push(lines[0])
+                continue
+            data = b"".join(lines)
+            for p in peers:
+                p.push(data, len(lines))
+
+    def _reply(self, peer: Peer, data: bytes) -> None:
+        self._in.append(_Direct(peer, data))
 
     # --- clients ----------------------------------------------------------------------------------
     def _accept_loop(self) -> None:
@@ -208,7 +232,7 @@ class AttachServer:
         if peer is None:
             return
         try:
-            peer.serve_controls(reader, self.engine.controller)
+            peer.serve_controls(reader, self.engine.controller, self._reply)
         except OSError as exc:
             peer.close(f"connection lost: {exc.strerror or exc}")
 

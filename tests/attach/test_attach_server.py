@@ -173,3 +173,18 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.mark.timeout(30)
+def test_reply_follows_the_change_it_caused(served):
+    _, _, path = served
+    c = AttachClient(path, name="order")
+    c.connect()
+    seen = []
+    c.start(seen.append)
+    assert _wait(lambda: c.live)
+    r = RemoteController(c).set_b_g2("gpu")
+    assert r is True
+    # the ModeChange was delivered before the Reply released the caller
+    assert any(isinstance(e, ev.ModeChange) and e.knob == "b_g2" and e.source == "attach:order" for e in seen)
+    c.close()
