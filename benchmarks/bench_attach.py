@@ -34,8 +34,13 @@ from prover.record import RecordingHeader, RecordingWriter  # noqa: E402
 CLIENTS = 2
 
 
-def _engine(ts: float) -> Engine:
-    return Engine(load_config(backend="sim", gpus=2, workers_per_gpu=3, time_scale=ts, mem_sync="stream", seed=7))
+def _engine(ts: float, null: bool = False) -> Engine:
+    cfg = load_config(backend="sim", gpus=2, workers_per_gpu=3, time_scale=ts, mem_sync="stream", seed=7)
+    if null:  # modelled phase times only: throughput set by the engine's timing, not by CPU left for proofs
+        from prover.pipeline.nullphases import NullPhases
+
+        return Engine(cfg, phases=NullPhases())
+    return Engine(cfg)
 
 
 def _counter(done: list, phases: list):
@@ -51,8 +56,18 @@ def _rate(ts: list, warm: float, end: float) -> float:
     return 60.0 * sum(1 for t in ts if warm <= t <= end) / (end - warm)
 
 
-def run_once(seconds: float, ts: float, warm: float, tmp: Path, attached: bool) -> dict:
-    eng = _engine(ts)
+def _clients(sock: Path, tmp: Path) -> list:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    procs = []
+    for i in range(CLIENTS):
+        out = open(tmp / f"client{i}.jsonl", "wb")
+        procs.append((subprocess.Popen([sys.executable, "-m", "c2tui", "attach", str(sock), "--raw", "--name", f"bench{i}"],
+                                       cwd=ROOT, env=env, stdout=out), out))
+    return procs
+
+
+def run_once(seconds: float, ts: float, warm: float, tmp: Path, attached: bool, null: bool = False) -> dict:
+    eng = _engine(ts, null)
     done: list = []
     phases: list = []
     w = RecordingWriter(tmp / "run.jsonl", RecordingHeader())
@@ -62,11 +77,7 @@ def run_once(seconds: float, ts: float, warm: float, tmp: Path, attached: bool) 
     if attached:
         sock = tmp / "bench.sock"
         server = AttachServer(eng, str(sock)).start()
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        for i in range(CLIENTS):
-            out = open(tmp / f"client{i}.jsonl", "wb")
-            procs.append((subprocess.Popen([sys.executable, "-m", "c2tui", "attach", str(sock), "--raw", "--name", f"bench{i}"],
-                                           cwd=ROOT, env=env, stdout=out), out))
+        procs = _clients(sock, tmp)
         end = time.monotonic() + 20
         while len(server.clients) < CLIENTS and time.monotonic() < end:
             time.sleep(0.05)
@@ -94,12 +105,60 @@ def run_once(seconds: float, ts: float, warm: float, tmp: Path, attached: bool) 
     return row
 
 
+class _Bus:
+    """What AttachServer needs of an engine: sinks and a controller (unused here)."""
+
+    controller = None
+
+    def __init__(self) -> None:
+        self.sinks: list = []
+
+    def add_sink(self, fn) -> None:
+        self.sinks.append(fn)
+
+    def remove_sink(self, fn) -> None:
+        self.sinks.remove(fn)
+
+
+def cpu_per_event(n: int, tmp: Path) -> dict:
+    """The attach server's CPU cost in the prover's process, per event, with two clients
+    reading: sink + serialise + fan-out + send (load-independent, unlike throughput)."""
+    from benchmarks.bench_engine import mixed_events
+
+    evs = mixed_events(n)
+    bus = _Bus()
+    sock = tmp / "cpu.sock"
+    server = AttachServer(bus, str(sock)).start()
+    procs = _clients(sock, tmp)
+    end = time.monotonic() + 20
+    while len(server.clients) < CLIENTS and time.monotonic() < end:
+        time.sleep(0.05)
+    sink = bus.sinks[0]
+    t0, c0 = time.perf_counter(), time.process_time()
+    for e in evs:
+        sink(e)
+    s_sink = time.perf_counter() - t0
+    while server.total < n:
+        time.sleep(0.001)
+    c1, t1 = time.process_time(), time.perf_counter()
+    server.close("done")
+    for p, out in procs:
+        p.wait(timeout=60)
+        out.close()
+    got = [sum(1 for _ in open(tmp / f"client{i}.jsonl", "rb")) for i in range(CLIENTS)]
+    return {"events": n, "sink_call_us": round(1e6 * s_sink / n, 3),
+            "server_cpu_us_per_event": round(1e6 * (c1 - c0) / n, 2), "wall_s": round(t1 - t0, 2),
+            "client_lines": got, "dropped": server.dropped}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--pairs", type=int, default=4)
     ap.add_argument("--time-scale", type=float, default=0.5)
     ap.add_argument("--quick", action="store_true", help="one pair of 12 s runs")
+    ap.add_argument("--null-phases", action="store_true", help="modelled phases only (no proof CPU): timing, not CPU, sets throughput")
+    ap.add_argument("--cpu-events", type=int, default=50_000, help="events for the CPU-per-event part (0: skip)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "attach_bench.json"))
     args = ap.parse_args()
     seconds, pairs = (12.0, 1) if args.quick else (args.seconds, args.pairs)
@@ -109,7 +168,7 @@ def main() -> None:
         tmp = Path(d)
         for r in range(pairs):
             order = (False, True) if r % 2 == 0 else (True, False)
-            res = {a: run_once(seconds, args.time_scale, warm, tmp, a) for a in order}
+            res = {a: run_once(seconds, args.time_scale, warm, tmp, a, args.null_phases) for a in order}
             none, two = res[False], res[True]
             rows.append({"pair": r, "none_per_min": round(none["per_min"], 2), "two_per_min": round(two["per_min"], 2),
                          "none_phases_per_min": round(none["phases_per_min"], 1),
@@ -119,20 +178,24 @@ def main() -> None:
                          "recorded_events": two["recorded_events"], "clients_at_end": two["clients_at_end"],
                          "dropped": two["dropped"], "load_avg_1m": round(os.getloadavg()[0], 2)})
             print(rows[-1], flush=True)
+        cpu = cpu_per_event(args.cpu_events, tmp) if args.cpu_events else None
+        print(cpu, flush=True)
     n = statistics.mean(r["none_per_min"] for r in rows)
     t = statistics.mean(r["two_per_min"] for r in rows)
     npm = statistics.mean(r["none_phases_per_min"] for r in rows)
     tpm = statistics.mean(r["two_phases_per_min"] for r in rows)
     doc = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": platform.platform(),
            "cpus": os.cpu_count(), "python": platform.python_version(),
-           "config": f"sim (modelled timings, real 2^10 proofs), 2 GPUs x 3 workers, time_scale {args.time_scale}, "
+           "config": f"sim (modelled timings, {'no proofs (NullPhases)' if args.null_phases else 'real 2^10 proofs'}), 2 GPUs x 3 workers, time_scale {args.time_scale}, "
                      f"mem_sync stream, RecordingWriter on both sides; {seconds:.0f} s runs, steady window "
                      f"[{warm:.0f} s, {seconds:.0f} s], {pairs} pair(s) in ABBA order; attached = AttachServer on a "
                      f"Unix socket + {CLIENTS} `c2tui attach --raw` client processes",
            "runs": rows, "none_per_min": round(n, 2), "two_per_min": round(t, 2),
            "two_vs_none": round(t / n, 4) if n else None,
            "none_phases_per_min": round(npm, 1), "two_phases_per_min": round(tpm, 1),
-           "phases_two_vs_none": round(tpm / npm, 4) if npm else None}
+           "phases_two_vs_none": round(tpm / npm, 4) if npm else None,
+           "ratio_per_pair": [round(r["two_per_min"] / r["none_per_min"], 4) for r in rows if r["none_per_min"]],
+           "cpu_per_event": cpu}
     Path(args.out).write_text(json.dumps(doc, indent=1))
     print(json.dumps({k: v for k, v in doc.items() if k != "runs"}, indent=1))
 

@@ -17,7 +17,7 @@ DIR=$(mktemp -d)
 trap 'tmux kill-session -t "$S" 2>/dev/null || true; rm -rf "$DIR"' EXIT
 # TERM/colour set explicitly so the result does not depend on the caller's terminal
 tmux new-session -d -s "$S" -x 160 -y 48 \
-  "TERM=xterm-256color $PY -m c2tui run --backend sim; echo C2TUI-EXIT=\$?; sleep 60"
+  "TERM=xterm-256color $PY -m c2tui --backend sim --record $DIR/session.jsonl; echo C2TUI-EXIT=\$?; sleep 60"
 T0=$(date +%s.%N)
 
 "$PY" - "$S" "$DIR" "$T0" "$OUT" <<'PYEOF'
@@ -74,7 +74,21 @@ for i in range(60):
         break
 else:
     exit_code = None
-result = {"ok": ok and exit_code == 0, "limit_s": LIMIT, "seen": seen, "quit_exit_code": exit_code, "quit_dialog": dialog,
+# the session's recording (run --record): readable, and each partition abandoned by "quit now" named
+import json as _j
+notes, ended = [], False
+try:
+    with open(f"{tmp}/session.jsonl") as f:
+        next(f)
+        for l in f:
+            d = _j.loads(l)
+            notes += [d["text"]] if d["kind"] == "note" and d["text"].endswith("(quit now)") else []
+            ended = ended or d["kind"] == "run_ended"
+except (OSError, StopIteration, ValueError):
+    pass
+rec_line = any(l.startswith("recording:") for l in cap.splitlines()) if exit_code is not None else False
+rec_ok = ended and rec_line and (not dialog or bool(notes))
+result = {"ok": ok and exit_code == 0 and rec_ok, "recording_ended": ended, "abandoned_notes": notes, "limit_s": LIMIT, "seen": seen, "quit_exit_code": exit_code, "quit_dialog": dialog,
           "summary_line": exit_line[0] if exit_line else None}
 print(json.dumps(result, indent=1))
 if not result["ok"]:

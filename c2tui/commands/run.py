@@ -1,8 +1,11 @@
-"""`c2tui` / `c2tui run [options] [--theme NAME]`: the dashboard over the embedded prover.
+"""`c2tui [options]` / `c2tui run [options] [--record FILE] [--listen PATH] [--theme NAME]`:
+the dashboard over the embedded prover.
 
 Backend auto: cuda if a GPU is visible, else the simulated device (labelled SIMULATED on
 screen). The engine runs on its own threads; the app only reads snapshots and sends the
-Controller what the keys ask for.
+Controller what the keys ask for. `--record` keeps the session's recording (the writer
+`c2tui record` uses, as one more sink); `--listen` serves it to `c2tui attach`. On exit the
+run summary is printed (of the recording when there is one).
 """
 from __future__ import annotations
 
@@ -13,43 +16,8 @@ from typing import Any
 import click
 
 from c2tui.listen import listen_options, start_listening
-
-try:  # the shared run/record options (c2tui/options.py)
-    from c2tui.options import config_from_options, run_options
-except ImportError:  # pragma: no cover - only while options.py has not landed
-    run_options = None
-    config_from_options = None
-
-
-def _fallback_options(func):
-    opts = [
-        click.option("--backend", type=click.Choice(["auto", "sim", "cuda"]), default=None),
-        click.option("--gpus", type=int, default=None),
-        click.option("--workers-per-gpu", type=int, default=None),
-        click.option("--lock-mode", type=click.Choice(["single", "two-lock"]), default=None),
-        click.option("--mem-sync", type=click.Choice(["device", "stream"]), default=None),
-        click.option("--vram-budget", default=None),
-        click.option("--constraints-log2", type=int, default=None),
-        click.option("--partitions", type=int, default=None),
-        click.option("--profile", default=None),
-        click.option("--config", "config", type=click.Path(exists=True, dir_okay=False), default=None),
-        click.option("--seed", type=int, default=None),
-        click.option("--time-scale", type=float, default=None),
-    ]
-    for o in reversed(opts):
-        func = o(func)
-    return func
-
-
-def _fallback_config(**kw: Any):
-    from prover.config import load_config
-
-    path = kw.pop("config", None)
-    return load_config(path, **kw)
-
-
-_options = run_options or _fallback_options
-_config = config_from_options or _fallback_config
+from c2tui.options import config_from_options as _config
+from c2tui.options import run_options as _options
 
 
 @click.command("run")

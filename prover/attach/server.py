@@ -268,15 +268,28 @@ class AttachServer:
             self._peers.append(peer)
             self._names.add(name)
             self.served += 1
+            n = len(self._peers)
         peer.start()
+        self._note("info", f"attach: {name} attached ({n} client(s))")
         return peer
 
     def _left(self, peer: Peer) -> None:
         with self._lock:
-            if peer in self._peers:
-                self._peers.remove(peer)
-                self._names.discard(peer.name)
-                self.dropped.append((peer.name, peer.reason))
+            if peer not in self._peers:
+                return
+            self._peers.remove(peer)
+            self._names.discard(peer.name)
+            self.dropped.append((peer.name, peer.reason))
+        if not self._stop.is_set():
+            self._note("warn" if "too slow" in peer.reason else "info", f"attach: {peer.name} left ({peer.reason})")
+
+    def _note(self, level: str, text: str) -> None:
+        """Attaches and departures are on record (a dropped slow client above all)."""
+        emit = getattr(self.engine, "emit", None)
+        if emit is not None:
+            from prover import events as ev
+
+            emit(ev.Note, level=level, text=text)
 
 
 def _refuse(conn: socket.socket, reason: str) -> None:

@@ -81,6 +81,7 @@ def test_history_then_live_and_controls_recorded_with_client(served):
     ch = cb.knob("mem_sync")
     assert (ch.new, ch.source) == ("stream", "attach:alice")
     assert any(isinstance(e, ev.ModeChange) and e.source == "attach:alice" for e in seen)  # the engine's own stream
+    assert any(isinstance(e, ev.Note) and e.text.startswith("attach: bob attached") for e in seen)
     with pytest.raises(ValueError, match="workers_per_gpu must be"):
         RemoteController(b).set_workers_per_gpu(99)
     assert RemoteController(b).submit_sector(2) >= 0
@@ -132,6 +133,8 @@ def test_slow_client_is_dropped_not_waited_for(tmp_path):
     eng = _engine(time_scale=0.05)
     path = str(tmp_path / "q.sock")
     srv = AttachServer(eng, path, queue_limit=50).start()
+    notes = []
+    eng.add_sink(lambda e: notes.append(e.text) if isinstance(e, ev.Note) else None)
     # a client that says hello and then never reads
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -140,6 +143,7 @@ def test_slow_client_is_dropped_not_waited_for(tmp_path):
     eng.start()
     try:
         assert _wait(lambda: any(n == "sloth" and "too slow" in r for n, r in srv.dropped), 20)
+        assert _wait(lambda: any(t.startswith("attach: sloth left (too slow") for t in notes))
         t = srv.total
         assert _wait(lambda: srv.total > t + 50)
     finally:
