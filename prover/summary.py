@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from prover.knobs import KNOBS
 from prover.state import DashboardState, LockState, on_off
 
 
@@ -87,12 +88,10 @@ class Summary(BaseModel):
 
 def typed_knobs(knobs: dict[str, str]) -> dict[str, str | bool | int]:
     """The fold keeps knobs as event text ('True', '3'); JSON output wants their types."""
-    from prover.pipeline.controller import parse_switch
-
     out: dict[str, str | bool | int] = {}
     for k, v in knobs.items():
         try:
-            out[k] = parse_switch(f"{k}={v}")[1]
+            out[k] = KNOBS[k].parse(v) if k in KNOBS else v
         except ValueError:
             out[k] = v
     return out

@@ -16,14 +16,11 @@ import click
 
 def _option_help() -> dict[str, str]:
     """Each run option's help, keyed by RunConfig field (one source of help text)."""
-    from c2tui.options import _FIELDS, run_options
+    from c2tui.options import run_options
 
     cmd = run_options(click.Command("x", callback=lambda **_: None))
-    out = {}
-    for p in cmd.params:
-        if isinstance(p, click.Option) and p.name in _FIELDS:
-            out[_FIELDS[p.name]] = re.sub(r"\s*\[default:[^]]*\]", "", p.help or "").strip()
-    return out
+    return {p.name: re.sub(r"\s*\[default:[^]]*\]", "", p.help or "").strip()
+            for p in cmd.params if isinstance(p, click.Option) and p.name}
 
 
 def _type_name(ann: Any) -> str:
@@ -40,7 +37,12 @@ def _type_name(ann: Any) -> str:
 
 
 def _allowed(name: str, f: Any) -> str:
+    from prover.knobs import KNOBS
+
     ann = f.annotation
+    k = KNOBS.get(name)
+    if k is not None:  # a live knob: its values from the one knob vocabulary
+        return " | ".join(k.values) if k.values else (f"{k.lo}..{k.hi}" if k.kind is int else "on | off")
     if typing.get_origin(ann) is typing.Literal:
         return " | ".join(str(a) for a in typing.get_args(ann))
     if name == "profile":
@@ -69,27 +71,29 @@ def _default(name: str, f: Any) -> Any:
         return "{}"
     v = f.default
     if name == "vram_budget":
-        from prover.config import format_bytes
-
-        return format_bytes(v)
+        return f"{v / 1024**3:g}GiB"  # as it is written in a TOML file
     if isinstance(v, bool):
         return "on" if v else "off"
     return "none" if v is None else v
 
 
-def settings() -> list[dict[str, Any]]:
-    """One row per key: name, type, default, allowed, help (faults.* from FaultsConfig)."""
-    from prover.config import FaultsConfig, RunConfig
+def settings(model: Any = None, prefix: str = "") -> list[dict[str, Any]]:
+    """One row per key: name, type, default, allowed, help; a table ([faults], [kernels])
+    gives its own keys as table.key."""
+    from pydantic import BaseModel
 
-    helps = _option_help()
+    from prover.config import RunConfig
+
+    model = model or RunConfig
+    helps = _option_help() if not prefix else {}
     rows = []
-    for prefix, model in (("", RunConfig), ("faults.", FaultsConfig)):
-        for name, f in model.model_fields.items():
-            if name == "faults":
-                continue
-            rows.append({"key": prefix + name, "type": _type_name(f.annotation), "default": _default(name, f),
-                         "allowed": _allowed(name, f),
-                         "help": f.description or helps.get(name, "")})
+    for name, f in model.model_fields.items():
+        if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel):
+            rows += settings(f.annotation, f"{prefix}{name}.")
+            continue
+        rows.append({"key": prefix + name, "type": _type_name(f.annotation), "default": _default(name, f),
+                     "allowed": _allowed(name if not prefix else "", f),  # knobs/profile: top level only
+                     "help": f.description or helps.get(name, "")})
     return rows
 
 

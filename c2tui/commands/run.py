@@ -16,12 +16,11 @@ from typing import Any
 import click
 
 from c2tui.listen import listen_options, start_listening
-from c2tui.options import config_from_options as _config
-from c2tui.options import run_options as _options
+from c2tui.options import config_from_options, run_options
 
 
 @click.command("run")
-@_options
+@run_options
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
 @click.option("--record", "record", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -39,7 +38,7 @@ def command(theme: str, fps: float, record: Path | None, listen: str | None, tok
     from prover.config import ConfigError
 
     try:
-        cfg = _config(**kwargs)
+        cfg = config_from_options(**kwargs)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     from c2tui.app import DashboardApp

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from c2tui.cli import main
 from prover import events as ev
 from prover.config import ConfigError, FaultsConfig, RunConfig, load_config
+from prover.settings import KernelSettings
 from prover.state import fold
 
 REC = Path(__file__).resolve().parents[1] / "tui" / "recordings" / "two_gpus.jsonl"
@@ -61,7 +62,9 @@ def test_summary_json_keeps_types_and_log_says_on_off():
 def test_config_show_lists_every_key_with_type_default_allowed_help():
     r = run("config", "--show", "--json")
     rows = {x["key"]: x for x in json.loads(r.output)}
-    want = {k for k in RunConfig.model_fields if k != "faults"} | {f"faults.{k}" for k in FaultsConfig.model_fields}
+    tables = {"faults": FaultsConfig, "kernels": KernelSettings}
+    want = {k for k in RunConfig.model_fields if k not in tables} | {
+        f"{t}.{k}" for t, m in tables.items() for k in m.model_fields}
     assert set(rows) == want
     assert all(x["help"] and x["type"] for x in rows.values())
     assert rows["lock_mode"]["allowed"] == "single | two-lock" and rows["lock_mode"]["default"] == "two-lock"
@@ -76,5 +79,8 @@ def test_bad_config_key_names_the_nearest(tmp_path):
     f.write_text("[faults]\noom_rat = 0.1\n")
     r = run("config", "--check", str(f))
     assert r.exit_code == 2 and "did you mean 'oom_rate'" in r.output
+    f.write_text("[kernels]\nmsm_max_cc = 12\n")
+    r = run("config", "--check", str(f))
+    assert r.exit_code == 2 and "did you mean 'msm_max_c'" in r.output
     f.write_text("lock_mode = 'single'\n")
     assert run("config", "--check", str(f)).output.strip().endswith("ok")
