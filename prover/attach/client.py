@@ -171,20 +171,25 @@ class RemoteController:
             raise ValueError(r.error or "refused")
         return r.changed
 
+    def set(self, knob: str, value: Any, source: str | None = None) -> bool:
+        """As Controller.set: one knob to one value (checked by the prover)."""
+        text = ("on" if value else "off") if isinstance(value, bool) else value
+        return self.apply(f"{knob}={text}")
+
     def set_lock_mode(self, mode: str, source: str | None = None) -> bool:
-        return self.apply(f"lock_mode={mode}")
+        return self.set("lock_mode", mode)
 
     def set_mem_sync(self, v: str, source: str | None = None) -> bool:
-        return self.apply(f"mem_sync={v}")
+        return self.set("mem_sync", v)
 
     def set_workers_per_gpu(self, n: int, source: str | None = None) -> bool:
-        return self.apply(f"workers_per_gpu={n}")
+        return self.set("workers_per_gpu", n)
 
     def set_prestage(self, on: bool, source: str | None = None) -> bool:
-        return self.apply(f"prestage={'on' if on else 'off'}")
+        return self.set("prestage", bool(on))
 
     def set_b_g2(self, placement: str, source: str | None = None) -> bool:
-        return self.apply(f"b_g2={placement}")
+        return self.set("b_g2", placement)
 
     def pause(self, source: str | None = None) -> bool:
         return self.apply("pause")
