@@ -194,8 +194,10 @@ class AttachSource(LiveSource):
                  snapshot_hz: float = 20.0) -> None:
         from prover.attach.client import AttachClient, RemoteController
 
-        super().__init__(None, snapshot_hz=snapshot_hz, label=f"ATTACHED {address}")
         self.client = AttachClient(address, name=name, token_file=token_file)
+        a = self.client.address
+        where = f"{a.host}:{a.port}" if a.tcp else Path(a.path or "").name  # short: the header is one line
+        super().__init__(None, snapshot_hz=snapshot_hz, label=f"ATTACHED {where}")
         self._remote = RemoteController(self.client)
 
     @property

@@ -161,3 +161,31 @@ async def until(pilot, cond, timeout: float = 20.0) -> None:
         if loop.time() > end:
             raise AssertionError("condition not met in time")
         await pilot.pause(0.05)
+
+
+def test_tcp_listen_on_loopback_with_a_token_file(tmp_path):
+    import socket as _s
+
+    with _s.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    addr, tok = f"tcp://127.0.0.1:{port}", tmp_path / "token"
+    env = {k: v for k, v in ENV.items() if k != "C2TUI_ATTACH_TOKEN"}
+    r = subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "-o", str(tmp_path / "x.jsonl"),
+                        "--listen", "tcp://0.0.0.0:7799"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "loopback only" in r.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--profile", "tiny",
+                             "--time-scale", "0.3", "--duration", "60", "-o", str(tmp_path / "t.jsonl"), "--listen", addr,
+                             "--token-file", str(tok), "-q"], cwd=ROOT, env=env)
+    try:
+        wait_for(tok.exists)
+        assert oct(tok.stat().st_mode & 0o777) == "0o600"  # created owner-only with a random token
+        def attach(*extra):
+            return subprocess.run([sys.executable, "-m", "c2tui", "attach", addr, "--send", "pause", *extra],
+                                  cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
+        wait_for(lambda: attach("--token-file", str(tok)).returncode == 0)
+        r = attach()
+        assert r.returncode == 2 and "bad or missing token" in r.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
