@@ -80,7 +80,8 @@ def _print_summary(source: Any, writer: Any, how: str) -> None:
     `c2tui summary FILE` prints), else of the live fold."""
     from rich.console import Console
 
-    from prover.summary import render, summarize
+    from c2tui.summary_view import render
+    from prover.summary import summarize
 
     if writer is not None:
         from prover.record import read_recording
