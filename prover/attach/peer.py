@@ -30,7 +30,6 @@ class Peer:
         self.closed = False
         self._final = False  # close once the queue is sent (Bye)
         self.reason = ""
-        self.sent = 0
         self._writer = threading.Thread(target=self._write_loop, name=f"attach-w-{name}", daemon=True)
 
     def start(self) -> None:
@@ -79,7 +78,6 @@ class Peer:
                     self._pending = 0
                 if chunks:
                     self.sock.sendall(b"".join(chunks))
-                    self.sent += len(chunks)
                 if self._final and not self._q:
                     self.close(self.reason or "bye")
         except OSError as exc:

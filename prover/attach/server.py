@@ -109,7 +109,6 @@ class AttachServer:
         self._ino: int | None = None
         self._threads: list[threading.Thread] = []
         self.dropped: list[tuple[str, str]] = []  # (client, reason) of clients that went away
-        self.served = 0
 
     # --- life cycle ---------------------------------------------------------------------------
     def start(self) -> "AttachServer":
@@ -267,7 +266,6 @@ class AttachServer:
             peer.push(wire.dump(welcome) + b"".join(history) + wire.dump(wire.Live(events=len(history))))
             self._peers.append(peer)
             self._names.add(name)
-            self.served += 1
             n = len(self._peers)
         peer.start()
         self._note("info", f"attach: {name} attached ({n} client(s))")
