@@ -302,8 +302,8 @@ class DashboardApp(App[None]):
             self.notify("draining: in-flight partitions finish, then c2tui quits (q again: quit now)")
 
             def drain() -> None:
-                engine.drain(timeout=self.drain_timeout)
-                self.quit_how = "drained"
+                done = engine.drain(timeout=self.drain_timeout)
+                self.quit_how = "drained" if done else f"drain timed out after {self.drain_timeout:g}s"
                 self.call_from_thread(self.exit)
 
             self.run_worker(drain, thread=True, group="quit", name="drain")
