@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test of the real app in a real terminal: start `c2tui run --backend sim` in tmux and,
 # within 10 s, see a lock holder, a VRAM bar with live buffers and a phase bar that advances
-# (tmux capture-pane, twice a second); then press q and see the app exit with its summary.
+# (tmux capture-pane, twice a second); then press q - with partitions in flight it asks - and
+# x (quit now), and see the app exit with its summary.
 # Usage: benchmarks/tmux_smoke.sh [OUT.json]   (needs tmux: apt-get install tmux)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ DIR=$(mktemp -d)
 trap 'tmux kill-session -t "$S" 2>/dev/null || true; rm -rf "$DIR"' EXIT
 # TERM/colour set explicitly so the result does not depend on the caller's terminal
 tmux new-session -d -s "$S" -x 160 -y 48 \
-  "TERM=xterm-256color $PY -m c2tui run --backend sim; echo C2TUI-EXIT=\$?; sleep 60"
+  "TERM=xterm-256color $PY -m c2tui --backend sim --record $DIR/session.jsonl; echo C2TUI-EXIT=\$?; sleep 60"
 T0=$(date +%s.%N)
 
 "$PY" - "$S" "$DIR" "$T0" "$OUT" <<'PYEOF'
@@ -59,9 +60,13 @@ while time.time() - t0 < LIMIT and len(seen) < 3:
 ok = len(seen) == 3
 subprocess.run(["tmux", "send-keys", "-t", session, "q"])
 exit_line = ""
-for _ in range(60):
+dialog = False
+for i in range(60):
     time.sleep(0.25)
     cap = capture()
+    if not dialog and "in flight:" in cap and "quit now" in cap:
+        dialog = True  # q with work in flight asks; x = quit now
+        subprocess.run(["tmux", "send-keys", "-t", session, "x"])
     m = re.search(r"C2TUI-EXIT=(\d+)", cap)
     if m:
         exit_line = [l for l in cap.splitlines() if l.startswith("c2tui:")][:1]
@@ -69,7 +74,21 @@ for _ in range(60):
         break
 else:
     exit_code = None
-result = {"ok": ok and exit_code == 0, "limit_s": LIMIT, "seen": seen, "quit_exit_code": exit_code,
+# the session's recording (run --record): readable, and each partition abandoned by "quit now" named
+import json as _j
+notes, ended = [], False
+try:
+    with open(f"{tmp}/session.jsonl") as f:
+        next(f)
+        for l in f:
+            d = _j.loads(l)
+            notes += [d["text"]] if d["kind"] == "note" and d["text"].endswith("(quit now)") else []
+            ended = ended or d["kind"] == "run_ended"
+except (OSError, StopIteration, ValueError):
+    pass
+rec_line = any(l.startswith("recording:") for l in cap.splitlines()) if exit_code is not None else False
+rec_ok = ended and rec_line and (not dialog or bool(notes))
+result = {"ok": ok and exit_code == 0 and rec_ok, "recording_ended": ended, "abandoned_notes": notes, "limit_s": LIMIT, "seen": seen, "quit_exit_code": exit_code, "quit_dialog": dialog,
           "summary_line": exit_line[0] if exit_line else None}
 print(json.dumps(result, indent=1))
 if not result["ok"]:

@@ -28,6 +28,7 @@ from c2tui.widgets.header_bar import HeaderBar
 from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable
+from c2tui.widgets.quit_dialog import DRAIN, NOW, QuitDialog, in_flight, record_abandoned
 from c2tui.widgets.replay_bar import ReplayBar
 from prover.knobs import KNOBS
 
@@ -71,6 +72,7 @@ class DashboardApp(App[None]):
         Binding("t", "cycle_theme", "theme"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
+        Binding("ctrl+c", "quit_now", "quit now", show=False, priority=True),
     ]
 
     def __init__(self, source: Source, theme: str = "dark", fps: float = 10.0) -> None:
@@ -89,6 +91,8 @@ class DashboardApp(App[None]):
         self.state = None
         self.errors: list[str] = []
         self._switch_interval: float | None = None
+        self.quit_how = "quit"  # quit | drained | quit now (n abandoned): said in the exit summary
+        self.drain_timeout = 600.0
 
     # --- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -298,3 +302,41 @@ class DashboardApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.replay))
+
+    # --- quitting: never drop in-flight work without asking (or, on Ctrl-C, without a record) --
+    def _engine(self) -> Any:
+        engine = getattr(self.source, "engine", None)  # None: replay, or attached (q detaches)
+        return None if engine is None or engine.finished else engine
+
+    async def action_quit(self) -> None:
+        engine = self._engine()
+        if self.quit_how == "draining":  # q again while draining: quit now
+            self.action_quit_now()
+            return
+        parts = in_flight(self.source.snapshot()[1]) if engine is not None else []
+        if not parts:
+            self.exit()
+        elif not isinstance(self.screen, QuitDialog):
+            self.push_screen(QuitDialog([p.part for p in parts]), self._quit_choice)
+
+    def _quit_choice(self, choice: str | None) -> None:
+        engine = self._engine()
+        if choice == NOW or (choice == DRAIN and engine is None):
+            self.action_quit_now()
+        elif choice == DRAIN:
+            self.quit_how = "draining"
+            self.notify("draining: in-flight partitions finish, then c2tui quits (q again: quit now)")
+
+            def drain() -> None:
+                done = engine.drain(timeout=self.drain_timeout)
+                self.quit_how = "drained" if done else f"drain timed out after {self.drain_timeout:g}s"
+                self.call_from_thread(self.exit)
+
+            self.run_worker(drain, thread=True, group="quit", name="drain")
+
+    def action_quit_now(self) -> None:
+        engine = self._engine()
+        if engine is not None:
+            n = record_abandoned(engine, self.source.snapshot()[1], "quit now")
+            self.quit_how = f"quit now ({n} in-flight partition(s) abandoned)" if n else "quit"
+        self.exit()

@@ -21,11 +21,19 @@ SUBCOMMANDS: dict[str, str] = {
     "verify": "verify",
     "export": "export",
     "serve": "serve",
+    "attach": "attach",
+    "config": "config",
 }
 
 
 class LazyGroup(click.Group):
-    """A group that imports a subcommand's module only when it is used."""
+    """A group that imports a subcommand's module only when it is used. Options before any
+    subcommand are run's: `c2tui --backend sim` is `c2tui run --backend sim`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0].startswith("-") and args[0] not in ctx.help_option_names:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)

@@ -181,6 +181,47 @@ class LiveSource:
         return self._version, self._snap
 
 
+# --- attached -------------------------------------------------------------------------------
+
+class AttachSource(LiveSource):
+    """The dashboard over a prover served by `--listen` elsewhere: the same fold as LiveSource,
+    fed by the attach client's reader thread; controls go to a RemoteController. Stopping
+    detaches; the prover goes on."""
+
+    kind = "attach"
+
+    def __init__(self, address: str, name: str | None = None, token_file: str | None = None,
+                 snapshot_hz: float = 20.0) -> None:
+        from prover.attach.client import AttachClient, RemoteController
+
+        self.client = AttachClient(address, name=name, token_file=token_file)
+        a = self.client.address
+        where = f"{a.host}:{a.port}" if a.tcp else Path(a.path or "").name  # short: the header is one line
+        super().__init__(None, snapshot_hz=snapshot_hz, label=f"ATTACHED {where}")
+        self._remote = RemoteController(self.client)
+
+    @property
+    def controller(self) -> Any:
+        return self._remote
+
+    def connect(self) -> Any:
+        """Handshake now (raises AttachRefused / AttachError), so a refusal is told before the UI starts."""
+        return self.client.connect()
+
+    def start(self) -> None:
+        if self.client.welcome is None:
+            self.connect()
+        self.client.start(self.sink, self._ended)
+        super().start()
+
+    def _ended(self, reason: str) -> None:
+        self.sink(ev.Note(t=self.state.t, level="warn", text=f"detached from {self.client.address}: {reason}"))
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.client.close()
+        super().stop(timeout)
+
+
 # --- replay ---------------------------------------------------------------------------------
 
 @dataclass
@@ -188,6 +229,16 @@ class Recording:
     header: dict = field(default_factory=dict)
     events: list = field(default_factory=list)
     error: str | None = None
+
+
+def check_at(at: float | None, events: list) -> None:
+    """Raise ValueError unless `at` is a run time inside the recording (never clamp silently)."""
+    if at is None:
+        return
+    end = events[-1].t if events else 0.0
+    if not (0.0 <= at <= end):  # also false for nan
+        raise ValueError(f"{at:g} s is outside the recording: it runs 0..{end:.1f} s "
+                         f"({len(events)} events); give --at within that")
 
 
 def load_recording(path: str | Path) -> Recording:

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prover.events import Phase
+from prover.state import on_off
 from prover.summary import Summary
 
 _PHASE_ORDER = [p.value for p in Phase]  # SupraSeal C2 order
@@ -33,7 +34,7 @@ def render(sm: Summary) -> Any:
         (f"c2tui run summary{sim}\n", "bold"),
         f"backend {sm.backend}, profile {sm.profile}, proved 2^{sm.proved_log2}, modelled 2^{sm.modelled_log2}, "
         f"time scale {sm.time_scale:g}, {sm.duration_s:.1f} s, ended: {sm.end_reason or 'no (recording cut short)'}\n",
-        "knobs: " + ", ".join(f"{k}={v}" for k, v in sm.knobs.items()) + "\n",
+        "knobs: " + ", ".join(f"{k}={on_off(v)}" for k, v in sm.knobs.items()) + "\n",
     )
     verdict = ("all proofs verified", "bold green") if sm.all_proofs_verified else (
         ("PROOFS FAILED", "bold red") if sm.proofs_failed or sm.partitions_failed else ("no proofs checked", "yellow"))

@@ -72,14 +72,14 @@ class FaultsConfig(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid")
-    phase_error: dict[Phase, float] = Field(default_factory=dict)
-    oom_rate: float = Field(0.0, ge=0.0, le=1.0)
-    hang: dict[Phase, float] = Field(default_factory=dict)
-    hang_seconds: float = Field(5.0, ge=0.0)
-    worker_death_rate: float = Field(0.0, ge=0.0, le=1.0)
-    corrupt_proof_rate: float = Field(0.0, ge=0.0, le=1.0)
-    cuda_error_rate: float = Field(0.0, ge=0.0, le=1.0)
-    nvml_missing: bool = False
+    phase_error: dict[Phase, float] = Field(default_factory=dict, description="phase name -> probability that the phase raises")
+    oom_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability that an allocation fails (OOM)")
+    hang: dict[Phase, float] = Field(default_factory=dict, description="phase name -> probability that it sleeps hang_seconds")
+    hang_seconds: float = Field(5.0, ge=0.0, description="how long a hung phase sleeps (the watchdog reports it)")
+    worker_death_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a worker thread dies between partitions")
+    corrupt_proof_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a proof is flipped (verification must fail)")
+    cuda_error_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a GPU kernel raises (CPU fallback)")
+    nvml_missing: bool = Field(False, description="behave as if NVML could not be loaded")
     retries: int = Field(0, ge=0, le=10, description="times a failed partition is retried")
     watchdog_lock_s: float = Field(30.0, gt=0.0, description="stall event when a lock is held longer")
     watchdog_phase_s: float = Field(60.0, gt=0.0, description="stall event when a phase runs longer")
@@ -203,8 +203,25 @@ def _format_error(exc: ValidationError) -> str:
             msg = msg[len("Value error, "):]
         got = err.get("input")
         got_s = "" if isinstance(got, dict) or err["type"] == "missing" else f" (got {got!r})"
+        if err["type"] == "extra_forbidden":
+            msg, got_s = _unknown_key(err["loc"]), ""
         lines.append(f"{loc}: {msg}{got_s}")
     return "invalid config: " + "; ".join(lines)
+
+
+def _unknown_key(loc: tuple) -> str:
+    """'unknown key; did you mean X?' - the nearest valid key (difflib), not pydantic's words."""
+    import difflib
+
+    model: Any = RunConfig
+    for part in loc[:-1]:  # a key inside a table ([faults], [kernels]): that table's keys
+        ann = model.model_fields[part].annotation if part in model.model_fields else None
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            break
+        model = ann
+    near = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.5)
+    hint = f"did you mean {near[0]!r}?" if near else "see `c2tui config --show` for the keys"
+    return f"unknown key; {hint}"
 
 
 def make_config(data: dict[str, Any]) -> RunConfig:

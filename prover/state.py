@@ -370,10 +370,17 @@ def _oom(s: DashboardState, e: ev.Oom) -> None:
     s.note("warn", f"gpu{e.gpu} OOM {e.worker} {e.part or ''}: wanted {e.requested >> 20} MiB, {e.free >> 20} MiB free", e)
 
 
+def on_off(v: object) -> str:
+    """Booleans as an operator says them (on/off), in the event log and text output."""
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    return {"True": "on", "False": "off"}.get(str(v), str(v))
+
+
 def _mode_change(s: DashboardState, e: ev.ModeChange) -> None:
     s.mode_changes += 1
     s.knobs[e.knob] = e.new
-    s.note("info", f"{e.knob}: {e.old} -> {e.new} ({e.source})", e)
+    s.note("info", f"{e.knob}: {on_off(e.old)} -> {on_off(e.new)} ({e.source})", e)
 
 
 def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted) -> None:

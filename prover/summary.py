@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from prover.knobs import KNOBS
 from prover.state import DashboardState, LockState
 
 
@@ -63,7 +64,7 @@ class Summary(BaseModel):
     duration_s: float
     ended: bool
     end_reason: str | None
-    knobs: dict[str, str]
+    knobs: dict[str, str | bool | int] = Field(description="typed: booleans and numbers as such")
     partitions_ok: int
     partitions_failed: int
     proofs_ok: int
@@ -81,6 +82,17 @@ class Summary(BaseModel):
     gpus: list[GpuSummary]
     events: int
     errors: list[str] = Field(default_factory=list)
+
+
+def typed_knobs(knobs: dict[str, str]) -> dict[str, str | bool | int]:
+    """The fold keeps knobs as event text ('True', '3'); JSON output wants their types."""
+    out: dict[str, str | bool | int] = {}
+    for k, v in knobs.items():
+        try:
+            out[k] = KNOBS[k].parse(v) if k in KNOBS else v
+        except ValueError:
+            out[k] = v
+    return out
 
 
 def _lock(lk: LockState) -> LockSummary:
@@ -118,7 +130,7 @@ def summarize(state: DashboardState) -> Summary:
     return Summary(
         backend=s.backend, simulated=s.simulated, profile=s.profile, proved_log2=s.proved_log2,
         modelled_log2=s.modelled_log2, time_scale=scale, duration_s=dur, ended=s.ended, end_reason=s.end_reason,
-        knobs=dict(s.knobs), partitions_ok=s.partitions_ok, partitions_failed=s.partitions_failed,
+        knobs=typed_knobs(s.knobs), partitions_ok=s.partitions_ok, partitions_failed=s.partitions_failed,
         proofs_ok=s.proofs_ok, proofs_failed=s.proofs_failed, proofs_unchecked=s.proofs_unchecked,
         all_proofs_verified=s.proofs_failed == 0 and checked > 0 and s.partitions_failed == 0,
         fallbacks=s.fallbacks, ooms=s.ooms, stalls=s.stalls, mode_changes=s.mode_changes,

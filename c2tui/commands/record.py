@@ -23,6 +23,7 @@ from rich.live import Live
 from rich.text import Text
 
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
+from c2tui.listen import listen_options, start_listening
 from c2tui.options import config_from_options, run_options
 
 
@@ -60,8 +61,10 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
               help="after --duration, how long in-flight partitions may take to finish")
 @click.option("--quiet", "-q", is_flag=True, help="no progress line, no summary")
 @metrics_options
+@listen_options
 def command(out: Path, duration: float | None, sectors: int | None, switches: tuple[str, ...], drain_timeout: float,
-            quiet: bool, metrics_port: int | None, metrics_addr: str, metrics_linger: float, **kwargs: Any) -> None:
+            quiet: bool, metrics_port: int | None, metrics_addr: str, metrics_linger: float, listen: str | None,
+            token_file: str | None, **kwargs: Any) -> None:
     """Run the prover headless and record every event."""
     from prover.config import ConfigError
     from prover.pipeline.engine import BackendError, Engine
@@ -85,9 +88,12 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         raise click.ClickException(str(exc)) from None
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # before the file: a busy port leaves none
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
+    server = start_listening(engine, listen, token_file, header.model_dump())
     try:
         writer = RecordingWriter(out, header)
     except RecordingError as exc:
+        if server is not None:
+            server.close()
         raise click.ClickException(str(exc)) from None
 
     state = DashboardState()
@@ -147,6 +153,8 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
             engine.stop(timeout=30)
         writer.close()
         stop_metrics(metrics, metrics_linger)
+        if server is not None:
+            server.close("run ended")
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
     if writer.error and failure is None:

@@ -14,7 +14,7 @@ import click
 def command(file: str, speed: float, at: float | None, paused: bool, theme: str, fps: float) -> None:
     """Replay a recording on the dashboard."""
     from c2tui.app import DashboardApp
-    from c2tui.sources import SPEEDS, ReplaySource, load_recording
+    from c2tui.sources import SPEEDS, ReplaySource, check_at, load_recording
 
     if not SPEEDS[0] <= speed <= SPEEDS[-1]:
         raise click.BadParameter(f"speed must be within {SPEEDS[0]}..{SPEEDS[-1]}", param_hint="--speed")
@@ -26,6 +26,10 @@ def command(file: str, speed: float, at: float | None, paused: bool, theme: str,
         raise click.ClickException(str(exc)) from None
     if not rec.events:
         raise click.ClickException(f"{file}: no events" + (f" ({rec.error})" if rec.error else ""))
+    try:
+        check_at(at, rec.events)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--at") from None
     if rec.error:
         click.echo(f"c2tui: {file}: {rec.error}; replaying the {len(rec.events)} valid events before it", err=True)
     src = ReplaySource(rec.events, header=rec.header, at=at, speed=speed, playing=not paused)

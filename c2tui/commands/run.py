@@ -1,15 +1,21 @@
-"""`c2tui` / `c2tui run [options] [--theme NAME]`: the dashboard over the embedded prover.
+"""`c2tui [options]` / `c2tui run [options] [--record FILE] [--listen PATH] [--theme NAME]`:
+the dashboard over the embedded prover.
 
 Backend auto: cuda if a GPU is visible, else the simulated device (labelled SIMULATED on
 screen). The engine runs on its own threads; the app only reads snapshots and sends the
-Controller what the keys ask for.
+Controller what the keys ask for. `--record` keeps the session's recording (the writer
+`c2tui record` uses, as one more sink); `--listen` serves it to `c2tui attach`. On exit the
+run summary is printed (of the recording when there is one).
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
+from c2tui.listen import listen_options, start_listening
 from c2tui.options import config_from_options, run_options
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 
@@ -18,8 +24,12 @@ from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 @run_options
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
+@click.option("--record", "record", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="keep a recording of this session (JSON lines, as `c2tui record` writes)")
+@listen_options
 @metrics_options
-def command(theme: str, fps: float, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
+def command(theme: str, fps: float, record: Path | None, listen: str | None, token_file: str | None,
+            metrics_port: int | None, metrics_addr: str, metrics_linger: float,
             **kwargs: Any) -> None:
     """Watch and steer the embedded prover live."""
     import themes
@@ -37,18 +47,58 @@ def command(theme: str, fps: float, metrics_port: int | None, metrics_addr: str,
     from c2tui.app import DashboardApp
     from c2tui.sources import LiveSource
     from prover.pipeline.engine import BackendError, Engine
+    from prover.record import RecordingError, RecordingHeader, RecordingWriter
 
     try:
         engine = Engine(cfg)
     except BackendError as exc:  # e.g. --backend cuda without a visible GPU
         raise click.ClickException(str(exc)) from None
+    metrics = start_metrics(engine, metrics_port, metrics_addr)  # first: a busy port leaves nothing open
+    header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
+    server = start_listening(engine, listen, token_file, header.model_dump())
+    writer = None
+    if record is not None:
+        try:
+            writer = RecordingWriter(record, header)
+        except RecordingError as exc:
+            if server is not None:
+                server.close()
+            raise click.ClickException(str(exc)) from None
+        engine.add_sink(writer.write)
     source = LiveSource(engine, label="LIVE")
-    metrics = start_metrics(engine, metrics_port, metrics_addr)
+    app = DashboardApp(source, theme=theme, fps=fps)
     try:
-        DashboardApp(source, theme=theme, fps=fps).run()
-    finally:
+        app.run()
+    finally:  # the app stopped the engine on unmount (Ctrl-C included); close what we opened
         stop_metrics(metrics, metrics_linger)
-    # the app stopped the engine on unmount; say how the run ended
-    _, st = source.snapshot()
-    click.echo(f"c2tui: {st.partitions_ok} partitions ok, {st.partitions_failed} failed, "
-               f"{st.proofs_ok} proofs verified, {st.fallbacks} fallbacks in {st.t:.1f}s")
+        if not engine.finished:
+            engine.stop(timeout=30, reason="interrupted")
+        if server is not None:
+            server.close("run ended")
+        if writer is not None:
+            writer.close()
+    _print_summary(source, writer, app.quit_how)
+
+
+def _print_summary(source: Any, writer: Any, how: str) -> None:
+    """What the session did: the summary of the recording when there is one (what a later
+    `c2tui summary FILE` prints), else of the live fold."""
+    from rich.console import Console
+
+    from c2tui.summary_view import render
+    from prover.summary import summarize
+
+    if writer is not None:
+        from prover.record import read_recording
+        from prover.state import fold
+
+        rec = read_recording(writer.path)
+        sm = summarize(fold(rec.events))
+    else:
+        source.drain()
+        sm = summarize(source.state)
+    Console(width=None if sys.stdout.isatty() else 140).print(render(sm))
+    click.echo(f"c2tui: {how}; {sm.partitions_ok} partitions ok, {sm.partitions_failed} failed")
+    if writer is not None:
+        click.echo(f"recording: {writer.path} ({writer.written} events)" +
+                   (f"; {writer.error}" if writer.error else ""))

@@ -1,5 +1,6 @@
-"""`c2tui screenshot FILE --at T [--size WxH] [--theme NAME] -o OUT.svg`: the dashboard at
-run time T of a recording, rendered headlessly (Textual's run_test) and saved as SVG."""
+"""`c2tui screenshot FILE --at T [--size WxH] [--theme NAME] -o OUT.svg|OUT.png`: the dashboard
+at run time T of a recording, rendered headlessly (Textual's run_test) and saved as SVG, or as
+PNG rasterised by resvg (the optional `png` extra: resvg-py, a self-contained wheel)."""
 from __future__ import annotations
 
 import asyncio
@@ -39,18 +40,44 @@ async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, he
 @click.option("--size", default="120x40", show_default=True, help="terminal size WxH")
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--help-screen", is_flag=True, help="show the help screen over the dashboard")
-@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), required=True, help="output .svg")
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), required=True, help="output .svg or .png")
 def command(file: str, at: float, size: str, theme: str, help_screen: bool, out: str) -> None:
-    """Render the dashboard at time T of a recording to an SVG file."""
+    """Render the dashboard at time T of a recording to an SVG or PNG file."""
     import themes
 
     if theme not in themes.names():
         raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
+    suffix = Path(out).suffix.lower()
+    if suffix not in (".svg", ".png"):
+        raise click.BadParameter(f"{out!r}: the file name must end in .svg or .png", param_hint="-o")
+    to_png = _png_renderer() if suffix == ".png" else None
+    from c2tui.sources import check_at, load_recording
     from prover.record import RecordingError
 
     try:
+        check_at(at, load_recording(file).events)
         svg = asyncio.run(render_svg(file, at, parse_size(size), theme, help_screen))
     except RecordingError as exc:
         raise click.ClickException(str(exc)) from None
-    Path(out).write_text(svg, encoding="utf-8")
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--at") from None
+    if to_png is not None:
+        Path(out).write_bytes(to_png(svg))
+    else:
+        Path(out).write_text(svg, encoding="utf-8")
     click.echo(out)
+
+
+def _png_renderer():
+    """svg text -> PNG bytes (resvg), or a clear error naming what to install."""
+    try:
+        import resvg_py
+    except ImportError:
+        raise click.UsageError("-o *.png needs resvg-py (pip install 'c2tui[png]'); or write .svg") from None
+
+    def to_png(svg: str) -> bytes:
+        # Textual's SVG asks for Fira Code from the web; resvg uses a local monospace face instead
+        return bytes(resvg_py.svg_to_bytes(svg_string=svg, font_family="DejaVu Sans Mono",
+                                           monospace_family="DejaVu Sans Mono"))
+
+    return to_png

@@ -1,0 +1,102 @@
+"""`c2tui attach PATH`: the dashboard on a prover started elsewhere with `--listen PATH`.
+
+It first receives the run so far (the server's history), then live events; every control
+key goes to that prover's controller and is recorded there as attach:<name>. `q` detaches
+(the prover goes on). `--raw` prints the event lines instead (for scripts); `--send SPEC`
+applies one control and exits. Exit status 2: refused (other protocol version, bad token)
+or nothing to attach to.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+
+import click
+
+
+@click.command("attach")
+@click.argument("address", metavar="PATH")
+@click.option("--name", default=None, help="how this client's controls are recorded (attach:NAME)  [default: user-pid]")
+@click.option("--token-file", default=None, metavar="FILE", help="TCP only: the server's token (or $C2TUI_ATTACH_TOKEN)")
+@click.option("--raw", is_flag=True, help="print the event stream as JSON lines instead of the dashboard")
+@click.option("--send", "send", default=None, metavar="SPEC",
+              help="apply one control (e.g. mem_sync=stream, pause, two-lock) and exit")
+@click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
+@click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
+def command(address: str, name: str | None, token_file: str | None, raw: bool, send: str | None,
+            theme: str, fps: float) -> None:
+    """Attach the dashboard to a running `c2tui record/run --listen PATH`."""
+    from prover.attach.address import AttachError
+    from prover.attach.client import AttachClient, RemoteController
+
+    if raw or send:
+        try:
+            client = AttachClient(address, name=name, token_file=token_file)
+            client.connect()
+        except AttachError as exc:
+            click.echo(f"c2tui attach: {exc}", err=True)
+            sys.exit(2)
+        if send:
+            _send(client, RemoteController(client), send)
+        else:
+            _raw(client)
+        return
+    import themes
+
+    if theme not in themes.names():
+        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
+    from c2tui.app import DashboardApp
+    from c2tui.sources import AttachSource
+
+    try:
+        source = AttachSource(address, name=name, token_file=token_file)
+        welcome = source.connect()
+    except AttachError as exc:
+        click.echo(f"c2tui attach: {exc}", err=True)
+        sys.exit(2)
+    DashboardApp(source, theme=theme, fps=fps).run()
+    click.echo(f"c2tui: detached from {address} (as attach:{welcome.client}); the prover goes on")
+
+
+def _send(client, remote, spec: str) -> None:
+    client.start(lambda e: None)
+    try:
+        changed = remote.submit_sector() if spec == "submit" else remote.apply(spec)
+    except ValueError as exc:
+        client.close()
+        raise click.UsageError(f"refused: {exc}") from None
+    client.close()
+    click.echo(f"{spec}: {'sector ' + str(changed) if spec == 'submit' else ('changed' if changed else 'already so')}")
+
+
+def _raw(client) -> None:
+    done = threading.Event()
+    out = sys.stdout
+
+    def write(line: str) -> None:
+        try:
+            out.write(line + "\n")
+            out.flush()
+        except (BrokenPipeError, ValueError):  # e.g. `| head`: detach quietly
+            done.set()
+
+    def on_event(e) -> None:
+        if not done.is_set():
+            write(e.model_dump_json())
+
+    def on_end(reason: str) -> None:
+        write(json.dumps({"kind": "bye", "reason": reason}))
+        done.set()
+
+    client.start(on_event, on_end)
+    try:
+        done.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        client.close()
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            sys.stdout = None  # type: ignore[assignment]  # nothing left to say to a closed pipe

@@ -1,0 +1,299 @@
+"""Serve a running engine's event stream and controller to attached clients.
+
+    server = AttachServer(engine, "run.sock", header=header.model_dump())
+    server.start()          # before engine.start(): the history then starts at RunStarted
+    ...
+    server.close()          # says Bye to every client, removes the socket file
+
+The engine's sink only appends the event to a deque (O(1), never blocks a prover thread).
+One dispatcher thread serialises each event once, keeps it in the history and hands the
+line to every client's bounded queue (prover/attach/peer.py); a client that falls
+QUEUE_LIMIT lines behind is dropped. History: every event since run start up to
+HISTORY_LIMIT; past that the oldest high-volume events (phase progress, locks, VRAM
+samples, ...) are dropped while the run's skeleton (PINNED_KINDS) is kept, and Welcome
+says how many were left out.
+"""
+from __future__ import annotations
+
+import hmac
+import itertools
+import os
+import socket
+import stat
+import threading
+from collections import deque
+from heapq import merge
+from typing import Any
+
+from prover.attach import wire
+from prover.attach.address import Address, AttachError, parse_address
+from prover.attach.peer import QUEUE_LIMIT, Peer
+from prover.record import _dump_line
+
+HISTORY_LIMIT = 100_000  # high-volume event lines kept for late joiners
+PINNED_LIMIT = 20_000  # skeleton event lines kept (run, GPUs, workers, knobs, sectors, notes)
+PINNED_KINDS = frozenset({"run_started", "gpu_info", "worker_started", "worker_stopped", "mode_change",
+                          "sector_submitted", "note", "run_ended", "partition_done", "proof_result"})
+MAX_CLIENTS = 16
+
+
+class _Direct:
+    """A line for one client, queued with the events so it follows those emitted before it."""
+
+    __slots__ = ("peer", "data")
+
+    def __init__(self, peer: Peer, data: bytes) -> None:
+        self.peer, self.data = peer, data
+HELLO_TIMEOUT_S = 5.0
+
+
+def _probe_unix(path: str) -> bool:
+    """True if a server answers at path (a stale socket file refuses the connection)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(1.0)
+    try:
+        s.connect(path)
+        return True
+    except (ConnectionRefusedError, FileNotFoundError):
+        return False
+    except OSError:
+        return True  # e.g. a full backlog: something is there; do not take the path
+    finally:
+        s.close()
+
+
+def bind_unix(path: str) -> tuple[socket.socket, int]:
+    """Listen at path, owner-only (0600 from creation); replace a stale socket file, refuse a
+    live one or a path that is not a socket. Returns the socket and the file's inode."""
+    if os.path.lexists(path):
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            raise AttachError(f"{path} exists and is not a socket; not touching it")
+        if _probe_unix(path):
+            raise AttachError(f"a c2tui prover is already serving at {path}; pick another path or stop it")
+        os.unlink(path)  # stale: left by a killed run
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)  # the file is created 0600: never reachable by another user, not even briefly
+    try:
+        s.bind(path)
+    except OSError as exc:
+        s.close()
+        raise AttachError(f"cannot listen at {path}: {exc.strerror or exc}") from None
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    s.listen(MAX_CLIENTS)
+    return s, os.stat(path).st_ino
+
+
+class AttachServer:
+    def __init__(self, engine: Any, address: str | Address, *, header: dict | None = None,
+                 token: str | None = None, history_limit: int = HISTORY_LIMIT,
+                 queue_limit: int = QUEUE_LIMIT) -> None:
+        self.engine = engine
+        self.address = parse_address(address) if isinstance(address, str) else address
+        if self.address.tcp and not token:
+            raise AttachError("a TCP listener needs a token")
+        self.header = header or {}
+        self.token = token
+        self.queue_limit = queue_limit
+        self._in: deque[Any] = deque()
+        self._seq = itertools.count()
+        self._pinned: deque[tuple[int, bytes]] = deque(maxlen=PINNED_LIMIT)
+        self._window: deque[tuple[int, bytes]] = deque(maxlen=history_limit)
+        self.total = 0
+        self._lock = threading.Lock()  # history + client list: a joiner gets history then live, no gap
+        self._peers: list[Peer] = []
+        self._names: set[str] = set()
+        self._stop = threading.Event()
+        self._sock: socket.socket | None = None
+        self._ino: int | None = None
+        self._threads: list[threading.Thread] = []
+        self.dropped: list[tuple[str, str]] = []  # (client, reason) of clients that went away
+
+    # --- life cycle ---------------------------------------------------------------------------
+    def start(self) -> "AttachServer":
+        a = self.address
+        if a.tcp:
+            s = socket.create_server((a.host, a.port), family=socket.AF_INET6 if ":" in str(a.host) else socket.AF_INET)
+            self._sock = s
+        else:
+            self._sock, self._ino = bind_unix(a.path)  # type: ignore[arg-type]
+        self._sock.settimeout(0.2)
+        self.engine.add_sink(self.sink)
+        for target, name in ((self._dispatch_loop, "attach-dispatch"), (self._accept_loop, "attach-accept")):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def close(self, reason: str = "server closing") -> None:
+        if self._stop.is_set():
+            return
+        self.engine.remove_sink(self.sink)
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=5)
+        self._fan_out()  # the last events (RunEnded) reach the clients before Bye
+        for p in list(self._peers):
+            p.flush_and_close(wire.Bye(reason=reason))
+        if self._sock is not None:
+            self._sock.close()
+        self._unlink()
+
+    def _unlink(self) -> None:
+        """Remove our socket file (only if it is still ours, not a later server's)."""
+        path = self.address.path
+        if path is None or self._ino is None:
+            return
+        try:
+            if os.stat(path).st_ino == self._ino:
+                os.unlink(path)
+        except OSError:
+            pass
+
+    def __enter__(self) -> "AttachServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def clients(self) -> list[str]:
+        with self._lock:
+            return [p.name for p in self._peers]
+
+    # --- prover side ----------------------------------------------------------------------------
+    def sink(self, e: Any) -> None:
+        """Called on prover threads: O(1), never blocks."""
+        self._in.append(e)
+
+    def _dispatch_loop(self) -> None:
+        while not self._stop.wait(0.01):
+            self._fan_out()
+
+    def _fan_out(self) -> None:
+        q = self._in
+        if not q:
+            return
+        out: list[tuple[Peer | None, list[bytes]]] = []  # None: every client
+        batch: list[bytes] = []
+        with self._lock:
+            while q:
+                e = q.popleft()
+                if isinstance(e, _Direct):
+                    if batch:
+                        out.append((None, batch))
+                        batch = []
+                    out.append((e.peer, [e.data]))
+                    continue
+                line = _dump_line(e) + b"\n"
+                (self._pinned if e.kind in PINNED_KINDS else self._window).append((next(self._seq), line))
+                batch.append(line)
+                self.total += 1
+            if batch:
+                out.append((None, batch))
+            peers = list(self._peers)
+        for target, lines in out:
+            if target is not None:
+                target.push(lines[0])
+                continue
+            data = b"".join(lines)
+            for p in peers:
+                p.push(data, len(lines))
+
+    def _reply(self, peer: Peer, data: bytes) -> None:
+        self._in.append(_Direct(peer, data))
+
+    # --- clients ----------------------------------------------------------------------------------
+    def _accept_loop(self) -> None:
+        assert self._sock is not None
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except (socket.timeout, TimeoutError):
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), name="attach-peer", daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        conn.settimeout(HELLO_TIMEOUT_S)
+        reader = conn.makefile("rb")
+        try:
+            hello = self._handshake(conn, reader)
+        except (OSError, wire.WireError) as exc:
+            _refuse(conn, f"bad hello: {exc}")
+            return
+        if hello is None:
+            return
+        conn.settimeout(None)
+        peer = self._join(conn, hello.client)
+        if peer is None:
+            return
+        try:
+            peer.serve_controls(reader, self.engine.controller, self._reply)
+        except OSError as exc:
+            peer.close(f"connection lost: {exc.strerror or exc}")
+
+    def _handshake(self, conn: socket.socket, reader: Any) -> wire.ClientHello | None:
+        msg = wire.parse_client(reader.readline(wire.MAX_LINE))
+        if not isinstance(msg, wire.ClientHello):
+            _refuse(conn, "the first line must be a hello")
+            return None
+        if msg.protocol != wire.PROTOCOL_VERSION:
+            _refuse(conn, f"protocol version {msg.protocol} is not spoken here: this prover speaks "
+                          f"attach protocol {wire.PROTOCOL_VERSION}; use the c2tui that matches it")
+            return None
+        if self.address.tcp and not hmac.compare_digest((msg.token or "").encode(), (self.token or "").encode()):
+            _refuse(conn, "bad or missing token")
+            return None
+        if len(self._peers) >= MAX_CLIENTS:
+            _refuse(conn, f"too many clients attached ({MAX_CLIENTS})")
+            return None
+        return msg
+
+    def _join(self, conn: socket.socket, want: str) -> Peer | None:
+        with self._lock:
+            name = want
+            for i in itertools.count(2):
+                if name not in self._names:
+                    break
+                name = f"{want}-{i}"
+            peer = Peer(conn, name, self._left, self.queue_limit)
+            history = [line for _, line in merge(self._pinned, self._window)]
+            dropped = self.total - len(history)
+            welcome = wire.Welcome(client=name, history=len(history), history_dropped=dropped, header=self.header)
+            peer.push(wire.dump(welcome) + b"".join(history) + wire.dump(wire.Live(events=len(history))))
+            self._peers.append(peer)
+            self._names.add(name)
+            n = len(self._peers)
+        peer.start()
+        self._note("info", f"attach: {name} attached ({n} client(s))")
+        return peer
+
+    def _left(self, peer: Peer) -> None:
+        with self._lock:
+            if peer not in self._peers:
+                return
+            self._peers.remove(peer)
+            self._names.discard(peer.name)
+            self.dropped.append((peer.name, peer.reason))
+        if not self._stop.is_set():
+            self._note("warn" if "too slow" in peer.reason else "info", f"attach: {peer.name} left ({peer.reason})")
+
+    def _note(self, level: str, text: str) -> None:
+        """Attaches and departures are on record (a dropped slow client above all)."""
+        emit = getattr(self.engine, "emit", None)
+        if emit is not None:
+            from prover import events as ev
+
+            emit(ev.Note, level=level, text=text)
+
+
+def _refuse(conn: socket.socket, reason: str) -> None:
+    try:
+        conn.sendall(wire.dump(wire.Refused(reason=reason)))
+    except OSError:
+        pass
+    finally:
+        conn.close()
