@@ -12,6 +12,7 @@ by RunConfig (ConfigError, which commands turn into a usage error, exit 2).
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -68,6 +69,15 @@ def run_options(func: F) -> F:
     for o in reversed(opts):
         func = o(func)
     return func
+
+
+def finite(value: float, name: str, lo: float, hi: float, low_open: bool = False) -> float:
+    """`value` if finite and within [lo, hi] ((lo, hi] with low_open); a usage error otherwise."""
+    below = value <= lo if low_open else value < lo
+    if not math.isfinite(value) or below or value > hi:
+        low = f"> {lo:g}" if low_open else f">= {lo:g}"
+        raise click.BadParameter(f"{value} is not a finite number {low} and <= {hi:g}", param_hint=name)
+    return value
 
 
 def _gpus(v: Any) -> Any:

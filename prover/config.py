@@ -37,6 +37,9 @@ _UNITS = {
 _SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
+MAX_CONFIG_BYTES = 1 << 20
+
+
 class ConfigError(ValueError):
     """An invalid configuration; the message names the field(s) and allowed values."""
 
@@ -220,9 +223,12 @@ def load_config(path: Path | str | None = None, **overrides: Any) -> RunConfig:
     if path is not None:
         p = Path(path)
         try:
-            raw = p.read_bytes()
+            with open(p, "rb") as fh:
+                raw = fh.read(MAX_CONFIG_BYTES + 1)  # bounded: /dev/zero is an error, not MemoryError
         except OSError as exc:
             raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"config file {p} is larger than {MAX_CONFIG_BYTES >> 10} KiB: not a run config")
         try:
             doc = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

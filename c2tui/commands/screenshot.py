@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from c2tui.options import finite
+
 
 def parse_size(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
@@ -46,11 +48,33 @@ def command(file: str, at: float, size: str, theme: str, help_screen: bool, out:
 
     if theme not in themes.names():
         raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
+    from c2tui.exits import USAGE, fail, writable_file
     from prover.record import RecordingError
 
+    finite(at, "--at", 0.0, 1e9)
+    dims = parse_size(size)
+    writable_file(Path(out), "--out")
     try:
-        svg = asyncio.run(render_svg(file, at, parse_size(size), theme, help_screen))
+        svg = asyncio.run(render_svg(file, at, dims, theme, help_screen))
     except RecordingError as exc:
-        raise click.ClickException(str(exc)) from None
-    Path(out).write_text(svg, encoding="utf-8")
+        fail(f"{file}: {exc}", USAGE)
+    _write_whole(Path(out), svg.encode("utf-8"))
     click.echo(out)
+
+
+def _write_whole(out: Path, data: bytes) -> None:
+    """Write via a temp file and rename, so a failed write leaves no half-written SVG; a
+    device (e.g. /dev/full) is written directly and its error reported."""
+    from c2tui.exits import RUN, fail
+
+    regular = not out.exists() or out.is_file()
+    tmp = out.with_name(f".{out.name}.tmp") if regular else out
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        if regular:
+            tmp.replace(out)
+    except OSError as exc:
+        if regular:
+            tmp.unlink(missing_ok=True)
+        fail(f"cannot write {out}: {exc.strerror or exc}", RUN)
