@@ -25,6 +25,12 @@ SUBCOMMANDS: dict[str, str] = {
 class LazyGroup(click.Group):
     """A group that imports a subcommand's module only when it is used."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # a NUL cannot reach a path call (ValueError there); exec never passes one, a caller might
+        if any("\x00" in a for a in args):
+            raise click.UsageError("an argument contains a NUL byte")
+        return super().parse_args(ctx, args)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
 

@@ -51,3 +51,13 @@ def writable_file(path: Path, what: str) -> Path:
     if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
         raise click.BadParameter(f"{path}: directory {parent} is not writable", param_hint=what)
     return path
+
+
+class OutPath(click.Path):
+    """click.Path for something we write: an empty value is an error (it would mean the
+    current directory, silently)."""
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path: name a file or directory", param, ctx)
+        return super().convert(value, param, ctx)

@@ -16,6 +16,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from c2tui.exits import OutPath
+
 T = TypeVar("T")
 
 
@@ -23,8 +25,8 @@ T = TypeVar("T")
 @click.option("--constraints-log2", "k", type=click.IntRange(8, 24), required=True, help="circuit size: 2^K constraints")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True, help="circuit seed (and setup seed with --insecure-seeded-setup)")
 @click.option("--instance", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, help="which witness / public inputs")
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True, help="output directory")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="key cache (default $C2TUI_CACHE or ~/.cache/c2tui/keys)")
+@click.option("--out", "out", type=OutPath(file_okay=False, path_type=Path), required=True, help="output directory")
+@click.option("--cache-dir", type=OutPath(file_okay=False, path_type=Path), default=None, help="key cache (default $C2TUI_CACHE or ~/.cache/c2tui/keys)")
 @click.option("--insecure-seeded-setup", "insecure", is_flag=True,
               help="derive the setup's toxic waste from --seed (reproducible; INSECURE: the seed forges proofs)")
 def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None, insecure: bool) -> None:

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from c2tui.exits import INVALID, RUN, writable_file
+from c2tui.exits import INVALID, RUN, OutPath, writable_file
 from c2tui.options import config_from_options, finite, run_options
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
@@ -55,7 +55,7 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 
 
 @click.command("record")
-@click.option("--out", "-o", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--out", "-o", "out", required=True, type=OutPath(dir_okay=False, path_type=Path),
               help="recording to write (JSON lines)")
 @run_options
 @click.option("--duration", type=float, default=None, help="run this many seconds, then let in-flight partitions finish")

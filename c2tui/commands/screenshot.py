@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from c2tui.exits import OutPath
 from c2tui.options import finite
 
 
@@ -41,7 +42,7 @@ async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, he
 @click.option("--size", default="120x40", show_default=True, help="terminal size WxH")
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--help-screen", is_flag=True, help="show the help screen over the dashboard")
-@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), required=True, help="output .svg")
+@click.option("-o", "--out", "out", type=OutPath(dir_okay=False), required=True, help="output .svg")
 def command(file: str, at: float, size: str, theme: str, help_screen: bool, out: str) -> None:
     """Render the dashboard at time T of a recording to an SVG file."""
     import themes
