@@ -26,7 +26,7 @@ _FIELDS = {
     "mem_sync": "mem_sync", "vram_budget": "vram_budget", "constraints_log2": "constraints_log2",
     "modelled_log2": "modelled_log2", "partitions": "partitions", "profile": "profile", "seed": "seed",
     "time_scale": "time_scale", "prestage": "prestage", "b_g2": "b_g2", "verify_share": "verify_share",
-    "cache_dir": "cache_dir",
+    "cache_dir": "cache_dir", "insecure_seeded_setup": "insecure_seeded_setup",
 }
 RUN_OPTION_NAMES = frozenset(_FIELDS) | {"config"}
 
@@ -65,6 +65,8 @@ def run_options(func: F) -> F:
                      help="phase duration = modelled time x this (0.1 = ten times faster)  [default: 1]"),
         click.option("--verify-share", type=float, default=None, help="share of proofs self-checked  [default: 1]"),
         click.option("--cache-dir", default=None, help="proving-key cache directory"),
+        click.option("--insecure-seeded-setup", is_flag=True, default=None,
+                     help="derive the setup's toxic waste from --seed: reproducible keys, INSECURE (the seed forges proofs)"),
     ]
     for o in reversed(opts):
         func = o(func)

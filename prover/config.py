@@ -137,7 +137,9 @@ class RunConfig(BaseModel):
     verify_share: float = Field(1.0, ge=0.0, le=1.0, description="share of proofs verified (self-check)")
     prestage_wait_s: float = Field(10.0, ge=0.0, description="mem_sync=stream: longest wait for room (modelled s)")
     vram_sample_s: float = Field(0.15, gt=0.0, le=10.0, description="VRAM sample period (wall seconds)")
-    cache_dir: str | None = Field(None, description="where proving keys are cached")
+    cache_dir: str | None = Field(None, pattern=r"\S", description="where proving keys are cached (not empty)")
+    insecure_seeded_setup: bool = Field(
+        False, description="derive the setup's toxic waste from the seed (reproducible keys; INSECURE: the seed forges proofs)")
     faults: FaultsConfig = Field(default_factory=FaultsConfig)
 
     @field_validator("vram_budget", mode="before")

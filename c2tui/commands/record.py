@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from c2tui.exits import INVALID, RUN, OutPath, writable_file
+from c2tui.exits import INVALID, RUN, OutPath, writable_dir, writable_file
 from c2tui.options import config_from_options, finite, run_options
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
@@ -89,6 +89,8 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         raise click.UsageError(str(exc)) from None
     if duration is not None and cfg.sectors is not None:  # sectors may come from the TOML file
         raise click.UsageError("give a duration or a number of sectors, not both (sectors is set in --config)")
+    if cfg.cache_dir is not None:
+        writable_dir(Path(cfg.cache_dir), "--cache-dir")
     try:
         engine = Engine(cfg)
     except BackendError as exc:
