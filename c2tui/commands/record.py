@@ -197,8 +197,12 @@ def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> i
         click.echo("interrupted: the run was stopped before it finished", err=True)
         return RUN
     if sm.partitions_ok == 0:
-        click.echo("FAILED: the run proved nothing", err=True)
+        unchecked = f" ({sm.partitions_unchecked} finished unchecked)" if sm.partitions_unchecked else ""
+        click.echo(f"FAILED: the run proved nothing: no partition's proof verified{unchecked}", err=True)
         return RUN
+    if sm.partitions_unchecked:
+        click.echo(f"note: {sm.partitions_unchecked} partition(s) finished with proofs never verified "
+                   "(--verify-share < 1); they are not counted as ok", err=True)
     return 0
 
 
@@ -214,7 +218,8 @@ def _progress(s: Any, el: float) -> Text:
     return Text.assemble(
         f"{el:6.1f}s ", ("SIMULATED " if s.simulated else "", "bold yellow"),
         (f"{k.get('lock_mode', '?')}/{k.get('mem_sync', '?')}", "cyan"),
-        "  done ", (str(s.partitions_ok), "green"), *((" + ", (f"{s.partitions_failed} failed", "bold red"))
+        "  verified ", (str(s.partitions_ok), "green"),
+        *((" + ", (f"{s.partitions_unchecked} unchecked", "bold yellow")) if s.partitions_unchecked else ()), *((" + ", (f"{s.partitions_failed} failed", "bold red"))
                                                        if s.partitions_failed else ()),
         "  proofs ", (f"{s.proofs_ok} ok", "green"), *(("/", (f"{s.proofs_failed} bad", "bold red"))
                                                           if s.proofs_failed else ()),
