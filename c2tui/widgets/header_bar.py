@@ -18,6 +18,8 @@ def header_items(st, pal, source_label: str = "") -> list[Line]:
     items.append(ident)
     if st.simulated:
         items.append(Line(" SIMULATED ", style=f"bold reverse {pal['sim']}"))
+    if truthy(str(st.config.get("insecure_seeded_setup", False))):  # keys anyone knowing the seed can forge for
+        items.append(Line(" INSECURE SEEDED SETUP ", style=f"bold reverse {pal['fail']}"))
     if source_label:
         items.append(Line(source_label, style=f"bold {pal['info']}"))
     lm = k.get("lock_mode", "?")
