@@ -125,7 +125,11 @@ def test_record_with_its_directory_removed_exits_3(tmp_path: Path) -> None:
     while time.monotonic() < deadline and not (out.exists() and out.stat().st_size > 2000):
         time.sleep(0.1)
     shutil.rmtree(d)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
     assert proc.returncode == 3, err.decode()
     assert b"No such file or directory" in err and b"Traceback" not in err
 
@@ -214,6 +218,10 @@ def test_sigterm_interrupted_run_exits_non_zero(tmp_path: Path) -> None:
     while time.monotonic() < deadline and not (out.exists() and out.read_text().count('"partition_done"') >= 1):
         time.sleep(0.1)
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
     assert proc.returncode == 3 and b"interrupted" in err
     assert read_recording(out).error is None
