@@ -354,25 +354,3 @@ def _read(f: Any, limit: int | None) -> Recording:
         if limit is not None and len(out) >= limit:
             break
     return rec
-
-
-def iter_events(path: str | Path) -> Any:
-    """Yield events lazily (raises RecordingError at the first bad line)."""
-    p = Path(path)
-    with open(p, "rb") as f:
-        parse_header(f.readline(MAX_LINE + 1))
-        parse = ev.EVENT_ADAPTER.validate_json
-        check = _Plausible()
-        for n, raw in _lines(f):
-            if raw is None:
-                raise RecordingError(f"line {n}: longer than {MAX_LINE} bytes")
-            if not raw.strip():
-                continue
-            try:
-                e = parse(raw)
-            except ValidationError as exc:
-                raise RecordingError(f"line {n}: not a valid event: {_short(exc)}") from None
-            problem = check.problem(e)
-            if problem is not None:
-                raise RecordingError(f"line {n}: {problem}")
-            yield e

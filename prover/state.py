@@ -14,9 +14,9 @@ from typing import Iterable
 
 from prover import events as ev
 from prover.events import Phase
+from prover.knobs import KNOBS
 
 LOG_LINES = 200
-TIMELINE_SECONDS = 120.0
 RECENT_PARTITIONS = 64
 
 
@@ -199,7 +199,7 @@ def _run_started(s: DashboardState, e: ev.RunStarted) -> None:
     s.backend, s.simulated, s.profile = e.backend, e.simulated, e.profile
     s.proved_log2, s.modelled_log2 = e.proved_log2, e.modelled_log2
     s.config = dict(e.config)
-    for knob in ("lock_mode", "mem_sync", "workers_per_gpu", "prestage", "b_g2", "paused"):
+    for knob in KNOBS:
         if knob in e.config:
             s.knobs[knob] = str(e.config[knob])
     for i in range(e.gpus):

@@ -32,7 +32,7 @@ MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers
 
 
 def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
-    from prover.pipeline.controller import SWITCH_HELP, parse_switch
+    from prover.knobs import parse_switch
 
     out = []
     for spec in specs:
@@ -50,7 +50,6 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
         except ValueError as exc:
             raise click.BadParameter(f"{spec!r}: {exc}", param_hint="--switch") from None
         out.append((t, mode))
-    _ = SWITCH_HELP
     return sorted(out, key=lambda x: x[0])
 
 
@@ -172,7 +171,8 @@ def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> i
     """Print the summary of what was written (a prefix if writing failed) and choose the exit status."""
     from prover.record import RecordingError, read_recording
     from prover.state import fold
-    from prover.summary import render, summarize
+    from c2tui.summary_view import render
+    from prover.summary import summarize
 
     try:
         rec = read_recording(out)

@@ -11,7 +11,18 @@ from click.testing import CliRunner
 from c2tui.cli import main
 from prover import events as ev
 from prover.state import fold
-from prover.summary import render, summarize, summary_text, verdict
+from c2tui.summary_view import render, verdict
+from prover.summary import summarize
+
+
+def summary_text(sm) -> str:  # type: ignore[no-untyped-def]
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    Console(width=120, file=buf, color_system=None).print(render(sm))
+    return buf.getvalue()
 
 FAST = ["--backend", "sim", "--constraints-log2", "8", "--time-scale", "0.05"]
 
