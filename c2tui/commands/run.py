@@ -37,8 +37,10 @@ def command(theme: str, fps: float, **kwargs: Any) -> None:
 
     try:
         engine = Engine(cfg)
-    except BackendError as exc:  # e.g. --backend cuda without a visible GPU
-        raise click.ClickException(str(exc)) from None
+    except BackendError as exc:  # e.g. --backend cuda without a visible GPU: the run cannot start (exit 3)
+        from c2tui.exits import RUN, fail
+
+        fail(str(exc), RUN)
     source = LiveSource(engine, label="LIVE")
     DashboardApp(source, theme=theme, fps=fps).run()
     # the app stopped the engine on unmount; say how the run ended
