@@ -137,9 +137,9 @@ def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, st
         try:
             with timed(row, "setup_s", rows):
                 if cache_dir is not None:
-                    pk, vk = P.load_or_setup(circuit, 0, cache_dir=cache_dir)
+                    pk, vk = P.load_or_setup(circuit, 0, cache_dir=cache_dir, insecure_seeded=True)
                 else:
-                    pk, vk = S.setup(circuit, 0)
+                    pk, vk = S.setup(circuit, insecure_seed=0)
         finally:
             restore()
         row["setup_gpu"] = S.gpu_fixed_base_g2() is not None

@@ -66,7 +66,7 @@ with open(f"{tmp}/run.jsonl") as f:
             changes.append([d["knob"], d["new"], d["source"]])
 res["recorded_changes"] = changes
 res["ok"] = (all(res["seen"].values()) and res["attach_exit"] == 0 and res["record_still_running"]
-             and res["record_exit"] in (0, 1) and res["socket_removed"] and ["mem_sync", "stream", "attach:tmux"] in changes)
+             and res["record_exit"] == 3 and res["socket_removed"] and ["mem_sync", "stream", "attach:tmux"] in changes)
 print(json.dumps(res, indent=1))
 if not res["ok"]:
     print("---- record pane ----\n" + cap(rec_pane) + "\n---- attach pane ----\n" + cap(att_pane), file=sys.stderr)

@@ -31,6 +31,9 @@ class LazyGroup(click.Group):
     subcommand are run's: `c2tui --backend sim` is `c2tui run --backend sim`."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # a NUL cannot reach a path call (ValueError there); exec never passes one, a caller might
+        if any("\x00" in a for a in args):
+            raise click.UsageError("an argument contains a NUL byte")
         if args and args[0].startswith("-") and args[0] not in ctx.help_option_names:
             args = ["run", *args]
         return super().parse_args(ctx, args)

@@ -12,6 +12,7 @@ by RunConfig (ConfigError, which commands turn into a usage error, exit 2).
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -84,6 +85,8 @@ def run_options(func: F) -> F:
                      help="phase duration = modelled time x this (0.1 = ten times faster)  [default: 1]"),
         click.option("--verify-share", type=float, default=None, help="share of proofs self-checked  [default: 1]"),
         click.option("--cache-dir", default=None, help="proving-key cache directory"),
+        click.option("--insecure-seeded-setup", is_flag=True, default=None,
+                     help="derive the setup's toxic waste from --seed: reproducible keys, INSECURE (the seed forges proofs)"),
     ]
     for o in reversed(opts):
         func = o(func)
@@ -94,6 +97,15 @@ def run_option_names() -> frozenset[str]:
     """The parameter names run_options adds (serve forwards exactly these to `c2tui run`)."""
     def probe() -> None: ...
     return frozenset(p.name for p in run_options(probe).__click_params__ if p.name)  # type: ignore[attr-defined]
+
+
+def finite(value: float, name: str, lo: float, hi: float, low_open: bool = False) -> float:
+    """`value` if finite and within [lo, hi] ((lo, hi] with low_open); a usage error otherwise."""
+    below = value <= lo if low_open else value < lo
+    if not math.isfinite(value) or below or value > hi:
+        low = f"> {lo:g}" if low_open else f">= {lo:g}"
+        raise click.BadParameter(f"{value} is not a finite number {low} and <= {hi:g}", param_hint=name)
+    return value
 
 
 def _gpus(v: Any) -> Any:

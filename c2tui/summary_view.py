@@ -27,6 +27,19 @@ def _gib(n: int) -> str:
     return f"{n / 1024**3:.1f} GiB"
 
 
+def verdict(sm: Summary) -> tuple[str, str]:
+    """One phrase for how the proofs went, and its style; "all proofs verified" only when it is so."""
+    if sm.all_proofs_verified:
+        return "all proofs verified", "bold green"
+    if sm.proofs_failed:
+        return f"PROOFS FAILED ({sm.proofs_failed})", "bold red"
+    if sm.partitions_failed:
+        return f"PARTITIONS FAILED ({sm.partitions_failed}, no proof failed verification)", "bold red"
+    if sm.proofs_unchecked or sm.partitions_unchecked:
+        return f"{max(sm.proofs_unchecked, sm.partitions_unchecked)} proof(s) never verified", "yellow"
+    return "no proofs made", "yellow"
+
+
 def render(sm: Summary) -> Any:
     """A rich renderable (Group of tables)."""
     sim = " [SIMULATED]" if sm.simulated else ""
@@ -36,23 +49,22 @@ def render(sm: Summary) -> Any:
         f"time scale {sm.time_scale:g}, {sm.duration_s:.1f} s, ended: {sm.end_reason or 'no (recording cut short)'}\n",
         "knobs: " + ", ".join(f"{k}={on_off(v)}" for k, v in sm.knobs.items()) + "\n",
     )
-    verdict = ("all proofs verified", "bold green") if sm.all_proofs_verified else (
-        ("PROOFS FAILED", "bold red") if sm.proofs_failed or sm.partitions_failed else ("no proofs checked", "yellow"))
     head.append_text(Text.assemble(
-        f"partitions ok {sm.partitions_ok}, failed {sm.partitions_failed}; proofs verified {sm.proofs_ok}, "
-        f"failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ", verdict, "\n",
-        f"throughput {sm.throughput_per_min:.2f}/min overall, {sm.steady_throughput_per_min:.2f}/min steady",
+        f"partitions ok (verified) {sm.partitions_ok}, unchecked {sm.partitions_unchecked}, failed {sm.partitions_failed}; "
+        f"proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ", verdict(sm), "\n",
+        f"throughput (verified partitions) {sm.throughput_per_min:.2f}/min overall, "
+        f"{sm.steady_throughput_per_min:.2f}/min steady",
         (f", {sm.modelled_throughput_per_min:.2f}/modelled min" if sm.modelled_throughput_per_min is not None else ""),
         f"; fallbacks {sm.fallbacks}, OOMs {sm.ooms}, stalls {sm.stalls}, mode changes {sm.mode_changes}",
     ))
     names = "; ".join(f"gpu{g.gpu}: {g.name}{' (simulated)' if g.simulated else ''}{'' if g.simulated or g.nvml else ' (no NVML)'}"
                       for g in sm.gpus)
     gt = Table(title=f"per GPU ({names})", title_justify="left")
-    for col in ("gpu", "done", "/min", "busy held", "util", "steady held/util", "fallbacks", "OOMs",
+    for col in ("gpu", "done", "verified", "verified/min", "busy held", "util", "steady held/util", "fallbacks", "OOMs",
                 "mem wait mean", "mem hold mean", "compute wait mean", "compute hold mean", "budget"):
         gt.add_column(col, justify="right")
     for g in sm.gpus:
-        gt.add_row(str(g.gpu), str(g.partitions_done),
+        gt.add_row(str(g.gpu), str(g.partitions_done), str(g.partitions_verified),
                    f"{g.throughput_per_min:.2f}", f"{g.compute_held_share:.0%}", _pct(g.util_mean),
                    f"{_pct(g.steady_held_share)}/{_pct(g.steady_util_mean)}", str(g.fallbacks), str(g.ooms),
                    _ms(g.mem.wait_mean), _ms(g.mem.hold_mean), _ms(g.compute.wait_mean), _ms(g.compute.hold_mean),

@@ -34,6 +34,9 @@ _UNITS = {
 _SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
+MAX_CONFIG_BYTES = 1 << 20
+
+
 class ConfigError(ValueError):
     """An invalid configuration; the message names the field(s) and allowed values."""
 
@@ -124,7 +127,9 @@ class RunConfig(BaseModel):
     verify_share: float = Field(1.0, ge=0.0, le=1.0, description="share of proofs verified (self-check)")
     prestage_wait_s: float = Field(10.0, ge=0.0, description="mem_sync=stream: longest wait for room (modelled s)")
     vram_sample_s: float = Field(0.15, gt=0.0, le=10.0, description="VRAM sample period (wall seconds)")
-    cache_dir: str | None = Field(None, description="where proving keys are cached")
+    cache_dir: str | None = Field(None, pattern=r"\S", description="where proving keys are cached (not empty)")
+    insecure_seeded_setup: bool = Field(
+        False, description="derive the setup's toxic waste from the seed (reproducible keys; INSECURE: the seed forges proofs)")
     faults: FaultsConfig = Field(default_factory=FaultsConfig)
     kernels: KernelSettings = Field(default_factory=KernelSettings.from_env,
                                     description="kernel and setup tunables; C2TUI_* variables override (docs/settings.md)")
@@ -241,9 +246,12 @@ def load_config(path: Path | str | None = None, **overrides: Any) -> RunConfig:
     if path is not None:
         p = Path(path)
         try:
-            raw = p.read_bytes()
+            with open(p, "rb") as fh:
+                raw = fh.read(MAX_CONFIG_BYTES + 1)  # bounded: /dev/zero is an error, not MemoryError
         except OSError as exc:
             raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"config file {p} is larger than {MAX_CONFIG_BYTES >> 10} KiB: not a run config")
         try:
             doc = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

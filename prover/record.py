@@ -4,15 +4,28 @@
         engine.add_sink(w.write)           # cheap: appends to a queue
     rec = read_recording(path)             # Recording(header, events, error, bad_line)
 
-The writer serialises and writes on its own thread, in batches, flushing at least every
-~100 ms and on close, so a crash leaves a readable prefix. Reading validates every line with
-pydantic (never eval/pickle); a truncated or corrupt file gives the valid prefix plus the
-1-based number of the first bad line; an unknown schema version or a file that is not a
-recording is a clear error.
+The writer serialises and writes on its own thread, in batches, at least every ~100 ms and
+on close, so a crash leaves a readable prefix. It never replaces an existing file unless
+asked (`force=True`), and holds an exclusive lock (flock) on it so a second writer fails at
+once instead of interleaving. A write error (no space, I/O error, the file or its directory
+removed) is kept in `error` in the OS's words; the file is cut back to the last whole batch,
+so what remains is a readable prefix.
+
+Reading validates every line with pydantic (never eval/pickle) and bounds what it takes on a
+file's word: lines are read at most MAX_LINE bytes at a time, counts (GPUs) must be within
+the engine's own limits, times finite and non-decreasing (within T_TOLERANCE), and the
+schema version known. A truncated, corrupt, reordered or implausible file gives the valid
+prefix plus the 1-based number of the first bad line; a file that is not a recording is a
+clear error.
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
+import math
+import os
+import stat
 import threading
 import time
 from collections import deque
@@ -33,6 +46,9 @@ except ImportError:  # pragma: no cover - optional
 
 MAGIC = "c2tui-recording"
 FLUSH_EVERY_S = 0.1
+MAX_LINE = 1 << 20  # bytes; our longest line (the header, with argv and config) is a few KiB
+MAX_GPUS = 64  # RunConfig's own limit
+T_TOLERANCE = 0.05  # seconds an event may be stamped before the one written ahead of it
 
 
 class RecordingError(RuntimeError):
@@ -65,15 +81,18 @@ def _dump_line(e: Any) -> bytes:
 class RecordingWriter:
     """Thread-safe JSONL writer; `write` only enqueues (safe to call from engine threads)."""
 
-    def __init__(self, path: str | Path, header: RecordingHeader | None = None, flush_every: float = FLUSH_EVERY_S) -> None:
+    def __init__(self, path: str | Path, header: RecordingHeader | None = None, flush_every: float = FLUSH_EVERY_S,
+                 force: bool = False) -> None:
         self.path = Path(path)
         self.header = header or RecordingHeader()
         self.flush_every = flush_every
+        self._fd = _open_locked(self.path, force)
+        self._ino = os.fstat(self._fd).st_ino
+        self._good = 0  # bytes known to be whole lines on disk
         try:
-            self._f = open(self.path, "wb")
-            self._f.write(self.header.model_dump_json().encode() + b"\n")
-            self._f.flush()
+            self._write_all(self.header.model_dump_json().encode() + b"\n")
         except OSError as exc:
+            os.close(self._fd)
             raise RecordingError(f"cannot write recording {self.path}: {exc.strerror or exc}") from None
         self._q: deque[Any] = deque()
         self._wake = threading.Event()
@@ -106,10 +125,7 @@ class RecordingWriter:
             self._drain()
             now = time.monotonic()
             if self.error is None and (now - last_flush >= self.flush_every or closing):
-                try:
-                    self._f.flush()
-                except OSError as exc:
-                    self._fail(exc)
+                self._check_still_there()
                 last_flush = now
             if closing and not self._q:
                 return
@@ -125,27 +141,46 @@ class RecordingWriter:
                 self.dropped += n
                 continue
             try:
-                self._f.write(b"\n".join(lines) + b"\n")
+                self._write_all(b"\n".join(lines) + b"\n")
                 self.written += n
             except OSError as exc:
                 self.dropped += n
                 self._fail(exc)
+
+    def _write_all(self, data: bytes) -> None:
+        """Write a whole batch; on an error cut the file back to the last whole batch."""
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError:
+            if stat.S_ISREG(os.fstat(self._fd).st_mode):
+                try:
+                    os.ftruncate(self._fd, self._good)
+                    os.lseek(self._fd, self._good, os.SEEK_SET)
+                except OSError:
+                    pass
+            raise
+        self._good += len(data)
+
+    def _check_still_there(self) -> None:
+        """Writes to a removed file (or one in a removed directory) succeed and are lost."""
+        try:
+            if os.stat(self.path).st_ino != self._ino:
+                raise OSError(errno.ENOENT, "the file was replaced by another")
+        except OSError as exc:
+            self._fail(exc)
 
     def _fail(self, exc: OSError) -> None:
         if self.error is None:
             self.error = f"writing {self.path} failed: {exc.strerror or exc}"
 
     def flush(self, timeout: float = 5.0) -> None:
-        """Block until everything enqueued so far is written and flushed."""
+        """Block until everything enqueued so far is written (each batch goes straight to the OS)."""
         deadline = time.monotonic() + timeout
         while self._q and time.monotonic() < deadline and self._thread.is_alive():
             self._wake.set()
             time.sleep(0.002)
-        if self.error is None:
-            try:
-                self._f.flush()
-            except (OSError, ValueError):
-                pass
 
     def close(self) -> None:
         if self._closed:
@@ -155,7 +190,7 @@ class RecordingWriter:
         self._thread.join(timeout=30)
         self._closed = True
         try:
-            self._f.close()
+            os.close(self._fd)  # releases the lock too
         except OSError as exc:
             self._fail(exc)
 
@@ -164,6 +199,28 @@ class RecordingWriter:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _open_locked(path: Path, force: bool) -> int:
+    """Open for writing under an exclusive lock; truncate only once the lock is ours, so a
+    second writer (with or without force) never damages the first one's file."""
+    flags = os.O_WRONLY | os.O_CREAT | (0 if force else os.O_EXCL)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileExistsError:
+        raise RecordingError(f"{path} exists: refusing to overwrite it (use --force)") from None
+    except OSError as exc:
+        raise RecordingError(f"cannot write recording {path}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise RecordingError(f"{path} is being written by another process (it holds the lock)") from None
+        raise RecordingError(f"cannot lock recording {path}: {exc.strerror or exc}") from None
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        os.ftruncate(fd, 0)
+    return fd
 
 
 @dataclass
@@ -205,6 +262,46 @@ def parse_header(line: bytes | str) -> RecordingHeader:
         raise RecordingError(f"line 1: bad recording header: {_short(exc)}") from None
 
 
+class _Plausible:
+    """Checks on what a recording claims, line by line: the reader (and the fold after it)
+    must never allocate or loop on a file's word beyond the engine's own limits."""
+
+    def __init__(self) -> None:
+        self.last_t = 0.0
+
+    def problem(self, e: Any) -> str | None:
+        t = e.t
+        if not math.isfinite(t):
+            return f"time t={t} is not finite"
+        if t < self.last_t - T_TOLERANCE:
+            return f"out of order: t={t:g} after t={self.last_t:g} (events must be in time order)"
+        self.last_t = max(self.last_t, t)
+        if isinstance(e, ev.RunStarted):
+            if e.schema_version != SCHEMA_VERSION:
+                return f"unknown schema version {e.schema_version} in run_started (this c2tui reads {SCHEMA_VERSION})"
+            if not 1 <= e.gpus <= MAX_GPUS:
+                return f"run_started claims {e.gpus} GPUs (1..{MAX_GPUS} possible)"
+        gpu = getattr(e, "gpu", None)
+        if isinstance(gpu, int) and not 0 <= gpu < MAX_GPUS:
+            return f"gpu {gpu} out of range (0..{MAX_GPUS - 1})"
+        return None
+
+
+def _lines(f: Any) -> Any:
+    """(number, raw line) with each read bounded by MAX_LINE; an over-long line ends the file
+    with (number, None)."""
+    n = 1
+    while True:
+        raw = f.readline(MAX_LINE + 1)
+        if not raw:
+            return
+        n += 1
+        if len(raw) > MAX_LINE:
+            yield n, None
+            return
+        yield n, raw
+
+
 def read_recording(path: str | Path, limit: int | None = None) -> Recording:
     """Read and validate a recording; never raises for bad content (see Recording.error).
     An unreadable file raises RecordingError."""
@@ -214,30 +311,46 @@ def read_recording(path: str | Path, limit: int | None = None) -> Recording:
     except OSError as exc:
         raise RecordingError(f"cannot read {p}: {exc.strerror or exc}") from None
     with f:
-        first = f.readline()
-        if not first.strip():
-            return Recording(header=None, error="line 1: empty file, not a c2tui recording", bad_line=1)
         try:
-            header = parse_header(first)
-        except RecordingError as exc:
-            return Recording(header=None, error=str(exc), bad_line=1)
-        rec = Recording(header=header)
-        out = rec.events
-        parse = ev.EVENT_ADAPTER.validate_json
-        n = 1
-        for raw in f:
-            n += 1
-            if not raw.strip():
-                continue
-            try:
-                out.append(parse(raw))
-            except ValidationError as exc:
-                if not raw.endswith(b"\n"):
-                    rec.error = f"line {n}: truncated (the recording stops mid-line)"
-                else:
-                    rec.error = f"line {n}: not a valid event: {_short(exc)}"
-                rec.bad_line = n
-                break
-            if limit is not None and len(out) >= limit:
-                break
-        return rec
+            return _read(f, limit)
+        except OSError as exc:
+            raise RecordingError(f"cannot read {p}: {exc.strerror or exc}") from None
+
+
+def _read(f: Any, limit: int | None) -> Recording:
+    first = f.readline(MAX_LINE + 1)
+    if len(first) > MAX_LINE:
+        return Recording(header=None, error=f"line 1: longer than {MAX_LINE} bytes, not a c2tui recording", bad_line=1)
+    if not first.strip():
+        return Recording(header=None, error="line 1: empty file, not a c2tui recording", bad_line=1)
+    try:
+        header = parse_header(first)
+    except RecordingError as exc:
+        return Recording(header=None, error=str(exc), bad_line=1)
+    rec = Recording(header=header)
+    out = rec.events
+    parse = ev.EVENT_ADAPTER.validate_json
+    check = _Plausible()
+    for n, raw in _lines(f):
+        if raw is None:
+            rec.error, rec.bad_line = f"line {n}: longer than {MAX_LINE} bytes", n
+            break
+        if not raw.strip():
+            continue
+        try:
+            e = parse(raw)
+        except ValidationError as exc:
+            if not raw.endswith(b"\n"):
+                rec.error = f"line {n}: truncated (the recording stops mid-line)"
+            else:
+                rec.error = f"line {n}: not a valid event: {_short(exc)}"
+            rec.bad_line = n
+            break
+        problem = check.problem(e)
+        if problem is not None:
+            rec.error, rec.bad_line = f"line {n}: {problem}", n
+            break
+        out.append(e)
+        if limit is not None and len(out) >= limit:
+            break
+    return rec

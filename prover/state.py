@@ -72,6 +72,7 @@ class GpuState:
     fallbacks: int = 0
     ooms: int = 0
     done: int = 0
+    verified: int = 0  # done with a proof that verified (what throughput counts)
 
     @property
     def live_bytes(self) -> int:
@@ -104,8 +105,9 @@ class PartitionState:
     impl: str | None = None
     prestaged: bool | None = None
     fallback: bool = False
-    verified: bool | None = None
-    ok: bool | None = None
+    verified: bool | None = None  # True / False: the proof checked; None: not (yet) checked
+    checked: bool | None = None  # False: the proof was made but not sampled for verification
+    ok: bool | None = None  # the engine's word (no error); a partition counts ok only if verified too
     reason: str | None = None
     done_t: float | None = None
 
@@ -141,14 +143,16 @@ class DashboardState:
     proofs_ok: int = 0
     proofs_failed: int = 0
     proofs_unchecked: int = 0
-    partitions_ok: int = 0
+    partitions_ok: int = 0  # finished with a verified proof
+    partitions_unchecked: int = 0  # finished, but the proof was never verified: not counted as ok
     partitions_failed: int = 0
     fallbacks: int = 0
     ooms: int = 0
     stalls: int = 0
     mode_changes: int = 0
     events: int = 0
-    first_done_t: float | None = None
+    first_ok_t: float | None = None  # first and last verified partition: the steady-state window
+    last_ok_t: float | None = None
     # (t, level, text, the event that made the note: the dashboard's detail view shows its fields)
     log: deque[tuple[float, str, str, ev.Event | None]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
 
@@ -167,11 +171,11 @@ class DashboardState:
     # --- derived figures ------------------------------------------------------------------
     @property
     def partitions_done(self) -> int:
-        return self.partitions_ok + self.partitions_failed
+        return self.partitions_ok + self.partitions_unchecked + self.partitions_failed
 
     def throughput_per_min(self) -> float:
-        """Partitions finished per minute of run time."""
-        return 60.0 * self.partitions_done / self.t if self.t > 0 else 0.0
+        """Verified partitions per minute of run time (unchecked and failed ones do not count)."""
+        return 60.0 * self.partitions_ok / self.t if self.t > 0 else 0.0
 
     def gpu(self, i: int) -> GpuState:
         if i not in self.gpus:
@@ -389,6 +393,7 @@ def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted) -> None:
 
 def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:
     p = _part(s, e.part)
+    p.checked = e.checked
     if not e.checked:
         s.proofs_unchecked += 1
         return
@@ -403,15 +408,19 @@ def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:
 def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
     p = _part(s, e.part)
     p.ok, p.reason, p.done_t, p.current = e.ok, e.reason, e.t, None
-    if e.ok:
+    if e.ok and p.verified is True:
         s.partitions_ok += 1
+    elif e.ok:  # no error, but nothing vouches for the proof (not sampled, or no check recorded)
+        s.partitions_unchecked += 1
     else:
         s.partitions_failed += 1
         s.note("error", f"{e.part} failed: {e.reason}", e)
     if p.gpu is not None:
         s.gpu(p.gpu).done += 1
-    if s.first_done_t is None:
-        s.first_done_t = e.t
+        s.gpu(p.gpu).verified += e.ok and p.verified is True
+    if e.ok and p.verified is True:
+        s.first_ok_t = e.t if s.first_ok_t is None else s.first_ok_t
+        s.last_ok_t = e.t
 
 
 def _stall(s: DashboardState, e: ev.Stall) -> None:

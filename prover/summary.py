@@ -1,12 +1,12 @@
 """The run summary, computed only from the one fold (prover.state.DashboardState).
 
-`summarize(state) -> Summary` (pydantic, JSON-able; c2tui.summary_view renders it). Throughput is given three ways: over the whole run,
-in steady state (between the first and the last finished partition, which leaves out the
-start-up ramp and the shutdown) and, for simulated runs, per *modelled* minute (divided by
-the time_scale) so that runs at different time scales compare.
+`summarize(state) -> Summary` (pydantic, JSON-able; c2tui.summary_view renders it). Throughput counts *verified* partitions only (an
+unchecked or failed one is not output anyone can use) and is given three ways: over the whole
+run, in steady state (between the first and the last verified partition, which leaves out
+the start-up ramp and the shutdown) and, for simulated runs, per *modelled* minute (divided
+by the time_scale) so that runs at different time scales compare.
 """
 from __future__ import annotations
-
 
 from pydantic import BaseModel, Field
 
@@ -39,7 +39,8 @@ class GpuSummary(BaseModel):
     nvml: bool
     budget: int
     partitions_done: int
-    throughput_per_min: float
+    partitions_verified: int = 0
+    throughput_per_min: float = Field(description="verified partitions per minute")
     busy_share: float = Field(description="share of run time with GPU phases (ntt_h, msm) running, from events")
     kernel_busy_s: float
     compute_held_share: float = Field(0.0, description="share of run time with the compute lock held")
@@ -65,18 +66,19 @@ class Summary(BaseModel):
     ended: bool
     end_reason: str | None
     knobs: dict[str, str | bool | int] = Field(description="typed: booleans and numbers as such")
-    partitions_ok: int
+    partitions_ok: int = Field(description="finished with a verified proof")
+    partitions_unchecked: int = Field(0, description="finished, proof never verified (not counted as ok)")
     partitions_failed: int
     proofs_ok: int
     proofs_failed: int
     proofs_unchecked: int
-    all_proofs_verified: bool
+    all_proofs_verified: bool = Field(description="some proofs, every one verified: none failed or unchecked")
     fallbacks: int
     ooms: int
     stalls: int
     mode_changes: int
-    throughput_per_min: float
-    steady_throughput_per_min: float
+    throughput_per_min: float = Field(description="verified partitions per minute over the whole run")
+    steady_throughput_per_min: float = Field(description="verified partitions per minute, first to last verified")
     modelled_throughput_per_min: float | None
     phases: dict[str, PhaseSummary]
     gpus: list[GpuSummary]
@@ -105,12 +107,9 @@ def _lock(lk: LockState) -> LockSummary:
 def summarize(state: DashboardState) -> Summary:
     s = state
     dur = s.t
-    done_ts = [p.done_t for p in s.partitions.values() if p.done_t is not None]
     steady = 0.0
-    if s.first_done_t is not None and done_ts and s.partitions_done >= 2:
-        last = max(done_ts)
-        if last > s.first_done_t:
-            steady = 60.0 * (s.partitions_done - 1) / (last - s.first_done_t)
+    if s.first_ok_t is not None and s.last_ok_t is not None and s.partitions_ok >= 2 and s.last_ok_t > s.first_ok_t:
+        steady = 60.0 * (s.partitions_ok - 1) / (s.last_ok_t - s.first_ok_t)
     scale = float(s.config.get("time_scale", 1.0) or 1.0)
     gpus = []
     for i in sorted(s.gpus):
@@ -121,18 +120,19 @@ def summarize(state: DashboardState) -> Summary:
             util_mean=g.util_sum / g.util_n if g.util_n else None,
             steady_held_share=steady_held, steady_util_mean=steady_util,
             gpu=i, name=g.name, simulated=g.simulated, nvml=g.nvml, budget=g.budget, partitions_done=g.done,
-            throughput_per_min=60.0 * g.done / dur if dur > 0 else 0.0,
+            partitions_verified=g.verified, throughput_per_min=60.0 * g.verified / dur if dur > 0 else 0.0,
             busy_share=min(1.0, g.kernel_busy / dur) if dur > 0 else 0.0, kernel_busy_s=g.kernel_busy,
             fallbacks=g.fallbacks, ooms=g.ooms, mem=_lock(g.locks["mem"]), compute=_lock(g.locks["compute"]),
             workers=len(g.workers)))
     errors = [text for (_, level, text, _e) in s.log if level == "error"]
-    checked = s.proofs_ok + s.proofs_failed
     return Summary(
         backend=s.backend, simulated=s.simulated, profile=s.profile, proved_log2=s.proved_log2,
         modelled_log2=s.modelled_log2, time_scale=scale, duration_s=dur, ended=s.ended, end_reason=s.end_reason,
-        knobs=typed_knobs(s.knobs), partitions_ok=s.partitions_ok, partitions_failed=s.partitions_failed,
+        knobs=typed_knobs(s.knobs), partitions_ok=s.partitions_ok, partitions_unchecked=s.partitions_unchecked,
+        partitions_failed=s.partitions_failed,
         proofs_ok=s.proofs_ok, proofs_failed=s.proofs_failed, proofs_unchecked=s.proofs_unchecked,
-        all_proofs_verified=s.proofs_failed == 0 and checked > 0 and s.partitions_failed == 0,
+        all_proofs_verified=(s.proofs_ok > 0 and s.proofs_failed == s.proofs_unchecked == 0
+                             and s.partitions_failed == s.partitions_unchecked == 0),
         fallbacks=s.fallbacks, ooms=s.ooms, stalls=s.stalls, mode_changes=s.mode_changes,
         throughput_per_min=s.throughput_per_min(), steady_throughput_per_min=steady,
         modelled_throughput_per_min=(steady * scale) if scale > 0 else None,

@@ -1,4 +1,9 @@
-"""`c2tui prove`: one real Groth16 proof on the CPU, written as snarkjs JSON."""
+"""`c2tui prove`: one real Groth16 proof on the CPU, written as snarkjs JSON.
+
+The setup's toxic waste comes from the OS's randomness (keys cached by key id);
+`--insecure-seeded-setup` derives it from --seed instead, for byte-reproducible tests: such
+keys are labelled "insecure-seeded" in verification_key.json (anyone who knows the seed can
+forge proofs for them). Exit status: 0 the proof verifies, 1 it does not, 2 bad options."""
 from __future__ import annotations
 
 import sys
@@ -11,20 +16,28 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from c2tui.exits import OutPath
+
 T = TypeVar("T")
 
 
 @click.command("prove")
 @click.option("--constraints-log2", "k", type=click.IntRange(8, 24), required=True, help="circuit size: 2^K constraints")
-@click.option("--seed", type=int, default=1, show_default=True, help="circuit and setup seed")
-@click.option("--instance", type=int, default=0, show_default=True, help="which witness / public inputs")
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True, help="output directory")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="key cache (default $C2TUI_CACHE or ~/.cache/c2tui/keys)")
-def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None) -> None:
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True, help="circuit seed (and setup seed with --insecure-seeded-setup)")
+@click.option("--instance", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, help="which witness / public inputs")
+@click.option("--out", "out", type=OutPath(file_okay=False, path_type=Path), required=True, help="output directory")
+@click.option("--cache-dir", type=OutPath(file_okay=False, path_type=Path), default=None, help="key cache (default $C2TUI_CACHE or ~/.cache/c2tui/keys)")
+@click.option("--insecure-seeded-setup", "insecure", is_flag=True,
+              help="derive the setup's toxic waste from --seed (reproducible; INSECURE: the seed forges proofs)")
+def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None, insecure: bool) -> None:
     """Prove one instance of the 2^K circuit; exit 0 only if the proof verifies."""
+    from c2tui.exits import INVALID, writable_dir
     from prover.groth16 import export
     from prover.groth16 import phases as P
+    from prover.groth16.setup import default_cache_dir
 
+    writable_dir(out, "--out")
+    writable_dir(cache_dir or default_cache_dir(), "--cache-dir")
     console = Console(stderr=True)
     times: list[tuple[str, float]] = []
 
@@ -35,7 +48,7 @@ def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None)
         return result
 
     circuit = timed("make_circuit", P.make_circuit, k, seed)
-    pk, vk = timed("load_or_setup", P.load_or_setup, circuit, seed, cache_dir)
+    pk, vk = timed("load_or_setup", lambda: P.load_or_setup(circuit, seed, cache_dir, insecure_seeded=insecure))
     syn = timed("synthesize", P.synthesize, circuit, instance)
     prep = timed("prep_msm", P.prep_msm, syn, pk)
     h = timed("ntt_h", P.ntt_h, syn.a, syn.b, syn.c)
@@ -44,9 +57,13 @@ def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None)
     r, s = P.randomisers(seed, instance)
     proof = timed("assemble", P.assemble, syn, g1, b2, pk, r, s)
     ok = timed("verify", P.verify, vk, syn.public_ints(), proof)
-    export.write_dir(out, proof, vk, syn.public_ints())
+    try:
+        export.write_dir(out, proof, vk, syn.public_ints())
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
 
-    table = Table(title=f"prove 2^{k} (seed {seed}, instance {instance})", min_width=40)
+    label = " [INSECURE seeded setup]" if insecure else ""
+    table = Table(title=f"prove 2^{k} (seed {seed}, instance {instance}){label}", min_width=40)
     table.add_column("phase")
     table.add_column("seconds", justify="right")
     for name, dt in times:
@@ -57,4 +74,4 @@ def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None)
         console.print(f"[bold green]proof verified[/]: wrote {out}/proof.json, verification_key.json, public.json")
     else:
         console.print("[bold red]PROOF DID NOT VERIFY[/]")
-        sys.exit(1)
+        sys.exit(INVALID)

@@ -3,10 +3,13 @@
 Headless: runs the embedded prover, writes the event stream as JSON lines (flushed as it
 goes), shows a one-line progress on a TTY, and prints the run summary (read back from the
 file just written) at the end. Ctrl-C (or SIGTERM) stops cleanly: locks released, RunEnded
-written, the file closed and readable.
+written, the file closed and readable. An existing --out is never replaced without --force,
+and a second writer on the same file fails at once (the first holds a lock on it).
 
-Exit status: 0 all partitions' proofs verified; 1 a proof or partition failed, or the
-recording could not be written; 2 bad options.
+Exit status (c2tui/exits.py): 0 every partition's proof verified; 1 a proof or partition
+failed; 2 bad options; 3 the run did not finish as asked: interrupted, the recording could
+not be written (the OS's words are printed; what was written is a readable prefix), or
+nothing was proved.
 """
 from __future__ import annotations
 
@@ -22,9 +25,12 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
+from c2tui.exits import INVALID, RUN, OutPath, writable_dir, writable_file
 from c2tui.listen import listen_options, start_listening
-from c2tui.options import config_from_options, run_options
+from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
+from c2tui.options import config_from_options, finite, run_options
+
+MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
 
 
 def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
@@ -39,8 +45,8 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
             t = float(at)
         except ValueError:
             raise click.BadParameter(f"{spec!r}: AT must be seconds, e.g. 10 or 2.5", param_hint="--switch") from None
-        if t < 0:
-            raise click.BadParameter(f"{spec!r}: AT must be >= 0", param_hint="--switch")
+        if not 0 <= t <= MAX_SECONDS:  # also false for nan
+            raise click.BadParameter(f"{spec!r}: AT must be finite seconds >= 0", param_hint="--switch")
         try:
             parse_switch(mode)
         except ValueError as exc:
@@ -50,7 +56,7 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 
 
 @click.command("record")
-@click.option("--out", "-o", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--out", "-o", "out", required=True, type=OutPath(dir_okay=False, path_type=Path),
               help="recording to write (JSON lines)")
 @run_options
 @click.option("--duration", type=float, default=None, help="run this many seconds, then let in-flight partitions finish")
@@ -60,41 +66,50 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 @click.option("--drain-timeout", type=float, default=120.0, show_default=True,
               help="after --duration, how long in-flight partitions may take to finish")
 @click.option("--quiet", "-q", is_flag=True, help="no progress line, no summary")
+@click.option("--force", is_flag=True, help="replace --out if it exists")
 @metrics_options
 @listen_options
 def command(out: Path, duration: float | None, sectors: int | None, switches: tuple[str, ...], drain_timeout: float,
-            quiet: bool, metrics_port: int | None, metrics_addr: str, metrics_linger: float, listen: str | None,
-            token_file: str | None, **kwargs: Any) -> None:
+            quiet: bool, force: bool, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
+            listen: str | None, token_file: str | None, **kwargs: Any) -> None:
     """Run the prover headless and record every event."""
     from prover.config import ConfigError
     from prover.pipeline.engine import BackendError, Engine
-    from prover.record import RecordingError, RecordingHeader, RecordingWriter, read_recording
+    from prover.record import RecordingError, RecordingHeader, RecordingWriter
     from prover.state import DashboardState
-    from c2tui.summary_view import render
-    from prover.summary import summarize
 
     if duration is not None and sectors is not None:
         raise click.UsageError("give --duration or --sectors, not both")
-    if duration is not None and duration <= 0:
-        raise click.BadParameter("must be > 0 seconds", param_hint="--duration")
+    if duration is not None:
+        finite(duration, "--duration", 0.0, MAX_SECONDS, low_open=True)
+    finite(drain_timeout, "--drain-timeout", 0.0, MAX_SECONDS)
     plan = _parse_switches(switches)
+    writable_file(out, "--out")
+    if out.exists() and not force:
+        raise click.BadParameter(f"{out} exists: refusing to overwrite it (use --force)", param_hint="--out")
     try:
         cfg = config_from_options(sectors=sectors, **kwargs)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    if duration is not None and cfg.sectors is not None:  # sectors may come from the TOML file
+        raise click.UsageError("give a duration or a number of sectors, not both (sectors is set in --config)")
+    if cfg.cache_dir is not None:
+        writable_dir(Path(cfg.cache_dir), "--cache-dir")
     try:
         engine = Engine(cfg)
     except BackendError as exc:
-        raise click.ClickException(str(exc)) from None
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(RUN)
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # before the file: a busy port leaves none
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
     server = start_listening(engine, listen, token_file, header.model_dump())
     try:
-        writer = RecordingWriter(out, header)
+        writer = RecordingWriter(out, header, force=force)
     except RecordingError as exc:
         if server is not None:
             server.close()
-        raise click.ClickException(str(exc)) from None
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(RUN)
 
     state = DashboardState()
     slock = threading.Lock()
@@ -112,6 +127,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
 
     old_term = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
     failure: str | None = None
+    interrupted = False
     live = _progress_line() if tty else None
     t_start = time.monotonic()
     engine.start()
@@ -139,6 +155,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
                     line = _progress(state, el)
                 live.update(Text.assemble(("draining  ", "yellow"), line) if draining else line)
     except KeyboardInterrupt:
+        interrupted = True
         if live is not None:
             live.stop()
         click.echo("interrupted: stopping cleanly...", err=True)
@@ -159,25 +176,46 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
             signal.signal(signal.SIGTERM, old_term)
     if writer.error and failure is None:
         failure = writer.error
-    rec = read_recording(out)
-    from prover.state import fold
+    sys.exit(_report(out, failure, interrupted, quiet))
 
+
+def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> int:
+    """Print the summary of what was written (a prefix if writing failed) and choose the exit status."""
+    from prover.record import RecordingError, read_recording
+    from prover.state import fold
+    from c2tui.summary_view import render
+    from prover.summary import summarize
+
+    try:
+        rec = read_recording(out)
+    except RecordingError as exc:  # e.g. the directory was removed under us
+        click.echo(f"error: {failure or exc}", err=True)
+        return RUN
     sm = summarize(fold(rec.events))
     if not quiet:
-        from rich.console import Console
-
         Console(width=None if sys.stdout.isatty() else 140).print(render(sm))
         click.echo(f"recording: {out} ({len(rec.events)} events)")
+    if failure:
+        click.echo(f"error: {failure} (the recording holds the {len(rec.events)} events written before it)", err=True)
+        return RUN
     if rec.error:
         click.echo(f"recording is damaged: {rec.error}", err=True)
-        sys.exit(1)
-    if failure:
-        click.echo(f"error: {failure}", err=True)
-        sys.exit(1)
+        return RUN
     if sm.proofs_failed or sm.partitions_failed:
         click.echo(f"FAILED: {sm.proofs_failed} proof(s) failed verification, {sm.partitions_failed} partition(s) failed",
                    err=True)
-        sys.exit(1)
+        return INVALID
+    if interrupted:
+        click.echo("interrupted: the run was stopped before it finished", err=True)
+        return RUN
+    if sm.partitions_ok == 0:
+        unchecked = f" ({sm.partitions_unchecked} finished unchecked)" if sm.partitions_unchecked else ""
+        click.echo(f"FAILED: the run proved nothing: no partition's proof verified{unchecked}", err=True)
+        return RUN
+    if sm.partitions_unchecked:
+        click.echo(f"note: {sm.partitions_unchecked} partition(s) finished with proofs never verified "
+                   "(--verify-share < 1); they are not counted as ok", err=True)
+    return 0
 
 
 def _progress_line() -> Live:
@@ -192,7 +230,8 @@ def _progress(s: Any, el: float) -> Text:
     return Text.assemble(
         f"{el:6.1f}s ", ("SIMULATED " if s.simulated else "", "bold yellow"),
         (f"{k.get('lock_mode', '?')}/{k.get('mem_sync', '?')}", "cyan"),
-        "  done ", (str(s.partitions_ok), "green"), *((" + ", (f"{s.partitions_failed} failed", "bold red"))
+        "  verified ", (str(s.partitions_ok), "green"),
+        *((" + ", (f"{s.partitions_unchecked} unchecked", "bold yellow")) if s.partitions_unchecked else ()), *((" + ", (f"{s.partitions_failed} failed", "bold red"))
                                                        if s.partitions_failed else ()),
         "  proofs ", (f"{s.proofs_ok} ok", "green"), *(("/", (f"{s.proofs_failed} bad", "bold red"))
                                                           if s.proofs_failed else ()),

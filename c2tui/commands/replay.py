@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from c2tui.exits import USAGE, fail
+
 
 @click.command("replay")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
@@ -16,16 +18,19 @@ def command(file: str, speed: float, at: float | None, paused: bool, theme: str,
     from c2tui.app import DashboardApp
     from c2tui.sources import SPEEDS, ReplaySource, check_at, load_recording
 
-    if not SPEEDS[0] <= speed <= SPEEDS[-1]:
+    if not SPEEDS[0] <= speed <= SPEEDS[-1]:  # also refuses nan
         raise click.BadParameter(f"speed must be within {SPEEDS[0]}..{SPEEDS[-1]}", param_hint="--speed")
+    if not 0.5 <= fps <= 60:
+        raise click.BadParameter("fps must be within 0.5..60", param_hint="--fps")
+    _check_theme(theme)
     from prover.record import RecordingError
 
     try:
         rec = load_recording(file)
     except RecordingError as exc:
-        raise click.ClickException(str(exc)) from None
+        fail(f"{file}: {exc}", USAGE)
     if not rec.events:
-        raise click.ClickException(f"{file}: no events" + (f" ({rec.error})" if rec.error else ""))
+        fail(f"{file}: no events" + (f" ({rec.error})" if rec.error else ""), USAGE)
     try:
         check_at(at, rec.events)
     except ValueError as exc:
@@ -33,7 +38,6 @@ def command(file: str, speed: float, at: float | None, paused: bool, theme: str,
     if rec.error:
         click.echo(f"c2tui: {file}: {rec.error}; replaying the {len(rec.events)} valid events before it", err=True)
     src = ReplaySource(rec.events, header=rec.header, at=at, speed=speed, playing=not paused)
-    _check_theme(theme)
     DashboardApp(src, theme=theme, fps=fps).run()
 
 

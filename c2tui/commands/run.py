@@ -51,8 +51,10 @@ def command(theme: str, fps: float, record: Path | None, listen: str | None, tok
 
     try:
         engine = Engine(cfg)
-    except BackendError as exc:  # e.g. --backend cuda without a visible GPU
-        raise click.ClickException(str(exc)) from None
+    except BackendError as exc:  # e.g. --backend cuda without a visible GPU: the run cannot start (exit 3)
+        from c2tui.exits import RUN, fail
+
+        fail(str(exc), RUN)
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # first: a busy port leaves nothing open
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
     server = start_listening(engine, listen, token_file, header.model_dump())

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from c2tui.exits import OutPath
+
 
 def parse_size(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
@@ -40,7 +42,7 @@ async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, he
 @click.option("--size", default="120x40", show_default=True, help="terminal size WxH")
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--help-screen", is_flag=True, help="show the help screen over the dashboard")
-@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), required=True, help="output .svg or .png")
+@click.option("-o", "--out", "out", type=OutPath(dir_okay=False), required=True, help="output .svg or .png")
 def command(file: str, at: float, size: str, theme: str, help_screen: bool, out: str) -> None:
     """Render the dashboard at time T of a recording to an SVG or PNG file."""
     import themes
@@ -48,23 +50,27 @@ def command(file: str, at: float, size: str, theme: str, help_screen: bool, out:
     if theme not in themes.names():
         raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
     suffix = Path(out).suffix.lower()
-    if suffix not in (".svg", ".png"):
+    device = Path(out).exists() and not Path(out).is_file()  # /dev/stdout, /dev/full: SVG, no suffix
+    if suffix not in (".svg", ".png") and not device:
         raise click.BadParameter(f"{out!r}: the file name must end in .svg or .png", param_hint="-o")
     to_png = _png_renderer() if suffix == ".png" else None
+    from c2tui.exits import USAGE, fail, writable_file
     from c2tui.sources import check_at, load_recording
     from prover.record import RecordingError
 
+    dims = parse_size(size)
+    writable_file(Path(out), "--out")
     try:
-        check_at(at, load_recording(file).events)
-        svg = asyncio.run(render_svg(file, at, parse_size(size), theme, help_screen))
+        rec = load_recording(file)
+        if not rec.events:  # nothing valid to draw: say why rather than "--at outside 0..0"
+            fail(f"{file}: no events" + (f" ({rec.error})" if rec.error else ""), USAGE)
+        check_at(at, rec.events)
+        svg = asyncio.run(render_svg(file, at, dims, theme, help_screen))
     except RecordingError as exc:
-        raise click.ClickException(str(exc)) from None
+        fail(f"{file}: {exc}", USAGE)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--at") from None
-    if to_png is not None:
-        Path(out).write_bytes(to_png(svg))
-    else:
-        Path(out).write_text(svg, encoding="utf-8")
+    _write_whole(Path(out), to_png(svg) if to_png is not None else svg.encode("utf-8"))
     click.echo(out)
 
 
@@ -81,3 +87,21 @@ def _png_renderer():
                                            monospace_family="DejaVu Sans Mono"))
 
     return to_png
+
+
+def _write_whole(out: Path, data: bytes) -> None:
+    """Write via a temp file and rename, so a failed write leaves no half-written SVG; a
+    device (e.g. /dev/full) is written directly and its error reported."""
+    from c2tui.exits import RUN, fail
+
+    regular = not out.exists() or out.is_file()
+    tmp = out.with_name(f".{out.name}.tmp") if regular else out
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        if regular:
+            tmp.replace(out)
+    except OSError as exc:
+        if regular:
+            tmp.unlink(missing_ok=True)
+        fail(f"cannot write {out}: {exc.strerror or exc}", RUN)

@@ -1,7 +1,9 @@
 """`c2tui summary FILE [--json]`: fold a recording into its summary (per GPU and overall).
 
-A damaged recording (truncated, corrupt line, unknown schema version, not a recording) prints
-what it can of the valid prefix, names the bad line on stderr and exits 1.
+A damaged recording (truncated, corrupt or reordered line, implausible claims, unknown
+schema version) prints what it can of the valid prefix, names the bad line on stderr and
+exits 2; so does a file that is not a recording (nothing printed but the error). Exit 1: the
+recorded run had a failed proof or partition; 0 otherwise (c2tui/exits.py).
 """
 from __future__ import annotations
 
@@ -22,13 +24,14 @@ def command(file: Path, as_json: bool) -> None:
     from c2tui.summary_view import render
     from prover.summary import summarize
 
+    from c2tui.exits import INVALID, USAGE, fail
+
     try:
         rec = read_recording(file)
     except RecordingError as exc:
-        raise click.ClickException(str(exc)) from None
+        fail(str(exc), USAGE)
     if rec.header is None:
-        click.echo(f"{file}: {rec.error}", err=True)
-        sys.exit(1)
+        fail(f"{file}: {rec.error}", USAGE)
     sm = summarize(fold(rec.events))
     if as_json:
         doc = sm.model_dump(mode="json")
@@ -40,4 +43,6 @@ def command(file: Path, as_json: bool) -> None:
         Console(width=None if sys.stdout.isatty() else 140).print(render(sm))
     if rec.error:
         click.echo(f"{file}: {rec.error} (summary of the {len(rec.events)} valid events before it)", err=True)
-        sys.exit(1)
+        sys.exit(USAGE)
+    if sm.proofs_failed or sm.partitions_failed:
+        sys.exit(INVALID)

@@ -29,6 +29,9 @@ def command(directory: Path) -> None:
     except export.MalformedInput as exc:
         console.print(f"[bold red]malformed input[/]: {exc}", highlight=False)
         sys.exit(2)
+    if vk.insecure:
+        console.print("[bold yellow]warning[/]: this verification key comes from an INSECURE seeded setup: "
+                      "anyone who knows the seed can forge proofs that verify", highlight=False)
     if len(public) != vk.num_public:
         console.print(f"[bold red]malformed input[/]: {directory / export.PUBLIC_FILE}: {len(public)} public inputs but the verifying key expects {vk.num_public}", highlight=False)
         sys.exit(2)

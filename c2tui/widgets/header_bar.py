@@ -18,6 +18,8 @@ def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]
     items.append(ident)
     if st.simulated:
         items.append(Line(" SIMULATED ", style=f"bold reverse {pal['sim']}"))
+    if truthy(str(st.config.get("insecure_seeded_setup", False))):  # keys anyone knowing the seed can forge for
+        items.append(Line(" INSECURE SEEDED SETUP ", style=f"bold reverse {pal['fail']}"))
     if source_label:
         items.append(Line(source_label, style=f"bold {pal['info']}"))
     lm = k.get("lock_mode", "?")
@@ -33,9 +35,11 @@ def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]
     if truthy(k.get("paused", "false")):
         items.append(Line(" ⏸ PAUSED ", style=f"bold reverse {pal['warn']}"))
     # --- figures -------------------------------------------------------------------------
-    items.append(Line.assemble((f"{st.throughput_per_min():.1f}", "bold"), (" part/min", pal["dim"])))
+    items.append(Line.assemble((f"{st.throughput_per_min():.1f}", "bold"), (" verified/min", pal["dim"])))
     proofs = Line.assemble(("proofs ", pal["dim"]), (f"✓{st.proofs_ok}", "bold " + pal["ok"]), " ",
                            (f"✗{st.proofs_failed}", ("bold reverse " if st.proofs_failed else "") + pal["fail"]))
+    if st.proofs_unchecked:  # made but never verified: neither ok nor failed
+        proofs.append(f" ?{st.proofs_unchecked} unchecked", style="bold " + pal["warn"])
     items.append(proofs)
     inflight = sum(1 for p in st.partitions.values() if p.done_t is None and p.phases)
     items.append(Line.assemble(("done ", pal["dim"]), (str(st.partitions_done), "bold"),

@@ -125,6 +125,8 @@ def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" =
             r.append("✗ FAIL", style="bold reverse " + pal["fail"])
         elif p.ok is False:
             r.append("✗ err", style="bold " + pal["fail"])
+        elif p.done_t is not None:  # finished, proof never verified
+            r.append("? unchecked", style="bold " + pal["warn"])
         else:
             r.append("…", style=pal["dim"])
         r.truncate(width, overflow="ellipsis")

@@ -3,7 +3,13 @@ public.json, and validated loaders back.
 
 snarkjs writes affine points as decimal strings with a projective z: G1 ``[x, y, "1"]``,
 G2 ``[[x.c0, x.c1], [y.c0, y.c1], ["1", "0"]]``; the identity as z = 0 (G1
-``["0", "1", "0"]``). Loading checks every point is on the curve and in the subgroup.
+``["0", "1", "0"]``). Loading checks every point is on the curve and in the subgroup, that
+no point the scheme needs non-trivial is the identity (alpha, beta, gamma, delta; the proof's
+A, B, C: with those at infinity the pairing equation holds for anything), that decimals are
+canonical (no leading zeros, below the modulus), and that the document is exactly the
+snarkjs layout (keys and JSON types; snarkjs's optional ``vk_alphabeta_12`` and our
+``c2tui_setup`` label are the only extra keys allowed). A file is read with a size bound, and
+too deep a nesting is "unreadable", never a RecursionError.
 """
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from prover.bls import curve, fr
 from prover.groth16.keys import VerifyingKey
@@ -23,7 +29,9 @@ FP_BYTES = 48
 FP_MOD = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
 PROOF_FILE, VK_FILE, PUBLIC_FILE = "proof.json", "verification_key.json", "public.json"
 
-Dec = Annotated[str, Field(pattern=r"^[0-9]{1,120}$")]
+MAX_JSON_BYTES = 64 << 20  # far above any key we write (2^24 constraints: 5 public inputs)
+DEC_RE = r"^(0|[1-9][0-9]{0,119})$"  # canonical: no sign, no leading zeros, no exponent
+Dec = Annotated[StrictStr, Field(pattern=DEC_RE)]
 G1Json = Annotated[list[Dec], Field(min_length=3, max_length=3)]
 Fp2Json = Annotated[list[Dec], Field(min_length=2, max_length=2)]
 G2Json = Annotated[list[Fp2Json], Field(min_length=3, max_length=3)]
@@ -33,8 +41,12 @@ class MalformedInput(ValueError):
     """A file that cannot be read as what it should be; the message names the file."""
 
 
+STRICT = ConfigDict(extra="forbid", strict=True)
+SetupLabel = Literal["random", "insecure-seeded"]
+
+
 class ProofJson(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = STRICT
     pi_a: G1Json
     pi_b: G2Json
     pi_c: G1Json
@@ -43,15 +55,17 @@ class ProofJson(BaseModel):
 
 
 class VerificationKeyJson(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = STRICT
     protocol: Literal["groth16"]
     curve: Literal["bls12381"]
-    nPublic: int = Field(ge=0)
+    nPublic: StrictInt = Field(ge=0, le=1 << 20)
     vk_alpha_1: G1Json
     vk_beta_2: G2Json
     vk_gamma_2: G2Json
     vk_delta_2: G2Json
     IC: list[G1Json] = Field(min_length=1)
+    vk_alphabeta_12: list[list[Fp2Json]] | None = None  # snarkjs writes e(alpha, beta); unused here
+    c2tui_setup: SetupLabel | None = None  # our label: "insecure-seeded" keys can be forged by whoever knows the seed
 
 
 # points <-> decimal strings -----------------------------------------------------------------------
@@ -60,6 +74,8 @@ def _fp_ints(xy: bytes) -> list[int]:
 
 
 def _fp_bytes(values: list[int]) -> bytes:
+    if not any(values):  # all-zero bytes would decode as the identity: that has its own spelling
+        raise ValueError("(0, 0) is not on the curve")
     for v in values:
         if v >= FP_MOD:
             raise ValueError("coordinate not below the base field modulus")
@@ -84,6 +100,8 @@ def g2_json(xy: bytes | np.ndarray) -> list[list[str]]:
 
 def g1_from_json(p: list[str]) -> curve.G1:
     if p[2] == "0":
+        if p[:2] != ["0", "1"]:
+            raise ValueError('the identity is written ["0", "1", "0"]')
         return curve.G1.identity()
     if p[2] != "1":
         raise ValueError("z must be 1 (affine) or 0 (identity)")
@@ -92,10 +110,19 @@ def g1_from_json(p: list[str]) -> curve.G1:
 
 def g2_from_json(p: list[list[str]]) -> curve.G2:
     if p[2] == ["0", "0"]:
+        if p[:2] != [["0", "0"], ["1", "0"]]:
+            raise ValueError('the identity is written [["0", "0"], ["1", "0"], ["0", "0"]]')
         return curve.G2.identity()
     if p[2] != ["1", "0"]:
         raise ValueError('z must be ["1", "0"] (affine) or ["0", "0"] (identity)')
     return curve.G2.from_xy_bytes_le(_fp_bytes([int(p[0][0]), int(p[0][1]), int(p[1][0]), int(p[1][1])]))
+
+
+def _nonzero(name: str, point: curve.G1 | curve.G2) -> curve.G1 | curve.G2:
+    """Groth16 needs these points non-trivial: at infinity the pairing check accepts anything."""
+    if point == type(point).identity():
+        raise ValueError(f"{name} is the identity (point at infinity), which Groth16 forbids")
+    return point
 
 
 # documents ----------------------------------------------------------------------------------------
@@ -110,7 +137,9 @@ def proof_json(proof: Proof) -> dict:
 
 
 def vk_json(vk: VerifyingKey) -> dict:
-    return {
+    """The key's setup label ("random" / "insecure-seeded") goes in as ``c2tui_setup``."""
+    label = {"c2tui_setup": vk.setup_label} if vk.setup_label in ("random", "insecure-seeded") else {}
+    return label | {
         "protocol": "groth16",
         "curve": "bls12381",
         "nPublic": vk.num_public,
@@ -128,20 +157,27 @@ def public_json(public_inputs: list[int]) -> list[str]:
 
 def write_dir(out: Path, proof: Proof, vk: VerifyingKey, public_inputs: list[int]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    for name, doc in ((PROOF_FILE, proof_json(proof)), (VK_FILE, vk_json(vk)), (PUBLIC_FILE, public_json(public_inputs))):
+    docs = ((PROOF_FILE, proof_json(proof)), (VK_FILE, vk_json(vk)), (PUBLIC_FILE, public_json(public_inputs)))
+    for name, doc in docs:
         (out / name).write_text(json.dumps(doc, indent=1) + "\n")
 
 
 # loaders ----------------------------------------------------------------------------------------------
 def _read(path: Path) -> object:
     try:
-        return json.loads(path.read_text())
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_JSON_BYTES + 1)  # bounded: /dev/zero or a huge file is an error, not MemoryError
+        if len(raw) > MAX_JSON_BYTES:
+            raise MalformedInput(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB, not a key, proof or public file")
+        return json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise MalformedInput(f"{path}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise MalformedInput(f"{path}: cannot read ({exc})") from None
+        raise MalformedInput(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     except json.JSONDecodeError as exc:
         raise MalformedInput(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise MalformedInput(f"{path}: unreadable (JSON nested too deeply)") from None
 
 
 def _describe(exc: ValidationError) -> str:
@@ -157,9 +193,18 @@ def load_proof(path: Path) -> Proof:
     except ValidationError as exc:
         raise MalformedInput(f"{path}: {_describe(exc)}") from None
     try:
-        return Proof(a=g1_from_json(doc.pi_a), b=g2_from_json(doc.pi_b), c=g1_from_json(doc.pi_c))
+        return Proof(a=_nonzero("pi_a", g1_from_json(doc.pi_a)), b=_nonzero("pi_b", g2_from_json(doc.pi_b)),
+                     c=_nonzero("pi_c", g1_from_json(doc.pi_c)))
     except ValueError as exc:
         raise MalformedInput(f"{path}: invalid curve point ({exc})") from None
+
+
+def _g1_bytes(name: str, p: list[str]) -> np.ndarray:
+    return np.frombuffer(_nonzero(name, g1_from_json(p)).to_xy_bytes_le(), np.uint8).copy()
+
+
+def _g2_bytes(name: str, p: list[list[str]]) -> np.ndarray:
+    return np.frombuffer(_nonzero(name, g2_from_json(p)).to_xy_bytes_le(), np.uint8).copy()
 
 
 def load_vk(path: Path) -> VerifyingKey:
@@ -172,11 +217,9 @@ def load_vk(path: Path) -> VerifyingKey:
     try:
         ic = curve.g1_array([g1_from_json(p) for p in doc.IC])
         return VerifyingKey(
-            alpha_g1=np.frombuffer(g1_from_json(doc.vk_alpha_1).to_xy_bytes_le(), np.uint8).copy(),
-            beta_g2=np.frombuffer(g2_from_json(doc.vk_beta_2).to_xy_bytes_le(), np.uint8).copy(),
-            gamma_g2=np.frombuffer(g2_from_json(doc.vk_gamma_2).to_xy_bytes_le(), np.uint8).copy(),
-            delta_g2=np.frombuffer(g2_from_json(doc.vk_delta_2).to_xy_bytes_le(), np.uint8).copy(),
-            ic=ic,
+            alpha_g1=_g1_bytes("vk_alpha_1", doc.vk_alpha_1), beta_g2=_g2_bytes("vk_beta_2", doc.vk_beta_2),
+            gamma_g2=_g2_bytes("vk_gamma_2", doc.vk_gamma_2), delta_g2=_g2_bytes("vk_delta_2", doc.vk_delta_2),
+            ic=ic, setup_label=doc.c2tui_setup or "unknown",
         )
     except ValueError as exc:
         raise MalformedInput(f"{path}: invalid curve point ({exc})") from None
@@ -184,8 +227,8 @@ def load_vk(path: Path) -> VerifyingKey:
 
 def load_public(path: Path) -> list[int]:
     doc = _read(path)
-    if not isinstance(doc, list) or not all(isinstance(x, str) and re.fullmatch(r"[0-9]{1,120}", x) for x in doc):
-        raise MalformedInput(f"{path}: expected a JSON list of decimal strings")
+    if not isinstance(doc, list) or not all(isinstance(x, str) and re.fullmatch(DEC_RE, x) for x in doc):
+        raise MalformedInput(f"{path}: expected a JSON list of canonical decimal strings (no leading zeros)")
     values = [int(x) for x in doc]
     if any(v >= fr.R_MOD for v in values):
         raise MalformedInput(f"{path}: a public input is not below the scalar field modulus")

@@ -41,9 +41,16 @@ class VerifyingKey:
     gamma_g2: np.ndarray
     delta_g2: np.ndarray
     ic: np.ndarray  # (num_inputs, 96)
+    # how the setup drew its toxic waste: "random" (OS randomness), "insecure-seeded" (from a
+    # seed: anyone who knows it can forge proofs), "unknown" (read from a file without a label)
+    setup_label: str = "random"
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "setup_label"}
+
+    @property
+    def insecure(self) -> bool:
+        return self.setup_label == "insecure-seeded"
 
     @property
     def num_public(self) -> int:

@@ -70,8 +70,11 @@ def make_circuit(constraints_log2: int, seed: int) -> Circuit:
     return _make_circuit(constraints_log2, seed)
 
 
-def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None) -> tuple[ProvingKey, VerifyingKey]:
-    return _load_or_setup(circuit, seed, cache_dir)
+def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None, *,
+                  insecure_seeded: bool = False) -> tuple[ProvingKey, VerifyingKey]:
+    """Keys for ``circuit`` (cached). The toxic waste comes from the OS's randomness; only with
+    ``insecure_seeded`` is it derived from ``seed`` (reproducible bytes, forgeable keys)."""
+    return _load_or_setup(circuit, cache_dir, insecure_seed=seed if insecure_seeded else None)
 
 
 # phases -----------------------------------------------------------------------------------------

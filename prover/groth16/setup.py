@@ -1,5 +1,12 @@
-"""Groth16 trusted setup from a seeded RNG (toxic waste dropped after use), and the
+"""Groth16 trusted setup (toxic waste from the OS's randomness, dropped after use), and the
 on-disk key cache.
+
+Whoever knows the toxic waste (tau, alpha, beta, gamma, delta) can forge proofs that
+verify, so by default it is drawn with `secrets` and never stored: two setups give different
+keys, and the cache keeps only the keys, named by a key id (a hash of the verifying key). A
+seeded, reproducible setup (`insecure_seed=`) stays for tests and benchmarks that compare
+bytes; its keys are labelled "insecure-seeded" in the cache file and in exported JSON, and a
+default lookup never picks them up.
 
 The QAP polynomials are evaluated at tau through the Lagrange basis of the domain: the
 vector L_j(tau) is the inverse NTT of (1, tau, tau^2, ...), so u_i(tau) = sum_j A[j, i]
@@ -10,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import secrets
 import tempfile
 import warnings
 from pathlib import Path
@@ -23,12 +31,21 @@ from prover.groth16.circuit import CIRCUIT_NAME, Circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey
 
 log = logging.getLogger(__name__)
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: keyed by key id, with the setup's label inside
+RANDOM, INSECURE = "random", "insecure-seeded"
+_NAMES = ("tau", "alpha", "beta", "gamma", "delta")
 
 
-def _toxic_waste(seed: int, circuit: Circuit) -> dict[str, int]:
-    """tau, alpha, beta, gamma, delta: uniform, non-zero, from the setup seed."""
-    names = ("tau", "alpha", "beta", "gamma", "delta")
+def _toxic_waste(circuit: Circuit, insecure_seed: int | None) -> dict[str, int]:
+    """tau, alpha, beta, gamma, delta: uniform, non-zero; from `secrets` unless a seed is given
+    (then derived from it: reproducible, and forgeable by anyone who knows the seed)."""
+    if insecure_seed is None:
+        return {name: 1 + secrets.randbelow(fr.R_MOD - 1) for name in _NAMES}
+    return _seeded_waste(insecure_seed, circuit)
+
+
+def _seeded_waste(seed: int, circuit: Circuit) -> dict[str, int]:
+    names = _NAMES
     rng_seed = int.from_bytes(hashlib.sha256(f"c2tui-setup:{circuit.digest()}:{seed}".encode()).digest()[:8], "little")
     values = fr.to_ints(fr.random(16, rng_seed))
     values = [v for v in values if v != 0]  # probability 2^-254 each; 16 candidates
@@ -127,9 +144,10 @@ def _fixed_g2(coeffs: fr.FrArray) -> np.ndarray:
     return _fixed(coeffs, g2=True)
 
 
-def setup(circuit: Circuit, seed: int) -> tuple[ProvingKey, VerifyingKey]:
-    """Generate keys for ``circuit``; the same (circuit, seed) gives the same keys."""
-    t = _toxic_waste(seed, circuit)
+def setup(circuit: Circuit, *, insecure_seed: int | None = None) -> tuple[ProvingKey, VerifyingKey]:
+    """Generate keys for ``circuit`` from fresh OS randomness; with ``insecure_seed`` the same
+    (circuit, seed) gives the same keys (for tests and benchmarks only: forgeable)."""
+    t = _toxic_waste(circuit, insecure_seed)
     r = fr.R_MOD
     u, v, w = qap_at(circuit, t["tau"])
     n, ni = circuit.domain_size, circuit.num_inputs
@@ -153,7 +171,8 @@ def setup(circuit: Circuit, seed: int) -> tuple[ProvingKey, VerifyingKey]:
         a_query=_fixed_g1(u), b_g1_query=_fixed_g1(v), b_g2_query=_fixed_g2(v),
         l_query=_fixed_g1(lq), h_query=_fixed_g1(hq), num_inputs=ni,
     )
-    vk = VerifyingKey(alpha_g1=pk.alpha_g1, beta_g2=pk.beta_g2, gamma_g2=pt2(t["gamma"]), delta_g2=pk.delta_g2, ic=_fixed_g1(ic))
+    vk = VerifyingKey(alpha_g1=pk.alpha_g1, beta_g2=pk.beta_g2, gamma_g2=pt2(t["gamma"]), delta_g2=pk.delta_g2, ic=_fixed_g1(ic),
+                      setup_label=RANDOM if insecure_seed is None else INSECURE)
     del t, u, v, w, combo, lq, hq  # toxic waste: nothing derived from it outlives setup
     return pk, vk
 
@@ -164,8 +183,27 @@ def default_cache_dir() -> Path:
     return Path(given) if given else Path.home() / ".cache" / "c2tui" / "keys"
 
 
-def cache_path(circuit: Circuit, seed: int, cache_dir: Path) -> Path:
-    return cache_dir / f"{CIRCUIT_NAME}-k{circuit.constraints_log2}-c{circuit.seed}-s{seed}-{circuit.digest()[:16]}.npz"
+def key_id(vk: VerifyingKey) -> str:
+    """A short name for a key: the sha256 of the verifying key's points (16 hex digits)."""
+    return _content_hash(vk.arrays())[:16]
+
+
+def _prefix(circuit: Circuit, insecure_seed: int | None) -> str:
+    base = f"{CIRCUIT_NAME}-k{circuit.constraints_log2}-c{circuit.seed}-{circuit.digest()[:16]}"
+    return base + ("-key-" if insecure_seed is None else f"-INSECURE-seed{insecure_seed}-key-")
+
+
+def cache_path(circuit: Circuit, vk: VerifyingKey, cache_dir: Path, insecure_seed: int | None = None) -> Path:
+    return cache_dir / f"{_prefix(circuit, insecure_seed)}{key_id(vk)}.npz"
+
+
+def cached_keys(circuit: Circuit, cache_dir: Path, insecure_seed: int | None = None) -> list[Path]:
+    """This circuit's cache files of the given kind, newest first."""
+    try:
+        found = list(cache_dir.glob(f"{_prefix(circuit, insecure_seed)}*.npz"))
+    except OSError:
+        return []
+    return sorted(found, key=lambda p: (p.stat().st_mtime if p.exists() else 0.0, p.name), reverse=True)
 
 
 def _content_hash(arrays: dict[str, np.ndarray]) -> str:
@@ -180,6 +218,7 @@ def _content_hash(arrays: dict[str, np.ndarray]) -> str:
 def _key_arrays(pk: ProvingKey, vk: VerifyingKey, circuit: Circuit) -> dict[str, np.ndarray]:
     arrays = {f"pk_{k}": v for k, v in pk.arrays().items()} | {f"vk_{k}": v for k, v in vk.arrays().items()}
     arrays["meta"] = np.array([CACHE_FORMAT, pk.num_inputs], dtype=np.int64)
+    arrays["setup_label"] = np.frombuffer(vk.setup_label.encode(), np.uint8)  # the file says how its key was made
     arrays["circuit_digest"] = np.frombuffer(bytes.fromhex(circuit.digest()), np.uint8)
     return arrays
 
@@ -210,19 +249,27 @@ def load_keys(path: Path, circuit: Circuit) -> tuple[ProvingKey, VerifyingKey]:
         raise ValueError("written for another circuit or format")
     pk_f = {k[3:]: v for k, v in arrays.items() if k.startswith("pk_")}
     vk_f = {k[3:]: v for k, v in arrays.items() if k.startswith("vk_")}
-    return ProvingKey(**pk_f, num_inputs=int(arrays["meta"][1])), VerifyingKey(**vk_f)
+    label = bytes(arrays["setup_label"]).decode()
+    if label not in (RANDOM, INSECURE):
+        raise ValueError(f"unknown setup label {label!r}")
+    return ProvingKey(**pk_f, num_inputs=int(arrays["meta"][1])), VerifyingKey(**vk_f, setup_label=label)
 
 
-def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None) -> tuple[ProvingKey, VerifyingKey]:
-    """Keys from the cache if present and intact, else a fresh setup written to the cache."""
-    path = cache_path(circuit, seed, cache_dir or default_cache_dir())
-    if path.exists():
+def load_or_setup(circuit: Circuit, cache_dir: Path | None = None, *,
+                  insecure_seed: int | None = None) -> tuple[ProvingKey, VerifyingKey]:
+    """Keys from the cache if an intact file of the asked kind is there (the newest), else a
+    fresh setup written to the cache. A default (random) lookup never returns seeded keys."""
+    cache = cache_dir or default_cache_dir()
+    for path in cached_keys(circuit, cache, insecure_seed):
         try:
-            return load_keys(path, circuit)
-        except Exception as exc:  # damaged in any way: rebuild, loudly
-            msg = f"key cache {path} is damaged ({exc}); rebuilding"
+            pk, vk = load_keys(path, circuit)
+        except Exception as exc:  # damaged in any way: set up again, loudly
+            msg = f"key cache {path} is damaged ({exc}); setting up again"
             log.warning(msg)
             warnings.warn(msg, RuntimeWarning, stacklevel=2)
-    pk, vk = setup(circuit, seed)
-    save_keys(path, pk, vk, circuit)
+            continue
+        if vk.setup_label == (RANDOM if insecure_seed is None else INSECURE):
+            return pk, vk
+    pk, vk = setup(circuit, insecure_seed=insecure_seed)
+    save_keys(cache_path(circuit, vk, cache, insecure_seed), pk, vk, circuit)
     return pk, vk

@@ -156,8 +156,7 @@ class Engine:
             flow = PartitionFlow(self.config, self.profile.times(self.modelled_log2),
                                  self.profile.buffer_bytes(self.modelled_log2), self.emit, self.clock, self._stop,
                                  self.controller, self._faults, self.devices, self.locksets, prover, self._prep_pool)
-            for _ in range(self.config.sectors or 2):  # unbounded: two ahead, then it tops itself up
-                self._queue.submit_sector(None, source="config")
+            self._queue.top_up()  # a bounded look-ahead; take() tops it up as partitions go
             self._monitor = Monitor(self.config, self.emit, self.clock, self._stop, self.devices, self.locksets,
                                     self._pool, flow.current)
             self._pool.start(flow)
@@ -204,7 +203,10 @@ class Engine:
         t0 = time.monotonic()
         circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
         cache = None if cfg.cache_dir is None else Path(cfg.cache_dir)
-        pk, vk = P.load_or_setup(circuit, cfg.seed, cache)
+        pk, vk = P.load_or_setup(circuit, cfg.seed, cache, insecure_seeded=cfg.insecure_seeded_setup)
+        if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
+            self.emit(ev.Note, level="warn", text=(
+                "INSECURE seeded setup: the keys' toxic waste comes from the seed; anyone who knows it can forge proofs"))
         self.emit(ev.Note, level="info", text=(
             f"circuit 2^{cfg.constraints_log2} proved for real; modelled 2^{self.modelled_log2} "
             f"({self.profile.name}); setup {time.monotonic() - t0:.2f}s"))

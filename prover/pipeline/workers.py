@@ -20,12 +20,18 @@ Emit = Callable[..., Any]
 _STALL_KEYS_KEPT = 10000
 
 
+LOOKAHEAD_SECTORS = 2  # sectors queued ahead of the workers: any --sectors starts at once
+
+
 class WorkQueue:
-    """Sectors split into partitions, taken in order; an unbounded run tops itself up."""
+    """Sectors split into partitions, taken in order, queued lazily: at most LOOKAHEAD_SECTORS
+    of the run's sectors wait at a time (--sectors 10^8 would otherwise be queued, and
+    recorded, before the first partition starts)."""
 
     def __init__(self, config: RunConfig, emit: Emit, clock: Callable[[], float], stop: threading.Event,
                  draining: threading.Event, request_stop: Callable[[str], None]) -> None:
         self._partitions, self._bounded = config.partitions, config.sectors is not None
+        self._sectors_left = config.sectors  # the run's sectors not queued yet; None: no end
         self._emit, self._clock, self._stop, self._draining = emit, clock, stop, draining
         self._request_stop = request_stop
         self._queue: deque[Partition] = deque()
@@ -60,18 +66,21 @@ class WorkQueue:
             self.cv.notify_all()
         return sector
 
+    def top_up(self) -> None:
+        """Queue the run's next sectors while fewer than LOOKAHEAD_SECTORS' partitions wait."""
+        with self.cv:
+            while (len(self._queue) < LOOKAHEAD_SECTORS * self._partitions and not self._stop.is_set()
+                   and (self._sectors_left is None or self._sectors_left > 0)):
+                if self._sectors_left is not None:
+                    self._sectors_left -= 1
+                self.submit_sector(None, source="config" if self._bounded else "auto")
+
     def take(self) -> Partition | None:
         with self.cv:
+            self.top_up()
             while not self._queue:
                 if self._stop.is_set() or self._draining.is_set():
                     return None
-                if not self._bounded:  # keep going: an unbounded run queues the next sector itself
-                    self.cv.release()
-                    try:
-                        self.submit_sector(None, source="auto")
-                    finally:
-                        self.cv.acquire()
-                    continue
                 self.cv.wait(0.1)
                 return None
             if self._stop.is_set() or self._draining.is_set():
@@ -94,7 +103,7 @@ class WorkQueue:
         with self._count_lock:
             self._inflight -= 1
             self._done_total += 1
-            done = self._bounded and self._done_total >= self._queued_total
+            done = self._bounded and not self._sectors_left and self._done_total >= self._queued_total
         if done:
             with self.cv:
                 empty = not self._queue

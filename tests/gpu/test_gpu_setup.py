@@ -27,14 +27,14 @@ def test_gpu_setup_equals_cpu_setup(log2: int, monkeypatch) -> None:
     monkeypatch.setattr(S, "gpu_intt", lambda: lambda x: calls.__setitem__("intt", calls["intt"] + 1) or intt(x))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        pk_gpu, vk_gpu = S.setup(circuit, 21)
+        pk_gpu, vk_gpu = S.setup(circuit, insecure_seed=21)
     fallbacks = [str(w.message) for w in caught if "GPU" in str(w.message)]
     assert not fallbacks, fallbacks  # no silent CPU fallback
     nz_g2 = int(pk_gpu.b_g2_query.any(axis=1).sum())
     assert calls["g2"] == (1 if nz_g2 >= S.GPU_FIXED_BASE_MIN else 0)
     assert calls["intt"] == (1 if circuit.domain_size >= S.GPU_NTT_MIN else 0)
     monkeypatch.setenv("C2TUI_SETUP_GPU", "0")
-    pk_cpu, vk_cpu = S.setup(circuit, 21)
+    pk_cpu, vk_cpu = S.setup(circuit, insecure_seed=21)
     want, got = _all_keys(pk_cpu, vk_cpu), _all_keys(pk_gpu, vk_gpu)
     for name in want:
         assert np.array_equal(want[name], got[name]), name

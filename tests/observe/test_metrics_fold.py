@@ -38,7 +38,8 @@ def _sum(samples: dict, name: str, **labels: str) -> float:
 def test_fold_matches_summary(name):
     path = ROOT / "benchmarks" / "recordings" / name
     s = _scrape(path)
-    sm = summarize(fold(read_recording(path).events))
+    st = fold(read_recording(path).events)
+    sm = summarize(st)
     assert _sum(s, "c2tui_partitions_total", outcome="ok") == sm.partitions_ok
     assert _sum(s, "c2tui_partitions_total", outcome="failed") == sm.partitions_failed
     assert _sum(s, "c2tui_proofs_total", outcome="failed") == sm.proofs_failed
@@ -51,7 +52,7 @@ def test_fold_matches_summary(name):
     for phase, ps in sm.phases.items():
         assert _sum(s, "c2tui_phase_duration_seconds_count", phase=phase) == ps.count
         assert _sum(s, "c2tui_phase_failures_total", phase=phase) == ps.failed
-    assert all(v == sm.knobs[k] for (n, lv), _ in s.items() if n == "c2tui_knob_info"
+    assert all(v == st.knobs[k] for (n, lv), _ in s.items() if n == "c2tui_knob_info"  # the fold's spelling
                for k, v in [(dict(lv)["knob"], dict(lv)["value"])])
 
 

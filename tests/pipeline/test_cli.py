@@ -74,12 +74,12 @@ def test_cuda_without_gpu_is_clear(tmp_path):
     if cuda.available()[0]:
         pytest.skip("a GPU is visible")
     r = CliRunner().invoke(main, ["record", "--out", str(tmp_path / "x.jsonl"), "--backend", "cuda", "--sectors", "1"])
-    assert r.exit_code == 1 and "no usable GPU" in r.output and "--backend sim" in r.output
+    assert r.exit_code == 3 and "no usable GPU" in r.output and "--backend sim" in r.output
 
 
 def test_unwritable_out_is_clear(tmp_path):
     r = CliRunner().invoke(main, ["record", "--out", str(tmp_path / "no" / "x.jsonl"), *FAST, "--sectors", "1"])
-    assert r.exit_code == 1 and "cannot write recording" in r.output
+    assert r.exit_code == 2 and "does not exist" in r.output
 
 
 @pytest.mark.timeout(60)
@@ -89,10 +89,10 @@ def test_summary_of_bad_recording_names_line(tmp_path):
     lines = out.read_text().splitlines()
     out.write_text("\n".join(lines[:10]) + "\n{broken\n" + "\n".join(lines[10:]) + "\n")
     r = CliRunner().invoke(main, ["summary", str(out)])
-    assert r.exit_code == 1 and "line 11" in r.output
+    assert r.exit_code == 2 and "line 11" in r.output
     (tmp_path / "junk").write_text("not a recording\n")
     r = CliRunner().invoke(main, ["summary", str(tmp_path / "junk")])
-    assert r.exit_code == 1 and "not a c2tui recording" in r.output
+    assert r.exit_code == 2 and "not a c2tui recording" in r.output
 
 
 @pytest.mark.timeout(90)
@@ -108,7 +108,7 @@ def test_ctrl_c_stops_cleanly(tmp_path):
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 0, stderr.decode()
+    assert proc.returncode == 3, stderr.decode()  # interrupted: the run did not finish as asked
     assert b"interrupted" in stderr
     rec = read_recording(out)
     assert rec.error is None
@@ -123,4 +123,6 @@ def test_full_disk_is_clear(tmp_path):
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full")
     r = CliRunner().invoke(main, ["record", "--out", "/dev/full", *FAST, "--sectors", "1"])
-    assert r.exit_code == 1 and "cannot write recording" in r.output and "space" in r.output.lower()
+    assert r.exit_code == 2 and "use --force" in r.output
+    r = CliRunner().invoke(main, ["record", "--out", "/dev/full", "--force", *FAST, "--sectors", "1"])
+    assert r.exit_code == 3 and "cannot write recording" in r.output and "No space left on device" in r.output

@@ -40,7 +40,10 @@ def test_corrupted_proof_is_a_failure_never_a_success():
 @pytest.mark.timeout(60)
 def test_real_proofs_verify_and_sampled_share():
     chk, sm = run(real=True, partitions=4, verify_share=0.5, seed=5)
-    assert sm.proofs_ok + sm.proofs_unchecked == 4 and sm.proofs_failed == 0 and sm.partitions_ok == 4
+    assert sm.proofs_ok + sm.proofs_unchecked == 4 and sm.proofs_failed == 0
+    # issue 16: only verified partitions are ok; unchecked ones are their own outcome
+    assert sm.partitions_ok == sm.proofs_ok and sm.partitions_unchecked == sm.proofs_unchecked
+    assert sm.all_proofs_verified == (sm.proofs_unchecked == 0)
 
 
 @pytest.mark.timeout(30)

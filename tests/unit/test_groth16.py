@@ -123,17 +123,17 @@ def test_phases_compose_like_prove(key_dir: Path) -> None:
 
 def test_key_cache_hit_and_damaged_file_rebuilt(tmp_path: Path) -> None:
     circuit = P.make_circuit(8, 9)
-    pk, vk = load_or_setup(circuit, 9, tmp_path)
-    path = cache_path(circuit, 9, tmp_path)
+    pk, vk = load_or_setup(circuit, tmp_path, insecure_seed=9)
+    path = cache_path(circuit, vk, tmp_path, insecure_seed=9)
     assert path.exists() and not list(tmp_path.glob("*.tmp"))
-    pk2, _ = load_or_setup(circuit, 9, tmp_path)
+    pk2, _ = load_or_setup(circuit, tmp_path, insecure_seed=9)
     assert np.array_equal(pk2.h_query, pk.h_query)
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     path.write_bytes(bytes(raw))
     with pytest.warns(RuntimeWarning, match="damaged"):
-        pk3, vk3 = load_or_setup(circuit, 9, tmp_path)
+        pk3, vk3 = load_or_setup(circuit, tmp_path, insecure_seed=9)
     assert np.array_equal(pk3.a_query, pk.a_query) and np.array_equal(vk3.ic, vk.ic)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        load_or_setup(circuit, 9, tmp_path)  # the rebuilt file is intact again
+        load_or_setup(circuit, tmp_path, insecure_seed=9)  # the rebuilt file is intact again

@@ -33,10 +33,10 @@ def small_gpu_threshold(monkeypatch):
 def test_the_gpu_path_gives_the_same_key(monkeypatch, small_gpu_threshold) -> None:
     circuit = P.make_circuit(8, 11)
     monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: None)
-    pk_cpu, vk_cpu = S.setup(circuit, 11)
+    pk_cpu, vk_cpu = S.setup(circuit, insecure_seed=11)
     calls = []
     monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: lambda b, c: calls.append(len(c)) or _cpu_stand_in(b, c))
-    pk_gpu, vk_gpu = S.setup(circuit, 11)
+    pk_gpu, vk_gpu = S.setup(circuit, insecure_seed=11)
     assert calls, "the GPU path was not taken"
     for name in ("a_query", "b_g1_query", "l_query", "h_query"):
         assert np.array_equal(getattr(pk_cpu, name), getattr(pk_gpu, name)), name
@@ -45,14 +45,14 @@ def test_the_gpu_path_gives_the_same_key(monkeypatch, small_gpu_threshold) -> No
 def test_a_failing_gpu_falls_back_to_the_cpu(monkeypatch, small_gpu_threshold) -> None:
     circuit = P.make_circuit(8, 12)
     monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: None)
-    pk_cpu, _ = S.setup(circuit, 12)
+    pk_cpu, _ = S.setup(circuit, insecure_seed=12)
 
     def broken(b, c):
         raise RuntimeError("CUDA_ERROR_ILLEGAL_ADDRESS")
 
     monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: broken)
     with pytest.warns(RuntimeWarning, match="GPU fixed-base failed"):
-        pk, _ = S.setup(circuit, 12)
+        pk, _ = S.setup(circuit, insecure_seed=12)
     assert np.array_equal(pk.h_query, pk_cpu.h_query)
 
 
@@ -67,12 +67,12 @@ def _all_keys(pk, vk) -> dict[str, np.ndarray]:
 
 def test_every_gpu_path_gives_the_same_key_bytes(monkeypatch, small_gpu_threshold) -> None:
     circuit = P.make_circuit(9, 13)
-    pk_cpu, vk_cpu = S.setup(circuit, 13)
+    pk_cpu, vk_cpu = S.setup(circuit, insecure_seed=13)
     calls: dict[str, list[int]] = {"g1": [], "g2": [], "intt": []}
     monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: lambda b, c: calls["g1"].append(len(c)) or _cpu_stand_in(b, c))
     monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda: lambda b, c: calls["g2"].append(len(c)) or _cpu_stand_in_g2(b, c))
     monkeypatch.setattr(S, "gpu_intt", lambda: lambda x: calls["intt"].append(len(x)) or ntt.intt(x))
-    pk_gpu, vk_gpu = S.setup(circuit, 13)
+    pk_gpu, vk_gpu = S.setup(circuit, insecure_seed=13)
     assert calls["g1"] and calls["g2"] == [int(pk_cpu.b_g2_query.any(axis=1).sum())] and calls["intt"] == [512]
     want, got = _all_keys(pk_cpu, vk_cpu), _all_keys(pk_gpu, vk_gpu)
     assert want.keys() == got.keys()
@@ -82,7 +82,7 @@ def test_every_gpu_path_gives_the_same_key_bytes(monkeypatch, small_gpu_threshol
 
 def test_failing_g2_and_intt_fall_back_to_the_cpu(monkeypatch, small_gpu_threshold) -> None:
     circuit = P.make_circuit(8, 14)
-    pk_cpu, _ = S.setup(circuit, 14)
+    pk_cpu, _ = S.setup(circuit, insecure_seed=14)
 
     def broken(*_a):
         raise RuntimeError("CUDA_ERROR_LAUNCH_FAILED")
@@ -90,7 +90,7 @@ def test_failing_g2_and_intt_fall_back_to_the_cpu(monkeypatch, small_gpu_thresho
     monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda: broken)
     monkeypatch.setattr(S, "gpu_intt", lambda: broken)
     with pytest.warns(RuntimeWarning) as rec:
-        pk, _ = S.setup(circuit, 14)
+        pk, _ = S.setup(circuit, insecure_seed=14)
     msgs = " ".join(str(w.message) for w in rec)
     assert "GPU fixed-base failed" in msgs and "GPU iNTT failed" in msgs
     assert np.array_equal(pk.b_g2_query, pk_cpu.b_g2_query) and np.array_equal(pk.a_query, pk_cpu.a_query)

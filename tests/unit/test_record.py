@@ -97,7 +97,7 @@ def test_writer_from_many_threads(tmp_path):
 
     def burst(k):
         for i in range(2000):
-            w.write(ev.Note(t=float(i), text=f"{k}:{i}"))
+            w.write(ev.Note(t=0.0, text=f"{k}:{i}"))  # one time: four threads interleave
 
     ts = [threading.Thread(target=burst, args=(k,)) for k in range(4)]
     [t.start() for t in ts]

@@ -1,0 +1,271 @@
+"""Fuzz every `c2tui` subcommand with bad arguments, configs, proof files and recordings
+(issue 16): each case must end with a documented exit status (c2tui/exits.py: 0..3), no
+traceback, an error that is one line (the output's last line names it), within a time box,
+and with nothing written outside its own target directory. Seeded, so a failure reproduces.
+
+    python benchmarks/fuzz_cli.py --seconds 45 --out benchmarks/results/fuzz_cli.json
+
+Cases run in-process through click's CliRunner (a subprocess per case would spend the whole
+budget importing); a SIGALRM time box turns a hang into a counted failure. `run` and `replay`
+would open the full-screen dashboard when their arguments are good: the fuzz replaces
+DashboardApp.run with a no-op, so those cases check everything up to the screen.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from fuzz_inputs import base_recording, mutate  # noqa: E402
+
+DOCUMENTED = {0, 1, 2, 3}
+BAD = ["-1", "0", "nan", "inf", "-inf", "1e999", "", "abc", "1e308", "99999999999999999999", "-0", "0x10",
+       "/dev/full", "/dev/zero", "/nonexistent/x", "@FILE", "@FILE/sub", "@DIR", "@MISSING/x", " ", "a\x00b", "4.0"]
+FAST = ["--backend", "sim", "--constraints-log2", "8", "--time-scale", "0.05", "--sectors", "1", "--partitions", "2"]
+RUN_OPTS = ["--gpus", "--workers-per-gpu", "--vram-budget", "--constraints-log2", "--modelled-log2", "--partitions",
+            "--profile", "--seed", "--time-scale", "--verify-share", "--cache-dir", "--lock-mode", "--mem-sync",
+            "--b-g2", "--config", "--backend"]
+
+
+class Hang(Exception):
+    pass
+
+
+def _value(rng: random.Random, w: Path) -> str:
+    v = rng.choice(BAD)
+    return (v.replace("@FILE", str(w / "file")).replace("@DIR", str(w / "target"))
+            .replace("@MISSING", str(w / "missing")))
+
+
+def _toml(rng: random.Random, w: Path) -> str:
+    p = w / "target" / "c.toml"
+    keys = ["sectors", "gpus", "workers_per_gpu", "time_scale", "verify_share", "seed", "vram_budget", "junk",
+            "partitions", "[faults]\noom_rate", "constraints_log2"]
+    vals = ["-1", "1e999", "nan", '"x"', "[]", "{}", "2", "0.5", "true", '"24GiB"', "inf"]
+    body = "\n".join(f"{rng.choice(keys)} = {rng.choice(vals)}" for _ in range(rng.randrange(1, 4)))
+    p.write_bytes(rng.randbytes(rng.randrange(1, 60)) if rng.random() < 0.2 else body.encode())
+    return str(p)
+
+
+def _proof_dir(rng: random.Random, w: Path, good: Path) -> str:
+    d = w / "target" / "proof"
+    shutil.copytree(good, d)
+    name = rng.choice(["proof.json", "verification_key.json", "public.json"])
+    doc = json.loads((d / name).read_text())
+    mode = rng.randrange(5)
+    if mode == 0:
+        (d / name).write_text("[" * rng.randrange(1000, 200000))
+    elif mode == 1 and isinstance(doc, dict):
+        doc.pop(rng.choice(list(doc)))
+    elif mode == 2 and isinstance(doc, dict):
+        doc[rng.choice(list(doc))] = rng.choice([0, "0", 4.0, True, None, [], ["0", "1", "0"], "01", -1, 1e999])
+    elif mode == 3:
+        raw = bytearray((d / name).read_bytes())
+        for _ in range(rng.randrange(1, 6)):
+            raw[rng.randrange(len(raw))] = rng.choice(b'0123456789",[]{}x ')
+        (d / name).write_bytes(bytes(raw))
+    else:
+        (d / name).unlink()
+    if mode < 3 and mode:
+        (d / name).write_text(json.dumps(doc))
+    return str(d)
+
+
+def _recording(rng: random.Random, w: Path, good: bytes) -> str:
+    p = w / "target" / "r.jsonl"
+    data = mutate(rng, good, rng.randrange(4))
+    if rng.random() < 0.3:  # claims the reader must not trust
+        lines = data.splitlines(keepends=True)
+        i = rng.randrange(1, max(2, len(lines)))
+        lines.insert(i, rng.choice([
+            b'{"kind":"run_started","t":0,"backend":"sim","simulated":true,"profile":"p","proved_log2":8,'
+            b'"modelled_log2":27,"gpus":1000000000}\n',
+            b'{"kind":"note","t":1e999,"text":"x"}\n', b'{"kind":"note","t":-1,"text":"x"}\n',
+            b'{"kind":"gpu_info","t":0,"gpu":99999999,"name":"x","total_bytes":1,"budget_bytes":1,"simulated":true}\n']))
+        data = b"".join(lines)
+    p.write_bytes(data)
+    return str(p)
+
+
+def case(cmd: str, rng: random.Random, w: Path, good_proof: Path, good_rec: bytes) -> list[str]:
+    t = w / "target"
+    if cmd == "prove":
+        args = ["prove", "--constraints-log2", "8", "--out", str(t / "out"), "--cache-dir", str(t / "keys")]
+        opts = ["--constraints-log2", "--seed", "--instance", "--out", "--cache-dir"]
+    elif cmd == "verify":
+        return ["verify", _proof_dir(rng, w, good_proof) if rng.random() < 0.85 else _value(rng, w)]
+    elif cmd == "record":
+        args = ["record", "--out", str(t / "r.jsonl"), *FAST, "-q"]
+        opts = RUN_OPTS + ["--out", "--duration", "--drain-timeout", "--switch", "--sectors"]
+    elif cmd == "summary":
+        return ["summary", _recording(rng, w, good_rec) if rng.random() < 0.8 else _value(rng, w)] + \
+            (["--json"] if rng.random() < 0.5 else [])
+    elif cmd == "screenshot":
+        args = ["screenshot", _recording(rng, w, good_rec), "--at", "1", "-o", str(t / "s.svg")]
+        opts = ["--at", "--size", "--theme", "-o"]
+    elif cmd == "replay":
+        args = ["replay", _recording(rng, w, good_rec)]
+        opts = ["--speed", "--at", "--fps", "--theme"]
+    else:  # run
+        args = ["run", "--backend", "sim"]
+        opts = RUN_OPTS + ["--theme", "--fps"]
+    for _ in range(rng.randrange(1, 3)):
+        opt = rng.choice(opts)
+        if opt == "--config":
+            val = _toml(rng, w) if rng.random() < 0.8 else _value(rng, w)
+        elif opt == "--switch":
+            val = f"{_value(rng, w)}:{rng.choice(['pause', 'single', 'mem_sync=stream', 'x', 'workers_per_gpu=0'])}"
+        else:
+            val = _value(rng, w)
+        if opt in ("--duration",) and "--sectors" in args:
+            i = args.index("--sectors")
+            del args[i:i + 2]
+        args += [opt, val]
+    return args
+
+
+def no_screen() -> None:
+    from c2tui.app import DashboardApp
+
+    DashboardApp.run = lambda self, *a, **k: None  # type: ignore[method-assign]
+
+
+def run_case(args: list[str], w: Path, box_s: float) -> dict:
+    from click.testing import CliRunner
+
+    from c2tui.cli import main
+
+    before = {p for p in w.rglob("*") if "target" not in p.relative_to(w).parts}
+
+    def alarm(signum: int, frame: object) -> None:
+        raise Hang()
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, box_s)
+    t0 = time.perf_counter()
+    cwd = os.getcwd()
+    os.chdir(w)
+    try:
+        res = CliRunner().invoke(main, args, env={"HOME": str(w / "home"), "C2TUI_CACHE": str(w / "target" / "keys")})
+    except Hang:
+        res = None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        os.chdir(cwd)
+    out = {"args": args, "seconds": round(time.perf_counter() - t0, 2)}
+    if res is None or isinstance(res.exception, Hang):
+        return out | {"hang": True}
+    exc = res.exception
+    tb = exc is not None and not isinstance(exc, SystemExit)
+    text = res.output
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    named = [(w / a).resolve() for a in args if a and "\x00" not in a]  # a path the user names is a target
+    stray = sorted(str(p) for p in w.rglob("*") if "target" not in p.relative_to(w).parts and p not in before
+                   and not any(p.resolve() == n or n in p.resolve().parents or p.resolve() in n.parents for n in named))
+    out |= {"code": res.exit_code, "traceback": bool(tb or "Traceback" in text),
+            "exc": f"{type(exc).__name__}: {exc}"[:300] if tb else None,
+            "last_line": lines[-1][:300] if lines else "", "stray": stray}
+    return out
+
+
+def judge(res: dict) -> list[str]:
+    """What is wrong with one case's outcome (empty: nothing)."""
+    if res.get("hang"):
+        return ["hang"]
+    bad = []
+    if res["traceback"]:
+        bad.append("traceback")
+    if res["code"] not in DOCUMENTED:
+        bad.append("exit")
+    if res["code"] != 0 and not res["last_line"]:
+        bad.append("silent")
+    if res["stray"]:
+        bad.append("stray")
+    return bad
+
+
+def fixtures(base: Path) -> tuple[Path, bytes]:
+    """A good proof directory and a good recording to mutate."""
+    from click.testing import CliRunner
+
+    from c2tui.cli import main
+
+    good_rec = base_recording(base / "good.jsonl")
+    good_proof = base / "proof"
+    r = CliRunner().invoke(main, ["prove", "--constraints-log2", "8", "--out", str(good_proof),
+                                  "--cache-dir", str(base / "keys")])
+    assert r.exit_code == 0, r.output
+    return good_proof, good_rec
+
+
+def fuzz(seconds: float, seed: int, box_s: float = 20.0, commands: list[str] | None = None,
+         on_case: Callable[[dict], None] | None = None) -> dict:
+    """Round-robin over the subcommands until `seconds` have passed; per-command counts."""
+    no_screen()
+    rng = random.Random(seed)
+    cmds = commands or ["prove", "verify", "record", "summary", "screenshot", "replay", "run"]
+    stats = {c: {"cases": 0, "exit_codes": {}, "tracebacks": 0, "hangs": 0, "undocumented_exit": 0,
+                 "no_error_line": 0, "stray_writes": 0, "failures": []} for c in cmds}
+    with tempfile.TemporaryDirectory() as d:
+        base = Path(d)
+        good_proof, good_rec = fixtures(base)
+        t_end = time.monotonic() + seconds
+        i = 0
+        while time.monotonic() < t_end:
+            cmd = cmds[i % len(cmds)]
+            w = base / f"w{i}"
+            (w / "target").mkdir(parents=True)
+            (w / "home").mkdir()
+            (w / "file").write_text("x")
+            res = run_case(case(cmd, rng, w, good_proof, good_rec), w, box_s)
+            s = stats[cmd]
+            s["cases"] += 1
+            if not res.get("hang"):
+                s["exit_codes"][str(res["code"])] = s["exit_codes"].get(str(res["code"]), 0) + 1
+            bad = judge(res)
+            for why, key in (("hang", "hangs"), ("traceback", "tracebacks"), ("exit", "undocumented_exit"),
+                             ("silent", "no_error_line"), ("stray", "stray_writes")):
+                s[key] += why in bad
+            if bad:
+                s["failures"].append(res | {"why": bad})
+            if on_case is not None:
+                on_case(res)
+            shutil.rmtree(w, ignore_errors=True)
+            i += 1
+    return stats
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=45)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    stats = fuzz(args.seconds, args.seed)
+    doc = {"seed": args.seed, "seconds": round(time.perf_counter() - t0, 1), "commands": stats}
+    print(json.dumps({c: {k: v for k, v in s.items() if k != "failures"} | {"failures": len(s["failures"])}
+                      for c, s in stats.items()}, indent=1))
+    for s in stats.values():
+        for f in s["failures"][:3]:
+            print(json.dumps(f)[:600])
+    if args.out:
+        Path(args.out).write_text(json.dumps(doc, indent=1))
+    sys.exit(1 if any(s["failures"] for s in stats.values()) else 0)
+
+
+if __name__ == "__main__":
+    main()
