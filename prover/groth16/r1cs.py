@@ -7,6 +7,8 @@ from functools import cached_property
 import numpy as np
 
 from prover.bls import fr
+from prover.host.matvec import MatrixPlan, make_plan
+from prover.host.matvec import matvec as host_matvec
 
 
 def _csr_order(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
@@ -60,6 +62,15 @@ class SparseMatrix:
     @cached_property
     def coeffs_mont(self) -> fr.Mont:
         return fr.to_mont(self.coeffs)
+
+    @cached_property
+    def host_plan(self) -> MatrixPlan:
+        """The coefficients recoded for the compiled host kernel (once per circuit)."""
+        return make_plan(self.indptr, self.indices, self.coeffs)
+
+    def matvec_host(self, z: fr.FrArray, density: np.ndarray) -> fr.FrArray:
+        """M . z by the compiled nogil kernel (same bytes as matvec); density: z's classes."""
+        return host_matvec(self.host_plan, z, density)
 
     def matvec(self, z: fr.FrArray) -> fr.FrArray:
         return self.matvec_mont(fr.to_mont(z))
