@@ -66,7 +66,7 @@ class SparseMatrix:
     @cached_property
     def host_plan(self) -> MatrixPlan:
         """The coefficients recoded for the compiled host kernel (once per circuit)."""
-        return make_plan(self.indptr, self.indices, self.coeffs)
+        return make_plan(self.indptr, self.indices, self.coeffs, self.n_cols)
 
     def matvec_host(self, z: fr.FrArray, density: np.ndarray) -> fr.FrArray:
         """M . z by the compiled nogil kernel (same bytes as matvec); density: z's classes."""

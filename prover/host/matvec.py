@@ -18,18 +18,20 @@ from prover.bls import fr
 from prover.host import fr_nb as F
 
 SMALL_BITS = 40  # |coefficient| < 2^40: an int64 row sum of < 2^23 such terms cannot overflow
-BIG_BASE = 1 << 62  # small[e] >= BIG_BASE: full-size coefficient number small[e] - BIG_BASE
+BIG = 255  # code of a full-size coefficient: the k-th such entry (in entry order) is big row k
 _SMALL = np.uint64(1 << SMALL_BITS)
 
 
 @dataclass(frozen=True)
 class MatrixPlan:
-    """A matrix's coefficients recoded once per circuit for the host kernel."""
+    """A matrix's coefficients recoded once per circuit for the host kernel: 5 bytes an entry
+    (the kernel is bound by memory traffic, not arithmetic)."""
 
     indptr: np.ndarray  # (rows + 1,) int64
-    indices: np.ndarray  # (nnz,) int64
-    small: np.ndarray  # (nnz,) int64: signed small coefficient, or BIG_BASE + big index
-    big_plain: np.ndarray  # (nb, 4) uint64 canonical full-size coefficients
+    cols: np.ndarray  # (nnz,) int32
+    codes: np.ndarray  # (nnz,) uint8: index into values, or BIG
+    values: np.ndarray  # (<= 255,) int64 the distinct small signed coefficients
+    big_plain: np.ndarray  # (nb, 4) uint64 canonical full-size coefficients, in entry order
     big_mont: np.ndarray  # (nb, 8) uint64 their Montgomery forms, 32-bit limbs
 
 
@@ -38,21 +40,34 @@ def _small_of(c: fr.FrArray) -> np.ndarray:
     return ~c[:, 1:].any(axis=1) & (c[:, 0] < _SMALL)
 
 
-def make_plan(indptr: np.ndarray, indices: np.ndarray, coeffs: fr.FrArray) -> MatrixPlan:
-    if np.diff(indptr).max(initial=0) >= 1 << (63 - SMALL_BITS):
-        raise ValueError("a matrix row is too long for the host kernel's int64 row sums")
-    small = np.empty(len(coeffs), dtype=np.int64)
+def _signed_small(coeffs: fr.FrArray) -> tuple[np.ndarray, np.ndarray]:
+    """(mask, value): entries whose coefficient is a small signed integer, and that integer."""
+    value = np.zeros(len(coeffs), dtype=np.int64)
     pos = _small_of(coeffs)
-    small[pos] = coeffs[pos, 0].astype(np.int64)
+    value[pos] = coeffs[pos, 0].astype(np.int64)
     rest = np.flatnonzero(~pos)
     negated = fr.neg(coeffs[rest])
     neg = _small_of(negated)
-    small[rest[neg]] = -negated[neg, 0].astype(np.int64)
-    big = rest[~neg]
-    small[big] = BIG_BASE + np.arange(len(big), dtype=np.int64)
-    big_plain = np.ascontiguousarray(coeffs[big])
-    big_mont = np.ascontiguousarray(fr.to_mont(big_plain).T) if len(big) else np.zeros((0, F.NL), np.uint64)
-    return MatrixPlan(np.ascontiguousarray(indptr, np.int64), np.ascontiguousarray(indices, np.int64), small, big_plain, big_mont)
+    value[rest[neg]] = -negated[neg, 0].astype(np.int64)
+    mask = pos.copy()
+    mask[rest[neg]] = True
+    return mask, value
+
+
+def make_plan(indptr: np.ndarray, indices: np.ndarray, coeffs: fr.FrArray, n_cols: int) -> MatrixPlan:
+    if np.diff(indptr).max(initial=0) >= 1 << (63 - SMALL_BITS) or n_cols >= 1 << 31:
+        raise ValueError("matrix too large for the host kernel (int64 row sums, int32 columns)")
+    small, value = _signed_small(coeffs)
+    distinct, counts = np.unique(value[small], return_counts=True)
+    keep = distinct[np.argsort(-counts, kind="stable")[:BIG]]  # the 255 most used (all, here)
+    codes = np.full(len(coeffs), BIG, dtype=np.uint8)
+    coded = small & np.isin(value, keep)
+    table = np.sort(keep)
+    codes[coded] = np.searchsorted(table, value[coded]).astype(np.uint8)
+    big_plain = np.ascontiguousarray(coeffs[~coded])
+    big_mont = np.ascontiguousarray(fr.to_mont(big_plain).T) if len(big_plain) else np.zeros((0, F.NL), np.uint64)
+    return MatrixPlan(np.ascontiguousarray(indptr, np.int64), indices.astype(np.int32), codes, table.astype(np.int64),
+                      big_plain, big_mont)
 
 
 @njit(nogil=True, cache=True)
@@ -85,43 +100,80 @@ def _add_limbs(acc: np.ndarray, x: np.ndarray) -> None:
 
 
 @njit(nogil=True, cache=True)
-def matvec_kernel(indptr: np.ndarray, indices: np.ndarray, small: np.ndarray, big_plain: np.ndarray,
+def _reduce_few(acc: np.ndarray, out: np.ndarray) -> None:
+    """out = acc mod r for a sum of a few canonical values (each < r): normalise, then
+    subtract r until below it (once per term at most)."""
+    for j in range(9):
+        acc[j + 1] += acc[j] >> F.S32
+        acc[j] &= F.M32
+    while True:
+        ge = acc[9] != F.ZERO or acc[8] != F.ZERO
+        if not ge:
+            ge = True
+            for j in range(F.NL - 1, -1, -1):
+                if acc[j] != F.P32[j]:
+                    ge = acc[j] > F.P32[j]
+                    break
+        if not ge:
+            break
+        borrow = F.ZERO
+        for j in range(10):
+            p = F.P32[j] if j < F.NL else F.ZERO
+            d = acc[j] + F.B32 - p - borrow
+            acc[j] = d & F.M32
+            borrow = F.ONE - (d >> F.S32)
+    for j in range(F.NL):
+        out[j] = acc[j]
+
+
+@njit(nogil=True, cache=True)
+def matvec_kernel(indptr: np.ndarray, cols: np.ndarray, codes: np.ndarray, values: np.ndarray, big_plain: np.ndarray,
                   big_mont: np.ndarray, z: np.ndarray, cls: np.ndarray, out: np.ndarray) -> None:
-    """out[row] = sum_e coeff_e * z[indices[e]] mod r, canonical, for every row."""
+    """out[row] = sum_e coeff_e * z[cols[e]] mod r, canonical, for every row."""
     acc = np.zeros(10, dtype=np.uint64)
     x = np.zeros(F.NL, dtype=np.uint64)
     prod = np.zeros(F.NL, dtype=np.uint64)
     res = np.zeros(F.NL, dtype=np.uint64)
     t = np.zeros(2 * F.NL + 1, dtype=np.uint64)
     tmp = np.zeros((1, 4), dtype=np.uint64)
+    bi = 0  # full-size coefficients seen so far
     for row in range(indptr.shape[0] - 1):
         s = 0
         wide = False
+        scaled = False  # a small multiple (|c| > 1) of a field value is in acc
         for e in range(indptr[row], indptr[row + 1]):
-            col = indices[e]
-            k = cls[col]
+            code = codes[e]
+            if code == BIG:
+                b = bi
+                bi += 1
+            k = cls[cols[e]]
             if k == 0:
                 continue
-            c = small[e]
-            if c < BIG_BASE and k == 1:
-                s += c
-                continue
+            if code != BIG:
+                c = values[code]
+                if k == 1:
+                    s += c
+                    continue
             if not wide:
                 wide = True
                 for j in range(10):
                     acc[j] = F.ZERO
-            if c < BIG_BASE:  # small coefficient, field-valued z
-                F.load64(z, col, x)
+            if code != BIG:  # small coefficient, field-valued z
+                F.load64(z, cols[e], x)
                 if c < 0:
                     _neg_limbs(x)
                     c = -c
-                _mul_small_add(acc, x, np.uint64(c))
+                if c == 1:
+                    _add_limbs(acc, x)
+                else:
+                    scaled = True
+                    _mul_small_add(acc, x, np.uint64(c))
             elif k == 1:  # full-size coefficient times one
-                F.load64(big_plain, c - BIG_BASE, x)
+                F.load64(big_plain, b, x)
                 _add_limbs(acc, x)
             else:
-                F.load64(z, col, x)
-                F.mont_mul(big_mont[c - BIG_BASE], x, prod, t)  # coeff*R times plain z: plain product
+                F.load64(z, cols[e], x)
+                F.mont_mul(big_mont[b], x, prod, t)  # coeff*R times plain z: plain product
                 _add_limbs(acc, prod)
         if not wide:
             if s >= 0:
@@ -139,12 +191,15 @@ def matvec_kernel(indptr: np.ndarray, indices: np.ndarray, small: np.ndarray, bi
             F.sub_small64(np.uint64(-s), tmp, 0)  # r - |s|
             F.load64(tmp, 0, x)
             _add_limbs(acc, x)
-        F.reduce_wide(acc, t, res)
+        if scaled:
+            F.reduce_wide(acc, t, res)
+        else:
+            _reduce_few(acc, res)
         F.store64(res, out, row)
 
 
 def matvec(plan: MatrixPlan, z: fr.FrArray, cls: np.ndarray) -> fr.FrArray:
     """M . z as a canonical FrArray, given z's density classes (``phases.density(z)``)."""
     out = np.empty((len(plan.indptr) - 1, 4), dtype=np.uint64)
-    matvec_kernel(plan.indptr, plan.indices, plan.small, plan.big_plain, plan.big_mont, z, cls, out)
+    matvec_kernel(plan.indptr, plan.cols, plan.codes, plan.values, plan.big_plain, plan.big_mont, z, cls, out)
     return out
