@@ -14,6 +14,7 @@ import weakref
 import numpy as np
 from numba import njit
 
+from prover.groth16.circuit import Circuit
 from prover.groth16.keys import ProvingKey
 
 QUERIES = ("a", "b_g1", "b_g2", "l")  # bit q of the presence byte: point present in query q
@@ -99,13 +100,28 @@ def _fill(cls: np.ndarray, present: np.ndarray, ni: int, z: np.ndarray, ones: tu
 def splits(cls: np.ndarray, z: np.ndarray, pk: ProvingKey) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(ones, tail, tail_scalars) for the A, B_G1, B_G2 and L queries, in that order; the
     same arrays as the reference's per-query flatnonzero masks."""
-    present = presence(pk)
-    counts = _count(cls, present, pk.num_inputs)
+    return split_arrays(cls, z, presence(pk), pk.num_inputs)
+
+
+def split_arrays(cls: np.ndarray, z: np.ndarray, present: np.ndarray, num_inputs: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """splits, given the presence bits (``presence``) and the key's num_inputs."""
+    counts = _count(cls, present, num_inputs)
     ones = tuple(np.empty(int(n), dtype=np.int64) for n in counts[:, 0])
     tails = tuple(np.empty(int(n), dtype=np.int64) for n in counts[:, 1])
     scalars = tuple(np.empty((int(n), 4), dtype=np.uint64) for n in counts[:, 1])
-    _fill(cls, present, pk.num_inputs, z, ones, tails, scalars)
+    _fill(cls, present, num_inputs, z, ones, tails, scalars)
     return list(zip(ones, tails, scalars))
+
+
+def presence_from_circuit(circuit: Circuit) -> np.ndarray:
+    """The presence bits a key of ``circuit`` has (with probability 1 - O(n/r)): a query
+    point is the identity exactly when its polynomial at tau is zero, i.e. when the variable
+    has no entry in A (A query), B (B queries) or any of A, B, C (L query). For measuring
+    prep_msm at sizes whose setup is not worth running; ``presence`` reads a real key."""
+    used = [np.bincount(m.indices, minlength=circuit.num_vars) > 0 for m in (circuit.a, circuit.b, circuit.c)]
+    out = used[0].astype(np.uint8) | (used[1].astype(np.uint8) * np.uint8(6))
+    l_bit = (used[0] | used[1] | used[2]) & (np.arange(circuit.num_vars) >= circuit.num_inputs)
+    return out | (l_bit.astype(np.uint8) << np.uint8(3))
 
 
 @njit(nogil=True, cache=True)
@@ -130,8 +146,4 @@ def warm_up(cls: np.ndarray, z: np.ndarray) -> None:
     points[::2, 0] = 1
     present = np.zeros(len(z), dtype=np.uint8)
     _present_rows(points, np.uint8(1), 0, present)
-    counts = _count(cls, present, 5)
-    ones = tuple(np.empty(int(n), dtype=np.int64) for n in counts[:, 0])
-    tails = tuple(np.empty(int(n), dtype=np.int64) for n in counts[:, 1])
-    scalars = tuple(np.empty((int(n), 4), dtype=np.uint64) for n in counts[:, 1])
-    _fill(cls, present, 5, z, ones, tails, scalars)
+    split_arrays(cls, z, present, 5)

@@ -90,3 +90,13 @@ def test_warm_up_compiles_every_kernel() -> None:
     from prover.host import warm_up
 
     assert warm_up() >= 0.0
+
+
+@pytest.mark.parametrize(("k", "seed"), [(8, 1), (10, 1), (12, 3)])
+def test_presence_from_circuit_is_the_keys(k: int, seed: int, key_dir: Path) -> None:
+    """The structural presence the benchmark uses at sizes without a key is the real key's."""
+    from prover.host import prep
+
+    circuit = P.make_circuit(k, seed)
+    pk, _ = P.load_or_setup(circuit, seed, key_dir)
+    assert np.array_equal(prep.presence_from_circuit(circuit), prep.presence(pk))
