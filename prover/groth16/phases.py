@@ -4,7 +4,9 @@ engine calls one by one (plain data in and out, no global state):
     make_circuit -> load_or_setup -> synthesize -> prep_msm -> ntt_h -> msm_g1 -> b_g2_msm
     -> assemble            (prove() runs them in order; verify() checks with arkworks)
 
-The CPU versions here are the reference the CUDA kernels must match bit for bit.
+The CPU versions here are the reference the CUDA kernels must match bit for bit. The host
+phases of every partition (synthesize, prep_msm) run as compiled nogil kernels
+(prover/host), bit-identical to their numpy references (*_reference, kept for the tests).
 """
 from __future__ import annotations
 
