@@ -22,7 +22,7 @@ ONE, OTHER = 1, 2
 _Z, _1 = np.uint64(0), np.uint64(1)
 
 _cache: dict[int, tuple[weakref.ref, np.ndarray]] = {}
-_cache_lock = threading.Lock()
+_cache_lock = threading.RLock()  # re-entrant: a weakref callback may run inside it (GC)
 
 
 @njit(nogil=True, cache=True)
@@ -38,17 +38,21 @@ def _present_rows(points: np.ndarray, bit: np.uint8, offset: int, out: np.ndarra
 def presence(pk: ProvingKey) -> np.ndarray:
     """(num_vars,) uint8 presence bits of the A, B_G1, B_G2 and L query points per variable."""
     key = id(pk)
-    with _cache_lock:
+    with _cache_lock:  # held while a first reading runs: every worker wants the same bits
         hit = _cache.get(key)
         if hit is not None and hit[0]() is pk:
             return hit[1]
-    out = np.zeros(len(pk.a_query), dtype=np.uint8)
-    for q, name in enumerate(QUERIES):
-        points = np.ascontiguousarray(getattr(pk, f"{name}_query"))
-        _present_rows(points, np.uint8(1 << q), pk.num_inputs if name == "l" else 0, out)
+        out = np.zeros(len(pk.a_query), dtype=np.uint8)
+        for q, name in enumerate(QUERIES):
+            points = np.ascontiguousarray(getattr(pk, f"{name}_query"))
+            _present_rows(points, np.uint8(1 << q), pk.num_inputs if name == "l" else 0, out)
+        _cache[key] = (weakref.ref(pk, lambda _r, k=key: _pop(k)), out)
+        return out
+
+
+def _pop(key: int) -> None:
     with _cache_lock:
-        _cache[key] = (weakref.ref(pk, lambda _r, k=key: _cache.pop(k, None)), out)
-    return out
+        _cache.pop(key, None)
 
 
 @njit(nogil=True, cache=True)
