@@ -148,6 +148,7 @@ def measure_size(k: int, a: argparse.Namespace) -> dict[str, Any]:
         del syn
     row["one_thread_ms"], row["one_thread_cpu_ms"] = _median(wall), _median(cpu)
     row["one_thread_partitions_per_s"] = round(1e3 / row["one_thread_ms"]["synthesize+prep_msm"], 3)
+    row["host_share_cpu"] = _shares(row["one_thread_cpu_ms"], a.constant_cpu_ms)
     if k <= a.reference_max:
         row["reference"] = _reference(circuit, pk, min(2, a.repeat))
         row["speedup_vs_reference"] = round(row["reference"]["ms"]["synthesize+prep_msm"] / row["one_thread_ms"]["synthesize+prep_msm"], 1)
@@ -156,6 +157,13 @@ def measure_size(k: int, a: argparse.Namespace) -> dict[str, Any]:
     row["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     row["load_avg_1m"] = round(os.getloadavg()[0], 2)
     return row
+
+
+def _shares(cpu_ms: dict[str, float], constant: dict[str, float]) -> dict[str, float]:
+    """Each host phase's share of a partition's host CPU time, largest first (which dominate)."""
+    parts = {k: cpu_ms[k] for k in ("witness", "matvec_a", "matvec_b", "matvec_c", "prep_msm")} | constant
+    total = sum(parts.values()) or 1.0
+    return {k: round(v / total, 3) for k, v in sorted(parts.items(), key=lambda kv: -kv[1])}
 
 
 def _reference(circuit: Any, pk: Any, repeat: int) -> dict[str, Any]:
@@ -208,6 +216,7 @@ def main() -> None:
     }
     if a.no_jit_probe:
         doc["jit"] = {"warm_up_s": round(warm_up(), 3)}
+    a.constant_cpu_ms = doc["constant_cost_phases"]["cpu_ms"]
     _emit(doc, doc["jit"] | {"constant_cost_phases": doc["constant_cost_phases"]}, out, a.json)
     for k in sizes:
         row = measure_size(k, a)
