@@ -137,8 +137,9 @@ class RunConfig(BaseModel):
     @field_validator(*_CHOICE_KNOBS)
     @classmethod
     def _choice(cls, v: str, info: ValidationInfo) -> str:
-        values = KNOBS[info.field_name or ""].values or ()
-        if v not in values:  # read now, not at import: the vocabulary is the one place to extend
+        k = KNOBS[info.field_name or ""]
+        values = k.values or ()
+        if v not in values and not (v == "auto" == k.default):  # read now, not at import: the vocabulary is the one place to extend
             raise ValueError("Input should be " + _one_of(values))
         return v
 

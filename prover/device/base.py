@@ -179,6 +179,11 @@ class BaseDevice:
     def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel:
         return self._queue(stream, "upload", self.wall(modelled_s))
 
+    def staged_views(self, bufs: list[Buffer], host: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """Device arrays over where `upload` put the host arrays (real devices only); None:
+        the compute phases take the host arrays."""
+        return None
+
     def wait(self, k: Kernel) -> None:
         self.sleep_until(k.end)
 

@@ -56,6 +56,23 @@ def resolve_backend(backend: str) -> str:
     return "cuda" if ok else "sim"
 
 
+def _cuda_kernels_importable() -> bool:
+    try:
+        gp = importlib.import_module("prover.kernels.gpu_phases")
+    except Exception:
+        return False
+    return all(hasattr(gp, n) for n in ("msm_launch", "batch_add_launch"))
+
+
+def resolve_auto_knobs(config: RunConfig, backend: str) -> RunConfig:
+    """b_g2 "auto": gpu on a cuda backend whose kernels import, else cpu (the value the
+    run's RunStarted.config, the fold and the controller then carry)."""
+    if config.b_g2 != "auto":
+        return config
+    b_g2 = "gpu" if backend == "cuda" and _cuda_kernels_importable() else "cpu"
+    return config.model_copy(update={"b_g2": b_g2})
+
+
 class Engine:
     def __init__(self, config: RunConfig, sinks: list[Sink] | None = None, *, phases: Phases | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -66,6 +83,7 @@ class Engine:
         self.profile = get_profile(config.profile)
         self.modelled_log2 = config.modelled_log2 or self.profile.modelled_log2
         self.backend = resolve_backend(config.backend)
+        self.config = config = resolve_auto_knobs(config, self.backend)
         self.P: Phases | None = phases
         self._stop = threading.Event()
         self._draining = threading.Event()
@@ -146,6 +164,7 @@ class Engine:
         reason = None
         try:
             prover = self._init_prover()
+            self._warm_host_kernels()
             self._make_devices()
             if self.backend == "cuda":
                 prover.gpu = load_gpu_fns(prover.phases, self.emit)
@@ -210,6 +229,20 @@ class Engine:
             f"({self.profile.name}); setup {time.monotonic() - t0:.2f}s"))
         impl = "sim" if self.backend == "sim" else "cpu-reference"
         return Prover(P, circuit, pk, vk, GpuFns(P.ntt_h, P.msm_g1, None, impl))
+
+    def _warm_host_kernels(self) -> None:
+        """Compile (or load from numba's cache) the host kernels before any worker needs them,
+        so the first partitions' synthesis times are not JIT time."""
+        from prover import host
+
+        if not getattr(self.P, "uses_host_kernels", True):
+            return
+        try:
+            took = host.warm_up()
+        except Exception as exc:  # the workers would hit the same error: say it once here
+            self.emit(ev.Note, level="warn", text=f"host kernels warm-up failed: {type(exc).__name__}: {exc}")
+            return
+        self.emit(ev.Note, level="info", text=f"host kernels warmed up in {took:.2f}s (numba compile or cache load)")
 
     def _make_devices(self) -> None:
         """Devices are numbered 0..n-1 in events (what the fold expects); with `gpus = [2, 3]`
