@@ -25,6 +25,17 @@ from rich.text import Text
 from c2tui.options import config_from_options, run_options
 
 
+def _budget_spec(text: str) -> None:
+    from prover.config import parse_bytes
+    from prover.device.budget import SCENARIOS
+
+    if text.strip().lower() not in SCENARIOS:
+        try:
+            parse_bytes(text.strip())
+        except ValueError as exc:
+            raise ValueError(f"vram_budget: {exc}, or one of {', '.join(SCENARIOS)}") from None
+
+
 def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
     from prover.knobs import parse_switch
 
@@ -40,7 +51,11 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
         if t < 0:
             raise click.BadParameter(f"{spec!r}: AT must be >= 0", param_hint="--switch")
         try:
-            parse_switch(mode)
+            name, eq, value = mode.partition("=")
+            if eq and name.strip().replace("-", "_").lower() in ("vram_budget", "budget"):
+                _budget_spec(value)  # its size against the partition is checked when applied
+            else:
+                parse_switch(mode)
         except ValueError as exc:
             raise click.BadParameter(f"{spec!r}: {exc}", param_hint="--switch") from None
         out.append((t, mode))
@@ -113,7 +128,10 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
             el = time.monotonic() - t_start
             while pending and pending[0][0] <= el:
                 _, mode = pending.pop(0)
-                engine.controller.apply(mode, source="switch")
+                try:
+                    engine.controller.apply(mode, source="switch")
+                except ValueError as exc:  # e.g. a budget below one partition: refused, run goes on
+                    click.echo(f"c2tui record: --switch {mode!r} refused: {exc}", err=True)
             if writer.error is not None:
                 failure = writer.error
                 engine.stop(timeout=30, reason=f"error: {writer.error}")

@@ -220,6 +220,13 @@ class BaseDevice:
                 self._cv.wait(min(left, 0.05))
             return True
 
+    def set_budget(self, nbytes: int) -> None:
+        """A new VRAM budget, seen by the next reservation (live buffers stay)."""
+        with self._cv:
+            self.budget = int(nbytes)
+            self._cv.notify_all()
+        self.sample()
+
     def _device_alloc(self, buf: Buffer, stream: Stream) -> None:
         """Backend hook: make the real allocation (Cuda); nothing for Sim."""
 

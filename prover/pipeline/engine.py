@@ -25,6 +25,7 @@ from typing import Callable
 from prover import events as ev
 from prover import settings
 from prover.config import RunConfig
+from prover.device import budget
 from prover.device.base import BaseDevice
 from prover.device.profiles import get_profile
 from prover.pipeline.bus import EventBus, Sink
@@ -108,6 +109,20 @@ class Engine:
 
     def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
         return self._queue.submit_sector(partitions, source)
+
+    def set_vram_budget(self, spec: int | str) -> tuple[int, int]:
+        """Resolve and check a budget, then give it to every device (the next reservation
+        sees it); returns (old, new) bytes of gpu 0. BudgetError (with the numbers) if too small."""
+        devs = list(self.devices.values())
+        total = devs[0].total_bytes if devs else None
+        new = budget.resolve(spec, self.profile, self.modelled_log2, total)
+        if new is None:
+            raise budget.BudgetError("the card's memory is known once the devices are up")
+        budget.check(new, self.profile, self.modelled_log2, spec)
+        old = devs[0].budget if devs else new
+        for d in devs:
+            d.set_budget(new)
+        return old, new
 
     def request_stop(self, reason: str) -> None:
         if not self._stop.is_set():
@@ -249,15 +264,21 @@ class Engine:
         the CUDA device ids are 2 and 3 (named in GpuInfo)."""
         cfg = self.config
         for g, dev_id in enumerate(cfg.gpu_ids):
+            want = budget.resolve(cfg.vram_budget, self.profile, self.modelled_log2)
             if self.backend == "sim":
                 from prover.device.sim import SimDevice
 
-                dev: BaseDevice = SimDevice(g, self.profile, cfg.vram_budget, self.emit, self._stop, cfg.time_scale, self.clock)
+                if want is None:  # "card" with no card (profile native): room for many partitions
+                    want = 64 * self.profile.partition_bytes(self.modelled_log2)
+                dev: BaseDevice = SimDevice(g, self.profile, want, self.emit, self._stop, cfg.time_scale, self.clock)
             else:
                 from prover.device.cuda import CudaDevice
 
-                dev = CudaDevice(g, self.profile, cfg.vram_budget, self.emit, self._stop, cfg.time_scale, self.clock,
+                dev = CudaDevice(g, self.profile, want or 0, self.emit, self._stop, cfg.time_scale, self.clock,
                                  nvml=not cfg.faults.nvml_missing, device_id=dev_id)
+                if want is None:  # "card" on profile native: this device's whole memory
+                    dev.budget = dev.total_bytes
+            budget.check(dev.budget, self.profile, self.modelled_log2, cfg.vram_budget)
             self._faults.install(dev)
             self.devices[g] = dev
             self.locksets[g] = LockSet(g, self.emit, self._stop, self.clock)
