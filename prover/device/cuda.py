@@ -7,7 +7,8 @@
 - `device_sync` is a real cudaDeviceSynchronize; `pool_trim` is the pool's free_all_blocks
   (cudaMemPoolTrimTo / cudaFree), both device-global, as in the seed;
 - allocations and uploads are real (the proved-size a, b, c arrays are copied into the
-  modelled-size d_a / d_bc buffers, and the whole buffers are touched with a memset);
+  modelled-size d_a / d_bc buffers, and the whole buffers are touched with a memset); with
+  the CUDA kernels loaded, NTT-H reads them there (`staged_views`) and works in place;
 - compute phases run the CPU reference (impl "cpu-reference") unless prover.kernels provides
   GPU phases; so that the GPU really is busy for the modelled kernel time (and a device sync
   really waits for other workers' work), each kernel is paced by a one-thread spin kernel on
