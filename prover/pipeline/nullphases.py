@@ -24,7 +24,8 @@ class _Syn:
 
 class NullPhases:
     uses_host_kernels = False  # no real math: the engine skips the numba warm-up
-    def __init__(self, fail: dict[str, int] | None = None) -> None:
+
+    def __init__(self) -> None:
         self.calls: dict[str, int] = {}
 
     def _n(self, k: str) -> None:
