@@ -93,6 +93,7 @@ class Engine:
         self._stop_reason = "stopped"
         self.controller = Controller(Knobs.from_config(config), self.emit, self)
         self.devices: dict[int, BaseDevice] = {}
+        self._budget_spec: int | str = config.vram_budget  # a live change before the devices exist lands here
         self.locksets: dict[int, LockSet] = {}
         self._faults = Faults(config.faults, config.seed, clock, self._stop)
         self._queue = WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop)
@@ -116,13 +117,16 @@ class Engine:
         devs = list(self.devices.values())
         total = devs[0].total_bytes if devs else None
         new = budget.resolve(spec, self.profile, self.modelled_log2, total)
-        if new is None:
-            raise budget.BudgetError("the card's memory is known once the devices are up")
-        budget.check(new, self.profile, self.modelled_log2, spec)
-        old = devs[0].budget if devs else new
+        if new is not None:
+            budget.check(new, self.profile, self.modelled_log2, spec)
+        if devs:
+            old = devs[0].budget
+        else:  # before the devices exist (set-up still running): they are made with it
+            old = budget.resolve(self._budget_spec, self.profile, self.modelled_log2) or 0
+        self._budget_spec = spec
         for d in devs:
-            d.set_budget(new)
-        return old, new
+            d.set_budget(new if new is not None else d.budget)
+        return old, (new if new is not None else old)
 
     def request_stop(self, reason: str) -> None:
         if not self._stop.is_set():
@@ -264,7 +268,7 @@ class Engine:
         the CUDA device ids are 2 and 3 (named in GpuInfo)."""
         cfg = self.config
         for g, dev_id in enumerate(cfg.gpu_ids):
-            want = budget.resolve(cfg.vram_budget, self.profile, self.modelled_log2)
+            want = budget.resolve(self._budget_spec, self.profile, self.modelled_log2)
             if self.backend == "sim":
                 from prover.device.sim import SimDevice
 
@@ -278,7 +282,7 @@ class Engine:
                                  nvml=not cfg.faults.nvml_missing, device_id=dev_id)
                 if want is None:  # "card" on profile native: this device's whole memory
                     dev.budget = dev.total_bytes
-            budget.check(dev.budget, self.profile, self.modelled_log2, cfg.vram_budget)
+            budget.check(dev.budget, self.profile, self.modelled_log2, self._budget_spec)
             self._faults.install(dev)
             self.devices[g] = dev
             self.locksets[g] = LockSet(g, self.emit, self._stop, self.clock)
