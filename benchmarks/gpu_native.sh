@@ -12,7 +12,7 @@ OUT=${OUT:?set OUT}
 W=$OUT/work
 mkdir -p "$W"
 cd "$(dirname "$0")/.."
-export PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # this checkout first, then the wheels
 T0=$(date +%s)
 END=$((T0 + ${BUDGET_S:-540}))   # the whole script's deadline (the device call allows 600 s)
 SECS=${RUN_SECONDS:-25}          # each engine run before draining

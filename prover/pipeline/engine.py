@@ -283,6 +283,10 @@ class Engine:
                 if want is None:  # "card" on profile native: this device's whole memory
                     dev.budget = dev.total_bytes
             budget.check(dev.budget, self.profile, self.modelled_log2, self._budget_spec)
+            spec = self._budget_spec
+            self.emit(ev.Note, level="info", text=(
+                f"gpu{g}: VRAM budget {budget.gib(dev.budget)}" + (f" ({spec})" if isinstance(spec, str) else "")
+                + f", {budget.gib(self.profile.partition_bytes(self.modelled_log2))} a partition's pre-stage"))
             self._faults.install(dev)
             self.devices[g] = dev
             self.locksets[g] = LockSet(g, self.emit, self._stop, self.clock)
