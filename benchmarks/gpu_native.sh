@@ -2,6 +2,8 @@
 # Issue 12's native runs in ONE device call (<= 9 min): real kernels only (profile native, no
 # modelled time, no spin kernels), proofs verified. On the GPU machine, from the repo root:
 #   export PYTHONPATH=/tmp/site:$PWD; OUT=/dir bash benchmarks/gpu_native.sh
+# Env: BUDGET_S (540, the whole script), RUN_SECONDS (25 a run), WORKERS (8 a GPU), PYTEST_FAST_S
+# (120), CPU_PHASES_S (90).
 # Steps by value: gpu tests (fast subset), host phases on 16 threads, the 2^22 engine runs
 # (single / two-lock+device / two-lock+stream; whole card and a tight budget), two GPUs when
 # visible, then 2^24 only if the time left allows it. Everything lands in $OUT/work, packed
@@ -25,13 +27,13 @@ python3 -c "import sys, cupy, numba, numpy, pydantic; print(sys.version, 'cupy',
 
 # 1. GPU tests, fast subset: the staged NTT-H engine test + proofs equal to the CPU's
 log "pytest gpu (fast subset)"
-timeout 150 python3 -m pytest -m gpu -x -q -p no:cacheprovider tests/gpu/test_engine_staged_gpu.py \
+timeout "${PYTEST_FAST_S:-120}" python3 -m pytest -m gpu -x -q -p no:cacheprovider tests/gpu/test_engine_staged_gpu.py \
   tests/gpu/test_gpu_proof.py > "$W/pytest_gpu_fast.txt" 2>&1
-log "pytest fast exit $?: $(tail -1 "$W/pytest_gpu_fast.txt")"; pack
+log "pytest fast exit $?: $(tail -2 "$W/pytest_gpu_fast.txt" | tr "\n" " ")"; pack
 
 # 2. host phases per partition, 1 and 16 threads (rows written as each size completes)
 log "bench_cpu_phases 20,22,24"
-timeout "$(( $(left) > 400 ? 110 : 60 ))" python3 benchmarks/bench_cpu_phases.py --sizes 20,22,24 --threads 16 --json \
+timeout "${CPU_PHASES_S:-90}" python3 benchmarks/bench_cpu_phases.py --sizes 20,22,24 --threads 16 --json \
   --repeat 2 --out "$W/cpu_phases_h200.json" > "$W/cpu_phases.txt" 2>&1
 log "cpu phases exit $?"; tail -5 "$W/cpu_phases.txt" | tee -a "$W/log.txt"; pack
 
@@ -56,7 +58,7 @@ pack
 # 6. the rest of the GPU tests with what is left
 if [ "$(left)" -gt 40 ]; then
   timeout "$(( $(left) - 5 ))" python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu > "$W/pytest_gpu_all.txt" 2>&1
-  log "pytest gpu all exit $?: $(tail -1 "$W/pytest_gpu_all.txt")"
+  log "pytest gpu all exit $?: $(tail -2 "$W/pytest_gpu_all.txt" | tr "\n" " ")"
 fi
 pack
 log "done"
