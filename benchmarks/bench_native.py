@@ -120,7 +120,8 @@ def line(name: str, sm: Any, peak: int) -> str:
     return (f"{name}: {sm.steady_throughput_per_min:.1f}/min steady ({sm.partitions_ok} ok, "
             f"{sm.partitions_failed} failed) | compute held {held} util {util} (steady window) | "
             f"fallbacks {sm.fallbacks} ooms {sm.ooms} | proofs verified {sm.proofs_ok} failed {sm.proofs_failed} "
-            f"unchecked {sm.proofs_unchecked} | host {host * 1e3:.0f} ms/part vs GPU section {gpu * 1e3:.0f} ms "
+            f"unchecked {sm.proofs_unchecked} | mem hold {[round(x.mem.hold_mean, 3) for x in g]} "
+            f"compute hold {[round(x.compute.hold_mean, 3) for x in g]} s | host {host * 1e3:.0f} ms/part vs GPU section {gpu * 1e3:.0f} ms "
             f"| part peak {peak / 2**20:.1f} MiB | b_g2 {sm.knobs.get('b_g2')}")
 
 
