@@ -125,6 +125,17 @@ def line(name: str, sm: Any, peak: int) -> str:
             f"| part peak {peak / 2**20:.1f} MiB | b_g2 {sm.knobs.get('b_g2')}")
 
 
+def cupy_pool_bytes() -> int | None:
+    """Bytes CuPy's default pool holds (the key on the device, NTT plans, MSM scratch), which the
+    budget does not count: the budget covers the partitions' d_a / d_bc only."""
+    try:
+        import cupy as cp
+
+        return int(cp.get_default_memory_pool().total_bytes())
+    except Exception:
+        return None
+
+
 def device_total(backend: str, gpu: int = 0) -> int:
     if backend == "cuda":
         import cupy as cp
@@ -155,11 +166,13 @@ def run_one(name: str, base: dict[str, Any], phases: MemoPhases, out_dir: Path, 
     writer.close()
     sm = summarize(fold(sink.events))
     peak = partition_peak(sink.events)
-    print(line(name, sm, peak) + f" | start-up {first:.1f}s", flush=True)
+    scratch = cupy_pool_bytes() if cfg.backend == "cuda" else None
+    extra = "" if scratch is None else f" | CuPy default pool {scratch / 2**30:.2f} GiB (keys, NTT plans, MSM scratch: outside the budget)"
+    print(line(name, sm, peak) + f" | start-up {first:.1f}s" + extra, flush=True)
     host, gpu = host_vs_gpu(sm)
     rows.append({"name": name, "config": cfg.public_dict(), "summary": sm.model_dump(mode="json"),
                  "partition_peak_bytes": peak, "host_s_per_partition": host, "gpu_section_s": gpu,
-                 "startup_s": first, "setup_s": dict(phases.setup_s)})
+                 "startup_s": first, "setup_s": dict(phases.setup_s), "cupy_default_pool_bytes": scratch})
     json_path.write_text(json.dumps(rows, indent=1))
     for e in sink.events:
         if e.kind == "note" and e.level in ("warn", "error"):
