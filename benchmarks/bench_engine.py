@@ -119,7 +119,7 @@ def best_of(k: int, *args) -> dict:
 def bench_seed(parts: int, scale: float) -> dict:
     out = {}
     for mode, ms in (("single", "device"), ("two-lock", "device"), ("two-lock", "stream")):
-        cfg = load_config(None, backend="sim", profile="rtx5070ti-16g", workers_per_gpu=3, vram_budget="24GiB",
+        cfg = load_config(None, backend="sim", profile="rtx5070ti-16g", workers_per_gpu=3, vram_budget="two-prestage",
                           lock_mode=mode, mem_sync=ms, constraints_log2=8, partitions=parts, sectors=1,
                           time_scale=scale, seed=3)
         evs: list = []

@@ -202,7 +202,8 @@ def _engine(time_scale: float):
     from prover.config import load_config
     from prover.pipeline.engine import Engine
 
-    cfg = load_config(backend="sim", gpus=2, workers_per_gpu=3, time_scale=time_scale, mem_sync="stream", seed=7)
+    cfg = load_config(backend="sim", gpus=2, workers_per_gpu=3, time_scale=time_scale, mem_sync="stream", seed=7,
+                      vram_budget="two-prestage")
     return Engine(cfg)
 
 

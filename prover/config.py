@@ -6,8 +6,9 @@ value raises `ConfigError` whose message names the field and the allowed values;
 turns that into exit status 2.
 
 Defaults tell the seed's story: profile rtx5070ti-16g modelling a 2^27 partition (d_a 4 GiB +
-d_bc 8 GiB), 3 workers per GPU, a 24 GiB VRAM budget (holds two partitions' buffers, not
-three), lock mode two-lock with mem_sync=device (the seed's Phase 10 as first written).
+d_bc 8 GiB), 3 workers per GPU, the card's 16 GiB as the VRAM budget (not even two
+pre-stages fit; `vram_budget = "two-prestage"` is the 24 GiB that holds two, not three), lock
+mode two-lock with mem_sync=device (the seed's Phase 10 as first written).
 """
 from __future__ import annotations
 
@@ -116,7 +117,9 @@ class RunConfig(BaseModel):
     prestage: bool = Field(KNOBS["prestage"].default, description=KNOBS["prestage"].help)
     b_g2: str = Field(KNOBS["b_g2"].default, description=KNOBS["b_g2"].help)
     paused: bool = Field(KNOBS["paused"].default, description=KNOBS["paused"].help)
-    vram_budget: int = Field(24 * 1024**3, description="bytes; accepts '24GiB', '16GB', ...")
+    vram_budget: int | str = Field("card", description="bytes ('16GiB', '24GB', ...) or a scenario: card (the "
+                                   "profile's card; native: the device's memory), two-prestage (two partitions' "
+                                   "pre-stages, not three)")
     constraints_log2: int = Field(10, ge=8, le=24, description="size of the circuit really proved (2^24 wants a GPU for setup)")
     modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
     partitions: int = Field(10, ge=1, le=1000, description="partitions per sector")
@@ -142,15 +145,23 @@ class RunConfig(BaseModel):
     @field_validator(*_CHOICE_KNOBS)
     @classmethod
     def _choice(cls, v: str, info: ValidationInfo) -> str:
-        values = KNOBS[info.field_name or ""].values or ()
-        if v not in values:  # read now, not at import: the vocabulary is the one place to extend
+        k = KNOBS[info.field_name or ""]
+        values = k.values or ()
+        if v not in values and not (v == "auto" == k.default):  # read now, not at import: the vocabulary is the one place to extend
             raise ValueError("Input should be " + _one_of(values))
         return v
 
     @field_validator("vram_budget", mode="before")
     @classmethod
-    def _budget(cls, v: Any) -> int:
-        return parse_bytes(v)
+    def _budget(cls, v: Any) -> int | str:
+        from prover.device.budget import SCENARIOS
+
+        if isinstance(v, str) and v.strip().lower() in SCENARIOS:
+            return v.strip().lower()
+        try:
+            return parse_bytes(v)
+        except ValueError as exc:
+            raise ValueError(f"{exc}, or one of {', '.join(SCENARIOS)}") from None
 
     @field_validator("gpus")
     @classmethod
@@ -177,6 +188,14 @@ class RunConfig(BaseModel):
         m = self.modelled_log2
         if m is not None and m < self.constraints_log2:
             raise ValueError("modelled_log2 must be >= constraints_log2")
+        from prover.device import budget
+        from prover.device.profiles import get_profile
+
+        prof = get_profile(self.profile)
+        log2 = m or prof.modelled_log2
+        b = budget.resolve(self.vram_budget, prof, log2)
+        if b is not None:  # "card" on profile native: checked against the device at start
+            budget.check(b, prof, log2, self.vram_budget)
         return self
 
     # --- derived --------------------------------------------------------------------------

@@ -28,7 +28,7 @@ class Key:
 class Knob:
     name: str
     kind: type  # str (a choice of `values`), int (lo..hi) or bool
-    default: Any
+    default: Any  # "auto" (not one of `values`): the engine picks a value at start
     help: str  # for --help and docs
     key_help: str  # for the help screen; {values} is the values joined with ↔
     key_label: str  # the help screen's key column
@@ -104,7 +104,9 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          keys=(Key("plus,equals_sign", "workers_up", "workers+", "+"), Key("minus", "workers_down", "workers-", "-"))),
     Knob("prestage", bool, True, help="pre-stage a/b/c under mem", key_label="p", key_help="pre-stage on / off",
          keys=(Key("p", "prestage", "prestage"),)),
-    Knob("b_g2", str, "cpu", values=("cpu", "gpu"), help="where b_g2_msm runs", key_label="b",
+    Knob("b_g2", str, "auto", values=("cpu", "gpu"),
+         help="where b_g2_msm runs (auto: gpu where the CUDA kernels load, else cpu; resolved at start)",
+         key_label="b",
          key_help="b_g2 MSM on {values}", keys=(Key("b", "b_g2", "b_g2 cpu/gpu"),)),
     Knob("paused", bool, False, help="start paused", key_label="space", key_help="pause / resume the prover",
          keys=(Key("space", "pause", "pause/resume", "␣"),)),

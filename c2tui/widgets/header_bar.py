@@ -6,15 +6,23 @@ from __future__ import annotations
 from c2tui.widgets.common import Line, StateView, flow, fmt_clock, truthy
 
 
+def size_label(st) -> str:
+    """What was proved beside what is modelled: "proved 2^10 · modelled 2^27 (rtx5070ti-16g)",
+    or "native 2^22" when nothing is modelled."""
+    if st.profile == "native":
+        return f"native 2^{st.proved_log2}"
+    if not st.modelled_log2:
+        return st.profile
+    return f"proved 2^{st.proved_log2} · modelled 2^{st.modelled_log2} ({st.profile})"
+
+
 def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]:
     k = st.knobs
     items: list[Line] = []
     ident = Line()
     ident.append(" c2tui ", style=f"bold reverse {pal['info']}")
     ident.append(f" {st.backend}", style="bold")
-    ident.append(f" {st.profile}", style=pal["dim"])
-    if st.modelled_log2:
-        ident.append(f" 2^{st.modelled_log2}", style=pal["dim"])
+    ident.append(f" {size_label(st)}", style=pal["dim"])
     items.append(ident)
     if st.simulated:
         items.append(Line(" SIMULATED ", style=f"bold reverse {pal['sim']}"))

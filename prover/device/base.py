@@ -179,6 +179,11 @@ class BaseDevice:
     def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel:
         return self._queue(stream, "upload", self.wall(modelled_s))
 
+    def staged_views(self, bufs: list[Buffer], host: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """Device arrays over where `upload` put the host arrays (real devices only); None:
+        the compute phases take the host arrays."""
+        return None
+
     def wait(self, k: Kernel) -> None:
         self.sleep_until(k.end)
 
@@ -214,6 +219,13 @@ class BaseDevice:
                     raise Stopped()
                 self._cv.wait(min(left, 0.05))
             return True
+
+    def set_budget(self, nbytes: int) -> None:
+        """A new VRAM budget, seen by the next reservation (live buffers stay)."""
+        with self._cv:
+            self.budget = int(nbytes)
+            self._cv.notify_all()
+        self.sample()
 
     def _device_alloc(self, buf: Buffer, stream: Stream) -> None:
         """Backend hook: make the real allocation (Cuda); nothing for Sim."""

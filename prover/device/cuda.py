@@ -7,7 +7,8 @@
 - `device_sync` is a real cudaDeviceSynchronize; `pool_trim` is the pool's free_all_blocks
   (cudaMemPoolTrimTo / cudaFree), both device-global, as in the seed;
 - allocations and uploads are real (the proved-size a, b, c arrays are copied into the
-  modelled-size d_a / d_bc buffers, and the whole buffers are touched with a memset);
+  modelled-size d_a / d_bc buffers, and the whole buffers are touched with a memset); with
+  the CUDA kernels loaded, NTT-H reads them there (`staged_views`) and works in place;
 - compute phases run the CPU reference (impl "cpu-reference") unless prover.kernels provides
   GPU phases; so that the GPU really is busy for the modelled kernel time (and a device sync
   really waits for other workers' work), each kernel is paced by a one-thread spin kernel on
@@ -45,6 +46,17 @@ def available() -> tuple[bool, str]:
     if n < 1:
         return False, "no CUDA device visible"
     return True, ""
+
+
+def _targets(bufs: list[Buffer]) -> list[tuple[Buffer, int]]:
+    """Where the proved-size a, b, c land: the start of d_a, the two halves of d_bc."""
+    return [(bufs[0], 0), (bufs[-1], 0), (bufs[-1], bufs[-1].nbytes // 2)]
+
+
+def _rooms(bufs: list[Buffer]) -> list[int]:
+    """Bytes each of a, b, c may fill without running into the next."""
+    half = bufs[-1].nbytes // 2
+    return [bufs[0].nbytes, half, bufs[-1].nbytes - half]
 
 
 class _Nvml:
@@ -180,8 +192,7 @@ class CudaDevice(BaseDevice):
             with self.dev, stream.handle:
                 for buf in bufs:
                     buf.handle.memset_async(0, buf.nbytes, stream.handle)
-                # the proved-size a, b, c land at the start of d_a and d_bc
-                targets = [(bufs[0], 0)] + [(bufs[-1], 0), (bufs[-1], bufs[-1].nbytes // 2)]
+                targets = _targets(bufs)
                 import ctypes
 
                 import numpy as np
@@ -200,6 +211,22 @@ class CudaDevice(BaseDevice):
         pad = max(0.0, self.wall(modelled_s) - spent)
         self._pace(stream, pad)
         return self._record(stream, "upload", t0, pad)
+
+    def staged_views(self, bufs: list[Buffer], host: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """CuPy (n, 4) uint64 arrays over the pre-staged a (d_a + 0), b (d_bc + 0) and
+        c (d_bc + nbytes/2), as `upload` laid them out; None when an array did not fit whole
+        (upload truncates) or is not an (n, 4) uint64 FrArray."""
+        import numpy as np
+
+        if len(bufs) < 2 or len(host) != 3 or any(b.handle is None for b in bufs):
+            return None
+        views = []
+        for arr, (buf, off), room in zip(host, _targets(bufs), _rooms(bufs)):
+            a = np.asarray(arr)
+            if a.dtype != np.uint64 or a.ndim != 2 or a.shape[1] != 4 or a.nbytes > room:
+                return None
+            views.append(self.cp.ndarray(a.shape, dtype=self.cp.uint64, memptr=buf.handle + off))
+        return tuple(views)
 
     def wait(self, k: Kernel) -> None:
         e = k.handle

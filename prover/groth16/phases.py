@@ -4,12 +4,14 @@ engine calls one by one (plain data in and out, no global state):
     make_circuit -> load_or_setup -> synthesize -> prep_msm -> ntt_h -> msm_g1 -> b_g2_msm
     -> assemble            (prove() runs them in order; verify() checks with arkworks)
 
-The CPU versions here are the reference the CUDA kernels must match bit for bit.
+The CPU versions here are the reference the CUDA kernels must match bit for bit. The host
+phases of every partition (synthesize, prep_msm) run as compiled nogil kernels
+(prover/host), bit-identical to their numpy references (*_reference, kept for the tests).
 """
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,8 @@ from prover.groth16.keys import ProvingKey, VerifyingKey
 from prover.groth16.proof import Proof
 from prover.groth16.setup import load_or_setup as _load_or_setup
 from prover.groth16.witness import generate_witness
+from prover.host import prep as host_prep
+from prover.host import witness as host_witness
 
 ZERO, ONE, OTHER = 0, 1, 2  # density classes of witness values
 
@@ -32,6 +36,8 @@ class Synthesis:
     a: fr.FrArray  # (n, 4) evaluations A.z over the domain
     b: fr.FrArray
     c: fr.FrArray
+    # ZERO / ONE / OTHER per value of z when the host kernels made it (prep_msm reuses it)
+    density: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def public_ints(self) -> list[int]:
         return fr.to_ints(self.public_inputs)
@@ -80,7 +86,15 @@ def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None, *,
 # phases -----------------------------------------------------------------------------------------
 def synthesize(circuit: Circuit, instance: int) -> Synthesis:
     """Witness for ``instance`` and the constraint evaluations a = A.z, b = B.z, c = C.z
-    (length n = 2^k: the matrices have exactly n rows, unused ones zero)."""
+    (length n = 2^k: the matrices have exactly n rows, unused ones zero), by the compiled
+    nogil host kernels (prover/host): the same arrays as synthesize_reference."""
+    z, public, cls = host_witness.generate_witness(circuit, instance)
+    a, b, c = (m.matvec_host(z, cls) for m in (circuit.a, circuit.b, circuit.c))
+    return Synthesis(z=z, public_inputs=public, a=a, b=b, c=c, density=cls)
+
+
+def synthesize_reference(circuit: Circuit, instance: int) -> Synthesis:
+    """synthesize by the numpy reference (vectorised witness, Montgomery products per entry)."""
     z, public = generate_witness(circuit, instance)
     zm = fr.to_mont(z)
     a, b, c = (m.matvec_mont(zm) for m in (circuit.a, circuit.b, circuit.c))
@@ -105,6 +119,14 @@ def _split(cls: np.ndarray, scalars: fr.FrArray, query: np.ndarray) -> QuerySpli
 
 
 def prep_msm(syn: Synthesis, pk: ProvingKey) -> MsmPrep:
+    """Density classes and the four splits by the compiled nogil host kernels (the query
+    points' presence is read once per key): the same arrays as prep_msm_reference."""
+    cls = syn.density if syn.density is not None else host_prep.density(syn.z)
+    a, b_g1, b_g2, l = (QuerySplit(*parts) for parts in host_prep.splits(cls, syn.z, pk))
+    return MsmPrep(density=cls, a=a, b_g1=b_g1, b_g2=b_g2, l=l)
+
+
+def prep_msm_reference(syn: Synthesis, pk: ProvingKey) -> MsmPrep:
     cls = density(syn.z)
     ni = pk.num_inputs
     return MsmPrep(

@@ -4,9 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import threading
+
 import numpy as np
 
 from prover.bls import fr
+from prover.host.matvec import MatrixPlan, make_plan
+from prover.host.matvec import matvec as host_matvec
 
 
 def _csr_order(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
@@ -17,6 +21,9 @@ def _csr_order(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int) -> 
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
     return order, indptr
+
+
+_PLAN_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,23 @@ class SparseMatrix:
     @cached_property
     def coeffs_mont(self) -> fr.Mont:
         return fr.to_mont(self.coeffs)
+
+    @property
+    def host_plan(self) -> MatrixPlan:
+        """The coefficients recoded for the compiled host kernel, made once per matrix: under
+        a lock, since worker threads all reach their first partition together (and
+        cached_property has no lock from Python 3.12)."""
+        plan = self.__dict__.get("_host_plan")
+        if plan is None:
+            with _PLAN_LOCK:
+                plan = self.__dict__.get("_host_plan")
+                if plan is None:
+                    plan = self.__dict__["_host_plan"] = make_plan(self.indptr, self.indices, self.coeffs, self.n_cols)
+        return plan
+
+    def matvec_host(self, z: fr.FrArray, density: np.ndarray) -> fr.FrArray:
+        """M . z by the compiled nogil kernel (same bytes as matvec); density: z's classes."""
+        return host_matvec(self.host_plan, z, density)
 
     def matvec(self, z: fr.FrArray) -> fr.FrArray:
         return self.matvec_mont(fr.to_mont(z))

@@ -70,6 +70,10 @@ def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
         # fallback converts it back if the MSM has to run on the CPU
         return gp.ntt_h_gpu(a, b, c, out_device=True)
 
+    def ntt_h_staged(d_a: Any, d_b: Any, d_c: Any) -> Any:
+        # device views of the pre-staged buffers: transformed in place, no copy (h aliases d_b)
+        return gp.ntt_h_device(d_a, d_b, d_c)
+
     def msm_g1(prep: Any, h: Any, pk: Any) -> Any:
         d = key_on_device(pk)
         n_h = len(pk.h_query)
@@ -84,6 +88,8 @@ def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
     out: dict[str, Callable[..., Any]] = {}
     if hasattr(gp, "ntt_h_gpu"):
         out["ntt_h"] = ntt_h
+    if hasattr(gp, "ntt_h_device"):
+        out["ntt_h_staged"] = ntt_h_staged
     if all(hasattr(gp, n) for n in ("msm_launch", "batch_add_launch")):
         out["msm_g1"] = msm_g1
         out["b_g2_msm"] = b_g2_msm

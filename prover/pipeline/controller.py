@@ -40,6 +40,8 @@ class EngineHooks(Protocol):
 
     def request_stop(self, reason: str) -> None: ...
 
+    def set_vram_budget(self, spec: int | str) -> tuple[int, int]: ...
+
 
 def _s(v: Any) -> str:
     return str(v)  # the same spelling RunStarted.config gets in the fold (True/False for booleans)
@@ -106,6 +108,33 @@ class Controller:
     def set_b_g2(self, placement: str, source: str = "controller") -> bool:
         return self.set("b_g2", placement, source)
 
+    def set_vram_budget(self, spec: int | str, source: str = "controller") -> bool:
+        """A new VRAM budget per GPU: a size ('20GiB', bytes) or a scenario (card,
+        two-prestage); the devices' next reservations see it. ValueError (with the numbers)
+        when it is not a size or cannot hold one partition's pre-stage."""
+        from prover.config import parse_bytes
+        from prover.device.budget import SCENARIOS, gib
+
+        if self._engine is None:
+            raise RuntimeError("controller is not attached to an engine")
+        if isinstance(spec, str) and spec.strip().lower() in SCENARIOS:
+            spec = spec.strip().lower()
+        else:
+            try:
+                spec = parse_bytes(spec)
+            except ValueError as exc:
+                raise ValueError(f"vram_budget: {exc}, or one of {', '.join(SCENARIOS)}") from None
+        with self._lock:
+            try:
+                old, new = self._engine.set_vram_budget(spec)
+            except ValueError as exc:  # too small for a partition: refused, said on the dashboard too
+                self._emit(ev.Note, level="warn", text=f"vram_budget change refused: {exc}")
+                raise
+            if old == new:
+                return False
+            self._emit(ev.ModeChange, knob="vram_budget", old=gib(old), new=gib(new), source=source)
+        return True
+
     def pause(self, source: str = "controller") -> bool:
         return self.set("paused", True, source)
 
@@ -126,6 +155,10 @@ class Controller:
             self._engine.request_stop(f"stopped ({source})")
 
     def apply(self, spec: str, source: str = "switch") -> bool:
-        """Apply 'single' | 'two-lock' | 'KNOB=VALUE' (see prover.knobs.parse_switch)."""
-        knob, value = parse_switch(spec)
-        return self.set(knob, value, source)
+        """Apply 'single' | 'two-lock' | 'KNOB=VALUE' (see prover.knobs.parse_switch) |
+        'vram_budget=SIZE|card|two-prestage'."""
+        name, eq, value = spec.partition("=")
+        if eq and name.strip().replace("-", "_").lower() in ("vram_budget", "budget"):
+            return self.set_vram_budget(value.strip(), source)
+        knob, parsed = parse_switch(spec)
+        return self.set(knob, parsed, source)

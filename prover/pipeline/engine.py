@@ -25,6 +25,7 @@ from typing import Callable
 from prover import events as ev
 from prover import settings
 from prover.config import RunConfig
+from prover.device import budget
 from prover.device.base import BaseDevice
 from prover.device.profiles import get_profile
 from prover.pipeline.bus import EventBus, Sink
@@ -56,6 +57,23 @@ def resolve_backend(backend: str) -> str:
     return "cuda" if ok else "sim"
 
 
+def _cuda_kernels_importable() -> bool:
+    try:
+        gp = importlib.import_module("prover.kernels.gpu_phases")
+    except Exception:
+        return False
+    return all(hasattr(gp, n) for n in ("msm_launch", "batch_add_launch"))
+
+
+def resolve_auto_knobs(config: RunConfig, backend: str) -> RunConfig:
+    """b_g2 "auto": gpu on a cuda backend whose kernels import, else cpu (the value the
+    run's RunStarted.config, the fold and the controller then carry)."""
+    if config.b_g2 != "auto":
+        return config
+    b_g2 = "gpu" if backend == "cuda" and _cuda_kernels_importable() else "cpu"
+    return config.model_copy(update={"b_g2": b_g2})
+
+
 class Engine:
     def __init__(self, config: RunConfig, sinks: list[Sink] | None = None, *, phases: Phases | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -66,6 +84,7 @@ class Engine:
         self.profile = get_profile(config.profile)
         self.modelled_log2 = config.modelled_log2 or self.profile.modelled_log2
         self.backend = resolve_backend(config.backend)
+        self.config = config = resolve_auto_knobs(config, self.backend)
         self.P: Phases | None = phases
         self._stop = threading.Event()
         self._draining = threading.Event()
@@ -74,6 +93,7 @@ class Engine:
         self._stop_reason = "stopped"
         self.controller = Controller(Knobs.from_config(config), self.emit, self)
         self.devices: dict[int, BaseDevice] = {}
+        self._budget_spec: int | str = config.vram_budget  # a live change before the devices exist lands here
         self.locksets: dict[int, LockSet] = {}
         self._faults = Faults(config.faults, config.seed, clock, self._stop)
         self._queue = WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop)
@@ -90,6 +110,23 @@ class Engine:
 
     def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
         return self._queue.submit_sector(partitions, source)
+
+    def set_vram_budget(self, spec: int | str) -> tuple[int, int]:
+        """Resolve and check a budget, then give it to every device (the next reservation
+        sees it); returns (old, new) bytes of gpu 0. BudgetError (with the numbers) if too small."""
+        devs = list(self.devices.values())
+        total = devs[0].total_bytes if devs else None
+        new = budget.resolve(spec, self.profile, self.modelled_log2, total)
+        if new is not None:
+            budget.check(new, self.profile, self.modelled_log2, spec)
+        if devs:
+            old = devs[0].budget
+        else:  # before the devices exist (set-up still running): they are made with it
+            old = budget.resolve(self._budget_spec, self.profile, self.modelled_log2) or 0
+        self._budget_spec = spec
+        for d in devs:
+            d.set_budget(new if new is not None else d.budget)
+        return old, (new if new is not None else old)
 
     def request_stop(self, reason: str) -> None:
         if not self._stop.is_set():
@@ -146,6 +183,7 @@ class Engine:
         reason = None
         try:
             prover = self._init_prover()
+            self._warm_host_kernels()
             self._make_devices()
             if self.backend == "cuda":
                 prover.gpu = load_gpu_fns(prover.phases, self.emit)
@@ -213,20 +251,44 @@ class Engine:
         impl = "sim" if self.backend == "sim" else "cpu-reference"
         return Prover(P, circuit, pk, vk, GpuFns(P.ntt_h, P.msm_g1, None, impl))
 
+    def _warm_host_kernels(self) -> None:
+        """Compile (or load from numba's cache) the host kernels before any worker needs them,
+        so the first partitions' synthesis times are not JIT time."""
+        from prover import host
+
+        if not getattr(self.P, "uses_host_kernels", True):
+            return
+        try:
+            took = host.warm_up()
+        except Exception as exc:  # the workers would hit the same error: say it once here
+            self.emit(ev.Note, level="warn", text=f"host kernels warm-up failed: {type(exc).__name__}: {exc}")
+            return
+        self.emit(ev.Note, level="info", text=f"host kernels warmed up in {took:.2f}s (numba compile or cache load)")
+
     def _make_devices(self) -> None:
         """Devices are numbered 0..n-1 in events (what the fold expects); with `gpus = [2, 3]`
         the CUDA device ids are 2 and 3 (named in GpuInfo)."""
         cfg = self.config
         for g, dev_id in enumerate(cfg.gpu_ids):
+            want = budget.resolve(self._budget_spec, self.profile, self.modelled_log2)
             if self.backend == "sim":
                 from prover.device.sim import SimDevice
 
-                dev: BaseDevice = SimDevice(g, self.profile, cfg.vram_budget, self.emit, self._stop, cfg.time_scale, self.clock)
+                if want is None:  # "card" with no card (profile native): room for many partitions
+                    want = 64 * self.profile.partition_bytes(self.modelled_log2)
+                dev: BaseDevice = SimDevice(g, self.profile, want, self.emit, self._stop, cfg.time_scale, self.clock)
             else:
                 from prover.device.cuda import CudaDevice
 
-                dev = CudaDevice(g, self.profile, cfg.vram_budget, self.emit, self._stop, cfg.time_scale, self.clock,
+                dev = CudaDevice(g, self.profile, want or 0, self.emit, self._stop, cfg.time_scale, self.clock,
                                  nvml=not cfg.faults.nvml_missing, device_id=dev_id)
+                if want is None:  # "card" on profile native: this device's whole memory
+                    dev.budget = dev.total_bytes
+            budget.check(dev.budget, self.profile, self.modelled_log2, self._budget_spec)
+            spec = self._budget_spec
+            self.emit(ev.Note, level="info", text=(
+                f"gpu{g}: VRAM budget {budget.gib(dev.budget)}" + (f" ({spec})" if isinstance(spec, str) else "")
+                + f", {budget.gib(self.profile.partition_bytes(self.modelled_log2))} a partition's pre-stage"))
             self._faults.install(dev)
             self.devices[g] = dev
             self.locksets[g] = LockSet(g, self.emit, self._stop, self.clock)

@@ -21,6 +21,9 @@ class GpuFns:
     msm_g1: Fn
     b_g2_msm: Fn | None  # None: b_g2 on the GPU runs the CPU reference's b_g2_msm
     impl: str
+    # NTT-H over device views of the pre-staged buffers, consumed in place:
+    # ntt_h_staged((d_a, d_b, d_c), (a, b, c) on the host for the CPU fallback) -> h
+    ntt_h_staged: Fn | None = None
 
 
 def _on_host(x: Any) -> Any:
@@ -43,7 +46,7 @@ def load_gpu_fns(phases: Any, emit: Callable[..., Any]) -> GpuFns:
     failures = [0]
 
     def guarded(name: str, gpu_fn: Fn) -> Fn:
-        def call(*args: Any) -> Any:
+        def call(*args: Any, fallback_args: tuple[Any, ...] | None = None) -> Any:
             try:
                 return gpu_fn(*args)
             except Stopped:
@@ -52,11 +55,19 @@ def load_gpu_fns(phases: Any, emit: Callable[..., Any]) -> GpuFns:
                 failures[0] += 1
                 if failures[0] <= _NOTED_FAILURES:
                     emit(ev.Note, level="warn", text=f"{name} on the GPU failed, CPU reference used: {exc}")
-                return cpu[name](*(_on_host(a) for a in args))
+                return cpu[name](*(_on_host(a) for a in (args if fallback_args is None else fallback_args)))
         return call
 
     if "ntt_h" in fns:
         out.ntt_h = guarded("ntt_h", fns["ntt_h"])
+    if "ntt_h_staged" in fns:
+        staged = guarded("ntt_h", fns["ntt_h_staged"])
+
+        def ntt_h_staged(views: tuple[Any, ...], host: tuple[Any, ...]) -> Any:
+            # the views may be half-transformed when the GPU call fails: the CPU reference
+            # then reads the host arrays, never the views
+            return staged(*views, fallback_args=host)
+        out.ntt_h_staged = ntt_h_staged
     if "msm_g1" in fns:
         out.msm_g1 = guarded("msm_g1", fns["msm_g1"])
     if "b_g2_msm" in fns:

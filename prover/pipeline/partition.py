@@ -283,11 +283,21 @@ class PartitionFlow:
                  knobs: Knobs, bufs: list[Buffer], syn: Any, result: dict[str, Any]) -> None:
         """Inside compute: (non-prestaged alloc + upload), NTT-H, barrier, MSM, (b_g2 on GPU), free."""
         T, fns, pk = self.T, self.pv.gpu, self.pv.pk
+        staged: tuple[Any, ...] | None = None
+        k_ntt = h = None
         try:
             with self._phase(w, p, Phase.ntt_h, g, fns.impl):
                 if not bufs:  # fallback / prestage off: allocate and upload under compute (slow path)
                     bufs[:] = self._alloc_upload(w, p, dev, stream, syn, T["fallback_upload"])
-                k_ntt = dev.launch(stream, "ntt_h", T["ntt_h"], lambda: fns.ntt_h(syn.a, syn.b, syn.c))
+                host = (syn.a, syn.b, syn.c)
+                # the GPU NTT reads a/b/c where the upload put them (and may overwrite them:
+                # the buffers are freed after this section); else it takes the host arrays
+                staged = dev.staged_views(bufs, host) if fns.ntt_h_staged is not None else None
+                if staged is not None:
+                    run_ntt = lambda: fns.ntt_h_staged(staged, host)  # noqa: E731
+                else:
+                    run_ntt = lambda: fns.ntt_h(*host)  # noqa: E731
+                k_ntt = dev.launch(stream, "ntt_h", T["ntt_h"], run_ntt)
                 h = k_ntt.result
                 k_msm = None
                 # prep already there: the modelled MSM is queued right behind the NTT. Real work
@@ -311,6 +321,8 @@ class PartitionFlow:
                     result["b_g2"] = k.result
             dev.sleep(T["epilogue"])  # read-back, join, cleanup: kernels done, buffers still live
         finally:
+            # drop the views over the buffers first, so the memory goes back on this stream now
+            staged = k_ntt = h = None  # noqa: F841
             for b in bufs:
                 dev.free(b, stream)
             bufs.clear()

@@ -94,7 +94,7 @@ def test_engine_records_on_cuda(tmp_path, mem_sync):
     from prover.state import fold
     from prover.summary import summarize
 
-    cfg = load_config(None, backend="cuda", vram_budget="24GiB", workers_per_gpu=3, lock_mode="two-lock",
+    cfg = load_config(None, backend="cuda", vram_budget="two-prestage", workers_per_gpu=3, lock_mode="two-lock",
                       mem_sync=mem_sync, constraints_log2=8, sectors=1, partitions=8, time_scale=0.3)
     chk = InvariantChecker()
     eng = Engine(cfg, [chk])

@@ -28,7 +28,9 @@ def test_a_real_cuda_error_in_a_kernel_is_survived(monkeypatch):
     from prover.pipeline.engine import Engine
     from prover.state import fold
 
-    real, calls = gp.ntt_h_gpu, [0]
+    # the engine's NTT-H runs ntt_h_device on the pre-staged buffers (its CPU fallback then
+    # reads the host arrays)
+    real, calls = gp.ntt_h_device, [0]
 
     def flaky(*args, **kwargs):
         calls[0] += 1
@@ -36,7 +38,7 @@ def test_a_real_cuda_error_in_a_kernel_is_survived(monkeypatch):
             _bad_launch()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(gp, "ntt_h_gpu", flaky)
+    monkeypatch.setattr(gp, "ntt_h_device", flaky)
     cfg = load_config(None, backend="cuda", profile="native", constraints_log2=8, modelled_log2=10,
                       workers_per_gpu=2, lock_mode="two-lock", mem_sync="stream", sectors=1, partitions=4)
     chk = InvariantChecker()

@@ -140,3 +140,29 @@ def test_fold_sees_prestaged_and_fallback_partitions_right():
     for p in st.partitions.values():
         assert p.prestaged is (p.part not in fell), p.part
         assert p.fallback is (p.part in fell)
+
+
+@pytest.mark.timeout(30)
+def test_vram_budget_live_switch_applies_or_is_refused_with_the_numbers():
+    eng, chk = engine(sectors=None)
+    eng.start()
+    try:
+        while not eng.devices:
+            time.sleep(0.01)
+        assert eng.devices[0].budget == 1 << 30  # tiny's card (the default budget "card")
+        assert eng.controller.apply("vram_budget=two-prestage")
+        part = 96 << 20  # tiny: (32 + 64) B x 2^20
+        assert eng.devices[0].budget == 2 * part
+        assert eng.controller.apply("vram-budget=512MiB")
+        assert eng.devices[0].budget == 512 << 20
+        with pytest.raises(ValueError, match=r"below one partition's pre-stage of 96 MiB"):
+            eng.controller.apply("vram_budget=64MiB")
+        assert eng.devices[0].budget == 512 << 20  # refused: unchanged
+        with pytest.raises(ValueError, match="vram_budget"):
+            eng.controller.apply("vram_budget=lots")
+    finally:
+        assert eng.stop(timeout=10)
+    changes = [(e.knob, e.new) for e in chk.events if e.kind == "mode_change"]
+    assert changes == [("vram_budget", "192 MiB"), ("vram_budget", "512 MiB")]
+    assert any(e.kind == "note" and "vram_budget change refused" in e.text for e in chk.events)
+    assert chk.final(all_done=False) == []

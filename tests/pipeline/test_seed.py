@@ -29,7 +29,7 @@ PARTS = 14
 
 
 def record(tmp_path, lock_mode: str, mem_sync: str) -> Summary:
-    cfg = load_config(None, backend="sim", profile="rtx5070ti-16g", workers_per_gpu=3, vram_budget="24GiB",
+    cfg = load_config(None, backend="sim", profile="rtx5070ti-16g", workers_per_gpu=3, vram_budget="two-prestage",
                       lock_mode=lock_mode, mem_sync=mem_sync, constraints_log2=8, partitions=PARTS, sectors=1,
                       time_scale=SCALE, seed=3)
     path = tmp_path / f"{lock_mode}-{mem_sync}.jsonl"

@@ -10,7 +10,7 @@ from prover.config import ConfigError, RunConfig, load_config, parse_bytes
 def test_defaults_tell_the_seed():
     c = load_config()
     assert c.backend == "auto" and c.lock_mode == "two-lock" and c.mem_sync == "device"
-    assert c.workers_per_gpu == 3 and c.vram_budget == 24 * 1024**3 and c.profile == "rtx5070ti-16g"
+    assert c.workers_per_gpu == 3 and c.vram_budget == "card" and c.profile == "rtx5070ti-16g"
     assert c.gpu_ids == [0] and c.sectors is None
 
 
@@ -18,7 +18,28 @@ def test_defaults_tell_the_seed():
                                     ("1.5GiB", int(1.5 * 1024**3)), (1234, 1234), ("99", 99)])
 def test_sizes(text, n):
     assert parse_bytes(text) == n
-    assert load_config(vram_budget=text).vram_budget == n
+    if n >= 96 << 10:  # one native 2^10 partition's pre-stage: smaller budgets are refused
+        assert load_config(vram_budget=text, profile="native", modelled_log2=10).vram_budget == n
+
+
+def test_budget_scenarios_resolve_against_the_profile():
+    from prover.device import budget
+    from prover.device.profiles import get_profile
+
+    rtx = get_profile("rtx5070ti-16g")
+    assert budget.resolve("card", rtx, 27) == 16 * 1024**3  # the seed's card: not even two pre-stages
+    assert budget.resolve("two-prestage", rtx, 27) == 24 * 1024**3  # two 12 GiB pre-stages, not three
+    assert 2 * rtx.partition_bytes() <= 24 * 1024**3 < 3 * rtx.partition_bytes()
+    assert budget.resolve("card", get_profile("native"), 22) is None  # the device's memory, known at start
+    assert budget.resolve("card", get_profile("native"), 22, device_total=141 << 30) == 141 << 30
+    assert load_config(vram_budget="Two-Prestage").vram_budget == "two-prestage"
+
+
+@pytest.mark.parametrize("kw", [{"vram_budget": "8GiB"}, {"vram_budget": "2GiB", "profile": "h200-141g"},
+                                {"vram_budget": "300MiB", "profile": "native", "modelled_log2": 22}])
+def test_budget_below_one_partition_is_refused_with_the_numbers(kw):
+    with pytest.raises(ConfigError, match=r"vram_budget .* is below one partition's pre-stage of .*iB \(d_a \+ d_bc at 2\^"):
+        load_config(None, **kw)
 
 
 def test_toml_and_overrides(tmp_path):
@@ -44,7 +65,7 @@ def test_run_table_accepted(tmp_path):
     ({"mem_sync": "sometimes"}, "mem_sync", "'device' or 'stream'"),
     ({"backend": "tpu"}, "backend", "'auto', 'sim' or 'cuda'"),
     ({"b_g2": "fpga"}, "b_g2", "'cpu' or 'gpu'"),
-    ({"vram_budget": "lots"}, "vram_budget", "24GiB"),
+    ({"vram_budget": "lots"}, "vram_budget", "two-prestage"),
     ({"workers_per_gpu": 0}, "workers_per_gpu", "greater than or equal to 1"),
     ({"profile": "gtx480"}, "profile", "rtx5070ti-16g"),
     ({"constraints_log2": 40}, "constraints_log2", "less than or equal to 24"),

@@ -1,0 +1,242 @@
+"""Native engine runs (issue 12): real kernels, profile native, several Engine configs back to back
+in ONE process, so the circuit and its keys are built once.
+
+    python3 benchmarks/bench_native.py --log2 22 --seconds 25 --out-dir $OUT/work [--workers 8]
+        [--runs single,device,stream] [--budgets card,tight] [--two-gpu auto|on|off]
+        [--deadline EPOCH_S] [--backend cuda|sim]
+
+Each run: Engine(RunConfig(profile native, modelled_log2 = constraints_log2, ...)) for
+`--seconds`, then drained; every event goes to <out-dir>/<name>.jsonl (a RecordingWriter, so
+`c2tui summary` / `replay` read it) and one line per run is printed from the fold's summary:
+steady throughput, compute-held share and NVML utilisation of the steady window, fallbacks,
+proofs verified / failed / unchecked. Rows also go to <out-dir>/native_<log2>.json as they are made.
+
+Budgets: `card` = the device's whole memory; `tight` = 2.5 x one partition's pre-stage bytes
+(d_a + d_bc at the proved size: 96 B x 2^log2), which holds two partitions' pre-stages but not
+three. The per-partition peak measured from the Alloc events is printed beside it.
+`--deadline` (epoch seconds): a run that would not finish before it is skipped, and said so.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from prover.config import load_config  # noqa: E402
+from prover.device.profiles import get_profile  # noqa: E402
+from prover.pipeline.engine import Engine  # noqa: E402
+from prover.record import RecordingHeader, RecordingWriter  # noqa: E402
+from prover.state import fold  # noqa: E402
+from prover.summary import summarize  # noqa: E402
+
+MODES = {  # run name -> knobs
+    "single": {"lock_mode": "single", "mem_sync": "stream"},
+    "device": {"lock_mode": "two-lock", "mem_sync": "device"},
+    "stream": {"lock_mode": "two-lock", "mem_sync": "stream"},
+}
+
+
+class MemoPhases:
+    """prover.groth16.phases with make_circuit / load_or_setup memoized: every Engine of this
+    process proves the same circuit with the same keys, built once (the engine takes `phases=`)."""
+
+    def __init__(self) -> None:
+        import prover.groth16.phases as P
+
+        self._P = P
+        self._circuits: dict[tuple[int, int], Any] = {}
+        self._keys: dict[int, Any] = {}
+        self.setup_s: dict[str, float] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._P, name)
+
+    def make_circuit(self, log2: int, seed: int) -> Any:
+        if (log2, seed) not in self._circuits:
+            t0 = time.perf_counter()
+            self._circuits[(log2, seed)] = self._P.make_circuit(log2, seed)
+            self.setup_s["circuit"] = time.perf_counter() - t0
+        return self._circuits[(log2, seed)]
+
+    def load_or_setup(self, circuit: Any, seed: int, cache_dir: Any = None) -> Any:
+        if id(circuit) not in self._keys:
+            t0 = time.perf_counter()
+            self._keys[id(circuit)] = self._P.load_or_setup(circuit, seed, cache_dir)
+            self.setup_s["keys"] = time.perf_counter() - t0
+        return self._keys[id(circuit)]
+
+
+class ListSink:
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def __call__(self, e: Any) -> None:
+        self.events.append(e)
+
+
+def partition_peak(events: list[Any]) -> int:
+    """Largest bytes one partition had allocated at once on a device (from Alloc/Free events)."""
+    live: dict[str, int] = {}
+    peak = 0
+    for e in events:
+        if e.kind == "alloc" and e.part:
+            live[e.part] = live.get(e.part, 0) + e.bytes
+            peak = max(peak, live[e.part])
+        elif e.kind == "free" and e.part:
+            live[e.part] = live.get(e.part, 0) - e.bytes
+    return peak
+
+
+def host_vs_gpu(sm: Any) -> tuple[float, float]:
+    """(host seconds per partition, GPU-section seconds per partition) from the phase means."""
+    ph = sm.phases
+
+    def mean(k: str) -> float:
+        return ph[k].mean if k in ph else 0.0
+
+    host = sum(mean(k) for k in ("synthesis", "prep_msm", "assemble", "verify"))
+    gpu = sum(mean(k) for k in ("prestage", "ntt_h", "msm"))
+    if sm.knobs.get("b_g2") == "gpu":
+        gpu += mean("b_g2_msm")
+    else:
+        host += mean("b_g2_msm")
+    return host, gpu
+
+
+def line(name: str, sm: Any, peak: int) -> str:
+    g = sm.gpus
+    held = [None if x.steady_held_share is None else round(x.steady_held_share, 3) for x in g]
+    util = [None if x.steady_util_mean is None else round(x.steady_util_mean, 3) for x in g]
+    host, gpu = host_vs_gpu(sm)
+    return (f"{name}: {sm.steady_throughput_per_min:.1f}/min steady ({sm.partitions_ok} ok, "
+            f"{sm.partitions_failed} failed) | compute held {held} util {util} (steady window) | "
+            f"fallbacks {sm.fallbacks} ooms {sm.ooms} | proofs verified {sm.proofs_ok} failed {sm.proofs_failed} "
+            f"unchecked {sm.proofs_unchecked} | mem hold {[round(x.mem.hold_mean, 3) for x in g]} "
+            f"compute hold {[round(x.compute.hold_mean, 3) for x in g]} s | host {host * 1e3:.0f} ms/part vs GPU section {gpu * 1e3:.0f} ms "
+            f"| part peak {peak / 2**20:.1f} MiB | b_g2 {sm.knobs.get('b_g2')}")
+
+
+def cupy_pool_bytes() -> int | None:
+    """Bytes CuPy's default pool holds (the key on the device, NTT plans, MSM scratch), which the
+    budget does not count: the budget covers the partitions' d_a / d_bc only."""
+    try:
+        import cupy as cp
+
+        return int(cp.get_default_memory_pool().total_bytes())
+    except Exception:
+        return None
+
+
+def device_total(backend: str, gpu: int = 0) -> int:
+    if backend == "cuda":
+        import cupy as cp
+
+        with cp.cuda.Device(gpu):
+            return int(cp.cuda.runtime.memGetInfo()[1])
+    return 141 * 1024**3  # sim: an H200's memory, so "card" means the same figure
+
+
+def run_one(name: str, base: dict[str, Any], phases: MemoPhases, out_dir: Path, seconds: float,
+            rows: list[dict[str, Any]], json_path: Path) -> None:
+    cfg = load_config(None, **base)
+    sink = ListSink()
+    writer = RecordingWriter(out_dir / f"{name}.jsonl", RecordingHeader(argv=sys.argv, config=cfg.public_dict(),
+                                                                        note=f"bench_native {name}"))
+    eng = Engine(cfg, [sink, writer], phases=phases)
+    t0 = time.monotonic()
+    eng.start()
+    # the run's clock starts at start(); setup/warm-up happen inside it, so count from the first partition
+    while not eng.finished and not any(e.kind == "partition_done" for e in sink.events[-50:]):
+        if time.monotonic() - t0 > 900:
+            break
+        time.sleep(0.2)
+    first = time.monotonic() - t0
+    eng.wait(seconds)
+    eng.drain(timeout=60)
+    eng.wait(30)
+    writer.close()
+    sm = summarize(fold(sink.events))
+    peak = partition_peak(sink.events)
+    scratch = cupy_pool_bytes() if cfg.backend == "cuda" else None
+    extra = "" if scratch is None else f" | CuPy default pool {scratch / 2**30:.2f} GiB (keys, NTT plans, MSM scratch: outside the budget)"
+    print(line(name, sm, peak) + f" | start-up {first:.1f}s" + extra, flush=True)
+    host, gpu = host_vs_gpu(sm)
+    rows.append({"name": name, "config": cfg.public_dict(), "summary": sm.model_dump(mode="json"),
+                 "partition_peak_bytes": peak, "host_s_per_partition": host, "gpu_section_s": gpu,
+                 "startup_s": first, "setup_s": dict(phases.setup_s), "cupy_default_pool_bytes": scratch})
+    json_path.write_text(json.dumps(rows, indent=1))
+    for e in sink.events:
+        if e.kind == "note" and e.level in ("warn", "error"):
+            print(f"  note [{e.level}] {e.text[:300]}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--log2", type=int, default=22)
+    ap.add_argument("--seconds", type=float, default=25.0, help="each run's length before draining")
+    ap.add_argument("--workers", type=int, default=None, help="workers per GPU (default: nproc/2, 2..16)")
+    ap.add_argument("--runs", default="single,device,stream", help=f"of {', '.join(MODES)}")
+    ap.add_argument("--budgets", default="card,tight", help="card, tight")
+    ap.add_argument("--two-gpu", default="auto", choices=("auto", "on", "off"), help="a 2-GPU stream run on the card")
+    ap.add_argument("--backend", default="cuda", choices=("cuda", "sim"))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--deadline", type=float, default=None, help="epoch seconds; runs that would end later are skipped")
+    ap.add_argument("--out-dir", type=Path, default=Path("."))
+    ap.add_argument("--cache-dir", type=Path, default=ROOT / ".cache" / "keys",
+                    help="proving-key cache (seeded setup: a rerun on the same machine loads it)")
+    a = ap.parse_args(argv)
+    a.out_dir.mkdir(parents=True, exist_ok=True)
+    ncpu = os.cpu_count() or 2
+    workers = a.workers or max(2, min(16, ncpu // 2))
+    part = get_profile("native").partition_bytes(a.log2)
+    tight = int(2.5 * part)
+    total = device_total(a.backend)
+    print(f"2^{a.log2} native, backend {a.backend}, {ncpu} CPUs, {workers} workers/GPU; per-partition pre-stage "
+          f"{part / 2**20:.1f} MiB (d_a 32 B + d_bc 64 B x 2^{a.log2}); tight budget 2.5 x that = {tight / 2**20:.1f} MiB "
+          f"(two pre-stages fit, three do not); card {total >> 20} MiB", flush=True)
+    phases = MemoPhases()
+    base = {"backend": a.backend, "profile": "native", "constraints_log2": a.log2, "modelled_log2": a.log2,
+            "workers_per_gpu": workers, "seed": a.seed, "verify_share": 1.0, "time_scale": 1.0, "b_g2": "auto",
+            "cache_dir": str(a.cache_dir)}
+    plan: list[tuple[str, dict[str, Any]]] = []
+    for budget in a.budgets.split(","):
+        for mode in a.runs.split(","):
+            b = total if budget == "card" else tight
+            plan.append((f"n{a.log2}_{mode}_{budget}", {**base, **MODES[mode], "vram_budget": b}))
+    ngpu = 1
+    if a.backend == "cuda":
+        import cupy as cp
+
+        ngpu = cp.cuda.runtime.getDeviceCount()
+    if a.two_gpu == "on" or (a.two_gpu == "auto" and ngpu >= 2):
+        plan.append((f"n{a.log2}_stream_card_2gpu", {**base, **MODES["stream"], "vram_budget": total, "gpus": 2}))
+    rows: list[dict[str, Any]] = []
+    json_path = a.out_dir / f"native_{a.log2}.json"
+    for name, cfg in plan:
+        if a.deadline is not None and rows:
+            per_run = rows[-1]["startup_s"] + a.seconds + 15
+            if time.time() + per_run > a.deadline:
+                print(f"{name}: skipped, {a.deadline - time.time():.0f}s left < ~{per_run:.0f}s a run", flush=True)
+                continue
+        run_one(name, cfg, phases, a.out_dir, a.seconds, rows, json_path)
+        gc.collect()  # the last engine's device copies of the key go before the next run
+        if len(rows) == 1:
+            host, gpu = rows[0]["host_s_per_partition"], rows[0]["gpu_section_s"]
+            need = math.ceil(host / gpu) + 1 if gpu > 0 else workers
+            print(f"  workers: host {host * 1e3:.0f} ms per partition on one worker vs GPU section {gpu * 1e3:.0f} ms "
+                  f"-> ~{need} workers keep one GPU fed ({workers} used, {ncpu} CPUs); setup {phases.setup_s}",
+                  flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

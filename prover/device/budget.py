@@ -1,0 +1,58 @@
+"""The VRAM budget per GPU: a size, or a named scenario resolved against the profile and device.
+
+    card           the profile's card memory (rtx5070ti-16g: 16 GiB, the seed's real setting,
+                   where not even a second 12 GiB pre-stage fits); profile native (no card of
+                   its own): the device's total memory
+    two-prestage   room for two partitions' pre-stages (d_a + d_bc at the modelled size), not
+                   three: 24 GiB for rtx5070ti-16g at 2^27 (the larger card the seed's two-lock
+                   design needs)
+
+A budget below one partition's pre-stage bytes can run nothing: it is refused at start
+(config validation) and when changed live, with the numbers.
+"""
+from __future__ import annotations
+
+from prover.device.profiles import Profile
+
+SCENARIOS: dict[str, str] = {
+    "card": "the profile's card memory (native: the device's total memory)",
+    "two-prestage": "two partitions' pre-stages, not three (24 GiB for rtx5070ti-16g at 2^27)",
+}
+GiB = 1024**3
+
+
+class BudgetError(ValueError):
+    """A budget that cannot hold one partition (the message has the numbers)."""
+
+
+def gib(n: int) -> str:
+    """Bytes as GiB (MiB below 1 GiB, bytes below 1 MiB), for messages and ModeChange."""
+    if n >= GiB:
+        return f"{n / GiB:.2f} GiB" if n % GiB else f"{n // GiB} GiB"
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f} MiB" if n % (1 << 20) else f"{n >> 20} MiB"
+    return f"{n} B"
+
+
+def resolve(spec: int | str, profile: Profile, modelled_log2: int, device_total: int | None = None) -> int | None:
+    """Bytes for a budget spec; None when it needs the device's total and none is given."""
+    if isinstance(spec, int):
+        return spec
+    if spec == "two-prestage":
+        return 2 * profile.partition_bytes(modelled_log2)
+    if spec == "card":
+        if profile.card_bytes:
+            return profile.card_bytes
+        return device_total
+    raise BudgetError(f"unknown VRAM budget {spec!r}: a size (e.g. 16GiB) or one of {', '.join(SCENARIOS)}")
+
+
+def check(budget: int, profile: Profile, modelled_log2: int, spec: int | str | None = None) -> None:
+    """BudgetError unless one partition's pre-stage fits in the budget."""
+    need = profile.partition_bytes(modelled_log2)
+    if budget < need:
+        named = f" ({spec})" if isinstance(spec, str) else ""
+        raise BudgetError(
+            f"vram_budget {gib(budget)}{named} is below one partition's pre-stage of {gib(need)} "
+            f"(d_a + d_bc at 2^{modelled_log2}, profile {profile.name}): no partition could run; "
+            f"give at least {gib(need)} or one of {', '.join(SCENARIOS)}")

@@ -1,0 +1,109 @@
+"""Witness generation for the circuit family of ``prover.groth16.circuit`` as one compiled
+nogil kernel: the same assignment as the numpy reference (``prover.groth16.witness``),
+bit for bit, with the density class of every value written on the way (prep_msm reads it).
+
+Round-major over lanes (the layout allocates each round's variables for all lanes together,
+so the writes into z walk forward through memory). Words are uint64 scalars: x = u ^ v,
+a = u & v, s = x + a + k_r (33 bits), u' = rotl32(s, rot_r), v' = x; the y^5 mixing is
+three Montgomery products per lane and round.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from prover.bls import fr
+from prover.groth16.circuit import NUM_PUBLIC, WORD, Circuit, output_vars
+from prover.groth16.witness import _pack, instance_bits
+from prover.host import fr_nb as F
+
+ZERO_CLS, ONE_CLS, OTHER_CLS = 0, 1, 2
+_W32 = np.uint64(WORD)
+
+
+@njit(nogil=True, cache=True)
+def _write_bits(word: np.uint64, idx: np.ndarray, nbits: int, z: np.ndarray, cls: np.ndarray) -> None:
+    for i in range(nbits):
+        bit = (word >> np.uint64(i)) & F.ONE
+        z[idx[i], 0] = bit
+        cls[idx[i]] = np.uint8(bit)
+
+
+@njit(nogil=True, cache=True)
+def classify(z: np.ndarray, row: int) -> np.uint8:
+    """ZERO / ONE / OTHER of one FrArray row (the reference's ``density``)."""
+    if z[row, 1] != F.ZERO or z[row, 2] != F.ZERO or z[row, 3] != F.ZERO or z[row, 0] > F.ONE:
+        return np.uint8(OTHER_CLS)
+    return np.uint8(z[row, 0])
+
+
+@njit(nogil=True, cache=True)
+def _store_field(x_m: np.ndarray, var: int, z: np.ndarray, cls: np.ndarray, t: np.ndarray, plain: np.ndarray) -> None:
+    """z[var] = from_mont(x_m), and its class."""
+    for k in range(2 * F.NL + 1):
+        t[k] = F.ZERO
+    for k in range(F.NL):
+        t[k] = x_m[k]
+    F.redc(t, plain)
+    F.store64(plain, z, var)
+    cls[var] = classify(z, var)
+
+
+@njit(nogil=True, cache=True)
+def witness_kernel(u0: np.ndarray, v0: np.ndarray, acc0: np.ndarray, init_u: np.ndarray, init_v: np.ndarray,
+                   xi: np.ndarray, ai: np.ndarray, si: np.ndarray, yi: np.ndarray, t2i: np.ndarray, t4i: np.ndarray,
+                   acci: np.ndarray, consts: np.ndarray, rots: np.ndarray, z: np.ndarray, cls: np.ndarray) -> None:
+    """Fill z[:, :] and cls for every layout variable (z zeroed by the caller)."""
+    lanes, rounds = u0.shape[0], consts.shape[0]
+    u, v = u0.copy(), v0.copy()
+    acc = np.empty((lanes, F.NL), dtype=np.uint64)  # Montgomery accumulators
+    t = np.empty(2 * F.NL + 1, dtype=np.uint64)
+    w, y = np.zeros(F.NL, dtype=np.uint64), np.zeros(F.NL, dtype=np.uint64)
+    t2, t4, plain = np.zeros(F.NL, dtype=np.uint64), np.zeros(F.NL, dtype=np.uint64), np.zeros(F.NL, dtype=np.uint64)
+    for lane in range(lanes):
+        F.load64(acc0, lane, plain)
+        F.mont_mul(plain, F.R2_32, acc[lane], t)
+        _write_bits(u[lane], init_u[lane], WORD, z, cls)
+        _write_bits(v[lane], init_v[lane], WORD, z, cls)
+    for r in range(rounds):
+        k_r, rot = consts[r], np.uint64(rots[r])
+        for lane in range(lanes):
+            x = u[lane] ^ v[lane]
+            a = u[lane] & v[lane]
+            s = x + a + k_r
+            _write_bits(x, xi[r, lane], WORD, z, cls)
+            _write_bits(a, ai[r, lane], WORD, z, cls)
+            _write_bits(s, si[r, lane], WORD + 1, z, cls)
+            s32 = s & F.M32
+            w[0] = s32
+            for k in range(1, F.NL):
+                w[k] = F.ZERO
+            F.mont_mul(w, F.R2_32, w, t)  # to Montgomery form
+            F.add_mod(acc[lane], w, y)
+            F.mont_mul(y, y, t2, t)
+            F.mont_mul(t2, t2, t4, t)
+            F.mont_mul(t4, y, acc[lane], t)
+            _store_field(y, yi[r, lane], z, cls, t, plain)
+            _store_field(t2, t2i[r, lane], z, cls, t, plain)
+            _store_field(t4, t4i[r, lane], z, cls, t, plain)
+            _store_field(acc[lane], acci[r, lane], z, cls, t, plain)
+            u[lane] = ((s32 << rot) | (s32 >> (_W32 - rot))) & F.M32
+            v[lane] = x
+
+
+def generate_witness(circuit: Circuit, instance: int) -> tuple[fr.FrArray, fr.FrArray, np.ndarray]:
+    """(z, public inputs, density classes): z and the publics equal
+    ``prover.groth16.witness.generate_witness``'s, the classes ``phases.density(z)``."""
+    lay = circuit.layout
+    u, v = instance_bits(circuit, instance)
+    z = fr.zeros(circuit.num_vars)
+    cls = np.zeros(circuit.num_vars, dtype=np.uint8)
+    witness_kernel(_pack(u), _pack(v), lay.acc0, lay.init_u, lay.init_v, lay.x, lay.a, lay.s, lay.y, lay.t2, lay.t4,
+                   lay.acc, lay.round_consts, lay.rotations, z, cls)
+    out = output_vars(lay)
+    public = z[out]
+    z[0] = fr.ones(1)[0]
+    z[1 : 1 + NUM_PUBLIC] = public
+    cls[0] = ONE_CLS
+    cls[1 : 1 + NUM_PUBLIC] = cls[out]
+    return z, public, cls
