@@ -67,10 +67,11 @@ class MemoPhases:
             self.setup_s["circuit"] = time.perf_counter() - t0
         return self._circuits[(log2, seed)]
 
-    def load_or_setup(self, circuit: Any, seed: int, cache_dir: Any = None) -> Any:
+    def load_or_setup(self, circuit: Any, seed: int, cache_dir: Any = None, **kw: Any) -> Any:
+        # a default (random, OS-entropy) setup, made once per process and kept for every run
         if id(circuit) not in self._keys:
             t0 = time.perf_counter()
-            self._keys[id(circuit)] = self._P.load_or_setup(circuit, seed, cache_dir)
+            self._keys[id(circuit)] = self._P.load_or_setup(circuit, seed, cache_dir, **kw)
             self.setup_s["keys"] = time.perf_counter() - t0
         return self._keys[id(circuit)]
 
