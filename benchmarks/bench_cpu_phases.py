@@ -60,7 +60,8 @@ def _median(samples: dict[str, list[float]]) -> dict[str, float]:
 def jit_seconds() -> dict[str, float]:
     """warm_up() in a fresh process with an empty numba cache (full compile), then here (cached)."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, NUMBA_CACHE_DIR=tmp, PYTHONPATH=str(ROOT))
+        env = dict(os.environ, NUMBA_CACHE_DIR=tmp,  # this checkout first, then whatever the caller had
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         code = "from prover.host import warm_up; print(warm_up())"
         cold = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout)
     return {"compile_cold_s": round(cold, 2), "warm_up_cached_s": round(warm_up(), 3)}
