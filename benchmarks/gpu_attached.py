@@ -40,11 +40,15 @@ def main() -> None:
     args = ap.parse_args()
     overrides = _overrides(args.config)
 
+    from bench_native import MemoPhases  # one circuit and key for every run (a native 2^22 setup is ~1 min)
+
+    memo = MemoPhases()
+
     def engine(ts: float):
         from prover.config import load_config
         from prover.pipeline.engine import Engine
 
-        return Engine(load_config(None, **{**overrides, "time_scale": ts}))
+        return Engine(load_config(None, **{**overrides, "time_scale": ts}), phases=memo)
 
     bt._engine = engine
     res = bt._throughput(args.seconds, args.reps, args.time_scale)
