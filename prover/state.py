@@ -14,6 +14,7 @@ from typing import Iterable
 
 from prover import events as ev
 from prover.events import Phase
+from prover.state_hosts import HostState, host_joined, host_left
 
 LOG_LINES = 200
 TIMELINE_SECONDS = 120.0
@@ -45,6 +46,7 @@ class Segment:
 @dataclass
 class GpuState:
     gpu: int
+    host: str | None = None
     name: str = "?"
     total: int = 0
     budget: int = 0
@@ -136,6 +138,8 @@ class DashboardState:
     config: dict = field(default_factory=dict)
     knobs: dict[str, str] = field(default_factory=dict)  # lock_mode, mem_sync, workers_per_gpu, ...
     gpus: dict[int, GpuState] = field(default_factory=dict)
+    hosts: dict[str, HostState] = field(default_factory=dict)  # empty on one host
+    requeued: int = 0
     partitions: dict[str, PartitionState] = field(default_factory=dict)
     phase_stats: dict[str, PhaseStats] = field(default_factory=dict)
     proofs_ok: int = 0
@@ -205,6 +209,7 @@ def _run_started(s: DashboardState, e: ev.RunStarted) -> None:
 def _gpu_info(s: DashboardState, e: ev.GpuInfo) -> None:
     g = s.gpu(e.gpu)
     g.name, g.total, g.budget, g.simulated, g.nvml = e.name, e.total_bytes, e.budget_bytes, e.simulated, e.nvml
+    g.host = e.host
 
 
 def _worker_started(s: DashboardState, e: ev.WorkerStarted) -> None:
@@ -402,6 +407,10 @@ def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
         s.note("error", f"{e.part} failed: {e.reason}")
     if p.gpu is not None:
         s.gpu(p.gpu).done += 1
+    h = s.hosts.get(e.host) if e.host is not None else None
+    if h is not None:
+        h.done += 1
+        h.failed += not e.ok
     if s.first_done_t is None:
         s.first_done_t = e.t
 
@@ -429,7 +438,7 @@ _HANDLERS = {
     ev.VramSample: _vram_sample, ev.Fallback: _fallback, ev.Oom: _oom,
     ev.ModeChange: _mode_change, ev.SectorSubmitted: _sector_submitted,
     ev.ProofResult: _proof_result, ev.PartitionDone: _partition_done, ev.Stall: _stall,
-    ev.Note: _note, ev.RunEnded: _run_ended,
+    ev.Note: _note, ev.HostJoined: host_joined, ev.HostLeft: host_left, ev.RunEnded: _run_ended,
 }
 
 

@@ -90,7 +90,7 @@ def resolve_backend(backend: str) -> str:
 
 class Engine:
     def __init__(self, config: RunConfig, sinks: list[Sink] | None = None, *, phases: Any = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, inbox: Any = None) -> None:
         self.config = config
         self._sinks: list[Sink] = list(sinks or [])
         self.sink_errors = 0
@@ -126,7 +126,8 @@ class Engine:
         self._queued_total = 0
         self._done_total = 0
         self._inflight = 0
-        self._bounded = config.sectors is not None
+        self.inbox = inbox  # prover.pipeline.inbox.Inbox: partitions placed from outside (fleet)
+        self._bounded = config.sectors is not None and inbox is None
         self._current: dict[str, tuple[str, str, int | None, float]] = {}  # worker -> (phase, part, gpu, t0)
         self._stalled: set[tuple] = set()
         self._rng = random.Random(config.seed ^ 0x5EED)
@@ -235,7 +236,7 @@ class Engine:
                 return
             self._prep_pool = ThreadPoolExecutor(max_workers=max(4, 16 * self.config.n_gpus),
                                                  thread_name_prefix="prep")
-            sectors = self.config.sectors if self._bounded else 2
+            sectors = 0 if self.inbox is not None else self.config.sectors if self._bounded else 2
             for _ in range(sectors or 0):
                 self._submit_sector(None, source="config")
             with self._wlock:  # a concurrent set_workers_per_gpu waits for this, then resizes
@@ -386,7 +387,9 @@ class Engine:
             self._qcv.notify_all()
         return sector
 
-    def _take(self) -> Partition | None:
+    def _take(self, gpu: int) -> Partition | None:
+        if self.inbox is not None:
+            return self._take_inbox(gpu)
         with self._qcv:
             while not self._queue:
                 if self._stop.is_set() or self._draining.is_set():
@@ -407,6 +410,15 @@ class Engine:
                 self._inflight += 1
             # keep a sector queued ahead in unbounded runs
             return p
+
+    def _take_inbox(self, gpu: int) -> Partition | None:
+        if self._stop.is_set() or self._draining.is_set():
+            return None
+        p = self.inbox.take(gpu, 0.1)
+        if p is not None:
+            with self._wlock:
+                self._inflight += 1
+        return p
 
     def _partition_finished(self, p: Partition) -> None:
         with self._wlock:
@@ -472,7 +484,7 @@ class Engine:
                     break
                 if f.worker_death_rate and self._chance(f.worker_death_rate):
                     raise _WorkerDeath()
-                p = self._take()
+                p = self._take(gpu)
                 if p is None:
                     continue
                 try:
@@ -671,7 +683,10 @@ class Engine:
                 p.attempts += 1
                 self.emit(ev.Note, level="warn", text=f"{p.id} failed ({reason}); retry {p.attempts}")
                 with self._qcv:
-                    self._queue.appendleft(p)
+                    if self.inbox is not None:
+                        self.inbox.put(g, p, front=True)
+                    else:
+                        self._queue.appendleft(p)
                     self.emit(ev.PartitionQueued, part=p.id, sector=p.sector, index=p.index)
                     self._qcv.notify_all()
                 with self._wlock:
