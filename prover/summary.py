@@ -55,6 +55,20 @@ class GpuSummary(BaseModel):
     workers: int
 
 
+class HostSummary(BaseModel):
+    """One fleet host: its share of the work and how it ended."""
+
+    host: str
+    node: str
+    gpus: list[int]
+    partitions_done: int
+    partitions_failed: int
+    throughput_per_min: float = Field(description="partitions done per minute of the host's time in the fleet")
+    alive: bool
+    lost: bool
+    requeued: int = Field(0, description="partitions taken back when the host was lost")
+
+
 class Summary(BaseModel):
     backend: str
     simulated: bool
@@ -81,6 +95,8 @@ class Summary(BaseModel):
     modelled_throughput_per_min: float | None
     phases: dict[str, PhaseSummary]
     gpus: list[GpuSummary]
+    hosts: list[HostSummary] = Field(default_factory=list, description="fleet hosts (empty on one host)")
+    requeued: int = Field(0, description="fleet: partitions requeued from lost hosts")
     events: int
     errors: list[str] = Field(default_factory=list)
 
@@ -128,7 +144,15 @@ def summarize(state: DashboardState) -> Summary:
         modelled_throughput_per_min=(steady * scale) if scale > 0 else None,
         phases={k: PhaseSummary(count=v.count, mean=v.mean, max=v.max, total=v.total, failed=v.failed)
                 for k, v in s.phase_stats.items()},
-        gpus=gpus, events=s.events, errors=errors[-10:])
+        gpus=gpus, hosts=[_host(h, dur) for h in s.hosts.values()], requeued=s.requeued, events=s.events,
+        errors=errors[-10:])
+
+
+def _host(h: Any, dur: float) -> HostSummary:
+    span = (h.left_t if h.left_t is not None else dur) - h.joined_t
+    return HostSummary(host=h.host, node=h.node, gpus=h.gpus, partitions_done=h.done, partitions_failed=h.failed,
+                       throughput_per_min=60.0 * h.done / span if span > 0 else 0.0, alive=h.alive, lost=h.lost,
+                       requeued=h.requeued)
 
 
 # --- rendering -------------------------------------------------------------------------------
@@ -189,10 +213,29 @@ def render(sm: Summary) -> Any:
         if ph is None:
             continue
         pt.add_row(name, str(ph.count), _ms(ph.mean), _ms(ph.max), f"{ph.total:.1f} s", str(ph.failed))
-    parts: list[Any] = [head, gt, pt]
+    parts: list[Any] = [head, *_host_table(sm), gt, pt]
     if sm.errors:
         parts.append(Text("errors:\n" + "\n".join(f"  {e}" for e in sm.errors), style="red"))
     return Group(*parts)
+
+
+def _host_table(sm: Summary) -> list[Any]:
+    """Per host, then the fleet's total (nothing on one host)."""
+    if not sm.hosts:
+        return []
+    from rich.table import Table
+
+    t = Table(title=f"per host (fleet of {len(sm.hosts)}; {sm.requeued} partition(s) requeued from lost hosts)",
+              title_justify="left")
+    for col in ("host", "node", "gpus", "done", "failed", "/min", "state", "requeued"):
+        t.add_column(col, justify="left" if col in ("host", "node", "state") else "right")
+    for h in sm.hosts:
+        state = "lost" if h.lost else ("up" if h.alive else "left")
+        t.add_row(h.host, h.node, f"{h.gpus[0]}..{h.gpus[-1]}" if h.gpus else "-", str(h.partitions_done),
+                  str(h.partitions_failed), f"{h.throughput_per_min:.2f}", state, str(h.requeued))
+    t.add_row("fleet", "", str(sum(len(h.gpus) for h in sm.hosts)), str(sm.partitions_ok + sm.partitions_failed),
+              str(sm.partitions_failed), f"{sm.throughput_per_min:.2f}", "", str(sm.requeued), style="bold")
+    return [t]
 
 
 def summary_text(sm: Summary, width: int = 120) -> str:

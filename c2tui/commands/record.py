@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from c2tui.cluster import cluster_option, make_engine
 from c2tui.options import config_from_options, run_options
 
 
@@ -52,6 +53,7 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 @click.option("--out", "-o", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="recording to write (JSON lines)")
 @run_options
+@cluster_option
 @click.option("--duration", type=float, default=None, help="run this many seconds, then let in-flight partitions finish")
 @click.option("--sectors", type=int, default=None, help="prove this many sectors, then stop")
 @click.option("--switch", "switches", multiple=True, metavar="AT:MODE",
@@ -60,10 +62,9 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
               help="after --duration, how long in-flight partitions may take to finish")
 @click.option("--quiet", "-q", is_flag=True, help="no progress line, no summary")
 def command(out: Path, duration: float | None, sectors: int | None, switches: tuple[str, ...], drain_timeout: float,
-            quiet: bool, **kwargs: Any) -> None:
+            quiet: bool, cluster: str | None, **kwargs: Any) -> None:
     """Run the prover headless and record every event."""
     from prover.config import ConfigError
-    from prover.pipeline.engine import BackendError, Engine
     from prover.record import RecordingError, RecordingHeader, RecordingWriter, read_recording
     from prover.state import DashboardState
     from prover.summary import render, summarize
@@ -77,10 +78,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         cfg = config_from_options(sectors=sectors, **kwargs)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    try:
-        engine = Engine(cfg)
-    except BackendError as exc:
-        raise click.ClickException(str(exc)) from None
+    engine = make_engine(cfg, cluster)
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
     try:
         writer = RecordingWriter(out, header)
@@ -145,8 +143,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         writer.close()
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
-    if writer.error and failure is None:
-        failure = writer.error
+    failure = failure or writer.error or getattr(engine, "error", None)
     rec = read_recording(out)
     from prover.state import fold
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from c2tui.cluster import cluster_option, make_engine
+
 try:  # the shared run/record options (c2tui/options.py)
     from c2tui.options import config_from_options, run_options
 except ImportError:  # pragma: no cover - only while options.py has not landed
@@ -50,9 +52,10 @@ _config = config_from_options or _fallback_config
 
 @click.command("run")
 @_options
+@cluster_option
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
-def command(theme: str, fps: float, **kwargs: Any) -> None:
+def command(theme: str, fps: float, cluster: str | None, **kwargs: Any) -> None:
     """Watch and steer the embedded prover live."""
     import themes
 
@@ -68,12 +71,7 @@ def command(theme: str, fps: float, **kwargs: Any) -> None:
         raise click.UsageError(str(exc)) from None
     from c2tui.app import DashboardApp
     from c2tui.sources import LiveSource
-    from prover.pipeline.engine import BackendError, Engine
-
-    try:
-        engine = Engine(cfg)
-    except BackendError as exc:  # e.g. --backend cuda without a visible GPU
-        raise click.ClickException(str(exc)) from None
+    engine = make_engine(cfg, cluster)  # e.g. --backend cuda without a visible GPU: a clean error
     source = LiveSource(engine, label="LIVE")
     DashboardApp(source, theme=theme, fps=fps).run()
     # the app stopped the engine on unmount; say how the run ended

@@ -56,9 +56,8 @@ class _Part:
 class FleetEngine:
     def __init__(self, config: RunConfig, cluster: str, sinks: list[Sink] | None = None, *,
                  depth: int = 1, poll_s: float = 0.05) -> None:
-        from prover.fleet.cluster import parse_cluster
+        from prover.fleet.cluster import Cluster
 
-        parse_cluster(cluster)  # a malformed --cluster fails here, before anything starts
         self.config, self.spec, self.poll_s = config, cluster, poll_s
         self._sinks: list[Sink] = list(sinks or [])
         self.sink_errors = 0
@@ -79,7 +78,9 @@ class FleetEngine:
         self._stop_reason = "stopped"
         self._ended = False
         self._started = False
-        self.cluster: Any = None
+        # ray.init wants the main thread (signal handlers): the cluster starts (or is joined)
+        # here, so a bad --cluster or a cluster that cannot start is a ClusterError at once
+        self.cluster: Any = Cluster(cluster)
         self.t0_wall = time.time()
         self._t0 = time.monotonic()
         self.profile = get_profile(config.profile)
@@ -128,9 +129,6 @@ class FleetEngine:
         if self._started:
             raise RuntimeError("fleet already started")
         self._started = True
-        from prover.fleet.cluster import Cluster
-
-        self.cluster = Cluster(self.spec)  # ray.init wants the main thread (signal handlers)
         self.t0_wall, self._t0 = time.time(), time.monotonic()
         self._thread = threading.Thread(target=self._run, name="fleet-driver", daemon=True)
         self._thread.start()
