@@ -187,8 +187,9 @@ class FleetEngine:
     error: str | None = None  # why the fleet could not run (e.g. the cluster did not start)
 
     def _start_hosts(self) -> None:
-        nodes = [n for n in self.cluster.nodes() if n.alive]
-        for n in nodes:
+        here = self.cluster.ray.get_runtime_context().get_node_id()
+        nodes = sorted((n for n in self.cluster.nodes() if n.alive), key=lambda n: n.node_id != here)
+        for n in nodes:  # h0 is the driver's node
             self._spawn(n)
         infos = []
         for name, (ref, host, _) in list(self._starting.items()):
@@ -207,7 +208,9 @@ class FleetEngine:
     def _host_config(self, node: Any) -> tuple[dict[str, Any], int]:
         """(the host's RunConfig dict, GPUs Ray reserves for it): sim GPUs as configured; on
         the cuda backend, the node's GPUs (Ray sets CUDA_VISIBLE_DEVICES, numbered from 0)."""
-        cfg = self.config.public_dict()
+        k = self.controller.snapshot()  # a late joiner starts with the fleet's knobs as they are now
+        cfg = {**self.config.public_dict(), "lock_mode": k.lock_mode, "mem_sync": k.mem_sync, "paused": k.paused,
+               "workers_per_gpu": k.workers_per_gpu, "prestage": k.prestage, "b_g2": k.b_g2}
         if self.config.backend == "sim" or node.gpus == 0:
             return {**cfg, "backend": "sim" if self.config.backend != "cuda" else "cuda"}, 0
         return {**cfg, "gpus": node.gpus}, node.gpus
