@@ -1,9 +1,9 @@
-"""Micro-benchmark and correctness check of the field product variants of prover/kernels/field.cuh
+"""Micro-benchmark and correctness check of the field product variants of prover/kernels/cuda/field.cuh
 (-DFIELD_MUL=<variant>) on the visible GPU.
 
   python benchmarks/bench_field.py --out FILE.json [--variants cios,eo,...] [--n 65536] [--dry-run]
 
-For each variant, prover/kernels/field_bench.cu is compiled with NVRTC (cupy.RawModule, options
+For each variant, benchmarks/field_bench.cu is compiled with NVRTC (cupy.RawModule, options
 as prover.kernels.loader: -I kernels -std=c++17, plus -DFP_MUL_CALL=1 like the MSM builds and
 -DFIELD_MUL=<variant>; C2TUI_NVRTC_OPTS is ignored here), then:
   (i)  correctness: mont(a, b) = a*b*R^-1 and squares of --n random Fr and Fp elements plus edge
@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prover.kernels.loader import KERNELS_DIR, headers_digest  # noqa: E402
+from prover.kernels.loader import CUDA_DIR, headers_digest  # noqa: E402
 from prover.kernels.pyref import P_MOD, R_MOD  # noqa: E402
 
 VARIANTS = ("cios", "ptx", "cios_v", "eo", "eo_r", "eo_c", "eo_sq")
@@ -74,7 +74,7 @@ def inputs(m: int, n_limbs: int, n: int, rng: random.Random) -> tuple[list[int],
 
 
 def options(variant: str) -> tuple[str, ...]:
-    opts = ["-I" + str(KERNELS_DIR), "-std=c++17", "-DFP_MUL_CALL=1", "-DFIELD_MUL=" + variant]
+    opts = ["-I" + str(CUDA_DIR), "-std=c++17", "-DFP_MUL_CALL=1", "-DFIELD_MUL=" + variant]
     arch = os.environ.get("C2TUI_NVRTC_ARCH")
     if arch:
         opts.append("--gpu-architecture=" + arch)
@@ -83,7 +83,7 @@ def options(variant: str) -> tuple[str, ...]:
 
 def source(nonce: str) -> str:
     # headers' hash + a nonce: CuPy's disk cache keys on the text, and we want the real compile time
-    return f"// headers {headers_digest()} {nonce}\n" + (KERNELS_DIR / "field_bench.cu").read_text()
+    return f"// headers {headers_digest()} {nonce}\n" + (Path(__file__).with_name("field_bench.cu")).read_text()
 
 
 def dry_run(variants: list[str]) -> int:
@@ -99,7 +99,7 @@ def dry_run(variants: list[str]) -> int:
             out = Path(td) / f"{v}.cubin"
             t0 = time.time()
             r = subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-Xptxas", "-v", *options(v), "-o", str(out),
-                                str(KERNELS_DIR / "field_bench.cu")], capture_output=True, text=True)
+                                str(Path(__file__).with_name("field_bench.cu"))], capture_output=True, text=True)
             ok = r.returncode == 0
             bad += not ok
             log(f"{v}: nvcc {'ok' if ok else 'FAILED'} in {time.time() - t0:.1f}s")

@@ -119,7 +119,7 @@ def stand_in_key(circuit, uniq: int = 4096):
 def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, stand_in: bool = False) -> None:
     import cupy as cp
 
-    from prover.device.gpu_adapter import make_gpu_phases
+    from prover.kernels.gpu_adapter import make_gpu_phases
     from prover.groth16 import phases as P
     from prover.groth16 import setup as S
     from prover.kernels import gpu_phases as gp

@@ -27,10 +27,13 @@ from c2tui.widgets.header_bar import HeaderBar
 from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable
 from c2tui.widgets.replay_bar import ReplayBar
+from prover.knobs import KNOBS
 
 SWITCH_INTERVAL = 0.001  # seconds; see on_mount
-LIVE_ACTIONS = {"lock_mode", "mem_sync", "workers_up", "workers_down", "prestage", "b_g2",
-                "pause", "submit"}
+# live controls: the knobs' keys (prover.knobs), then submitting a sector; each goes to the Controller
+LIVE_BINDINGS = [*(Binding(k.key, k.action, k.label, key_display=k.display) for knob in KNOBS.values() for k in knob.keys),
+                 Binding("n", "submit", "submit sector")]
+LIVE_ACTIONS = {b.action for b in LIVE_BINDINGS}
 REPLAY_ACTIONS = {"play", "seek_back", "seek_fwd", "seek_back_long", "seek_fwd_long", "slower",
                   "faster", "seek_start", "seek_end"}
 
@@ -43,15 +46,7 @@ class DashboardApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
 
     BINDINGS = [
-        # live controls (each goes to the Controller; hidden in replay)
-        Binding("l", "lock_mode", "lock mode"),
-        Binding("m", "mem_sync", "mem_sync"),
-        Binding("plus,equals_sign", "workers_up", "workers+", key_display="+"),
-        Binding("minus", "workers_down", "workers-", key_display="-"),
-        Binding("p", "prestage", "prestage"),
-        Binding("b", "b_g2", "b_g2 cpu/gpu"),
-        Binding("space", "pause", "pause/resume", key_display="␣"),
-        Binding("n", "submit", "submit sector"),
+        *LIVE_BINDINGS,  # hidden in replay
         # replay controls (hidden live)
         Binding("space", "play", "play/pause", key_display="␣", priority=True),
         Binding("left", "seek_back", "-5s", key_display="←", priority=True),
@@ -195,11 +190,16 @@ class DashboardApp(App[None]):
         # off the UI thread: a controller call (e.g. resizing the worker pool) never stalls a frame
         self.run_worker(call, thread=True, group="control", name=method)
 
+    def _cycle(self, name: str) -> None:
+        """A choice knob's key: the next of its values (prover.knobs), through set_<knob>."""
+        k = KNOBS[name]
+        self._control(f"set_{name}", k.next_value(self._knob(name, str(k.default))))
+
     def action_lock_mode(self) -> None:
-        self._control("set_lock_mode", "two-lock" if self._knob("lock_mode") == "single" else "single")
+        self._cycle("lock_mode")
 
     def action_mem_sync(self) -> None:
-        self._control("set_mem_sync", "stream" if self._knob("mem_sync") == "device" else "device")
+        self._cycle("mem_sync")
 
     def _wpg(self) -> int:
         try:
@@ -218,7 +218,7 @@ class DashboardApp(App[None]):
         self._control("set_prestage", not truthy(self._knob("prestage", "true")))
 
     def action_b_g2(self) -> None:
-        self._control("set_b_g2", "gpu" if self._knob("b_g2", "cpu") == "cpu" else "cpu")
+        self._cycle("b_g2")
 
     def action_pause(self) -> None:
         if truthy(self._knob("paused", "false")):

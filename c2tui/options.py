@@ -17,17 +17,11 @@ from typing import Any, Callable, TypeVar
 
 import click
 
+from prover.knobs import KNOBS, Knob
+
 F = TypeVar("F", bound=Callable[..., Any])
 
-# option name -> RunConfig field
-_FIELDS = {
-    "backend": "backend", "gpus": "gpus", "workers_per_gpu": "workers_per_gpu", "lock_mode": "lock_mode",
-    "mem_sync": "mem_sync", "vram_budget": "vram_budget", "constraints_log2": "constraints_log2",
-    "modelled_log2": "modelled_log2", "partitions": "partitions", "profile": "profile", "seed": "seed",
-    "time_scale": "time_scale", "prestage": "prestage", "b_g2": "b_g2", "verify_share": "verify_share",
-    "cache_dir": "cache_dir",
-}
-RUN_OPTION_NAMES = frozenset(_FIELDS) | {"config"}
+CLI_KNOBS = ("workers_per_gpu", "lock_mode", "mem_sync", "prestage", "b_g2")  # paused: a key, not a flag
 
 
 def _profiles_help() -> str:
@@ -39,6 +33,38 @@ def _profiles_help() -> str:
         return "rtx5070ti-16g"
 
 
+class KnobChoice(click.Choice):
+    """A click choice over a knob's values, read from prover.knobs when used (not frozen at import)."""
+
+    def __init__(self, knob: str) -> None:
+        self.knob = knob
+        super().__init__(KNOBS[knob].values or ())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return KNOBS[self.knob].values or ()
+
+    @choices.setter
+    def choices(self, _: Any) -> None:
+        pass
+
+
+def _shown(k: Knob) -> str:
+    if k.kind is bool:
+        return "on" if k.default else "off"
+    return str(k.default)
+
+
+def knob_option(name: str) -> Callable[[F], F]:
+    """The CLI option for one knob: its flag, type, values and help from prover.knobs."""
+    k = KNOBS[name]
+    help_ = f"{k.help}  [default: {_shown(k)}]"
+    if k.kind is bool:
+        return click.option(f"{k.flag}/--no-{k.flag[2:]}", name, default=None, help=help_)
+    kind: Any = int if k.kind is int else KnobChoice(name)
+    return click.option(k.flag, name, type=kind, default=None, help=help_)
+
+
 def run_options(func: F) -> F:
     """Decorate a click command with the shared run options (all default None)."""
     opts = [
@@ -47,13 +73,7 @@ def run_options(func: F) -> F:
         click.option("--backend", type=click.Choice(["auto", "sim", "cuda"]), default=None,
                      help="auto: cuda if a GPU is visible, else sim  [default: auto]"),
         click.option("--gpus", default=None, help="number of GPUs, or a comma list of device ids  [default: 1]"),
-        click.option("--workers-per-gpu", type=int, default=None, help="workers sharing each GPU  [default: 3]"),
-        click.option("--lock-mode", type=click.Choice(["single", "two-lock"]), default=None,
-                     help="single: mem+compute held for the whole GPU section; two-lock: pre-stage under mem  [default: two-lock]"),
-        click.option("--mem-sync", type=click.Choice(["device", "stream"]), default=None,
-                     help="device: device sync + pool trim inside mem (the seed); stream: stream-ordered only  [default: device]"),
-        click.option("--prestage/--no-prestage", default=None, help="pre-stage a/b/c under mem  [default: on]"),
-        click.option("--b-g2", "b_g2", type=click.Choice(["cpu", "gpu"]), default=None, help="where b_g2_msm runs  [default: cpu]"),
+        *(knob_option(name) for name in CLI_KNOBS),
         click.option("--vram-budget", default=None, help="VRAM budget per GPU, e.g. 24GiB  [default: 24GiB]"),
         click.option("--constraints-log2", type=int, default=None, help="size of the circuit really proved (8..24)  [default: 10]"),
         click.option("--modelled-log2", type=int, default=None, help="size whose timings/VRAM are modelled  [default: profile's, 27]"),
@@ -94,7 +114,6 @@ def config_from_options(**kwargs: Any) -> Any:
     path = kwargs.pop("config", None)
     over: dict[str, Any] = {}
     for k, v in kwargs.items():
-        field = _FIELDS.get(k, k)
-        if field in RunConfig.model_fields:
-            over[field] = _gpus(v) if field == "gpus" else v
+        if k in RunConfig.model_fields:
+            over[k] = _gpus(v) if k == "gpus" else v
     return load_config(path, **over)

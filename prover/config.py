@@ -12,22 +12,19 @@ three), lock mode two-lock with mem_sync=device (the seed's Phase 10 as first wr
 from __future__ import annotations
 
 import math
-
 import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from prover.events import Phase
+from prover.knobs import KNOBS
+from prover.settings import KernelSettings
 
 Backend = Literal["auto", "sim", "cuda"]
-LockMode = Literal["single", "two-lock"]
-MemSync = Literal["device", "stream"]
-Placement = Literal["cpu", "gpu"]
-
-KNOBS = ("lock_mode", "mem_sync", "workers_per_gpu", "prestage", "b_g2", "paused")
+_CHOICE_KNOBS = tuple(k.name for k in KNOBS.values() if k.values)
 
 _UNITS = {
     "": 1, "b": 1,
@@ -61,15 +58,6 @@ def parse_bytes(v: Any) -> int:
                 return int(x)
         raise ValueError(f"{v!r} is not a size: use e.g. '24GiB', '16GB', '512MiB' or bytes")
     raise ValueError("a size, e.g. '24GiB' or a number of bytes")
-
-
-def format_bytes(n: int | float) -> str:
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"  # pragma: no cover
 
 
 class FaultsConfig(BaseModel):
@@ -117,12 +105,14 @@ class RunConfig(BaseModel):
 
     backend: Backend = "auto"
     gpus: int | list[int] = Field(1, description="number of GPUs, or a list of device ids")
-    workers_per_gpu: int = Field(3, ge=1, le=16)
-    lock_mode: LockMode = "two-lock"
-    mem_sync: MemSync = "device"
-    prestage: bool = True
-    b_g2: Placement = "cpu"
-    paused: bool = False
+    # the live knobs: types, defaults and allowed values from prover.knobs
+    workers_per_gpu: int = Field(KNOBS["workers_per_gpu"].default, ge=KNOBS["workers_per_gpu"].lo,
+                                 le=KNOBS["workers_per_gpu"].hi, description=KNOBS["workers_per_gpu"].help)
+    lock_mode: str = Field(KNOBS["lock_mode"].default, description=KNOBS["lock_mode"].help)
+    mem_sync: str = Field(KNOBS["mem_sync"].default, description=KNOBS["mem_sync"].help)
+    prestage: bool = Field(KNOBS["prestage"].default, description=KNOBS["prestage"].help)
+    b_g2: str = Field(KNOBS["b_g2"].default, description=KNOBS["b_g2"].help)
+    paused: bool = Field(KNOBS["paused"].default, description=KNOBS["paused"].help)
     vram_budget: int = Field(24 * 1024**3, description="bytes; accepts '24GiB', '16GB', ...")
     constraints_log2: int = Field(10, ge=8, le=24, description="size of the circuit really proved (2^24 wants a GPU for setup)")
     modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
@@ -136,6 +126,21 @@ class RunConfig(BaseModel):
     vram_sample_s: float = Field(0.15, gt=0.0, le=10.0, description="VRAM sample period (wall seconds)")
     cache_dir: str | None = Field(None, description="where proving keys are cached")
     faults: FaultsConfig = Field(default_factory=FaultsConfig)
+    kernels: KernelSettings = Field(default_factory=KernelSettings.from_env,
+                                    description="kernel and setup tunables; C2TUI_* variables override (docs/settings.md)")
+
+    @field_validator("kernels", mode="before")
+    @classmethod
+    def _kernels(cls, v: Any) -> Any:
+        return KernelSettings.from_env(**v) if isinstance(v, dict) else v
+
+    @field_validator(*_CHOICE_KNOBS)
+    @classmethod
+    def _choice(cls, v: str, info: ValidationInfo) -> str:
+        values = KNOBS[info.field_name or ""].values or ()
+        if v not in values:  # read now, not at import: the vocabulary is the one place to extend
+            raise ValueError("Input should be " + _one_of(values))
+        return v
 
     @field_validator("vram_budget", mode="before")
     @classmethod
@@ -178,16 +183,15 @@ class RunConfig(BaseModel):
     def n_gpus(self) -> int:
         return len(self.gpu_ids)
 
-    def knobs(self) -> dict[str, str]:
-        return {k: _knob_str(getattr(self, k)) for k in KNOBS}
-
     def public_dict(self) -> dict[str, Any]:
         """JSON-friendly dict for RunStarted.config and recording headers."""
         return self.model_dump(mode="json")
 
 
-def _knob_str(v: Any) -> str:
-    return str(v)
+def _one_of(values: tuple[str, ...]) -> str:
+    """pydantic's own spelling for a Literal: 'a', 'b' or 'c'."""
+    q = [repr(v) for v in values]
+    return q[0] if len(q) == 1 else ", ".join(q[:-1]) + " or " + q[-1]
 
 
 def _format_error(exc: ValidationError) -> str:

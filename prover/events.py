@@ -193,6 +193,7 @@ class ModeChange(_Ev):
     old: str
     new: str
     source: str = Field("controller", description="cli | key | switch | controller")
+    gpu: int | None = Field(None, description="set for one GPU only (None: the whole host or fleet)")
 
 
 class SectorSubmitted(_Ev):

@@ -14,10 +14,10 @@ from typing import Iterable
 
 from prover import events as ev
 from prover.events import Phase
+from prover.knobs import KNOBS
 from prover.state_hosts import HostState, host_joined, host_left
 
 LOG_LINES = 200
-TIMELINE_SECONDS = 120.0
 RECENT_PARTITIONS = 64
 
 
@@ -139,7 +139,6 @@ class DashboardState:
     knobs: dict[str, str] = field(default_factory=dict)  # lock_mode, mem_sync, workers_per_gpu, ...
     gpus: dict[int, GpuState] = field(default_factory=dict)
     hosts: dict[str, HostState] = field(default_factory=dict)  # empty on one host
-    requeued: int = 0
     partitions: dict[str, PartitionState] = field(default_factory=dict)
     phase_stats: dict[str, PhaseStats] = field(default_factory=dict)
     proofs_ok: int = 0
@@ -199,7 +198,7 @@ def _run_started(s: DashboardState, e: ev.RunStarted) -> None:
     s.backend, s.simulated, s.profile = e.backend, e.simulated, e.profile
     s.proved_log2, s.modelled_log2 = e.proved_log2, e.modelled_log2
     s.config = dict(e.config)
-    for knob in ("lock_mode", "mem_sync", "workers_per_gpu", "prestage", "b_g2", "paused"):
+    for knob in KNOBS:
         if knob in e.config:
             s.knobs[knob] = str(e.config[knob])
     for i in range(e.gpus):
@@ -376,8 +375,9 @@ def _oom(s: DashboardState, e: ev.Oom) -> None:
 
 def _mode_change(s: DashboardState, e: ev.ModeChange) -> None:
     s.mode_changes += 1
-    s.knobs[e.knob] = e.new
-    s.note("info", f"{e.knob}: {e.old} -> {e.new} ({e.source})")
+    if e.gpu is None:  # a one-GPU setting is in the log, not the fleet's knobs
+        s.knobs[e.knob] = e.new
+    s.note("info", f"{'' if e.gpu is None else f'gpu{e.gpu} '}{e.knob}: {e.old} -> {e.new} ({e.source})")
 
 
 def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted) -> None:

@@ -46,7 +46,6 @@ def host_left(s: "DashboardState", e: ev.HostLeft) -> None:
         s.note("info", f"host {h.host} left ({e.reason})")
         return
     h.requeued += len(e.requeued)
-    s.requeued += len(e.requeued)
     for i in h.gpus:  # the process is gone, and with it its locks, buffers and workers
         g = s.gpu(i)
         for lk in g.locks.values():

@@ -144,7 +144,7 @@ def summarize(state: DashboardState) -> Summary:
         modelled_throughput_per_min=(steady * scale) if scale > 0 else None,
         phases={k: PhaseSummary(count=v.count, mean=v.mean, max=v.max, total=v.total, failed=v.failed)
                 for k, v in s.phase_stats.items()},
-        gpus=gpus, hosts=[_host(h, dur) for h in s.hosts.values()], requeued=s.requeued, events=s.events,
+        gpus=gpus, hosts=[_host(h, dur) for h in s.hosts.values()], requeued=sum(h.requeued for h in s.hosts.values()), events=s.events,
         errors=errors[-10:])
 
 

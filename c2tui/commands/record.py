@@ -27,7 +27,7 @@ from c2tui.options import config_from_options, run_options
 
 
 def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
-    from prover.pipeline.controller import SWITCH_HELP, parse_switch
+    from prover.knobs import parse_switch
 
     out = []
     for spec in specs:
@@ -45,7 +45,6 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
         except ValueError as exc:
             raise click.BadParameter(f"{spec!r}: {exc}", param_hint="--switch") from None
         out.append((t, mode))
-    _ = SWITCH_HELP
     return sorted(out, key=lambda x: x[0])
 
 

@@ -11,47 +11,11 @@ from typing import Any
 import click
 
 from c2tui.cluster import cluster_option, make_engine
-
-try:  # the shared run/record options (c2tui/options.py)
-    from c2tui.options import config_from_options, run_options
-except ImportError:  # pragma: no cover - only while options.py has not landed
-    run_options = None
-    config_from_options = None
-
-
-def _fallback_options(func):
-    opts = [
-        click.option("--backend", type=click.Choice(["auto", "sim", "cuda"]), default=None),
-        click.option("--gpus", type=int, default=None),
-        click.option("--workers-per-gpu", type=int, default=None),
-        click.option("--lock-mode", type=click.Choice(["single", "two-lock"]), default=None),
-        click.option("--mem-sync", type=click.Choice(["device", "stream"]), default=None),
-        click.option("--vram-budget", default=None),
-        click.option("--constraints-log2", type=int, default=None),
-        click.option("--partitions", type=int, default=None),
-        click.option("--profile", default=None),
-        click.option("--config", "config", type=click.Path(exists=True, dir_okay=False), default=None),
-        click.option("--seed", type=int, default=None),
-        click.option("--time-scale", type=float, default=None),
-    ]
-    for o in reversed(opts):
-        func = o(func)
-    return func
-
-
-def _fallback_config(**kw: Any):
-    from prover.config import load_config
-
-    path = kw.pop("config", None)
-    return load_config(path, **kw)
-
-
-_options = run_options or _fallback_options
-_config = config_from_options or _fallback_config
+from c2tui.options import config_from_options, run_options
 
 
 @click.command("run")
-@_options
+@run_options
 @cluster_option
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
@@ -66,11 +30,12 @@ def command(theme: str, fps: float, cluster: str | None, **kwargs: Any) -> None:
     from prover.config import ConfigError
 
     try:
-        cfg = _config(**kwargs)
+        cfg = config_from_options(**kwargs)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     from c2tui.app import DashboardApp
     from c2tui.sources import LiveSource
+
     engine = make_engine(cfg, cluster)  # e.g. --backend cuda without a visible GPU: a clean error
     source = LiveSource(engine, label="LIVE")
     DashboardApp(source, theme=theme, fps=fps).run()

@@ -9,15 +9,14 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-LIVE_KEYS = [
-    ("l", "lock mode: single ↔ two-lock"),
-    ("m", "mem_sync: device ↔ stream (device = cudaDeviceSynchronize + trim in mem)"),
-    ("+ / -", "workers per GPU up / down"),
-    ("p", "pre-stage on / off"),
-    ("b", "b_g2 MSM on cpu ↔ gpu"),
-    ("space", "pause / resume the prover"),
-    ("n", "submit a new sector"),
-]
+from prover.knobs import KNOBS
+
+
+def live_keys() -> list[tuple[str, str]]:
+    """The knobs' keys and help (prover.knobs, read when the screen opens), then submit."""
+    return [k.key_row() for k in KNOBS.values()] + [("n", "submit a new sector")]
+
+
 REPLAY_KEYS = [
     ("space", "play / pause"),
     ("← / →", "seek 5 s back / forward (shift: 30 s)"),
@@ -30,6 +29,18 @@ COMMON_KEYS = [
     ("?", "this help"),
     ("q", "quit"),
 ]
+
+
+def key_table() -> str:
+    """The README's key table (markdown), from the same rows the help screen shows;
+    tests/unit/test_knobs.py checks the README carries it."""
+    rows = ["| key | live run | replay |", "| --- | --- | --- |"]
+    rows += [f"| `{k}` | {d} | |" for k, d in live_keys()]
+    rows += [f"| `{k}` | | {d} |" for k, d in REPLAY_KEYS]
+    rows += [f"| `{k}` | {d} | same |" for k, d in COMMON_KEYS]
+    return "\n".join(rows)
+
+
 def legend(pal) -> list[tuple[Text, Text]]:
     phases = Text()
     for ph in ("synthesis", "prep_msm", "prestage", "ntt_h", "msm", "b_g2_msm", "assemble", "verify"):
@@ -64,7 +75,7 @@ class HelpScreen(ModalScreen[None]):
         t.add_column(style="bold")
         t.add_column()
         sections = [("Replay" if self.replay else "Controls (sent to the prover's controller)",
-                     REPLAY_KEYS if self.replay else LIVE_KEYS), ("Always", COMMON_KEYS),
+                     REPLAY_KEYS if self.replay else live_keys()), ("Always", COMMON_KEYS),
                     ("Legend", legend(self.app.palette))]  # type: ignore[attr-defined]
         for title, rows in sections:
             t.add_row(Text(title, style="bold underline"), "")

@@ -1,32 +1,24 @@
-"""BLS12-381 scalar field Fr, vectorised over numpy arrays.
-
-Two representations:
+"""BLS12-381 scalar field Fr, vectorised over numpy arrays. Two representations:
 
 * ``FrArray`` -- the interchange format other code (and the CUDA kernels) depends on:
-  ``numpy.uint64`` of shape ``(n, 4)``, little-endian 64-bit limbs, canonical values in
-  ``[0, r)``, *not* Montgomery form.
-* ``Mont`` -- the internal working form: ``numpy.uint64`` of shape ``(8, ...)`` holding
-  eight little-endian 32-bit limbs of ``x * 2^256 mod r`` (Montgomery form, R = 2^256).
-  Limb-major so that every step of an operation is one numpy call over all elements.
+  ``numpy.uint64`` (n, 4), little-endian 64-bit limbs, canonical in ``[0, r)``, not Montgomery.
+* ``Mont`` -- the working form: ``numpy.uint64`` (8, ...), eight little-endian 32-bit limbs of
+  ``x * 2^256 mod r``; limb-major so every step of an operation is one numpy call.
 
-Why 32-bit limbs in uint64 words: a 32x32-bit product fits a uint64 exactly, and sums of a
-few dozen unnormalised products still fit, so the Montgomery product is computed
-"separated operand scanning" style: per limb of ``a`` one broadcast multiply against all
-eight limbs of ``b``, split into low/high halves and added into an accumulator *without*
-carry propagation; carries are resolved once at the end. That is ~14 numpy calls per limb
-round instead of ~80 for a carry-per-step CIOS loop (measured: docs/prover.md).
-
-Python ints appear only at the boundary (``from_ints``/``to_ints``) and for module
-constants.
+32-bit limbs in uint64 words: a 32x32-bit product fits exactly and sums of a few dozen
+still fit, so the Montgomery product adds limb products *without* carries and resolves them
+once at the end (~14 numpy calls per limb round, not ~80 for CIOS; docs/prover.md).
+Python ints appear only at the boundary (``from_ints``/``to_ints``) and in constants.
 """
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+from prover import settings
 
 # the field modulus and its constants --------------------------------------------------
 R_MOD = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
@@ -162,10 +154,9 @@ def _normalise(x: np.ndarray) -> np.ndarray:
 
 
 CHUNK = 1 << 13  # elements per block of a large operation: temporaries stay cache-sized
-# Blocks of one large operation run on a thread pool (numpy releases the GIL inside its
-# loops, and every block is independent, so the result is the same bytes): setup and
-# synthesis of 2^22+ circuits are minutes on one core. C2TUI_FR_THREADS=1 turns it off.
-THREADS = int(os.environ.get("C2TUI_FR_THREADS", "0") or 0) or min(32, os.cpu_count() or 1)
+# Blocks of one large operation run on a thread pool (numpy releases the GIL in its loops and
+# blocks are independent: same bytes; 2^22+ set-ups take minutes on one core). fr_threads=1: off.
+THREADS: int | None = None  # set: overrides the settings (tests)
 PARALLEL_MIN = 16 * CHUNK  # below this the blocks run inline
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -176,20 +167,20 @@ def _executor() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(THREADS, thread_name_prefix="fr-block", initializer=_mark_worker)
+            _pool = ThreadPoolExecutor(_threads(), thread_name_prefix="fr-block",
+                                       initializer=lambda: setattr(_in_worker, "active", True))
         return _pool
 
 
-def _mark_worker() -> None:
-    _in_worker.active = True
+def _threads() -> int:
+    return THREADS or settings.current().fr_thread_count()
 
 
 def _for_blocks(size: int, body: Callable[[int], None]) -> None:
     """body(lo) for lo in range(0, size, CHUNK), on the pool when large (never nested)."""
     starts = range(0, size, CHUNK)
-    if THREADS > 1 and size >= PARALLEL_MIN and not getattr(_in_worker, "active", False):
-        for _ in _executor().map(body, starts):
-            pass
+    if _threads() > 1 and size >= PARALLEL_MIN and not getattr(_in_worker, "active", False):
+        list(_executor().map(body, starts))
     else:
         for lo in starts:
             body(lo)

@@ -373,14 +373,21 @@ class FleetEngine:
                 self.emit(ev.PartitionQueued, part=q.part, sector=sector, index=i)
         return sector
 
-    def send_control(self, method: str, args: list[Any], source: str, target: str | None) -> None:
+    def send_control(self, knob: str, value: Any, source: str, target: str | None) -> None:
+        """One knob to every host (None), one host ('h1') or one GPU ('gpu3', fleet number)."""
         with self._plock:
             hosts = dict(self.hosts)
+        gpu = None
         if target is None:
             chosen = list(hosts.values())
         elif target in hosts:
             chosen = [hosts[target]]
+        elif target.startswith("gpu") and target[3:].isdigit() and int(target[3:]) in self.sched.slots:
+            gpu = int(target[3:])
+            chosen = [hosts[self.sched.slots[gpu].host]]
         else:
-            raise ValueError(f"no host {target!r} in the fleet (have {', '.join(sorted(hosts)) or 'none yet'})")
+            raise ValueError(f"no host or GPU {target!r} in the fleet (hosts: {', '.join(sorted(hosts)) or 'none yet'}; "
+                             f"GPUs: gpu0..gpu{max(self.sched.slots, default=0)})")
         for h in chosen:
-            h.actor.control.remote(method, args, source)
+            local = None if gpu is None else gpu - (h.info.gpu_offset if h.info else 0)
+            h.actor.control.remote(knob, value, source, local)

@@ -6,7 +6,7 @@ as a Ray actor pinned to one node (prover.fleet.cluster). The driver calls, all 
     start() -> HostInfo              build + start the engine (its GPUs, workers, LockSets)
     assign([Assignment, ...])        put partitions on this host's per-GPU queues
     poll() -> list[Event]            every event since the last poll, in one batch
-    control(method, args, source)    a Controller call on this host's engine (a knob change)
+    control(knob, value, source, gpu)  a knob change on this host's engine (or one of its GPUs)
     stop(drain) -> list[Event]       stop the engine; the last batch (ends with HostLeft)
 
 Events leave here already in fleet terms: `host` set, `t` on the driver's clock (both on one
@@ -25,7 +25,6 @@ from pydantic import BaseModel, ConfigDict
 
 from prover import events as ev
 from prover.config import RunConfig
-from prover.pipeline.inbox import Inbox
 
 
 class Assignment(BaseModel):
@@ -79,11 +78,11 @@ class HostRuntime:
 
         cfg = RunConfig.model_validate({**config, "sectors": None})
         self.host, self.node, self.offset, self.t0_wall = host, node, gpu_offset, t0_wall
-        self.inbox = Inbox(cfg.n_gpus)
         self._buf: list[Any] = []
         self._lock = threading.Lock()
         self._shift = 0.0
-        self.engine = Engine(cfg, sinks=[self._sink], phases=phases, inbox=self.inbox)
+        self.engine = Engine(cfg, sinks=[self._sink], phases=phases, external=True)
+        self.inbox = self.engine.inbox
         self.config = cfg
 
     def _sink(self, e: Any) -> None:
@@ -106,7 +105,7 @@ class HostRuntime:
                         workers_per_gpu=c.workers_per_gpu, budget=c.vram_budget, pid=os.getpid())
 
     def assign(self, parts: list[Assignment]) -> int:
-        from prover.pipeline.engine import Partition
+        from prover.pipeline.partition import Partition
 
         for a in parts:
             self.inbox.put(a.gpu - self.offset, Partition(id=a.part, sector=a.sector, index=a.index,
@@ -118,8 +117,9 @@ class HostRuntime:
             out, self._buf = self._buf, []
         return out
 
-    def control(self, method: str, args: list[Any], source: str) -> bool:
-        return bool(getattr(self.engine.controller, method)(*args, source=source))
+    def control(self, knob: str, value: Any, source: str, gpu: int | None = None) -> bool:
+        """A knob change on this host (`gpu`: this host's own number for one GPU)."""
+        return self.engine.controller.set(knob, value, source, gpu=gpu)
 
     def stop(self, timeout: float = 30.0) -> list[Any]:
         self.engine.stop(timeout=timeout, reason="fleet stopped")

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from prover import settings
 from prover.bls import curve, fr, ntt
 from prover.groth16.circuit import CIRCUIT_NAME, Circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey
@@ -63,8 +64,8 @@ GPU_FIXED_BASE_MIN = 1 << 12  # below this the CPU tables win: no upload, no ker
 
 def _gpu_kernel(name: str) -> Callable[..., Any] | None:
     """The named function of prover.kernels.gpu_phases, so that large keys are set up on the
-    GPU; None without CuPy or a visible device, or with C2TUI_SETUP_GPU=0."""
-    if os.environ.get("C2TUI_SETUP_GPU", "1") == "0":
+    GPU; None without CuPy or a visible device, or with setup_gpu off (C2TUI_SETUP_GPU=0)."""
+    if not settings.current().setup_gpu:
         return None
     try:
         import cupy
@@ -159,8 +160,8 @@ def setup(circuit: Circuit, seed: int) -> tuple[ProvingKey, VerifyingKey]:
 
 # cache ----------------------------------------------------------------------------------------
 def default_cache_dir() -> Path:
-    env = os.environ.get("C2TUI_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "c2tui" / "keys"
+    given = settings.current().cache_dir
+    return Path(given) if given else Path.home() / ".cache" / "c2tui" / "keys"
 
 
 def cache_path(circuit: Circuit, seed: int, cache_dir: Path) -> Path:

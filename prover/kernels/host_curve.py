@@ -1,6 +1,6 @@
 """Python-integer XYZZ arithmetic for the last, tiny step of an MSM: the Horner sum of the
-window sums (2^c-fold doublings) and the conversion to affine. On the GPU this was one
-latency-bound thread (~10 ms at 2^24); here it is ~1-2 ms of Python after a 1-3 KB download."""
+window sums (2^c-fold doublings) and the conversion to affine: on the GPU it would be one
+latency-bound thread; here it is ~1-2 ms of Python after a 1-3 KB download."""
 from __future__ import annotations
 
 import numpy as np

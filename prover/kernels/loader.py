@@ -1,27 +1,20 @@
-"""Compile the CUDA sources of this folder with NVRTC (cupy.RawModule), once per process and device.
+"""Compile the CUDA sources (kernels/cuda/) with NVRTC (cupy.RawModule), once per process and device.
 
 CuPy is imported lazily: ``import prover.kernels`` works on machines without it.
 """
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from pathlib import Path
 
-KERNELS_DIR = Path(__file__).resolve().parent
+from prover import settings
+
+CUDA_DIR = Path(__file__).resolve().parent / "cuda"  # the .cu/.cuh sources (package data)
 SOURCES = ("ntt.cu", "msm_g1.cu", "msm_g2.cu")
 
 _lock = threading.Lock()
 _cache: dict[tuple, object] = {}
-
-
-def cupy_available() -> bool:
-    try:
-        import cupy  # noqa: F401
-    except Exception:
-        return False
-    return True
 
 
 def device_arch(device_id: int | None = None) -> str:
@@ -34,20 +27,19 @@ def device_arch(device_id: int | None = None) -> str:
 
 def compile_options(arch: str | None = None, defines: tuple[str, ...] = ()) -> tuple[str, ...]:
     """NVRTC options. CuPy itself adds the current device's -arch, so none is given here unless
-    asked for (arch=... or C2TUI_NVRTC_ARCH=sm_90)."""
-    opts = ["-I" + str(KERNELS_DIR), "-std=c++17"] + ["-D" + d for d in defines]
-    arch = arch or os.environ.get("C2TUI_NVRTC_ARCH")
+    asked for (arch=... or the settings' nvrtc_arch, e.g. sm_90)."""
+    ks = settings.current()
+    opts = ["-I" + str(CUDA_DIR), "-std=c++17"] + ["-D" + d for d in defines]
+    arch = arch or ks.nvrtc_arch
     if arch:
         opts.append("--gpu-architecture=" + arch)
-    extra = os.environ.get("C2TUI_NVRTC_OPTS")
-    if extra:
-        opts.extend(extra.split())
+    opts.extend(ks.nvrtc_opts.split())
     return tuple(opts)
 
 
 def headers_digest() -> str:
     h = hashlib.sha256()
-    for p in sorted(KERNELS_DIR.glob("*.cuh")):
+    for p in sorted(CUDA_DIR.glob("*.cuh")):
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:16]
 
@@ -65,7 +57,7 @@ def get_module(name: str, defines: tuple[str, ...] = ()):
     with _lock:
         mod = _cache.get(key)
         if mod is None:
-            code = (KERNELS_DIR / name).read_text()
+            code = (CUDA_DIR / name).read_text()
             # CuPy's on-disk kernel cache keys on the source text only: stamp the headers' hash
             # into it so that an edited header recompiles.
             code = f"// headers {headers_digest()}\n" + code

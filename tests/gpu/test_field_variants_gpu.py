@@ -1,4 +1,4 @@
-"""Every FIELD_MUL product variant of prover/kernels/field.cuh on the GPU against Python integers,
+"""Every FIELD_MUL product variant of prover/kernels/cuda/field.cuh on the GPU against Python integers,
 and the real kernels (ntt.cu, msm_g1.cu, msm_g2.cu) built with the even/odd products (pytest -m gpu).
 
 benchmarks/bench_field.py does the same checks at 2^16 and times the products; this keeps a

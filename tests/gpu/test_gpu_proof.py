@@ -11,7 +11,7 @@ pytestmark = pytest.mark.gpu
 def test_gpu_proof_equals_cpu_proof(log2: int, tmp_path) -> None:
     import cupy as cp
 
-    from prover.device.gpu_adapter import make_gpu_phases
+    from prover.kernels.gpu_adapter import make_gpu_phases
     from prover.groth16 import phases as P
     from prover.kernels import gpu_phases as gp
 

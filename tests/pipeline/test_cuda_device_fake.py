@@ -244,7 +244,7 @@ def cpu_kernels_module():
 
 
 def test_gpu_adapter_composes_phases_bit_identically():
-    from prover.device.gpu_adapter import make_gpu_phases
+    from prover.kernels.gpu_adapter import make_gpu_phases
     from prover.groth16 import phases as P
 
     fns = make_gpu_phases(cpu_kernels_module())

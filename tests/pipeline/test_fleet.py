@@ -77,7 +77,7 @@ def test_fleet_three_nodes_lose_one_gain_one(tmp_path):
     assert len(done) == len(set(done)) == total  # nothing lost, nothing counted twice
     lost = [e for e in rec.events if e.kind == "host_left" and e.lost]
     assert [e.host for e in lost] == [victim]
-    assert s.requeued == len(lost[0].requeued) == fleet.requeued
+    assert sm.requeued == s.hosts[victim].requeued == len(lost[0].requeued) == fleet.requeued
     ran = {(e.host, e.gpu) for e in rec.events if e.kind == "phase_start" and e.phase.value == "ntt_h"}
     assert {g for _, g in ran} >= set(range(8))  # all 6 first GPUs, and the late host's 2
     assert s.hosts["h3"].done >= 1 and set(s.hosts["h3"].gpus) == {6, 7}

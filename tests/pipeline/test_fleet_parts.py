@@ -57,6 +57,10 @@ def test_host_runtime_proves_partitions_placed_from_outside():
     h = HostRuntime("h3", "node", cfg, gpu_offset=6, t0_wall=time.time() - 10.0)
     info = h.start()
     assert (info.gpus, info.gpu_offset) == (2, 6)
+    assert h.control("lock_mode", "single", "test", gpu=1)  # one GPU's sections only
+    assert h.engine.controller.snapshot(1).lock_mode == "single" and h.engine.controller.snapshot(0).lock_mode == "two-lock"
+    with pytest.raises(ValueError, match="whole host"):
+        h.control("workers_per_gpu", 2, "test", gpu=1)
     h.assign([Assignment(part=f"s0p{i}", sector=0, index=i, instance=i, gpu=6 + i % 2) for i in range(4)])
     events, deadline = [], time.monotonic() + 60
     while sum(e.kind == "partition_done" for e in events) < 4 and time.monotonic() < deadline:
@@ -64,6 +68,9 @@ def test_host_runtime_proves_partitions_placed_from_outside():
         events += h.poll()
     events += h.stop()
     assert {e.host for e in events} == {"h3"} and events[-1].kind == "host_left" and not events[-1].lost
+    mc = [e for e in events if e.kind == "mode_change"]
+    assert [(e.knob, e.new, e.gpu, e.source) for e in mc] == [("lock_mode", "single", 7, "test")]
+    assert fold(events).knobs.get("lock_mode") != "single"  # a one-GPU change is not the fleet's value
     assert not any(e.kind in ("run_started", "run_ended", "sector_submitted") for e in events)
     assert min(e.t for e in events) >= 9.0  # on the driver's clock
     done = {e.part: e for e in events if e.kind == "partition_done"}
@@ -93,7 +100,7 @@ def test_fold_host_level_and_lost_host():
            ev.RunEnded(t=1.0)]
     s = fold(evs)
     assert s.gpus[3].host == "h1" and s.gpus[3].locks["compute"].holder is None  # died with its process
-    assert (s.hosts["h0"].done, s.hosts["h1"].lost, s.hosts["h1"].requeued, s.requeued) == (2, True, 1, 1)
+    assert (s.hosts["h0"].done, s.hosts["h1"].lost, s.hosts["h1"].requeued) == (2, True, 1)
     assert s.partitions_ok == 2 and s.partitions["s0p1"].gpu == 1
     sm = summarize(s)
     assert [(h.host, h.partitions_done, h.lost) for h in sm.hosts] == [("h0", 2, False), ("h1", 0, True)]

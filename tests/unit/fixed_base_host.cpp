@@ -1,4 +1,4 @@
-// CPU driver of prover/kernels/fixed_base.cuh for CI (tests/unit/test_fixed_base_host.py): the
+// CPU driver of prover/kernels/cuda/fixed_base.cuh for CI (tests/unit/test_fixed_base_host.py): the
 // very kernel template the GPU runs, executed thread by thread with g++ (a simulated launch).
 //   fixed_base_host g1|g2 THREADS TABLE_FILE SCALARS_FILE OUT_FILE
 // TABLE_FILE: 8192 canonical affine xy rows (96 or 192 bytes); SCALARS_FILE: n x 32 bytes LE;

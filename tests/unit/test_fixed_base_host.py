@@ -1,4 +1,4 @@
-"""CI check of the GPU fixed-base kernel template (prover/kernels/fixed_base.cuh) compiled for the
+"""CI check of the GPU fixed-base kernel template (prover/kernels/cuda/fixed_base.cuh) compiled for the
 CPU with g++ and run thread by thread (tests/unit/fixed_base_host.cpp): G1 and G2 results equal
 py_arkworks, including zero / one / r-1 scalars, the FB_K-outputs-a-thread layout with tails and
 idle threads, and the shared (Montgomery's trick) inversion around infinities. Also the host
@@ -26,7 +26,7 @@ def fixed_base_host(tmp_path_factory):
         pytest.skip("g++ not installed")
     d = tmp_path_factory.mktemp("fixed_base")
     exe = d / "fixed_base_host"
-    subprocess.run([GXX, "-O1", "-std=c++17", "-w", "-I", str(loader.KERNELS_DIR), "-o", str(exe),
+    subprocess.run([GXX, "-O1", "-std=c++17", "-w", "-I", str(loader.CUDA_DIR), "-o", str(exe),
                     str(HERE / "fixed_base_host.cpp")], check=True, capture_output=True, timeout=300)
     tables = {}
 
@@ -83,7 +83,7 @@ def test_launch_covers_every_output() -> None:
 
 
 def test_fb_k_matches_the_kernel_source() -> None:
-    src = (loader.KERNELS_DIR / "fixed_base.cuh").read_text()
+    src = (loader.CUDA_DIR / "fixed_base.cuh").read_text()
     assert f"#define FB_K {fb.FB_K}\n" in src
 
 

@@ -1,6 +1,6 @@
 """CI check of the CUDA arithmetic headers compiled for the CPU (g++) against Python integers.
 
-prover/kernels/{field,curve}.cuh are the very headers the GPU kernels include; host_check.cpp
+prover/kernels/cuda/{field,curve}.cuh are the very headers the GPU kernels include; tests/unit/host_check.cpp
 drives them line by line. Skipped cleanly where g++ is missing.
 """
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -21,8 +22,8 @@ pytestmark = pytest.mark.skipif(GXX is None, reason="g++ not installed")
 @pytest.fixture(scope="module")
 def host_check(tmp_path_factory):
     exe = tmp_path_factory.mktemp("kernels") / "host_check"
-    src = loader.KERNELS_DIR / "host_check.cpp"
-    subprocess.run([GXX, "-O1", "-std=c++17", "-I", str(loader.KERNELS_DIR), "-o", str(exe), str(src)],
+    src = Path(__file__).with_name("host_check.cpp")
+    subprocess.run([GXX, "-O1", "-std=c++17", "-I", str(loader.CUDA_DIR), "-o", str(exe), str(src)],
                    check=True, capture_output=True, timeout=300)
 
     def run(lines: list[str]) -> list[str]:
@@ -135,8 +136,8 @@ def test_field_mul_variant_builds(tmp_path, variant):
     The device products (PTX) are checked on the GPU by benchmarks/bench_field.py and
     tests/gpu/test_field_variants_gpu.py."""
     exe = tmp_path / "host_check"
-    src = loader.KERNELS_DIR / "host_check.cpp"
-    subprocess.run([GXX, "-O1", "-std=c++17", f"-DFIELD_MUL={variant}", "-DFP_MUL_CALL=1", "-I", str(loader.KERNELS_DIR),
+    src = Path(__file__).with_name("host_check.cpp")
+    subprocess.run([GXX, "-O1", "-std=c++17", f"-DFIELD_MUL={variant}", "-DFP_MUL_CALL=1", "-I", str(loader.CUDA_DIR),
                     "-o", str(exe), str(src)], check=True, capture_output=True, timeout=300)
     rng = random.Random(hash(variant) % 1000)
     lines, want = [], []
@@ -152,6 +153,6 @@ def test_field_mul_variant_builds(tmp_path, variant):
 
 
 def test_unknown_field_mul_is_an_error(tmp_path):
-    r = subprocess.run([GXX, "-fsyntax-only", "-std=c++17", "-DFIELD_MUL=nope", "-I", str(loader.KERNELS_DIR),
-                        str(loader.KERNELS_DIR / "host_check.cpp")], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([GXX, "-fsyntax-only", "-std=c++17", "-DFIELD_MUL=nope", "-I", str(loader.CUDA_DIR),
+                        str(Path(__file__).with_name("host_check.cpp"))], capture_output=True, text=True, timeout=300)
     assert r.returncode != 0 and "unknown FIELD_MUL" in r.stderr

@@ -8,9 +8,8 @@
 // Product variants, chosen at build time with -DFIELD_MUL=<name> (e.g. through
 // C2TUI_NVRTC_OPTS="-DFIELD_MUL=eo"); without it the build is eo_sq (or ptx with
 // -DFIELD_PTX; FIELD_MUL wins over FIELD_PTX, so gpu_phases' ptx builds become the FIELD_MUL
-// variant too). benchmarks/bench_field.py measures and checks every one of them on the GPU.
-// H200, products/s (Fr | Fp call | Fp inlined): cios 3.8e10 | 1.66e10 | 1.47e10,
-// eo 5.4e10 | 2.61e10 | 2.78e10, eo_c 6.2e10 | 2.60e10 | 2.78e10 (2026-11-30).
+// variant too). benchmarks/bench_field.py measures and checks every one of them on the GPU
+// (figures: benchmarks/RESULTS.md).
 //   cios    portable C++ CIOS with u64 accumulators; the Fp call (FP_MUL_CALL) takes const&
 //   ptx     PTX CIOS, 4N^2 separate lo/hi rows (= -DFIELD_PTX)
 //   cios_v  cios, but the Fp call takes and returns values: operands stay in registers instead of
@@ -41,7 +40,7 @@
 #elif defined(FIELD_PTX)
 #  define FIELD_MUL_ID 2
 #else
-#  define FIELD_MUL_ID 7  // eo_sq: the fastest on the H200 (G1 MSM 2^24 194 -> 126 ms, NTT 2^24 6.5 -> 4.8 ms)
+#  define FIELD_MUL_ID 7  // eo_sq: the fastest on the H200 (benchmarks/RESULTS.md)
 #endif
 // device product: 0 portable C++, 1 PTX rows, 2 even/odd
 #if FIELD_MUL_ID == 2

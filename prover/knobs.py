@@ -1,0 +1,145 @@
+"""The live knobs, each defined once: name, type, allowed values, default, keys, help text.
+
+RunConfig (types, defaults, validation), the CLI's run options, the Controller (setters,
+`--switch` parsing), the dashboard's key bindings and help screen, the fold and the summary
+all read this table; adding a value to a knob here is the whole change.
+
+`values` is the allowed set for a choice knob (None: bool or int, see `lo`/`hi`). `keys` are
+(key, action, footer label, key_display) for the dashboard: a key turns the knob in the UI,
+which sends the change to the Controller (textual key names; prover imports no UI).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+BOOL_WORDS = {"on": True, "true": True, "1": True, "yes": True, "off": False, "false": False, "0": False, "no": False}
+
+
+@dataclass(frozen=True)
+class Key:
+    key: str  # textual key name(s), comma separated
+    action: str  # the dashboard action it runs
+    label: str  # footer label
+    display: str | None = None  # how the footer shows the key
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    kind: type  # str (a choice of `values`), int (lo..hi) or bool
+    default: Any
+    help: str  # for --help and docs
+    key_help: str  # for the help screen; {values} is the values joined with ↔
+    key_label: str  # the help screen's key column
+    keys: tuple[Key, ...]
+    values: tuple[str, ...] | None = None
+    lo: int = 0
+    hi: int = 0
+    live: bool = True  # can change mid-run (through the Controller)
+    aliases: tuple[str, ...] = ()  # other spellings in `--switch KNOB=VALUE`
+    bare: bool = False  # a bare value is a switch too (`--switch two-lock`)
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, v: Any) -> Any:
+        """The value if allowed, else ValueError naming the knob and what it accepts."""
+        if self.kind is bool:
+            if not isinstance(v, bool):
+                raise ValueError(f"{self.name} must be on or off, got {v!r}")
+            return v
+        if self.kind is int:
+            if isinstance(v, bool) or not isinstance(v, int) or not self.lo <= v <= self.hi:
+                raise ValueError(f"{self.name} must be an integer {self.lo}..{self.hi}, got {v!r}")
+            return v
+        if v not in (self.values or ()):
+            raise ValueError(f"{self.name} must be one of {', '.join(self.values or ())}, got {v!r}")
+        return v
+
+    def parse(self, text: str) -> Any:
+        """A value from its textual form (`--switch`), checked."""
+        t = text.strip()
+        if self.kind is bool:
+            if t.lower() not in BOOL_WORDS:
+                raise ValueError(f"{self.name} must be on or off, got {text!r}")
+            return BOOL_WORDS[t.lower()]
+        if self.kind is int:
+            try:
+                n = int(t)
+            except ValueError:
+                raise ValueError(f"{self.name} must be an integer {self.lo}..{self.hi}, got {text!r}") from None
+            if not self.lo <= n <= self.hi:
+                raise ValueError(f"{self.name} must be an integer {self.lo}..{self.hi}, got {text!r}")
+            return n
+        return self.check(t.lower())
+
+    def next_value(self, current: str) -> str:
+        """The value a key press turns a choice knob to (cycling through `values`)."""
+        vals = self.values or ()
+        return vals[(vals.index(current) + 1) % len(vals)] if current in vals else vals[0]
+
+    def key_row(self) -> tuple[str, str]:
+        return self.key_label, self.key_help.format(values=" ↔ ".join(self.values or ()))
+
+    def switch_help(self) -> str:
+        if self.kind is bool:
+            return f"{self.name}=on|off"
+        if self.kind is int:
+            return f"{self.name}=N"
+        return f"{self.name}={'|'.join(self.values or ())}"
+
+
+KNOBS: dict[str, Knob] = {k.name: k for k in (
+    Knob("lock_mode", str, "two-lock", values=("single", "two-lock"), bare=True, aliases=("mode",),
+         help="single: mem+compute held for the whole GPU section; two-lock: pre-stage under mem",
+         key_label="l", key_help="lock mode: {values}", keys=(Key("l", "lock_mode", "lock mode"),)),
+    Knob("mem_sync", str, "device", values=("device", "stream"), bare=True,
+         help="device: device sync + pool trim inside mem (the seed); stream: stream-ordered only",
+         key_label="m", key_help="mem_sync: {values} (device = cudaDeviceSynchronize + trim in mem)",
+         keys=(Key("m", "mem_sync", "mem_sync"),)),
+    Knob("workers_per_gpu", int, 3, lo=1, hi=16, aliases=("workers",), help="workers sharing each GPU",
+         key_label="+ / -", key_help="workers per GPU up / down",
+         keys=(Key("plus,equals_sign", "workers_up", "workers+", "+"), Key("minus", "workers_down", "workers-", "-"))),
+    Knob("prestage", bool, True, help="pre-stage a/b/c under mem", key_label="p", key_help="pre-stage on / off",
+         keys=(Key("p", "prestage", "prestage"),)),
+    Knob("b_g2", str, "cpu", values=("cpu", "gpu"), help="where b_g2_msm runs", key_label="b",
+         key_help="b_g2 MSM on {values}", keys=(Key("b", "b_g2", "b_g2 cpu/gpu"),)),
+    Knob("paused", bool, False, help="start paused", key_label="space", key_help="pause / resume the prover",
+         keys=(Key("space", "pause", "pause/resume", "␣"),)),
+)}
+
+
+def knob(name: str) -> Knob:
+    return KNOBS[name]
+
+
+def default(name: str) -> Any:
+    return KNOBS[name].default
+
+
+def switch_help() -> str:
+    bare = [v for k in KNOBS.values() if k.bare for v in (k.values or ())]
+    return " | ".join([*bare, "pause", "resume", *(k.switch_help() for k in KNOBS.values())])
+
+
+def parse_switch(spec: str) -> tuple[str, Any]:
+    """'two-lock' -> ('lock_mode','two-lock'); 'mem_sync=stream' -> ('mem_sync','stream'); ...
+
+    Raises ValueError naming the allowed values."""
+    s = spec.strip()
+    low = s.lower()
+    for k in KNOBS.values():
+        if k.bare and low in (k.values or ()):
+            return k.name, low
+    if low in ("pause", "resume"):
+        return "paused", low == "pause"
+    if "=" not in s:
+        raise ValueError(f"unknown switch {spec!r}; use {switch_help()}")
+    name, v = (x.strip() for x in s.split("=", 1))
+    name = name.replace("-", "_").lower()
+    for k in KNOBS.values():
+        if name == k.name or name in k.aliases:
+            return k.name, k.parse(v)
+    raise ValueError(f"unknown knob {name!r}; use {switch_help()}")

@@ -1,0 +1,316 @@
+"""One partition's flow through the phases and the GPU's locks (SupraSeal C2 shape; modelled
+times from the device profile, x time_scale):
+
+  synthesis (CPU)
+  single:   [mem+compute: start prep_msm | pre-stage | NTT-H | barrier(prep) | MSM | free]
+  two-lock: start prep_msm on a CPU thread
+            [mem: (device: device_sync + pool trim, room checked once -> else Fallback)
+                  (stream: wait for room, bounded -> else Fallback); alloc + upload]
+            [compute: (fallback: alloc + slow upload) NTT-H | barrier(prep) | MSM | free]
+  b_g2_msm (CPU, or on the GPU inside compute when b_g2=gpu), assemble, verify (self-check)
+
+`PartitionFlow.run` returns an `Outcome`; what to do with it (count it, retry it) is the
+worker pool's business.
+"""
+from __future__ import annotations
+
+import enum
+import hashlib
+import threading
+from concurrent.futures import Executor, Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from prover import events as ev
+from prover.config import RunConfig
+from prover.device.base import BaseDevice, Buffer, OomError, Stopped, Stream
+from prover.events import Phase
+from prover.pipeline.controller import Controller, Knobs
+from prover.pipeline.faults import Faults
+from prover.pipeline.gpu_load import GpuFns
+from prover.pipeline.locks import LockSet
+from prover.pipeline.phases import Phases
+
+_GPU_SECTION_TRIES = 4
+
+
+@dataclass
+class Partition:
+    id: str
+    sector: int
+    index: int
+    instance: int
+    queued_t: float
+    attempts: int = 0
+
+
+class Outcome(enum.Enum):
+    done = "done"  # PartitionDone emitted (ok or not)
+    failed = "failed"  # an exception; not yet reported: retry or report (Outcome.reason says why)
+
+
+@dataclass
+class Result:
+    outcome: Outcome
+    reason: str = ""
+
+
+@dataclass
+class Prover:
+    """What set-up produced: the phase implementations, the circuit and its keys."""
+    phases: Phases
+    circuit: Any
+    pk: Any
+    vk: Any
+    gpu: GpuFns
+
+
+class PartitionFlow:
+    def __init__(self, config: RunConfig, times: dict[str, float], buffer_sizes: dict[str, int],
+                 emit: Callable[..., Any], clock: Callable[[], float], stop: threading.Event,
+                 controller: Controller, faults: Faults, devices: dict[int, BaseDevice],
+                 locksets: dict[int, LockSet], prover: Prover, prep_pool: Executor) -> None:
+        self.config, self.T, self.buffer_sizes = config, times, buffer_sizes
+        self.partition_bytes = sum(buffer_sizes.values())
+        self.emit, self.clock, self._stop = emit, clock, stop
+        self.controller, self.faults = controller, faults
+        self.devices, self.locksets = devices, locksets
+        self.pv, self.P = prover, prover.phases
+        self._prep_pool = prep_pool
+        # worker -> (phase, part, gpu, t0): what the watchdog looks at
+        self.current: dict[str, tuple[str, str, int | None, float]] = {}
+
+    # --- phases --------------------------------------------------------------------------------
+    @contextmanager
+    def _phase(self, w: str, p: Partition, phase: Phase, gpu: int | None, impl: str = "cpu") -> Iterator[None]:
+        self.emit(ev.PhaseStart, part=p.id, phase=phase, worker=w, gpu=gpu, impl=impl)
+        t0 = self.clock()
+        track = gpu is not None or phase is not Phase.prep_msm
+        if track:
+            self.current[w] = (phase.value, p.id, gpu, t0)
+        try:
+            self.faults.inject(phase)
+            yield
+        except BaseException as exc:
+            self._phase_failed(w, p, phase, gpu, t0, exc)
+            raise
+        else:
+            self.emit(ev.PhaseEnd, part=p.id, phase=phase, worker=w, gpu=gpu, duration=self.clock() - t0)
+        finally:
+            if track:
+                self.current.pop(w, None)
+
+    def _phase_failed(self, w: str, p: Partition, phase: Phase, gpu: int | None, t0: float,
+                      exc: BaseException) -> None:
+        error = "stopped" if isinstance(exc, Stopped) else f"{type(exc).__name__}: {exc}"[:500]
+        self.emit(ev.PhaseEnd, part=p.id, phase=phase, worker=w, gpu=gpu, duration=self.clock() - t0,
+                  ok=False, error=error)
+
+    def _paced(self, modelled: float, fn: Callable[[], Any]) -> Any:
+        """Run the real math, then sleep what is left of the modelled time (x time_scale)."""
+        t0 = self.clock()
+        r = fn()
+        end = t0 + max(0.0, modelled) * self.config.time_scale
+        while True:
+            left = end - self.clock()
+            if left <= 0:
+                return r
+            if self._stop.wait(min(left, 0.25)):
+                raise Stopped()
+
+    def _cpu_phase(self, w: str, p: Partition, phase: Phase, gpu: int | None, modelled: float,
+                   fn: Callable[[], Any]) -> Any:
+        with self._phase(w, p, phase, gpu, "cpu"):
+            return self._paced(modelled, fn)
+
+    def _start_prep(self, w: str, p: Partition, syn: Any) -> Future:
+        """prep_msm on a CPU thread. Its PhaseStart is emitted here, on the worker's thread,
+        so it always precedes the worker's next phase in the stream (the fold's notion of a
+        partition's current phase, e.g. pre-staged or not, depends on that order)."""
+        self.emit(ev.PhaseStart, part=p.id, phase=Phase.prep_msm, worker=w, gpu=None, impl="cpu")
+        t0 = self.clock()
+
+        def run() -> Any:
+            try:
+                self.faults.inject(Phase.prep_msm)
+                r = self._paced(self.T["prep_msm"] - (self.clock() - t0) / self.config.time_scale,
+                                lambda: self.P.prep_msm(syn, self.pv.pk))
+            except BaseException as exc:
+                self._phase_failed(w, p, Phase.prep_msm, None, t0, exc)
+                raise
+            self.emit(ev.PhaseEnd, part=p.id, phase=Phase.prep_msm, worker=w, gpu=None, duration=self.clock() - t0)
+            return r
+
+        return self._prep_pool.submit(run)
+
+    def _barrier(self, fut: Future) -> Any:
+        while True:
+            try:
+                return fut.result(timeout=0.1)
+            except FutureTimeout:
+                if self._stop.is_set():
+                    raise Stopped() from None
+
+    # --- one partition ---------------------------------------------------------------------
+    def run(self, w: str, g: int, p: Partition) -> Result:
+        """Prove partition p on gpu g as worker w. Stopped propagates; any other failure is
+        returned (not reported) so the caller can retry it."""
+        P, T, pk = self.P, self.T, self.pv.pk
+        try:
+            syn = self._cpu_phase(w, p, Phase.synthesis, g, T["synthesis"], lambda: P.synthesize(self.pv.circuit, p.instance))
+            result: dict[str, Any] = {}
+            prep_f = self._gpu_section_retried(w, g, p, syn, result)
+            prep = self._barrier(prep_f)
+            g1 = result["g1"]
+            b2 = result.get("b_g2")
+            if b2 is None:
+                b2 = self._cpu_phase(w, p, Phase.b_g2_msm, g, T["b_g2_msm_cpu"], lambda: P.b_g2_msm(prep, pk))
+            r, s = P.randomisers(self.config.seed, p.instance)
+            proof = self._cpu_phase(w, p, Phase.assemble, g, T["assemble"], lambda: P.assemble(syn, g1, b2, pk, r, s))
+            proof = self.faults.maybe_corrupt(proof)
+            ok, reason = self._self_check(w, g, p, syn, proof)
+        except Stopped:
+            raise
+        except Exception as exc:
+            return Result(Outcome.failed, f"{type(exc).__name__}: {exc}"[:300])
+        self.emit(ev.PartitionDone, part=p.id, ok=ok, seconds=max(0.0, self.clock() - p.queued_t), reason=reason)
+        return Result(Outcome.done)
+
+    def _gpu_section_retried(self, w: str, g: int, p: Partition, syn: Any, result: dict[str, Any]) -> Future:
+        """An OOM inside the GPU section waits for room and tries again (prep_msm keeps running)."""
+        for attempt in range(_GPU_SECTION_TRIES):
+            try:
+                return self._gpu_section(w, g, p, syn, result)
+            except OomError as exc:
+                if attempt == _GPU_SECTION_TRIES - 1:
+                    raise
+                self.emit(ev.Note, level="warn", text=f"{p.id} on gpu{g}: {exc}; GPU section retried")
+                self.devices[g].wait_room(self.partition_bytes, self.config.prestage_wait_s)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _self_check(self, w: str, g: int, p: Partition, syn: Any, proof: Any) -> tuple[bool, str | None]:
+        share = self.config.verify_share
+        digest = hashlib.blake2b(f"{self.config.seed}:{p.instance}".encode(), digest_size=8).digest()
+        checked = share >= 1.0 or int.from_bytes(digest, "little") / 2**64 < share
+        if not checked:
+            self.emit(ev.ProofResult, part=p.id, ok=True, checked=False, reason="not sampled for verification")
+            return True, None
+        ok = bool(self._cpu_phase(w, p, Phase.verify, g, self.T["verify"],
+                                  lambda: self.P.verify(self.pv.vk, syn.public_ints(), proof)))
+        reason = None if ok else "proof failed verification (pairing check)"
+        self.emit(ev.ProofResult, part=p.id, ok=ok, checked=True, reason=reason)
+        return ok, reason
+
+    # --- the GPU section ------------------------------------------------------------------------
+    def _gpu_section(self, w: str, g: int, p: Partition, syn: Any, result: dict[str, Any]) -> Future:
+        """Run the GPU section under the knobs read now; returns the prep_msm future."""
+        if not self.controller.wait_unpaused(self._stop):  # pause holds at the next GPU section too
+            raise Stopped()
+        knobs = self.controller.snapshot(g)
+        dev, L = self.devices[g], self.locksets[g]
+        stream = dev.stream(w)
+        bufs: list[Buffer] = []
+        try:
+            if knobs.lock_mode == "single":
+                with L.both(w, p.id):
+                    prep_f = self._start_prep(w, p, syn)
+                    if knobs.prestage:
+                        with self._phase(w, p, Phase.prestage, g, dev.impl_label):
+                            if knobs.mem_sync == "device":
+                                dev.device_sync()
+                                dev.pool_trim()
+                            bufs = self._alloc_upload(w, p, dev, stream, syn, self.T["prestage"])
+                    self._compute(w, g, p, dev, stream, prep_f, knobs, bufs, syn, result)
+                    bufs = []
+            else:
+                prep_f = self._start_prep(w, p, syn)
+                if knobs.prestage:
+                    with L.hold("mem", w, p.id):
+                        bufs = self._prestage_two_lock(w, g, p, dev, stream, syn, knobs)
+                with L.hold("compute", w, p.id):
+                    self._compute(w, g, p, dev, stream, prep_f, knobs, bufs, syn, result)
+                    bufs = []
+        finally:
+            for b in bufs:  # exception or stop between the sections: give the pre-staged buffers back
+                dev.free(b, stream)
+        return prep_f
+
+    def _prestage_two_lock(self, w: str, g: int, p: Partition, dev: BaseDevice, stream: Stream, syn: Any,
+                           knobs: Knobs) -> list[Buffer]:
+        """Under the mem lock: make room (as mem_sync says) and upload; else a Fallback event
+        and no buffers (compute then allocates and uploads on the slow path)."""
+        bufs: list[Buffer] = []
+        reason = ""
+        with self._phase(w, p, Phase.prestage, g, dev.impl_label):
+            need = self.partition_bytes
+            if knobs.mem_sync == "device":
+                dev.device_sync()
+                dev.pool_trim()
+                room = dev.free_room() >= need
+                if not room:
+                    reason = (f"no room after device sync + pool trim: {dev.free_room() >> 20} MiB free "
+                              f"of {dev.budget >> 20} MiB budget, {need >> 20} MiB needed")
+            else:
+                room = dev.wait_room(need, self.config.prestage_wait_s)
+                if not room:
+                    reason = f"no room within {self.config.prestage_wait_s:g}s (stream-ordered wait)"
+            if room:
+                try:
+                    bufs = self._alloc_upload(w, p, dev, stream, syn, self.T["prestage"])
+                except OomError as exc:
+                    reason = f"pre-stage allocation failed: {exc}"
+        if not bufs:
+            self.emit(ev.Fallback, gpu=g, part=p.id, worker=w, reason=reason)
+        return bufs
+
+    def _alloc_upload(self, w: str, p: Partition, dev: BaseDevice, stream: Stream, syn: Any,
+                      modelled_upload: float) -> list[Buffer]:
+        bufs: list[Buffer] = []
+        try:
+            for name, n in self.buffer_sizes.items():
+                bufs.append(dev.alloc(w, p.id, name, n, stream))
+            k = dev.upload(stream, bufs, [syn.a, syn.b, syn.c], modelled_upload)
+            dev.wait(k)
+            return bufs
+        except BaseException:
+            for b in bufs:
+                dev.free(b, stream)
+            raise
+
+    def _compute(self, w: str, g: int, p: Partition, dev: BaseDevice, stream: Stream, prep_f: Future,
+                 knobs: Knobs, bufs: list[Buffer], syn: Any, result: dict[str, Any]) -> None:
+        """Inside compute: (non-prestaged alloc + upload), NTT-H, barrier, MSM, (b_g2 on GPU), free."""
+        T, fns, pk = self.T, self.pv.gpu, self.pv.pk
+        try:
+            with self._phase(w, p, Phase.ntt_h, g, fns.impl):
+                if not bufs:  # fallback / prestage off: allocate and upload under compute (slow path)
+                    bufs[:] = self._alloc_upload(w, p, dev, stream, syn, T["fallback_upload"])
+                k_ntt = dev.launch(stream, "ntt_h", T["ntt_h"], lambda: fns.ntt_h(syn.a, syn.b, syn.c))
+                h = k_ntt.result
+                k_msm = None
+                # prep already there: the modelled MSM is queued right behind the NTT. Real work
+                # (profile "native") runs when launched, so it is timed in its own phase.
+                if prep_f.done() and T["msm"] > 0:
+                    prep = self._barrier(prep_f)
+                    k_msm = dev.launch(stream, "msm", T["msm"], lambda: fns.msm_g1(prep, h, pk))
+                dev.wait(k_ntt)
+            if k_msm is None:
+                prep = self._barrier(prep_f)  # batch addition waits for prep_msm (GPU idles)
+            with self._phase(w, p, Phase.msm, g, fns.impl):
+                if k_msm is None:
+                    k_msm = dev.launch(stream, "msm", T["msm"], lambda: fns.msm_g1(prep, h, pk))
+                dev.wait(k_msm)
+                result["g1"] = k_msm.result
+            if knobs.b_g2 == "gpu":
+                with self._phase(w, p, Phase.b_g2_msm, g, fns.impl):
+                    bg2 = fns.b_g2_msm or self.P.b_g2_msm
+                    k = dev.launch(stream, "b_g2_msm", T["b_g2_msm_gpu"], lambda: bg2(prep, pk))
+                    dev.wait(k)
+                    result["b_g2"] = k.result
+            dev.sleep(T["epilogue"])  # read-back, join, cleanup: kernels done, buffers still live
+        finally:
+            for b in bufs:
+                dev.free(b, stream)
+            bufs.clear()

@@ -1,0 +1,33 @@
+"""The contract between the engine and a prover: the phases of one Groth16 prove.
+
+`prover.groth16.phases` (the CPU reference, a module) and `prover.pipeline.nullphases.NullPhases`
+(no math, for bookkeeping benchmarks) implement it; the GPU implementations in
+`prover.kernels.gpu_adapter` replace ntt_h / msm_g1 / b_g2_msm with the same
+signatures. The engine never needs to know which one it holds.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class Phases(Protocol):
+    def make_circuit(self, constraints_log2: int, seed: int) -> Any: ...
+
+    def load_or_setup(self, circuit: Any, seed: int, cache_dir: Path | None = None) -> tuple[Any, Any]: ...
+
+    def synthesize(self, circuit: Any, instance: int) -> Any: ...
+
+    def prep_msm(self, syn: Any, pk: Any) -> Any: ...
+
+    def ntt_h(self, a: Any, b: Any, c: Any) -> Any: ...
+
+    def msm_g1(self, prep: Any, h: Any, pk: Any) -> Any: ...
+
+    def b_g2_msm(self, prep: Any, pk: Any) -> Any: ...
+
+    def randomisers(self, seed: int, instance: int) -> tuple[int, int]: ...
+
+    def assemble(self, syn: Any, g1: Any, b_g2: Any, pk: Any, r: int, s: int) -> Any: ...
+
+    def verify(self, vk: Any, public_inputs: list[int], proof: Any) -> bool: ...

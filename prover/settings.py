@@ -1,0 +1,67 @@
+"""Kernel and setup tunables, one typed object (`KernelSettings`) that RunConfig carries as
+`kernels`. Each field has an environment override `C2TUI_<FIELD>` (C2TUI_CACHE for cache_dir),
+read when settings are made (`KernelSettings.from_env()`), never at import; docs/settings.md
+lists them.
+
+The modules that use a tunable (kernels/loader.py, kernels/gpu_phases.py, groth16/setup.py,
+bls/fr.py) read `current()` when they need it: the settings an engine installed for its run
+(`use`), else the environment's.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+_ENV_NAMES = {"cache_dir": "C2TUI_CACHE"}
+
+
+class KernelSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    nvrtc_arch: str | None = Field(None, description="NVRTC --gpu-architecture, e.g. sm_90 (default: CuPy's, the device's)")
+    nvrtc_opts: str = Field("", description="extra NVRTC options, space separated (e.g. -DFIELD_MUL=<variant>)")
+    ntt_variant: Literal["c", "ptx"] = Field("c", description="NTT build: c (field.cuh's product) or ptx (-DFIELD_PTX)")
+    g1_variant: Literal["call", "ptx_call", "inline", "ptx"] = Field("call", description="G1 MSM build")
+    g2_variant: Literal["call", "ptx_call", "inline", "ptx"] = Field("call", description="G2 MSM build")
+    msm_max_c: int = Field(16, ge=6, le=22, description="widest MSM window (bits) the cost model may pick")
+    msm_precompute: Literal["auto", "h", "none"] = Field(
+        "auto", description="precomputed window shifts of the H query: auto (if <= 1/4 of free memory), h (always), none")
+    setup_gpu: bool = Field(True, description="set up large keys on the GPU when one is visible")
+    fr_threads: int = Field(0, ge=0, le=1024, description="threads for large Fr operations; 0: min(32, cores); 1: off")
+    cache_dir: str | None = Field(None, description="proving-key cache (default ~/.cache/c2tui/keys)")
+
+    @classmethod
+    def env_name(cls, field: str) -> str:
+        return _ENV_NAMES.get(field, "C2TUI_" + field.upper())
+
+    @classmethod
+    def from_env(cls, **given: Any) -> "KernelSettings":
+        """The given values, with any C2TUI_* variable set in the environment overriding them."""
+        data = dict(given)
+        for name in cls.model_fields:
+            v = os.environ.get(cls.env_name(name))
+            if v is not None and v != "":
+                data[name] = v
+        return cls.model_validate(data)
+
+    def fr_thread_count(self) -> int:
+        return self.fr_threads or min(32, os.cpu_count() or 1)
+
+
+_installed: KernelSettings | None = None
+_lock = threading.Lock()
+
+
+def use(settings: KernelSettings | None) -> None:
+    """Install the settings of a run (None: back to the environment's)."""
+    global _installed
+    with _lock:
+        _installed = settings
+
+
+def current() -> KernelSettings:
+    s = _installed
+    return s if s is not None else KernelSettings.from_env()

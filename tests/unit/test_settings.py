@@ -1,0 +1,49 @@
+"""Kernel and setup tunables: one typed object RunConfig carries, the environment overriding,
+read when used (not at import)."""
+from __future__ import annotations
+
+import pytest
+
+from prover import settings
+from prover.config import ConfigError, load_config
+from prover.settings import KernelSettings
+
+
+def test_defaults_and_env_override(monkeypatch):
+    for name in KernelSettings.model_fields:
+        monkeypatch.delenv(KernelSettings.env_name(name), raising=False)
+    assert load_config(None).kernels == KernelSettings()
+    monkeypatch.setenv("C2TUI_MSM_MAX_C", "18")
+    monkeypatch.setenv("C2TUI_SETUP_GPU", "0")
+    monkeypatch.setenv("C2TUI_CACHE", "/tmp/keys")
+    k = load_config(None, kernels={"msm_max_c": 12, "ntt_variant": "ptx"}).kernels
+    assert (k.msm_max_c, k.setup_gpu, k.cache_dir, k.ntt_variant) == (18, False, "/tmp/keys", "ptx")
+
+
+def test_bad_value_names_the_field(monkeypatch):
+    monkeypatch.delenv("C2TUI_G1_VARIANT", raising=False)
+    with pytest.raises(ConfigError, match="kernels.g1_variant"):
+        load_config(None, kernels={"g1_variant": "fast"})
+
+
+def test_read_when_used_not_at_import(monkeypatch):
+    from prover.groth16 import setup
+    from prover.kernels import gpu_phases, loader
+
+    monkeypatch.setenv("C2TUI_NVRTC_OPTS", "-DFIELD_MUL=x")
+    assert "-DFIELD_MUL=x" in loader.compile_options()
+    monkeypatch.setenv("C2TUI_MSM_MAX_C", "8")
+    assert gpu_phases.msm_window_bits(1 << 20) <= 8
+    monkeypatch.setenv("C2TUI_CACHE", "/tmp/somewhere")
+    assert str(setup.default_cache_dir()) == "/tmp/somewhere"
+
+
+def test_a_run_installs_its_settings(monkeypatch):
+    k = KernelSettings(msm_max_c=7)
+    settings.use(k)
+    try:
+        assert settings.current() is k
+    finally:
+        settings.use(None)
+    monkeypatch.setenv("C2TUI_MSM_MAX_C", "9")
+    assert settings.current().msm_max_c == 9
