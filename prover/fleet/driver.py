@@ -187,23 +187,21 @@ class FleetEngine:
     error: str | None = None  # why the fleet could not run (e.g. the cluster did not start)
 
     def _start_hosts(self) -> None:
+        """Run started now (t=0); each node's host joins once its engine is up (HostJoined)."""
         here = self.cluster.ray.get_runtime_context().get_node_id()
         nodes = sorted((n for n in self.cluster.nodes() if n.alive), key=lambda n: n.node_id != here)
-        for n in nodes:  # h0 is the driver's node
-            self._spawn(n)
-        infos = []
-        for name, (ref, host, _) in list(self._starting.items()):
-            host.info = self.cluster.ray.get(ref, timeout=START_TIMEOUT_S)
-            infos.append(host)
-        self._starting.clear()
         cfg = self.config
         backend = "sim" if cfg.backend == "sim" or not any(n.gpus for n in nodes) else "cuda"
         self.emit(ev.RunStarted, backend=backend, simulated=backend == "sim", profile=self.profile.name,
                   proved_log2=cfg.constraints_log2, modelled_log2=cfg.modelled_log2 or self.profile.modelled_log2,
                   gpus=0, config={**cfg.public_dict(), "cluster": self.spec})
         self._started_run = True
-        for h in infos:
-            self._joined(h)
+        for n in nodes:  # h0 is the driver's node
+            self._spawn(n)
+        for name, (ref, host, _) in list(self._starting.items()):
+            host.info = self.cluster.ray.get(ref, timeout=START_TIMEOUT_S)
+            self._joined(host)
+        self._starting.clear()
 
     def _host_config(self, node: Any) -> tuple[dict[str, Any], int]:
         """(the host's RunConfig dict, GPUs Ray reserves for it): sim GPUs as configured; on
