@@ -46,7 +46,7 @@ GPUS, WORKERS = 8, 4
 
 def base_rounds(seed: int, until: float, poll_s: float) -> list[list]:
     """One host's raw events (tui_synth), cut into the batches one poll every poll_s returns."""
-    evs = [e for e in Synth(gpus=GPUS, workers_per_gpu=WORKERS, sectors=400, partitions=10, seed=seed,
+    evs = [e for e in Synth(gpus=GPUS, workers_per_gpu=WORKERS, sectors=8, partitions=10, seed=seed,
                             progress_steps=4).run(until) if e.kind not in ("run_started", "run_ended")]
     out: list[list] = [[] for _ in range(int(until / poll_s) + 1)]
     for e in evs:

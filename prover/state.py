@@ -2,9 +2,8 @@
 
 `DashboardState.apply(event)` is the fold step; `fold(events)` folds a whole stream. The live
 TUI, replay, `summary` and the tests all go through it, so what the screen shows and what the
-summary counts can never disagree. State is plain dataclasses (cheap to update at 100k
-events/s); `snapshot()` gives the UI thread a deep copy it can read without locks.
-"""
+summary counts can never disagree. Plain dataclasses (cheap to update at 100k events/s);
+`snapshot()` gives the UI thread a deep copy it can read without locks."""
 from __future__ import annotations
 
 import copy
@@ -17,8 +16,7 @@ from prover.events import Phase
 from prover.knobs import KNOBS
 from prover.state_hosts import HostState, host_joined, host_left
 
-LOG_LINES = 200
-RECENT_PARTITIONS = 64
+LOG_LINES, RECENT_PARTITIONS = 200, 64
 
 
 @dataclass
@@ -139,6 +137,7 @@ class DashboardState:
     knobs: dict[str, str] = field(default_factory=dict)  # lock_mode, mem_sync, workers_per_gpu, ...
     gpus: dict[int, GpuState] = field(default_factory=dict)
     hosts: dict[str, HostState] = field(default_factory=dict)  # empty on one host
+    trim_at: int = 0  # partitions table size at which it is trimmed next
     partitions: dict[str, PartitionState] = field(default_factory=dict)
     phase_stats: dict[str, PhaseStats] = field(default_factory=dict)
     proofs_ok: int = 0
@@ -230,12 +229,13 @@ def _partition_queued(s: DashboardState, e: ev.PartitionQueued) -> None:
 
 
 def _trim_partitions(s: DashboardState) -> None:
-    """Keep memory bounded on day-long runs: forget the oldest finished partitions."""
-    if len(s.partitions) <= 4 * RECENT_PARTITIONS:
+    """Forget the oldest finished partitions (bounded memory); again once the table grew by half."""
+    if len(s.partitions) <= max(4 * RECENT_PARTITIONS, s.trim_at):
         return
     done = sorted((p for p in s.partitions.values() if p.done_t is not None), key=lambda p: p.done_t or 0.0)
     for p in done[: len(s.partitions) - 2 * RECENT_PARTITIONS]:
         del s.partitions[p.part]
+    s.trim_at = len(s.partitions) * 3 // 2
 
 
 def _part(s: DashboardState, part: str) -> PartitionState:
