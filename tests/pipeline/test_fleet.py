@@ -88,3 +88,31 @@ def test_fleet_three_nodes_lose_one_gain_one(tmp_path):
     assert chk.final() == []
     assert all(n <= 1 for n in chk.compute_max.values())
     assert {h for (h, _g) in chk.compute_max} == {"h0", "h1", "h2", "h3"}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_record_cluster_local2_replays_and_summarises(tmp_path):
+    """`c2tui record --cluster local:2 --backend sim ...` as a user runs it; the recording
+    summarises (per host and fleet) and renders in the replay dashboard."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "fleet.jsonl"
+    env = {**__import__("os").environ, "PYTHONPATH": str(root)}
+    run = [sys.executable, "-m", "c2tui"]
+    r = subprocess.run([*run, "record", "--cluster", "local:2", "--backend", "sim", "--gpus", "2",
+                        "--constraints-log2", "8", "--time-scale", "0.05", "--sectors", "1", "--partitions", "6",
+                        "--out", str(out)], cwd=root, env=env, capture_output=True, text=True, timeout=500)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "all proofs verified" in r.stdout and "per host" in r.stdout
+    s = subprocess.run([*run, "summary", str(out), "--json"], cwd=root, env=env, capture_output=True, text=True)
+    import json
+
+    sm = json.loads(s.stdout)
+    assert [h["host"] for h in sm["hosts"]] == ["h0", "h1"] and sm["partitions_ok"] == 6
+    svg = tmp_path / "shot.svg"
+    end = read_recording(out).events[-1].t
+    p = subprocess.run([*run, "screenshot", str(out), "--at", f"{end:.1f}", "-o", str(svg)], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and svg.exists(), p.stderr[-2000:]
