@@ -31,11 +31,7 @@ class Phase(str, Enum):
     verify = "verify"
 
 
-GPU_PHASES = frozenset({Phase.prestage, Phase.ntt_h, Phase.msm})
 LockName = Literal["mem", "compute"]
-LockMode = Literal["single", "two-lock"]
-MemSync = Literal["device", "stream"]
-Placement = Literal["cpu", "gpu"]
 
 
 class _Ev(BaseModel):

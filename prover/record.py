@@ -245,18 +245,3 @@ def read_recording(path: str | Path, limit: int | None = None) -> Recording:
             if limit is not None and len(out) >= limit:
                 break
         return rec
-
-
-def iter_events(path: str | Path) -> Any:
-    """Yield events lazily (raises RecordingError at the first bad line)."""
-    p = Path(path)
-    with open(p, "rb") as f:
-        parse_header(f.readline())
-        parse = ev.EVENT_ADAPTER.validate_json
-        for n, raw in enumerate(f, start=2):
-            if not raw.strip():
-                continue
-            try:
-                yield parse(raw)
-            except ValidationError as exc:
-                raise RecordingError(f"line {n}: not a valid event: {_short(exc)}") from None

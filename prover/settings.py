@@ -62,6 +62,18 @@ def use(settings: KernelSettings | None) -> None:
         _installed = settings
 
 
+_from_env: tuple[tuple[str | None, ...], KernelSettings] | None = None
+
+
 def current() -> KernelSettings:
+    """The installed settings, else the environment's (re-made only when a variable changed:
+    fr and the kernels ask on every large operation)."""
+    global _from_env
     s = _installed
-    return s if s is not None else KernelSettings.from_env()
+    if s is not None:
+        return s
+    key = tuple(os.environ.get(KernelSettings.env_name(n)) for n in KernelSettings.model_fields)
+    cached = _from_env
+    if cached is None or cached[0] != key:
+        cached = _from_env = (key, KernelSettings.from_env())
+    return cached[1]

@@ -1,7 +1,6 @@
 """The run summary, computed only from the one fold (prover.state.DashboardState).
 
-`summarize(state) -> Summary` (pydantic, JSON-able); `render(summary)` gives a rich renderable
-and `summary_text(summary)` plain text. Throughput is given three ways: over the whole run,
+`summarize(state) -> Summary` (pydantic, JSON-able; c2tui.summary_view renders it). Throughput is given three ways: over the whole run,
 in steady state (between the first and the last finished partition, which leaves out the
 start-up ramp and the shutdown) and, for simulated runs, per *modelled* minute (divided by
 the time_scale) so that runs at different time scales compare.
@@ -144,8 +143,8 @@ def summarize(state: DashboardState) -> Summary:
         modelled_throughput_per_min=(steady * scale) if scale > 0 else None,
         phases={k: PhaseSummary(count=v.count, mean=v.mean, max=v.max, total=v.total, failed=v.failed)
                 for k, v in s.phase_stats.items()},
-        gpus=gpus, hosts=[_host(h, dur) for h in s.hosts.values()], requeued=sum(h.requeued for h in s.hosts.values()), events=s.events,
-        errors=errors[-10:])
+        gpus=gpus, hosts=[_host(h, dur) for h in s.hosts.values()],
+        requeued=sum(h.requeued for h in s.hosts.values()), events=s.events, errors=errors[-10:])
 
 
 def _host(h: Any, dur: float) -> HostSummary:
@@ -153,96 +152,3 @@ def _host(h: Any, dur: float) -> HostSummary:
     return HostSummary(host=h.host, node=h.node, gpus=h.gpus, partitions_done=h.done, partitions_failed=h.failed,
                        throughput_per_min=60.0 * h.done / span if span > 0 else 0.0, alive=h.alive, lost=h.lost,
                        requeued=h.requeued)
-
-
-# --- rendering -------------------------------------------------------------------------------
-_PHASE_ORDER = ["synthesis", "prep_msm", "prestage", "ntt_h", "msm", "b_g2_msm", "assemble", "verify"]
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.0%}"
-
-
-def _ms(x: float) -> str:
-    return f"{x * 1000:.0f} ms" if x < 10 else f"{x:.1f} s"
-
-
-def _gib(n: int) -> str:
-    return f"{n / 1024**3:.1f} GiB"
-
-
-def render(sm: Summary) -> Any:
-    """A rich renderable (Group of tables)."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    sim = " [SIMULATED]" if sm.simulated else ""
-    head = Text.assemble(
-        (f"c2tui run summary{sim}\n", "bold"),
-        f"backend {sm.backend}, profile {sm.profile}, proved 2^{sm.proved_log2}, modelled 2^{sm.modelled_log2}, "
-        f"time scale {sm.time_scale:g}, {sm.duration_s:.1f} s, ended: {sm.end_reason or 'no (recording cut short)'}\n",
-        "knobs: " + ", ".join(f"{k}={v}" for k, v in sm.knobs.items()) + "\n",
-    )
-    verdict = ("all proofs verified", "bold green") if sm.all_proofs_verified else (
-        ("PROOFS FAILED", "bold red") if sm.proofs_failed or sm.partitions_failed else ("no proofs checked", "yellow"))
-    head.append_text(Text.assemble(
-        f"partitions ok {sm.partitions_ok}, failed {sm.partitions_failed}; proofs verified {sm.proofs_ok}, "
-        f"failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ", verdict, "\n",
-        f"throughput {sm.throughput_per_min:.2f}/min overall, {sm.steady_throughput_per_min:.2f}/min steady",
-        (f", {sm.modelled_throughput_per_min:.2f}/modelled min" if sm.modelled_throughput_per_min is not None else ""),
-        f"; fallbacks {sm.fallbacks}, OOMs {sm.ooms}, stalls {sm.stalls}, mode changes {sm.mode_changes}",
-    ))
-    names = "; ".join(f"gpu{g.gpu}: {g.name}{' (simulated)' if g.simulated else ''}{'' if g.simulated or g.nvml else ' (no NVML)'}"
-                      for g in sm.gpus)
-    gt = Table(title=f"per GPU ({names})", title_justify="left")
-    for col in ("gpu", "done", "/min", "busy held", "util", "steady held/util", "fallbacks", "OOMs",
-                "mem wait mean", "mem hold mean", "compute wait mean", "compute hold mean", "budget"):
-        gt.add_column(col, justify="right")
-    for g in sm.gpus:
-        gt.add_row(str(g.gpu), str(g.partitions_done),
-                   f"{g.throughput_per_min:.2f}", f"{g.compute_held_share:.0%}", _pct(g.util_mean),
-                   f"{_pct(g.steady_held_share)}/{_pct(g.steady_util_mean)}", str(g.fallbacks), str(g.ooms),
-                   _ms(g.mem.wait_mean), _ms(g.mem.hold_mean), _ms(g.compute.wait_mean), _ms(g.compute.hold_mean),
-                   _gib(g.budget))
-    pt = Table(title="per phase (wall time)", title_justify="left")
-    for col in ("phase", "count", "mean", "max", "total", "failed"):
-        pt.add_column(col, justify="right" if col != "phase" else "left")
-    for name in _PHASE_ORDER + sorted(set(sm.phases) - set(_PHASE_ORDER)):
-        ph = sm.phases.get(name)
-        if ph is None:
-            continue
-        pt.add_row(name, str(ph.count), _ms(ph.mean), _ms(ph.max), f"{ph.total:.1f} s", str(ph.failed))
-    parts: list[Any] = [head, *_host_table(sm), gt, pt]
-    if sm.errors:
-        parts.append(Text("errors:\n" + "\n".join(f"  {e}" for e in sm.errors), style="red"))
-    return Group(*parts)
-
-
-def _host_table(sm: Summary) -> list[Any]:
-    """Per host, then the fleet's total (nothing on one host)."""
-    if not sm.hosts:
-        return []
-    from rich.table import Table
-
-    t = Table(title=f"per host (fleet of {len(sm.hosts)}; {sm.requeued} partition(s) requeued from lost hosts)",
-              title_justify="left")
-    for col in ("host", "node", "gpus", "done", "failed", "/min", "state", "requeued"):
-        t.add_column(col, justify="left" if col in ("host", "node", "state") else "right")
-    for h in sm.hosts:
-        state = "lost" if h.lost else ("up" if h.alive else "left")
-        t.add_row(h.host, h.node, f"{h.gpus[0]}..{h.gpus[-1]}" if h.gpus else "-", str(h.partitions_done),
-                  str(h.partitions_failed), f"{h.throughput_per_min:.2f}", state, str(h.requeued))
-    t.add_row("fleet", "", str(sum(len(h.gpus) for h in sm.hosts)), str(sm.partitions_ok + sm.partitions_failed),
-              str(sm.partitions_failed), f"{sm.throughput_per_min:.2f}", "", str(sm.requeued), style="bold")
-    return [t]
-
-
-def summary_text(sm: Summary, width: int = 120) -> str:
-    import io
-
-    from rich.console import Console
-
-    buf = io.StringIO()
-    Console(width=width, file=buf, color_system=None, force_terminal=False).print(render(sm))
-    return buf.getvalue()

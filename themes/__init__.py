@@ -66,7 +66,3 @@ def textual_theme(spec: ThemeSpec):
 
 def stylesheet() -> str:
     return resources.files(__name__).joinpath("c2tui.tcss").read_text(encoding="utf-8")
-
-
-def stylesheet_path() -> Path:
-    return Path(str(resources.files(__name__).joinpath("c2tui.tcss")))

@@ -66,7 +66,8 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     from prover.config import ConfigError
     from prover.record import RecordingError, RecordingHeader, RecordingWriter, read_recording
     from prover.state import DashboardState
-    from prover.summary import render, summarize
+    from c2tui.summary_view import render
+    from prover.summary import summarize
 
     if duration is not None and sectors is not None:
         raise click.UsageError("give --duration or --sectors, not both")

@@ -19,7 +19,8 @@ def command(file: Path, as_json: bool) -> None:
     """Throughput, per-phase times, lock waits and holds, fallbacks, OOMs, proofs."""
     from prover.record import RecordingError, read_recording
     from prover.state import fold
-    from prover.summary import render, summarize
+    from c2tui.summary_view import render
+    from prover.summary import summarize
 
     try:
         rec = read_recording(file)

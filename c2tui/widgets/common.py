@@ -30,7 +30,6 @@ PHASE_SHORT = {
     "synthesis": "synth", "prep_msm": "prep", "prestage": "stage", "ntt_h": "ntt",
     "msm": "msm", "b_g2_msm": "bg2", "assemble": "asm", "verify": "vrfy",
 }
-GPU_LABELS = ("prestage", "ntt_h", "msm")
 TRUE = {"1", "true", "on", "yes", "y"}
 SPARK = "▁▂▃▄▅▆▇█"
 GiB = float(1 << 30)
@@ -223,10 +222,6 @@ def flow(items: list[Line], width: int, sep: str = "  ") -> list[Line]:
         lines.append(cur)
     for ln in lines:
         ln.truncate(width, overflow="ellipsis")
-    return lines
-
-
-def join_lines(lines: list[Line]) -> list[Line]:
     return lines
 
 

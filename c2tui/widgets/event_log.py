@@ -3,7 +3,7 @@ newest at the bottom, coloured by level; times are run time from the state."""
 from __future__ import annotations
 
 
-from c2tui.widgets.common import Line, StateView, join_lines
+from c2tui.widgets.common import Line, StateView
 
 LEVEL = {"info": ("info", "info"), "warn": ("warn", "warn"), "error": ("fail", "ERR ")}
 
@@ -30,4 +30,4 @@ class EventLog(StateView):
             lines.append(ln)
         if not lines:
             lines.append(Line("nothing yet", style=pal["dim"]))
-        return join_lines(lines)
+        return lines

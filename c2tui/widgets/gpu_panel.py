@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from c2tui.widgets.common import Line, StateView, fmt_secs, join_lines, sparkline
+from c2tui.widgets.common import Line, StateView, fmt_secs, sparkline
 from c2tui.widgets.lock_lanes import render_locks
 from c2tui.widgets.timeline import lane_workers, render_timeline
 from c2tui.widgets.vram_bar import render_vram
@@ -85,4 +85,4 @@ class GpuPanel(StateView):
         lines += render_locks(g, st.t, pal, width)
         lines += render_vram(g, pal, width)
         lines += render_timeline(g, st.t, pal, width, self.window, self._workers or None)
-        return join_lines(lines)
+        return lines

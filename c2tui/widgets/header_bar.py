@@ -3,7 +3,7 @@ how well (throughput, proofs ok / failed, fallbacks, OOMs, elapsed run time)."""
 from __future__ import annotations
 
 
-from c2tui.widgets.common import Line, StateView, flow, fmt_clock, join_lines, truthy
+from c2tui.widgets.common import Line, StateView, flow, fmt_clock, truthy
 
 
 def header_items(st, pal, source_label: str = "") -> list[Line]:
@@ -63,4 +63,4 @@ class HeaderBar(StateView):
         return len(flow(header_items(state, self.palette, self.source_label), self.content_width()))
 
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return join_lines(flow(header_items(st, self.palette, self.source_label), width))
+        return flow(header_items(st, self.palette, self.source_label), width)

@@ -9,6 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from prover.events import Phase
 from prover.knobs import KNOBS
 
 
@@ -43,8 +44,8 @@ def key_table() -> str:
 
 def legend(pal) -> list[tuple[Text, Text]]:
     phases = Text()
-    for ph in ("synthesis", "prep_msm", "prestage", "ntt_h", "msm", "b_g2_msm", "assemble", "verify"):
-        phases.append(f" {ph} ", style=f"reverse {pal[ph]}")
+    for ph in Phase:
+        phases.append(f" {ph.value} ", style=f"reverse {pal[ph.value]}")
     return [
         (Text.assemble(("███", pal["ntt_h"]), " phase"), phases),
         (Text.assemble(("▒▒", pal["wait:mem"]), ("▒", pal["wait:compute"]), " wait"),

@@ -4,7 +4,7 @@ pre-staged or fallback, verified or failed. Static-based (one Line) so a frame i
 from __future__ import annotations
 
 
-from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, join_lines, worker_index
+from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_index
 from c2tui.widgets.phase_bar import render_phase_bar
 
 
@@ -130,4 +130,4 @@ class PartitionTable(StateView):
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return join_lines(render_rows(st, self.palette, width, height))
+        return render_rows(st, self.palette, width, height)

@@ -179,7 +179,7 @@ def _threads() -> int:
 def _for_blocks(size: int, body: Callable[[int], None]) -> None:
     """body(lo) for lo in range(0, size, CHUNK), on the pool when large (never nested)."""
     starts = range(0, size, CHUNK)
-    if _threads() > 1 and size >= PARALLEL_MIN and not getattr(_in_worker, "active", False):
+    if size >= PARALLEL_MIN and _threads() > 1 and not getattr(_in_worker, "active", False):
         list(_executor().map(body, starts))
     else:
         for lo in starts:

@@ -65,10 +65,6 @@ class Profile:
     def partition_bytes(self, log2: int | None = None) -> int:
         return sum(self.buffer_bytes(log2).values())
 
-    @property
-    def gpu_seconds(self) -> float:
-        return self.ntt_h + self.msm
-
 
 PROFILES: dict[str, Profile] = {}
 

@@ -17,6 +17,9 @@ import threading
 
 import numpy as np
 
+from prover.kernels.cupy_util import _as_u32_rows, _cp, _stream_ctx
+from prover.kernels.msm import DevicePoints, _gk
+
 FB_K = 8  # outputs a thread; must equal FB_K in fixed_base.cuh (the kernels' default)
 FB_TPB = 128
 TABLE_WINDOWS = 32  # byte-windows of a 256-bit scalar
@@ -56,14 +59,12 @@ def fixed_base_table(group: str, base_xy) -> np.ndarray:
 
 
 def _table_on_device(group: str, base: bytes, stream):
-    from prover.kernels import gpu_phases as gp
-
-    cp = gp._cp()
+    cp = _cp()
     key = (cp.cuda.Device().id, group, base)
     with _tables_lock:
         tab = _tables.get(key)
         if tab is None:
-            tab = _tables[key] = gp.DevicePoints(group, fixed_base_table(group, base), stream)
+            tab = _tables[key] = DevicePoints(group, fixed_base_table(group, base), stream)
     return tab
 
 
@@ -76,20 +77,18 @@ def fixed_base_threads(n: int) -> int:
 def fixed_base_gpu(group: str, base_xy, scalars, stream=None, out_device: bool = False):
     """[s_i * B] as (n, 96|192) uint8 xy: numpy (synchronises `stream` for the download), or a
     cupy array with out_device=True (no synchronisation)."""
-    from prover.kernels import gpu_phases as gp
-
-    cp = gp._cp()
+    cp = _cp()
     nbytes = _BYTES[group]
     base = _base_bytes(base_xy)
-    with gp._stream_ctx(stream):
+    with _stream_ctx(stream):
         tab = _table_on_device(group, base, stream)
-        s = gp._as_u32_rows(scalars, 8, stream, copy=False)
+        s = _as_u32_rows(scalars, 8, stream, copy=False)
         n = int(s.shape[0])
         words = nbytes // 4
         out = cp.empty((n, words), dtype=cp.uint32)
         if n:
             T = fixed_base_threads(n)
-            gp._gk(group, f"{group}_fixed_base")((T // FB_TPB,), (FB_TPB,), (tab.d, s, np.uint32(n), out))
+            _gk(group, f"{group}_fixed_base")((T // FB_TPB,), (FB_TPB,), (tab.d, s, np.uint32(n), out))
         out8 = out.view(cp.uint8).reshape(n, nbytes)
         if out_device:
             return out8

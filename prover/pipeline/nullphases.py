@@ -23,7 +23,7 @@ class _Syn:
 
 
 class NullPhases:
-    def __init__(self, fail: dict[str, int] | None = None) -> None:
+    def __init__(self) -> None:
         self.calls: dict[str, int] = {}
 
     def _n(self, k: str) -> None:
