@@ -73,7 +73,7 @@ def mutate(rng: random.Random, good: bytes, mode: int) -> bytes:
         i = rng.randrange(1, len(lines))
         return b"".join(lines[:i]) + json.dumps(obj).encode() + b"\n" + b"".join(lines[i:])
     header = json.loads(lines[0])
-    header["schema_version"] = rng.choice([0, 2, 99, "1", None])
+    header["schema_version"] = rng.choice([0, 3, 99, "1", None])
     return (json.dumps(header).encode() + b"\n" if rng.random() < 0.8 else b"") + b"".join(lines[1:])
 
 

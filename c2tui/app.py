@@ -47,6 +47,8 @@ def words(name: str) -> str:
     """A knob or method name as an operator reads it: workers_per_gpu -> workers per GPU."""
     return name.replace("_", " ").replace("gpu", "GPU")
 
+MAX_GPU_PANELS = 8  # a fleet: one host of panels; more costs more than a frame (benchmarks/bench_fleet.py)
+
 
 class DashboardApp(App[None]):
     TITLE = "c2tui"
@@ -165,10 +167,11 @@ class DashboardApp(App[None]):
             self.query_one(ReplayBar).show(src.position, src.start_t, src.end_t, src.playing, src.speed)
         box = self.query_one("#gpus", VerticalScroll)
         panels = list(box.query(GpuPanel))
-        if [p.gpu for p in panels] != sorted(st.gpus):
+        shown = sorted(st.gpus)[:MAX_GPU_PANELS]  # a fleet's 800 GPUs: panels for the first hosts only
+        if [p.gpu for p in panels] != shown:
             for p in panels:
                 p.remove()
-            panels = [GpuPanel(i, id=f"gpu{i}", classes="gpu") for i in sorted(st.gpus)]
+            panels = [GpuPanel(i, id=f"gpu{i}", classes="gpu") for i in shown]
             box.mount_all(panels)
         cols = max(1, min(len(panels), self.size.width // 100))
         if box.styles.grid_size_columns != cols:

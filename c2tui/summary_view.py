@@ -77,7 +77,24 @@ def render(sm: Summary) -> Any:
         if ph is None:
             continue
         pt.add_row(name, str(ph.count), _ms(ph.mean), _ms(ph.max), f"{ph.total:.1f} s", str(ph.failed))
-    parts: list[Any] = [head, gt, pt]
+    parts: list[Any] = [head, *_host_table(sm), gt, pt]
     if sm.errors:
         parts.append(Text("errors:\n" + "\n".join(f"  {e}" for e in sm.errors), style="red"))
     return Group(*parts)
+
+
+def _host_table(sm: Summary) -> list[Any]:
+    """Per host, then the fleet's total (nothing on one host)."""
+    if not sm.hosts:
+        return []
+    t = Table(title=f"per host (fleet of {len(sm.hosts)}; {sm.requeued} partition(s) requeued from lost hosts)",
+              title_justify="left")
+    for col in ("host", "node", "gpus", "done", "failed", "/min", "state", "requeued"):
+        t.add_column(col, justify="left" if col in ("host", "node", "state") else "right")
+    for h in sm.hosts:
+        state = "lost" if h.lost else ("up" if h.alive else "left")
+        t.add_row(h.host, h.node, f"{h.gpus[0]}..{h.gpus[-1]}" if h.gpus else "-", str(h.partitions_done),
+                  str(h.partitions_failed), f"{h.throughput_per_min:.2f}", state, str(h.requeued))
+    t.add_row("fleet", "", str(sum(len(h.gpus) for h in sm.hosts)), str(sm.partitions_ok + sm.partitions_failed),
+              str(sm.partitions_failed), f"{sm.throughput_per_min:.2f}", "", str(sm.requeued), style="bold")
+    return [t]

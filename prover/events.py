@@ -3,6 +3,8 @@
 One discriminated union (`Event`, keyed by `kind`) is written to recordings, folded into the
 dashboard state and summarised. Timestamps `t` are seconds since run start (monotonic clock).
 Bump SCHEMA_VERSION on any incompatible change; readers reject versions they do not know.
+Version 2 added the fleet: every event may carry `host` (None on one host, and in version-1
+recordings, which still read) and the HostJoined / HostLeft events.
 """
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = frozenset({1, 2})
 
 
 class Phase(str, Enum):
@@ -34,6 +37,7 @@ LockName = Literal["mem", "compute"]
 class _Ev(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     t: float = Field(ge=0.0, description="seconds since run start")
+    host: str | None = Field(None, description="fleet host the event came from; None on one host")
 
 
 class RunStarted(_Ev):
@@ -185,6 +189,7 @@ class ModeChange(_Ev):
     old: str
     new: str
     source: str = Field("controller", description="cli | key | switch | controller")
+    gpu: int | None = Field(None, description="set for one GPU only (None: the whole host or fleet)")
 
 
 class SectorSubmitted(_Ev):
@@ -229,6 +234,26 @@ class Note(_Ev):
     text: str
 
 
+class HostJoined(_Ev):
+    """A fleet host's engine is up: its GPUs are numbered gpu_offset.. gpu_offset+gpus-1 in
+    the fleet's events (gpu and worker names are fleet-wide, so one fold keys them)."""
+
+    kind: Literal["host_joined"] = "host_joined"
+    node: str = Field(description="Ray node id (short)")
+    gpus: int
+    gpu_offset: int
+
+
+class HostLeft(_Ev):
+    """A fleet host is gone: cleanly (lost=False) or its actor died (lost=True), in which case
+    the partitions it held are queued again on the others (`requeued`)."""
+
+    kind: Literal["host_left"] = "host_left"
+    reason: str
+    lost: bool = False
+    requeued: list[str] = Field(default_factory=list)
+
+
 class RunEnded(_Ev):
     kind: Literal["run_ended"] = "run_ended"
     reason: str = "done"
@@ -239,7 +264,7 @@ Event = Annotated[
         RunStarted, GpuInfo, WorkerStarted, WorkerStopped, PartitionQueued, PhaseStart,
         PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
         VramSample, Fallback, Oom, ModeChange, SectorSubmitted, ProofResult, PartitionDone,
-        Stall, Note, RunEnded,
+        Stall, Note, HostJoined, HostLeft, RunEnded,
     ],
     Field(discriminator="kind"),
 ]

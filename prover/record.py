@@ -37,7 +37,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from prover import events as ev
-from prover.events import SCHEMA_VERSION, Event
+from prover.events import READABLE_VERSIONS, SCHEMA_VERSION, Event
 
 try:  # 2-3x faster than pydantic's dump for flat events; the reader validates either way
     import orjson as _orjson
@@ -70,11 +70,14 @@ def _dump_line(e: Any) -> bytes:
     """One event as a JSON line (bytes). Events are flat models of JSON-able fields."""
     if _orjson is not None:
         try:
-            return _orjson.dumps(e.__dict__)
+            d = e.__dict__
+            if "host" in d and d["host"] is None:  # one-host events stay as they were
+                d = {k: v for k, v in d.items() if k != "host"}
+            return _orjson.dumps(d)
         except (TypeError, AttributeError):
             pass
     if hasattr(e, "model_dump_json"):
-        return e.model_dump_json().encode()
+        return e.model_dump_json(exclude={"host"} if getattr(e, "host", 1) is None else None).encode()
     return json.dumps(e).encode()
 
 
@@ -254,8 +257,9 @@ def parse_header(line: bytes | str) -> RecordingHeader:
     if not isinstance(obj, dict) or obj.get("kind") != MAGIC:
         raise RecordingError("line 1: not a c2tui recording (no c2tui-recording header)")
     ver = obj.get("schema_version")
-    if ver != SCHEMA_VERSION:
-        raise RecordingError(f"line 1: unknown recording schema version {ver!r} (this c2tui reads version {SCHEMA_VERSION})")
+    if type(ver) is not int or ver not in READABLE_VERSIONS:
+        raise RecordingError(f"line 1: unknown recording schema version {ver!r} "
+                             f"(this c2tui reads versions {', '.join(map(str, sorted(READABLE_VERSIONS)))})")
     try:
         return RecordingHeader.model_validate(obj)
     except ValidationError as exc:
@@ -277,8 +281,9 @@ class _Plausible:
             return f"out of order: t={t:g} after t={self.last_t:g} (events must be in time order)"
         self.last_t = max(self.last_t, t)
         if isinstance(e, ev.RunStarted):
-            if e.schema_version != SCHEMA_VERSION:
-                return f"unknown schema version {e.schema_version} in run_started (this c2tui reads {SCHEMA_VERSION})"
+            if e.schema_version not in READABLE_VERSIONS:
+                return (f"unknown schema version {e.schema_version} in run_started "
+                        f"(this c2tui reads {', '.join(map(str, sorted(READABLE_VERSIONS)))})")
             if not 1 <= e.gpus <= MAX_GPUS:
                 return f"run_started claims {e.gpus} GPUs (1..{MAX_GPUS} possible)"
         gpu = getattr(e, "gpu", None)

@@ -2,9 +2,8 @@
 
 `DashboardState.apply(event)` is the fold step; `fold(events)` folds a whole stream. The live
 TUI, replay, `summary` and the tests all go through it, so what the screen shows and what the
-summary counts can never disagree. State is plain dataclasses (cheap to update at 100k
-events/s); `snapshot()` gives the UI thread a deep copy it can read without locks.
-"""
+summary counts can never disagree. Plain dataclasses (cheap to update at 100k events/s);
+`snapshot()` gives the UI thread a deep copy it can read without locks."""
 from __future__ import annotations
 
 import copy
@@ -15,113 +14,10 @@ from typing import Iterable
 from prover import events as ev
 from prover.events import Phase
 from prover.knobs import KNOBS
+from prover.state_hosts import HostState, host_joined, host_left
+from prover.state_parts import GpuState, LockState, PartitionState, PhaseStats, Segment  # noqa: F401 (re-exported)
 
-LOG_LINES = 200
-RECENT_PARTITIONS = 64
-
-
-@dataclass
-class LockState:
-    holder: str | None = None
-    holder_part: str | None = None
-    since: float = 0.0
-    waiters: dict[str, tuple[str | None, float]] = field(default_factory=dict)  # worker -> (part, since)
-    wait_total: float = 0.0
-    hold_total: float = 0.0
-    acquisitions: int = 0
-    max_wait: float = 0.0
-
-
-@dataclass
-class Segment:
-    """One stretch of a worker lane on the timeline: a phase, or waiting for a lock."""
-
-    worker: str
-    label: str  # a Phase value, or "wait:mem" / "wait:compute"
-    t0: float
-    t1: float | None = None
-
-
-@dataclass
-class GpuState:
-    gpu: int
-    name: str = "?"
-    total: int = 0
-    budget: int = 0
-    simulated: bool = True
-    nvml: bool = False
-    locks: dict[str, LockState] = field(default_factory=lambda: {"mem": LockState(), "compute": LockState()})
-    live: dict[str, dict[str, int]] = field(default_factory=dict)  # owner -> buffer name -> bytes
-    pool_reserved: int = 0
-    pool_used: int = 0
-    device_used: int | None = None
-    util: float | None = None
-    util_history: deque[float] = field(default_factory=lambda: deque(maxlen=120))
-    workers: list[str] = field(default_factory=list)
-    timeline: deque[Segment] = field(default_factory=lambda: deque(maxlen=4000))
-    kernel_busy: float = 0.0  # seconds of GPU phases (ntt_h, msm) run on this GPU
-    # GPU busy, steady state: compute held and mean utilisation between the first compute
-    # acquire and the last compute release (start-up and drain left out). Running sums, so
-    # day-long runs stay O(1).
-    first_compute_t: float | None = None
-    last_release_t: float | None = None
-    util_sum: float = 0.0
-    util_n: int = 0
-    util_at_first: tuple[float, int] = (0.0, 0)
-    util_at_last: tuple[float, int] = (0.0, 0)
-    fallbacks: int = 0
-    ooms: int = 0
-    done: int = 0
-    verified: int = 0  # done with a proof that verified (what throughput counts)
-
-    @property
-    def live_bytes(self) -> int:
-        return sum(sum(b.values()) for b in self.live.values())
-
-    def steady_busy(self) -> tuple[float | None, float | None]:
-        """(compute-held share, mean utilisation) between the first compute acquire and the
-        last compute release; None where there is no such window or no sample in it."""
-        if self.first_compute_t is None or self.last_release_t is None:
-            return None, None
-        span = self.last_release_t - self.first_compute_t
-        # compute hold_total only grows at a release, so it is the total as of the last one
-        held = min(1.0, self.locks["compute"].hold_total / span) if span > 0 else None
-        n = self.util_at_last[1] - self.util_at_first[1]
-        util = (self.util_at_last[0] - self.util_at_first[0]) / n if n > 0 else None
-        return held, util
-
-
-@dataclass
-class PartitionState:
-    part: str
-    sector: int
-    index: int
-    queued_t: float
-    worker: str | None = None
-    gpu: int | None = None
-    phases: dict[str, list[float | None]] = field(default_factory=dict)  # phase -> [t0, t1]
-    progress: dict[str, float] = field(default_factory=dict)
-    current: str | None = None
-    impl: str | None = None
-    prestaged: bool | None = None
-    fallback: bool = False
-    verified: bool | None = None  # True / False: the proof checked; None: not (yet) checked
-    checked: bool | None = None  # False: the proof was made but not sampled for verification
-    ok: bool | None = None  # the engine's word (no error); a partition counts ok only if verified too
-    reason: str | None = None
-    done_t: float | None = None
-
-
-@dataclass
-class PhaseStats:
-    count: int = 0
-    total: float = 0.0
-    max: float = 0.0
-    failed: int = 0
-
-    @property
-    def mean(self) -> float:
-        return self.total / self.count if self.count else 0.0
+LOG_LINES, RECENT_PARTITIONS = 200, 64
 
 
 @dataclass
@@ -138,6 +34,8 @@ class DashboardState:
     config: dict = field(default_factory=dict)
     knobs: dict[str, str] = field(default_factory=dict)  # lock_mode, mem_sync, workers_per_gpu, ...
     gpus: dict[int, GpuState] = field(default_factory=dict)
+    hosts: dict[str, HostState] = field(default_factory=dict)  # empty on one host
+    trim_at: int = 0  # partitions table size at which it is trimmed next
     partitions: dict[str, PartitionState] = field(default_factory=dict)
     phase_stats: dict[str, PhaseStats] = field(default_factory=dict)
     proofs_ok: int = 0
@@ -210,6 +108,7 @@ def _run_started(s: DashboardState, e: ev.RunStarted) -> None:
 def _gpu_info(s: DashboardState, e: ev.GpuInfo) -> None:
     g = s.gpu(e.gpu)
     g.name, g.total, g.budget, g.simulated, g.nvml = e.name, e.total_bytes, e.budget_bytes, e.simulated, e.nvml
+    g.host = e.host
 
 
 def _worker_started(s: DashboardState, e: ev.WorkerStarted) -> None:
@@ -231,12 +130,13 @@ def _partition_queued(s: DashboardState, e: ev.PartitionQueued) -> None:
 
 
 def _trim_partitions(s: DashboardState) -> None:
-    """Keep memory bounded on day-long runs: forget the oldest finished partitions."""
-    if len(s.partitions) <= 4 * RECENT_PARTITIONS:
+    """Forget the oldest finished partitions (bounded memory); again once the table grew by half."""
+    if len(s.partitions) <= max(4 * RECENT_PARTITIONS, s.trim_at):
         return
     done = sorted((p for p in s.partitions.values() if p.done_t is not None), key=lambda p: p.done_t or 0.0)
     for p in done[: len(s.partitions) - 2 * RECENT_PARTITIONS]:
         del s.partitions[p.part]
+    s.trim_at = len(s.partitions) * 3 // 2
 
 
 def _part(s: DashboardState, part: str) -> PartitionState:
@@ -383,8 +283,9 @@ def on_off(v: object) -> str:
 
 def _mode_change(s: DashboardState, e: ev.ModeChange) -> None:
     s.mode_changes += 1
-    s.knobs[e.knob] = e.new
-    s.note("info", f"{e.knob}: {on_off(e.old)} -> {on_off(e.new)} ({e.source})", e)
+    if e.gpu is None:  # a one-GPU setting is in the log, not the fleet's knobs
+        s.knobs[e.knob] = e.new
+    s.note("info", f"{'' if e.gpu is None else f'gpu{e.gpu} '}{e.knob}: {on_off(e.old)} -> {on_off(e.new)} ({e.source})", e)
 
 
 def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted) -> None:
@@ -418,6 +319,10 @@ def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
     if p.gpu is not None:
         s.gpu(p.gpu).done += 1
         s.gpu(p.gpu).verified += e.ok and p.verified is True
+    h = s.hosts.get(e.host) if e.host is not None else None
+    if h is not None:
+        h.done += 1
+        h.failed += not e.ok
     if e.ok and p.verified is True:
         s.first_ok_t = e.t if s.first_ok_t is None else s.first_ok_t
         s.last_ok_t = e.t
@@ -446,7 +351,7 @@ _HANDLERS = {
     ev.VramSample: _vram_sample, ev.Fallback: _fallback, ev.Oom: _oom,
     ev.ModeChange: _mode_change, ev.SectorSubmitted: _sector_submitted,
     ev.ProofResult: _proof_result, ev.PartitionDone: _partition_done, ev.Stall: _stall,
-    ev.Note: _note, ev.RunEnded: _run_ended,
+    ev.Note: _note, ev.HostJoined: host_joined, ev.HostLeft: host_left, ev.RunEnded: _run_ended,
 }
 
 

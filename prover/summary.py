@@ -8,6 +8,8 @@ by the time_scale) so that runs at different time scales compare.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from prover.knobs import KNOBS
@@ -55,6 +57,20 @@ class GpuSummary(BaseModel):
     workers: int
 
 
+class HostSummary(BaseModel):
+    """One fleet host: its share of the work and how it ended."""
+
+    host: str
+    node: str
+    gpus: list[int]
+    partitions_done: int
+    partitions_failed: int
+    throughput_per_min: float = Field(description="partitions done per minute of the host's time in the fleet")
+    alive: bool
+    lost: bool
+    requeued: int = Field(0, description="partitions taken back when the host was lost")
+
+
 class Summary(BaseModel):
     backend: str
     simulated: bool
@@ -82,6 +98,8 @@ class Summary(BaseModel):
     modelled_throughput_per_min: float | None
     phases: dict[str, PhaseSummary]
     gpus: list[GpuSummary]
+    hosts: list[HostSummary] = Field(default_factory=list, description="fleet hosts (empty on one host)")
+    requeued: int = Field(0, description="fleet: partitions requeued from lost hosts")
     events: int
     errors: list[str] = Field(default_factory=list)
 
@@ -138,4 +156,12 @@ def summarize(state: DashboardState) -> Summary:
         modelled_throughput_per_min=(steady * scale) if scale > 0 else None,
         phases={k: PhaseSummary(count=v.count, mean=v.mean, max=v.max, total=v.total, failed=v.failed)
                 for k, v in s.phase_stats.items()},
-        gpus=gpus, events=s.events, errors=errors[-10:])
+        gpus=gpus, hosts=[_host(h, dur) for h in s.hosts.values()],
+        requeued=sum(h.requeued for h in s.hosts.values()), events=s.events, errors=errors[-10:])
+
+
+def _host(h: Any, dur: float) -> HostSummary:
+    span = (h.left_t if h.left_t is not None else dur) - h.joined_t
+    return HostSummary(host=h.host, node=h.node, gpus=h.gpus, partitions_done=h.done, partitions_failed=h.failed,
+                       throughput_per_min=60.0 * h.done / span if span > 0 else 0.0, alive=h.alive, lost=h.lost,
+                       requeued=h.requeued)

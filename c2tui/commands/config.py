@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import re
+import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ def _type_name(ann: Any) -> str:
     origin = typing.get_origin(ann)
     if origin is typing.Literal:
         return "str"
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+    if origin in (typing.Union, types.UnionType):
         return " | ".join(_type_name(a) for a in typing.get_args(ann) if a is not type(None)) + (
             " | none" if type(None) in typing.get_args(ann) else "")
     if origin is not None:
@@ -50,7 +51,9 @@ def _allowed(name: str, f: Any) -> str:
 
         return " | ".join(sorted(PROFILES))
     if name == "vram_budget":
-        return "a size: 24GiB, 16GB, 512MiB or bytes"
+        from prover.device.budget import SCENARIOS
+
+        return "a size (24GiB, 16GB, 512MiB or bytes) or a scenario: " + " | ".join(SCENARIOS)
     if name == "gpus":
         return "1..64, or a list of distinct device ids"
     lo = hi = None
@@ -70,7 +73,7 @@ def _default(name: str, f: Any) -> Any:
     if f.default_factory is not None:
         return "{}"
     v = f.default
-    if name == "vram_budget":
+    if name == "vram_budget" and isinstance(v, int):
         return f"{v / 1024**3:g}GiB"  # as it is written in a TOML file
     if isinstance(v, bool):
         return "on" if v else "off"

@@ -26,6 +26,7 @@ from rich.live import Live
 from rich.text import Text
 
 from c2tui.exits import INVALID, RUN, OutPath, writable_dir, writable_file
+from c2tui.cluster import cluster_option, make_engine
 from c2tui.listen import listen_options, start_listening
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.options import config_from_options, finite, run_options
@@ -74,6 +75,7 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 @click.option("--out", "-o", "out", required=True, type=OutPath(dir_okay=False, path_type=Path),
               help="recording to write (JSON lines)")
 @run_options
+@cluster_option
 @click.option("--duration", type=float, default=None, help="run this many seconds, then let in-flight partitions finish")
 @click.option("--sectors", type=int, default=None, help="prove this many sectors, then stop")
 @click.option("--switch", "switches", multiple=True, metavar="AT:MODE",
@@ -86,10 +88,9 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 @listen_options
 def command(out: Path, duration: float | None, sectors: int | None, switches: tuple[str, ...], drain_timeout: float,
             quiet: bool, force: bool, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
-            listen: str | None, token_file: str | None, **kwargs: Any) -> None:
+            listen: str | None, token_file: str | None, cluster: str | None, **kwargs: Any) -> None:
     """Run the prover headless and record every event."""
     from prover.config import ConfigError
-    from prover.pipeline.engine import BackendError, Engine
     from prover.record import RecordingError, RecordingHeader, RecordingWriter
     from prover.state import DashboardState
 
@@ -110,11 +111,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         raise click.UsageError("give a duration or a number of sectors, not both (sectors is set in --config)")
     if cfg.cache_dir is not None:
         writable_dir(Path(cfg.cache_dir), "--cache-dir")
-    try:
-        engine = Engine(cfg)
-    except BackendError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(RUN)
+    engine = make_engine(cfg, cluster)  # no GPU for --backend cuda, a bad --cluster: a clean error
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # before the file: a busy port leaves none
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
     server = start_listening(engine, listen, token_file, header.model_dump())
@@ -192,8 +189,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
             server.close("run ended")
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
-    if writer.error and failure is None:
-        failure = writer.error
+    failure = failure or writer.error or getattr(engine, "error", None)
     sys.exit(_report(out, failure, interrupted, quiet))
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from c2tui.cluster import cluster_option, make_engine
 from c2tui.listen import listen_options, start_listening
 from c2tui.options import config_from_options, run_options
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
@@ -22,13 +23,14 @@ from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 
 @click.command("run")
 @run_options
+@cluster_option
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
 @click.option("--record", "record", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="keep a recording of this session (JSON lines, as `c2tui record` writes)")
 @listen_options
 @metrics_options
-def command(theme: str, fps: float, record: Path | None, listen: str | None, token_file: str | None,
+def command(theme: str, fps: float, cluster: str | None, record: Path | None, listen: str | None, token_file: str | None,
             metrics_port: int | None, metrics_addr: str, metrics_linger: float,
             **kwargs: Any) -> None:
     """Watch and steer the embedded prover live."""
@@ -46,15 +48,9 @@ def command(theme: str, fps: float, record: Path | None, listen: str | None, tok
         raise click.UsageError(str(exc)) from None
     from c2tui.app import DashboardApp
     from c2tui.sources import LiveSource
-    from prover.pipeline.engine import BackendError, Engine
     from prover.record import RecordingError, RecordingHeader, RecordingWriter
 
-    try:
-        engine = Engine(cfg)
-    except BackendError as exc:  # e.g. --backend cuda without a visible GPU: the run cannot start (exit 3)
-        from c2tui.exits import RUN, fail
-
-        fail(str(exc), RUN)
+    engine = make_engine(cfg, cluster)  # e.g. --backend cuda without a visible GPU: the run cannot start (exit 3)
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # first: a busy port leaves nothing open
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
     server = start_listening(engine, listen, token_file, header.model_dump())

@@ -13,6 +13,8 @@ from c2tui.widgets.vram_bar import render_vram
 def title_text(g, pal) -> Text:
     """The panel's border title: which GPU (changes only if the GPU is renamed)."""
     line = Text(no_wrap=True, overflow="ellipsis")
+    if getattr(g, "host", None):  # a fleet: the host first, then its GPU (fleet-wide number)
+        line.append(f"{g.host} ", style="bold " + pal["info"])
     line.append(f"GPU{g.gpu}", style="bold")
     line.append(f" {g.name}")
     if g.simulated and "sim" not in g.name.lower() and "model" not in g.name.lower():

@@ -30,6 +30,10 @@ def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]
         items.append(Line(" INSECURE SEEDED SETUP ", style=f"bold reverse {pal['fail']}"))
     if source_label:
         items.append(Line(source_label, style=f"bold {pal['info']}"))
+    if st.hosts:  # a fleet: hosts up, and lost ones loudly
+        up, lost = sum(h.alive for h in st.hosts.values()), sum(h.lost for h in st.hosts.values())
+        items.append(Line.assemble(("fleet ", pal["dim"]), (f"{up} hosts", "bold"), (f" · {len(st.gpus)} GPUs", pal["dim"]),
+                                   *(((f" · {lost} lost", "bold " + pal["fail"]),) if lost else ())))
     lm = k.get("lock_mode", "?")
     items.append(Line.assemble(("lock ", pal["dim"]), (lm, "bold " + (pal["warn"] if lm == "single" else pal["ok"]))))
     ms = k.get("mem_sync", "?")

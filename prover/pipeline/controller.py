@@ -43,6 +43,9 @@ class EngineHooks(Protocol):
     def set_vram_budget(self, spec: int | str) -> tuple[int, int]: ...
 
 
+GPU_KNOBS = ("lock_mode", "mem_sync", "prestage", "b_g2")  # read per GPU section, so settable per GPU
+
+
 def _s(v: Any) -> str:
     return str(v)  # the same spelling RunStarted.config gets in the fold (True/False for booleans)
 
@@ -53,14 +56,16 @@ class Controller:
         self._emit = emit
         self._engine = engine
         self._lock = threading.Lock()
+        self._per_gpu: dict[int, Knobs] = {}  # GPUs whose GPU-section knobs differ from the host's
         self._resume = threading.Event()
         if not knobs.paused:
             self._resume.set()
 
     # --- reading --------------------------------------------------------------------------
-    def snapshot(self) -> Knobs:
+    def snapshot(self, gpu: int | None = None) -> Knobs:
+        """The knobs in force (for one GPU: with its own settings, where it has any)."""
         with self._lock:
-            return self._knobs
+            return self._knobs if gpu is None else self._per_gpu.get(gpu, self._knobs)
 
     @property
     def knobs(self) -> Knobs:
@@ -74,12 +79,16 @@ class Controller:
         return not stop.is_set()
 
     # --- changing ---------------------------------------------------------------------------
-    def set(self, knob: str, value: Any, source: str = "controller") -> bool:
-        """Set one knob (checked against prover.knobs); True if it changed."""
+    def set(self, knob: str, value: Any, source: str = "controller", gpu: int | None = None) -> bool:
+        """Set one knob (checked against prover.knobs); True if it changed. With `gpu`, only
+        that GPU's sections (GPU_KNOBS only); without, the host's and every GPU's."""
         if knob not in KNOBS:
             raise ValueError(f"unknown knob {knob!r}; known: {', '.join(KNOBS)}")
         value = KNOBS[knob].check(value)
+        if gpu is not None:
+            return self._set_gpu(knob, value, source, gpu)
         with self._lock:
+            self._per_gpu = {g: replace(k, **{knob: value}) for g, k in self._per_gpu.items()}
             old = getattr(self._knobs, knob)
             if old == value:
                 changed = False
@@ -92,6 +101,18 @@ class Controller:
         if changed and knob == "workers_per_gpu" and self._engine is not None:
             self._engine.resize_workers(value)
         return changed
+
+    def _set_gpu(self, knob: str, value: Any, source: str, gpu: int) -> bool:
+        if knob not in GPU_KNOBS:
+            raise ValueError(f"{knob} applies to a whole host, not one GPU (per GPU: {', '.join(GPU_KNOBS)})")
+        with self._lock:
+            base = self._per_gpu.get(gpu, self._knobs)
+            old = getattr(base, knob)
+            if old == value:
+                return False
+            self._per_gpu[gpu] = replace(base, **{knob: value})
+            self._emit(ev.ModeChange, knob=knob, old=_s(old), new=_s(value), source=source, gpu=gpu)
+        return True
 
     def set_lock_mode(self, mode: str, source: str = "controller") -> bool:
         return self.set("lock_mode", mode, source)

@@ -36,6 +36,7 @@ from prover.pipeline.gpu_load import GpuFns, load_gpu_fns
 from prover.pipeline.locks import LockSet
 from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
+from prover.pipeline.inbox import Inbox
 from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
 
 # On a GPU the compute-lock holder gives the GIL up at every launch and stream sync, then waits
@@ -83,7 +84,7 @@ def resolve_auto_knobs(config: RunConfig, backend: str) -> RunConfig:
 
 class Engine:
     def __init__(self, config: RunConfig, sinks: list[Sink] | None = None, *, phases: Phases | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, external: bool = False) -> None:
         self.config = config
         self.clock = clock
         self._bus = EventBus(sinks, clock)
@@ -103,7 +104,9 @@ class Engine:
         self._budget_spec: int | str = config.vram_budget  # a live change before the devices exist lands here
         self.locksets: dict[int, LockSet] = {}
         self._faults = Faults(config.faults, config.seed, clock, self._stop)
-        self._queue = WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop)
+        # external: partitions come from outside (a fleet's driver) through self.inbox
+        self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining) if external else None
+        self._queue = self.inbox or WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop)
         self._pool = WorkerPool(config, self.emit, self._stop, self._draining, self.controller, self._faults,
                                 self._queue)
         self._prep_pool: ThreadPoolExecutor | None = None
@@ -204,7 +207,8 @@ class Engine:
             flow = PartitionFlow(self.config, self.profile.times(self.modelled_log2),
                                  self.profile.buffer_bytes(self.modelled_log2), self.emit, self.clock, self._stop,
                                  self.controller, self._faults, self.devices, self.locksets, prover, self._prep_pool)
-            self._queue.top_up()  # a bounded look-ahead; take() tops it up as partitions go
+            if self.inbox is None:  # a fleet's driver feeds the inbox; a one-host run queues its own
+                self._queue.top_up()  # a bounded look-ahead; take() tops it up as partitions go
             self._monitor = Monitor(self.config, self.emit, self.clock, self._stop, self.devices, self.locksets,
                                     self._pool, flow.current)
             self._pool.start(flow)

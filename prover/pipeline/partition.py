@@ -208,7 +208,7 @@ class PartitionFlow:
         """Run the GPU section under the knobs read now; returns the prep_msm future."""
         if not self.controller.wait_unpaused(self._stop):  # pause holds at the next GPU section too
             raise Stopped()
-        knobs = self.controller.snapshot()
+        knobs = self.controller.snapshot(g)
         dev, L = self.devices[g], self.locksets[g]
         stream = dev.stream(w)
         bufs: list[Buffer] = []

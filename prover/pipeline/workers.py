@@ -75,7 +75,8 @@ class WorkQueue:
                     self._sectors_left -= 1
                 self.submit_sector(None, source="config" if self._bounded else "auto")
 
-    def take(self) -> Partition | None:
+    def take(self, gpu: int) -> Partition | None:
+        """The next partition for any GPU (`gpu` matters only to an Inbox)."""
         with self.cv:
             self.top_up()
             while not self._queue:
@@ -90,7 +91,7 @@ class WorkQueue:
                 self._inflight += 1
             return p
 
-    def requeue(self, p: Partition) -> None:
+    def requeue(self, p: Partition, gpu: int) -> None:
         """A failed partition goes back to the front for another attempt."""
         with self.cv:
             self._queue.appendleft(p)
@@ -124,7 +125,8 @@ class WorkerPool:
     """Workers per GPU: each takes a partition, runs its flow, retries or counts the outcome."""
 
     def __init__(self, config: RunConfig, emit: Emit, stop: threading.Event, draining: threading.Event,
-                 controller: Controller, faults: Faults, queue: WorkQueue) -> None:
+                 controller: Controller, faults: Faults, queue: Any) -> None:
+        """`queue`: a WorkQueue, or an Inbox (prover.pipeline.inbox) placed from outside."""
         self._n_gpus, self._retries = config.n_gpus, config.faults.retries
         self._emit, self._stop, self._draining = emit, stop, draining
         self._controller, self._faults, self._queue = controller, faults, queue
@@ -222,7 +224,7 @@ class WorkerPool:
                 return "drained"
             if self._faults.worker_dies():
                 raise WorkerDeath()
-            p = self._queue.take()
+            p = self._queue.take(gpu)
             if p is None:
                 continue
             try:
@@ -237,7 +239,7 @@ class WorkerPool:
         if res.outcome is Outcome.failed and p.attempts < self._retries:
             p.attempts += 1
             self._emit(ev.Note, level="warn", text=f"{p.id} failed ({res.reason}); retry {p.attempts}")
-            self._queue.requeue(p)
+            self._queue.requeue(p, gpu)
             return
         if res.outcome is Outcome.failed:
             self._emit(ev.PartitionDone, part=p.id, ok=False, seconds=max(0.0, self._flow.clock() - p.queued_t),

@@ -3,6 +3,11 @@
 Events reach sinks under the engine's emit lock, LockAcquired while the lock is held and
 LockReleased before it is let go, Alloc/Free under the device's pool lock: so the stream
 nests exactly like the real state and the checks below are exact.
+
+In a fleet every GPU is keyed by (host, gpu) and time runs forwards per host (hosts' batches
+are merged by the driver); a host lost with its actor (HostLeft lost=True) took its locks
+and buffers with its process, so its holders and live bytes are dropped there, and what it
+had pending must still finish elsewhere, once.
 """
 from __future__ import annotations
 
@@ -13,12 +18,14 @@ from typing import Any
 class InvariantChecker:
     def __init__(self) -> None:
         self.violations: list[str] = []
-        self.holders: dict[tuple[int, str], str | None] = {}
-        self.held: dict[tuple[int, str], list[str]] = defaultdict(list)
-        self.live: dict[int, int] = defaultdict(int)
-        self.max_live: dict[int, int] = defaultdict(int)
-        self.budget: dict[int, int] = {}
-        self.compute_max: dict[int, int] = defaultdict(int)
+        self.holders: dict[tuple[Any, int, str], str | None] = {}
+        self.held: dict[tuple[Any, int, str], list[str]] = defaultdict(list)
+        self.live: dict[tuple[Any, int], int] = defaultdict(int)
+        self.max_live: dict[tuple[Any, int], int] = defaultdict(int)
+        self.budget: dict[tuple[Any, int], int] = {}
+        self.compute_max: dict[tuple[Any, int], int] = defaultdict(int)
+        self.last_t_host: dict[Any, float] = defaultdict(float)
+        self.lost_hosts: set[str] = set()
         self.queued: set[str] = set()
         self.done: dict[str, Any] = {}
         self.kinds: dict[str, int] = defaultdict(int)
@@ -29,43 +36,48 @@ class InvariantChecker:
         self.events.append(e)
         k = e.kind
         self.kinds[k] += 1
-        if e.t + 1e-9 < self.last_t:
-            self.violations.append(f"time went backwards at {k}: {e.t} < {self.last_t}")
+        h = getattr(e, "host", None)
+        if e.t + 1e-9 < self.last_t_host[h]:
+            self.violations.append(f"time went backwards at {k} on host {h}: {e.t} < {self.last_t_host[h]}")
+        self.last_t_host[h] = max(self.last_t_host[h], e.t)
         self.last_t = max(self.last_t, e.t)
+        g = (h, e.gpu) if hasattr(e, "gpu") else None
         if k == "gpu_info":
-            self.budget[e.gpu] = e.budget_bytes
+            self.budget[g] = e.budget_bytes
+        elif k == "host_left" and e.lost:
+            self._drop_host(h)
         elif k == "lock_requested":
-            mine = self.held[(e.gpu, e.worker)]
+            mine = self.held[(h, e.gpu, e.worker)]
             if e.lock == "mem" and "compute" in mine:
                 self.violations.append(f"order inverted: {e.worker} requests mem holding compute on gpu{e.gpu}")
             if e.lock in mine:
                 self.violations.append(f"{e.worker} re-requests {e.lock}")
         elif k == "lock_acquired":
-            key = (e.gpu, e.lock)
+            key = (h, e.gpu, e.lock)
             if self.holders.get(key):
                 self.violations.append(f"two holders of {e.lock} on gpu{e.gpu}: {self.holders[key]} and {e.worker}")
             self.holders[key] = e.worker
-            self.held[(e.gpu, e.worker)].append(e.lock)
+            self.held[(h, e.gpu, e.worker)].append(e.lock)
             if e.lock == "compute":
-                n = sum(1 for (g, ln), w in self.holders.items() if g == e.gpu and ln == "compute" and w)
-                self.compute_max[e.gpu] = max(self.compute_max[e.gpu], n)
+                n = sum(1 for (hh, gg, ln), w in self.holders.items() if (hh, gg) == g and ln == "compute" and w)
+                self.compute_max[g] = max(self.compute_max[g], n)
         elif k == "lock_released":
-            key = (e.gpu, e.lock)
+            key = (h, e.gpu, e.lock)
             if self.holders.get(key) != e.worker:
                 self.violations.append(f"{e.worker} releases {e.lock} on gpu{e.gpu} held by {self.holders.get(key)}")
             self.holders[key] = None
-            mine = self.held[(e.gpu, e.worker)]
+            mine = self.held[(h, e.gpu, e.worker)]
             if e.lock in mine:
                 mine.remove(e.lock)
         elif k == "alloc":
-            self.live[e.gpu] += e.bytes
-            self.max_live[e.gpu] = max(self.max_live[e.gpu], self.live[e.gpu])
-            b = self.budget.get(e.gpu)
-            if b is not None and self.live[e.gpu] > b:
-                self.violations.append(f"live bytes {self.live[e.gpu]} above budget {b} on gpu{e.gpu}")
+            self.live[g] += e.bytes
+            self.max_live[g] = max(self.max_live[g], self.live[g])
+            b = self.budget.get(g)
+            if b is not None and self.live[g] > b:
+                self.violations.append(f"live bytes {self.live[g]} above budget {b} on gpu{e.gpu} {h or ''}")
         elif k == "free":
-            self.live[e.gpu] -= e.bytes
-            if self.live[e.gpu] < 0:
+            self.live[g] -= e.bytes
+            if self.live[g] < 0:
                 self.violations.append(f"negative live bytes on gpu{e.gpu}")
         elif k == "partition_queued":
             self.queued.add(e.part)
@@ -76,14 +88,22 @@ class InvariantChecker:
             if not e.ok and not e.reason:
                 self.violations.append(f"{e.part} failed without a reason")
 
+    def _drop_host(self, host: str) -> None:
+        self.lost_hosts.add(host)
+        for d in (self.holders, self.held):
+            for key in [key for key in d if key[0] == host]:
+                del d[key]
+        for key in [key for key in self.live if key[0] == host]:
+            self.live[key] = 0
+
     def final(self, *, all_done: bool = True) -> list[str]:
         out = list(self.violations)
-        for (g, ln), w in self.holders.items():
+        for (h, g, ln), w in self.holders.items():
             if w:
-                out.append(f"{ln} on gpu{g} still held by {w} at the end")
-        for g, n in self.live.items():
+                out.append(f"{ln} on gpu{g} {h or ''} still held by {w} at the end")
+        for (h, g), n in self.live.items():
             if n:
-                out.append(f"{n} live bytes left on gpu{g} at the end")
+                out.append(f"{n} live bytes left on gpu{g} {h or ''} at the end")
         if not self.events or self.events[0].kind != "run_started":
             out.append("first event is not run_started")
         if not self.events or self.events[-1].kind != "run_ended":

@@ -79,7 +79,13 @@ def test_record_with_corrupt_proofs_and_partial_verification_fails(tmp_path: Pat
 @pytest.mark.timeout(120)
 def test_record_that_proves_nothing_is_not_a_success(tmp_path: Path) -> None:
     out = tmp_path / "oom.jsonl"
-    r = CliRunner().invoke(main, ["record", "--out", str(out), *FAST, "--vram-budget", "4GiB", "--sectors", "1",
+    # a budget below one partition's pre-stage is refused at start now (issue 12), with the numbers
+    r = CliRunner().invoke(main, ["record", "--out", str(out), *FAST, "--vram-budget", "4GiB", "--sectors", "1"])
+    assert r.exit_code == 2 and "4 GiB" in r.output and not out.exists(), r.output
+    # every allocation failing (the 4 GiB run of the issue, as a fault): nothing proved, not a success
+    cfg = tmp_path / "oom.toml"
+    cfg.write_text("[faults]\noom_rate = 1.0\n")
+    r = CliRunner().invoke(main, ["record", "--out", str(out), *FAST, "--config", str(cfg), "--sectors", "1",
                                   "--partitions", "3"])
     assert r.exit_code != 0, r.output
     assert "all proofs verified" not in r.output and "PROOFS FAILED" not in r.output

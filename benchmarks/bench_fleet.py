@@ -1,0 +1,205 @@
+"""Benchmarks of the fleet (issue 15). Writes benchmarks/results/fleet_bench.json.
+
+    python benchmarks/bench_fleet.py [--quick] [--skip-overhead] [--out FILE]
+
+1. scale: a synthetic stream of 100 hosts x 8 GPUs x 4 workers (tests/tui/tui_synth.py's
+   model, tagged the way a host actor tags its events: host, fleet-wide GPU and worker
+   numbers), in the batches a 50 ms poll returns, round by round. Measured:
+   - produced: events per second of (modelled, real-time) run the 100 hosts emit;
+   - wire: pickling + unpickling each host's batch (what Ray moves), events/s of CPU time;
+   - driver: the merge (sort of each round's batches) + the fold (prover/state.py), events/s
+     of CPU time (process_time, robust to other load on the machine);
+   - frame: the dashboard (c2tui.app, headless run_test) drawing that 800-GPU state, our part
+     (widgets drawing their lines) and a full repaint to ANSI, at 200x60.
+2. overhead: the same 2 sim GPUs proved for real (Groth16 at 2^8, every proof verified), in
+   one process (Engine) and as a fleet of one Ray node (FleetEngine, local:1), alternating
+   A B B A; steady throughput (partitions/min between the first and the last finished) from
+   each run's own fold. The fleet's cluster start-up is outside the steady window.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import heapq
+import io
+import json
+import os
+import pickle
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "tui"))
+
+from prover import events as ev  # noqa: E402
+from prover.fleet.host import tag  # noqa: E402
+from prover.state import DashboardState  # noqa: E402
+from tui_synth import Synth  # noqa: E402
+
+GPUS, WORKERS = 8, 4
+
+
+def base_rounds(seed: int, until: float, poll_s: float) -> list[list]:
+    """One host's raw events (tui_synth), cut into the batches one poll every poll_s returns."""
+    evs = [e for e in Synth(gpus=GPUS, workers_per_gpu=WORKERS, sectors=8, partitions=10, seed=seed,
+                            progress_steps=4).run(until) if e.kind not in ("run_started", "run_ended")]
+    out: list[list] = [[] for _ in range(int(until / poll_s) + 1)]
+    for e in evs:
+        out[min(len(out) - 1, int(e.t / poll_s))].append(e)
+    return out
+
+
+def tagged(batch: list, i: int) -> list:
+    """A batch as host i's actor sends it: host, fleet-wide GPU/worker numbers, its own partitions."""
+    out = []
+    for e in batch:
+        t = tag(e, f"h{i}", GPUS * i, 0.0)
+        if getattr(t, "part", None) is not None:
+            t = t.model_copy(update={"part": f"h{i}.{t.part}"})
+        out.append(t)
+    return out
+
+
+def bench_scale(hosts: int, until: float, poll_s: float = 0.05, distinct: int = 4) -> tuple[dict, DashboardState]:
+    """Round by round, as the driver sees it: every host's batch pickled and unpickled (Ray's
+    transport), then the round merged in time order and folded. Host-side tagging is not timed
+    (it runs on the hosts); `distinct` seeds of the model are shared out among the hosts."""
+    bases = [base_rounds(s, until, poll_s) for s in range(distinct)]
+    st = DashboardState()
+    st.apply(ev.RunStarted(t=0.0, backend="sim", simulated=True, profile="rtx5070ti-16g", proved_log2=10,
+                           modelled_log2=27, gpus=0, config={"cluster": f"synthetic:{hosts}"}))
+    for i in range(hosts):
+        st.apply(ev.HostJoined(t=0.0, host=f"h{i}", node=f"n{i}", gpus=GPUS, gpu_offset=GPUS * i))
+    clock = time.process_time
+    n, wire_s, fold_s, worst_round = 0, 0.0, 0.0, 0.0
+    gc.collect()
+    for k in range(len(bases[0])):
+        batches = [tagged(bases[i % distinct][k], i) for i in range(hosts)]
+        t0 = clock()
+        batches = [pickle.loads(pickle.dumps(b, protocol=5)) for b in batches]
+        t1 = clock()
+        merged = [e for b in batches for e in b]
+        merged.sort(key=lambda e: e.t)  # what FleetEngine._poll_round does with a round
+        for e in merged:
+            st.apply(e)
+        t2 = clock()
+        n += len(merged)
+        wire_s += t1 - t0
+        fold_s += t2 - t1
+        worst_round = max(worst_round, t2 - t1)
+    produced = n / until
+    return {
+        "hosts": hosts, "gpus": hosts * GPUS, "workers": hosts * GPUS * WORKERS, "events": n,
+        "modelled_seconds": until, "poll_s": poll_s, "distinct_host_streams": distinct,
+        "produced_events_per_s": round(produced), "wire_events_per_s": round(n / wire_s),
+        "driver_fold_events_per_s": round(n / fold_s), "fold_over_produced": round(n / fold_s / produced, 2),
+        "worst_round_fold_ms": round(worst_round * 1e3, 1),
+        "state": {"gpus": len(st.gpus), "hosts": len(st.hosts), "partitions_done": st.partitions_done},
+    }, st
+
+
+async def _frames(st: DashboardState, size: tuple[int, int], frames: int) -> dict:
+    from rich.console import Console
+
+    from c2tui.app import DashboardApp
+    from c2tui.sources import ReplaySource, fast_snapshot
+    from c2tui.widgets.common import StateView
+
+    snap = fast_snapshot(st, partitions=96)
+    app = DashboardApp(ReplaySource([], playing=False), fps=0.2)
+    clock = time.process_time
+    build, full = [], []
+    async with app.run_test(size=size) as pilot:
+        t0 = clock()
+        app.draw(snap)
+        await pilot.pause()
+        await pilot.pause()
+        first = (clock() - t0) * 1e3
+        views = [v for v in app.query(StateView) if v.region.height > 0]
+        console = Console(width=size[0], height=size[1], file=io.StringIO(), force_terminal=True,
+                          color_system="truecolor")
+        for _ in range(frames):
+            t0 = clock()
+            for v in views:
+                v.draw(snap, v.content_size.width, v.content_size.height)
+            build.append((clock() - t0) * 1e3)
+            t0 = clock()
+            app.draw(snap)
+            for v in views:
+                v.refresh()
+            update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+            console.file = io.StringIO()
+            console.print(update)
+            full.append((clock() - t0) * 1e3)
+            await pilot.pause()
+    return {"size": f"{size[0]}x{size[1]}", "first_frame_ms": round(first, 1), "visible_widgets": len(views),
+            "build_ms": {"median": round(statistics.median(build), 2), "max": round(max(build), 2)},
+            "full_repaint_ms": {"median": round(statistics.median(full), 2), "max": round(max(full), 2)}}
+
+
+def _one(fleet: bool, cfg) -> dict:
+    from prover.pipeline.engine import Engine
+    from prover.state import fold
+    from prover.summary import summarize
+
+    evs: list = []
+    t0 = time.perf_counter()
+    if fleet:
+        from prover.fleet.driver import FleetEngine
+
+        eng = FleetEngine(cfg, "local:1", sinks=[evs.append])
+    else:
+        eng = Engine(cfg, sinks=[evs.append])
+    eng.start()
+    eng.wait(900)
+    wall = time.perf_counter() - t0
+    sm = summarize(fold(evs))
+    return {"mode": "fleet local:1" if fleet else "one process", "wall_s": round(wall, 1),
+            "partitions_ok": sm.partitions_ok, "proofs_ok": sm.proofs_ok, "all_verified": sm.all_proofs_verified,
+            "steady_per_min": round(sm.steady_throughput_per_min, 2), "events": len(evs)}
+
+
+def bench_overhead(quick: bool) -> dict:
+    from prover.config import RunConfig
+
+    cfg = RunConfig(backend="sim", gpus=2, workers_per_gpu=3, constraints_log2=8, partitions=8,
+                    sectors=2 if quick else 4, time_scale=0.1, cache_dir=str(ROOT / ".cache" / "bench_fleet"))
+    runs = [_one(f, cfg) for f in (False, True, True, False)]  # A B B A
+    one = statistics.mean(r["steady_per_min"] for r in runs if r["mode"] == "one process")
+    fl = statistics.mean(r["steady_per_min"] for r in runs if r["mode"] != "one process")
+    return {"config": {k: cfg.public_dict()[k] for k in ("backend", "gpus", "workers_per_gpu", "constraints_log2",
+                                                         "partitions", "sectors", "time_scale", "profile")},
+            "runs": runs, "one_process_per_min": round(one, 2), "fleet_per_min": round(fl, 2),
+            "fleet_cost_pct": round(100.0 * (one - fl) / one, 1) if one else None,
+            "note": "simulated device (sim backend), modelled 2^27 times x time_scale, real Groth16 at 2^8"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--skip-overhead", action="store_true")
+    ap.add_argument("--hosts", type=int, default=100)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fleet_bench.json"))
+    a = ap.parse_args()
+    res: dict = {"machine": {"platform": platform.platform(), "python": platform.python_version(),
+                             "cpus": os.cpu_count()}, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    scale, st = bench_scale(a.hosts, 4.0 if a.quick else 12.0)
+    res["scale"] = scale
+    print(json.dumps(scale, indent=1), flush=True)
+    res["frame"] = asyncio.run(_frames(st, (200, 60), 5 if a.quick else 20))
+    print(json.dumps(res["frame"], indent=1), flush=True)
+    if not a.skip_overhead:
+        res["overhead"] = bench_overhead(a.quick)
+        print(json.dumps(res["overhead"], indent=1), flush=True)
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(res, indent=1) + "\n")
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

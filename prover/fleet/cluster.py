@@ -1,0 +1,132 @@
+"""Ray plumbing for the fleet: a local cluster on this machine or an existing one, its nodes,
+and one host actor pinned to each node. Ray is imported here only (never on one host).
+
+    --cluster local:N   ray.cluster_utils.Cluster: N nodes on loopback (a head + N-1), each
+                        with a small object store; the driver connects to the head
+    --cluster ADDRESS   ray.init(address=ADDRESS): the nodes that cluster has (and gets later)
+
+Ray's CPU/GPU accounting is bookkeeping only: a host actor asks for no CPU (num_cpus=0) and,
+on a real cluster with the cuda backend, for all of its node's GPUs so Ray sets
+CUDA_VISIBLE_DEVICES for it; the locks and the VRAM budget stay real, inside the engine.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+NODE_STORE_BYTES = 100 * 1024**2  # object store per local node: events are small
+
+
+class ClusterError(RuntimeError):
+    """--cluster is malformed, Ray is missing, or the cluster cannot be reached."""
+
+
+@dataclass
+class NodeInfo:
+    node_id: str
+    gpus: int  # Ray's GPU resource on the node (0 on a CPU-only node)
+    alive: bool
+
+
+def parse_cluster(spec: str) -> tuple[str, int | str]:
+    """'local:3' -> ('local', 3); 'ray://h:10001' or 'h:6379' or 'auto' -> ('address', spec)."""
+    s = spec.strip()
+    m = re.fullmatch(r"local:(\d+)", s)
+    if m:
+        n = int(m.group(1))
+        if not 1 <= n <= 16:
+            raise ClusterError(f"--cluster {spec!r}: local clusters have 1..16 nodes")
+        return "local", n
+    if s.startswith("local"):
+        raise ClusterError(f"--cluster {spec!r}: use local:N (N nodes on this machine) or a Ray address")
+    if not s:
+        raise ClusterError("--cluster: empty; use local:N or a Ray address (host:port, ray://host:port, auto)")
+    return "address", s
+
+
+def _loopback() -> None:
+    """Keep a local cluster on 127.0.0.1: Ray otherwise resolves 127.0.0.1 to the machine's
+    outward address when it connects. Its switch for that is this variable, read when
+    ray_constants is imported (set here, before, for this process and its raylets' workers)."""
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    consts = sys.modules.get("ray._private.ray_constants")
+    if consts is not None:  # Ray was imported already (a second fleet in one process)
+        consts.ENABLE_RAY_CLUSTER = False
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError("--cluster needs Ray: pip install 'c2tui[fleet]'") from None
+    return ray
+
+
+class Cluster:
+    """The Ray side of one fleet run: connect, list nodes, spawn host actors, shut down."""
+
+    def __init__(self, spec: str) -> None:
+        self.kind, arg = parse_cluster(spec)
+        if self.kind == "local":
+            _loopback()
+        self.ray = import_ray()
+        self.local: Any = None  # ray.cluster_utils.Cluster for local:N
+        self._init(arg)
+
+    def _init(self, arg: int | str) -> None:
+        ray = self.ray
+        env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # actors import prover from here
+        try:
+            if self.kind == "local":
+                from ray.cluster_utils import Cluster as RayCluster
+
+                node = dict(num_cpus=1, object_store_memory=NODE_STORE_BYTES, node_ip_address="127.0.0.1",
+                            include_dashboard=False)
+                self.local = RayCluster(initialize_head=True, connect=False, head_node_args=node)
+                for _ in range(int(arg) - 1):
+                    self.add_local_node(wait=False)
+                self.local.wait_for_nodes()
+                ray.init(address=self.local.address, _node_ip_address="127.0.0.1", log_to_driver=False,
+                         logging_level=logging.WARNING, runtime_env={"env_vars": env})
+            else:
+                ray.init(address=str(arg), log_to_driver=False, logging_level=logging.WARNING)
+        except ClusterError:
+            raise
+        except Exception as exc:
+            self.shutdown()
+            raise ClusterError(f"--cluster: cannot start or reach the Ray cluster: {exc}") from None
+
+    def add_local_node(self, wait: bool = True) -> Any:
+        """One more node of a local cluster (a late joiner in tests); returns Ray's node."""
+        return self.local.add_node(wait=wait, num_cpus=1, object_store_memory=NODE_STORE_BYTES,
+                                   node_ip_address="127.0.0.1")
+
+    def nodes(self) -> list[NodeInfo]:
+        return [NodeInfo(node_id=n["NodeID"], gpus=int(n.get("Resources", {}).get("GPU", 0)), alive=bool(n["Alive"]))
+                for n in self.ray.nodes()]
+
+    def spawn_host(self, node: NodeInfo, num_gpus: int, *args: Any) -> Any:
+        """A HostRuntime actor pinned to `node` (hard affinity: it never moves, it dies with it)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from prover.fleet.host import HostRuntime
+
+        actor_cls = self.ray.remote(HostRuntime)
+        return actor_cls.options(
+            num_cpus=0, num_gpus=num_gpus, max_restarts=0, max_concurrency=4,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node.node_id, soft=False),
+        ).remote(*args)
+
+    def shutdown(self) -> None:
+        ray = self.ray
+        try:
+            if ray.is_initialized():
+                ray.shutdown()
+        finally:
+            if self.local is not None:
+                self.local.shutdown()
+                self.local = None

@@ -1,0 +1,93 @@
+"""The fleet's controller: the one-host Controller's interface, with a target.
+
+    fc.set_lock_mode("two-lock", source="key")                  # every host
+    fc.set_mem_sync("stream", source="switch", target="h1")     # one host
+    fc.set_prestage(False, target="gpu3")                       # one GPU (its fleet number)
+    fc.apply("h1:workers_per_gpu=2", source="switch")           # TARGET:SPEC in the text form
+
+A change is checked here (prover.knobs: the same errors as on one host), then sent to each
+targeted host's engine, whose Controller emits the ModeChange (tagged with the host, and the
+GPU for a one-GPU change), so every change is recorded where it took effect. Calls to the
+actors are fire-and-forget: the driver never waits on a host for a key press.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from prover.knobs import KNOBS, parse_switch
+from prover.pipeline.controller import Knobs
+
+if TYPE_CHECKING:  # pragma: no cover
+    from prover.fleet.driver import FleetEngine
+
+
+def split_target(spec: str) -> tuple[str | None, str]:
+    """'h1:two-lock' -> ('h1', 'two-lock'); 'gpu3:prestage=off' -> ('gpu3', ...); 'single' -> (None, 'single')."""
+    head, sep, rest = spec.partition(":")
+    if sep and "=" not in head and (head.startswith(("h", "gpu")) or head == "fleet"):
+        return (None if head == "fleet" else head), rest
+    return None, spec
+
+
+class FleetController:
+    def __init__(self, fleet: "FleetEngine", knobs: Knobs) -> None:
+        self._fleet = fleet
+        self._knobs = knobs  # the fleet-wide values (what a late joiner starts with)
+
+    def snapshot(self, gpu: int | None = None) -> Knobs:
+        return self._knobs
+
+    @property
+    def knobs(self) -> Knobs:
+        return self._knobs
+
+    def set(self, knob: str, value: Any, source: str = "controller", target: str | None = None) -> bool:
+        """Set one knob on the fleet (target None or 'fleet'), a host ('h1') or a GPU ('gpu3');
+        True if the fleet-wide value changed (a host or GPU target: True)."""
+        if knob not in KNOBS:
+            raise ValueError(f"unknown knob {knob!r}; known: {', '.join(KNOBS)}")
+        value = KNOBS[knob].check(value)
+        target = None if target == "fleet" else target
+        self._fleet.send_control(knob, value, source, target)
+        if target is not None:
+            return True
+        changed = getattr(self._knobs, knob) != value
+        self._knobs = replace(self._knobs, **{knob: value})
+        return changed
+
+    def set_lock_mode(self, mode: str, source: str = "controller", target: str | None = None) -> bool:
+        return self.set("lock_mode", mode, source, target)
+
+    def set_mem_sync(self, v: str, source: str = "controller", target: str | None = None) -> bool:
+        return self.set("mem_sync", v, source, target)
+
+    def set_workers_per_gpu(self, n: int, source: str = "controller", target: str | None = None) -> bool:
+        return self.set("workers_per_gpu", n, source, target)
+
+    def set_prestage(self, on: bool, source: str = "controller", target: str | None = None) -> bool:
+        return self.set("prestage", bool(on), source, target)
+
+    def set_b_g2(self, placement: str, source: str = "controller", target: str | None = None) -> bool:
+        return self.set("b_g2", placement, source, target)
+
+    def pause(self, source: str = "controller", target: str | None = None) -> bool:
+        return self.set("paused", True, source, target)
+
+    def resume(self, source: str = "controller", target: str | None = None) -> bool:
+        return self.set("paused", False, source, target)
+
+    def toggle_pause(self, source: str = "controller", target: str | None = None) -> bool:
+        return self.resume(source, target) if self._knobs.paused else self.pause(source, target)
+
+    def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
+        return self._fleet.submit_sector(partitions, source=source)
+
+    def stop(self, source: str = "controller") -> None:
+        self._fleet.request_stop(f"stopped ({source})")
+
+    def apply(self, spec: str, source: str = "switch", target: str | None = None) -> bool:
+        """'single' | 'KNOB=VALUE', optionally prefixed 'h1:' / 'gpu3:' / 'fleet:' (see split_target)."""
+        t, rest = split_target(spec)
+        knob, value = parse_switch(rest)
+        return self.set(knob, value, source, target if t is None else t)

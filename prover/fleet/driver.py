@@ -1,0 +1,391 @@
+"""The fleet's driver: one scheduler and one event stream over many host engines on Ray.
+
+    FleetEngine(config, cluster="local:3", sinks=[...]).start()
+
+It has the one-host Engine's public face (start, controller, stop/drain/wait, finished,
+add_sink/remove_sink), so `run`, `record`, the dashboard and the recorder take either. One
+driver thread loops every `poll_s`:
+  poll   every host's batch of events (one actor call per host per round, in parallel),
+         merge them in time order, hand them to the sinks, and learn from them: PartitionDone
+         frees the GPU's slot, VramSample gives the free budget, ModeChange the worker count
+  place  waiting partitions on GPUs (prover.fleet.scheduler: free budget, queue depth, a
+         bound on pending work per GPU) and send each host its batch
+  watch  the nodes: a new node gets a host (a late joiner gets work at the next placing); a
+         host whose actor died (RayActorError) or whose node is gone is dropped, its pending
+         partitions queued again at the front (HostLeft lost=True, then PartitionQueued) and
+         anything it may still report ignored, so nothing is lost or counted twice.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from prover import events as ev
+from prover.config import RunConfig
+from prover.device.profiles import get_profile
+from prover.fleet.control import FleetController
+from prover.fleet.host import Assignment, HostInfo
+from prover.fleet.scheduler import Scheduler
+from prover.pipeline.controller import Knobs
+
+Sink = Callable[[Any], None]
+NODE_CHECK_S = 1.0
+START_TIMEOUT_S = 180.0
+
+
+@dataclass
+class _Host:
+    name: str
+    node: str
+    actor: Any
+    info: HostInfo | None = None
+
+
+@dataclass
+class _Part:
+    part: str
+    sector: int
+    index: int
+    instance: int
+
+
+class FleetEngine:
+    def __init__(self, config: RunConfig, cluster: str, sinks: list[Sink] | None = None, *,
+                 depth: int = 1, poll_s: float = 0.05) -> None:
+        from prover.fleet.cluster import Cluster
+
+        self.config, self.spec, self.poll_s = config, cluster, poll_s
+        self._sinks: list[Sink] = list(sinks or [])
+        self.sink_errors = 0
+        self._elock = threading.Lock()
+        self._plock = threading.RLock()
+        self.sched = Scheduler(depth)
+        self.hosts: dict[str, _Host] = {}
+        self._starting: dict[str, tuple[Any, _Host, Any]] = {}  # name -> (start ref, host, node)
+        self._nodes_seen: set[str] = set()
+        self._next_gpu = 0
+        self._parts: dict[str, _Part] = {}
+        self._waiting: deque[str] = deque()
+        self._done: set[str] = set()
+        self._next_sector = self._next_instance = self._queued_total = 0
+        self.requeued = self.duplicates = 0
+        self._bounded = config.sectors is not None
+        self._stop, self._draining, self._finished = threading.Event(), threading.Event(), threading.Event()
+        self._stop_reason = "stopped"
+        self._ended = False
+        self._started = False
+        # ray.init wants the main thread (signal handlers): the cluster starts (or is joined)
+        # here, so a bad --cluster or a cluster that cannot start is a ClusterError at once
+        self.cluster: Any = Cluster(cluster)
+        self.t0_wall = time.time()
+        self._t0 = time.monotonic()
+        self.profile = get_profile(config.profile)
+        self.controller = FleetController(self, Knobs(
+            lock_mode=config.lock_mode, mem_sync=config.mem_sync, workers_per_gpu=config.workers_per_gpu,
+            prestage=config.prestage, b_g2=config.b_g2, paused=config.paused))
+        self._thread: threading.Thread | None = None
+
+    # --- events ------------------------------------------------------------------------------
+    def now(self) -> float:
+        return max(0.0, time.monotonic() - self._t0)
+
+    def emit(self, cls: type, **fields: Any) -> Any:
+        with self._elock:
+            if self._ended:
+                return None
+            e = cls(t=self.now(), **fields)
+            self._ended = cls is ev.RunEnded
+            self._to_sinks(e)
+            return e
+
+    def _forward(self, events: list[Any]) -> None:
+        with self._elock:
+            if not self._ended:
+                for e in events:
+                    self._to_sinks(e)
+
+    def _to_sinks(self, e: Any) -> None:
+        for sink in self._sinks:
+            try:
+                sink(e)
+            except Exception:  # a sink must never take the fleet down
+                self.sink_errors += 1
+
+    def add_sink(self, fn: Sink) -> None:
+        with self._elock:
+            self._sinks.append(fn)
+
+    def remove_sink(self, fn: Sink) -> None:
+        with self._elock:
+            if fn in self._sinks:
+                self._sinks.remove(fn)
+
+    # --- life cycle ----------------------------------------------------------------------------
+    def start(self) -> "FleetEngine":
+        if self._started:
+            raise RuntimeError("fleet already started")
+        self._started = True
+        self.t0_wall, self._t0 = time.time(), time.monotonic()
+        self._thread = threading.Thread(target=self._run, name="fleet-driver", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float | None = 30.0, drain: bool = False, reason: str | None = None) -> bool:
+        if not self._started:
+            return True
+        if drain:
+            self._draining.set()
+            self._finished.wait(timeout)
+        self.request_stop(reason or ("done (drained)" if drain else "stopped"))
+        return self._finished.wait(None if timeout is None else max(timeout, 60.0))
+
+    def drain(self, timeout: float | None = 60.0) -> bool:
+        return self.stop(timeout=timeout, drain=True, reason="done (drained)")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._finished.wait(timeout)
+
+    @property
+    def finished(self) -> bool:
+        return self._finished.is_set()
+
+    def request_stop(self, reason: str) -> None:
+        if not self._stop.is_set():
+            self._stop_reason = reason
+            self._stop.set()
+
+    # --- the driver thread -------------------------------------------------------------------
+    def _run(self) -> None:
+        reason = None
+        try:
+            self._start_hosts()
+            for _ in range(self.config.sectors if self._bounded else 1):
+                self.submit_sector(None, source="config")
+            last_check = time.monotonic()
+            while not self._stop.is_set():
+                self._poll_round()
+                if time.monotonic() - last_check >= NODE_CHECK_S:
+                    last_check = time.monotonic()
+                    self._watch_nodes()
+                self._check_starting()
+                self._place()
+                self._check_end()
+                self._stop.wait(self.poll_s)
+        except Exception as exc:
+            reason = f"error: {type(exc).__name__}: {exc}"
+            self.error = str(exc)
+            if not self._ended and self._started_run:
+                self.emit(ev.Note, level="error", text=f"fleet failed: {exc}\n{traceback.format_exc(limit=4)}")
+        finally:
+            self._shutdown(reason or self._stop_reason)
+
+    _started_run = False
+    error: str | None = None  # why the fleet could not run (e.g. the cluster did not start)
+
+    def _start_hosts(self) -> None:
+        """Run started now (t=0); each node's host joins once its engine is up (HostJoined)."""
+        here = self.cluster.ray.get_runtime_context().get_node_id()
+        nodes = sorted((n for n in self.cluster.nodes() if n.alive), key=lambda n: n.node_id != here)
+        cfg = self.config
+        backend = "sim" if cfg.backend == "sim" or not any(n.gpus for n in nodes) else "cuda"
+        self.emit(ev.RunStarted, backend=backend, simulated=backend == "sim", profile=self.profile.name,
+                  proved_log2=cfg.constraints_log2, modelled_log2=cfg.modelled_log2 or self.profile.modelled_log2,
+                  gpus=0, config={**cfg.public_dict(), "cluster": self.spec})
+        self._started_run = True
+        for n in nodes:  # h0 is the driver's node
+            self._spawn(n)
+        for name, (ref, host, _) in list(self._starting.items()):
+            host.info = self.cluster.ray.get(ref, timeout=START_TIMEOUT_S)
+            self._joined(host)
+        self._starting.clear()
+
+    def _host_config(self, node: Any) -> tuple[dict[str, Any], int]:
+        """(the host's RunConfig dict, GPUs Ray reserves for it): sim GPUs as configured; on
+        the cuda backend, the node's GPUs (Ray sets CUDA_VISIBLE_DEVICES, numbered from 0)."""
+        k = self.controller.snapshot()  # a late joiner starts with the fleet's knobs as they are now
+        cfg = {**self.config.public_dict(), "lock_mode": k.lock_mode, "mem_sync": k.mem_sync, "paused": k.paused,
+               "workers_per_gpu": k.workers_per_gpu, "prestage": k.prestage, "b_g2": k.b_g2}
+        if self.config.backend == "sim" or node.gpus == 0:
+            return {**cfg, "backend": "sim" if self.config.backend != "cuda" else "cuda"}, 0
+        return {**cfg, "gpus": node.gpus}, node.gpus
+
+    def _spawn(self, node: Any) -> None:
+        self._nodes_seen.add(node.node_id)
+        cfg, num_gpus = self._host_config(node)
+        name = f"h{len(self._nodes_seen) - 1}"
+        n = cfg["gpus"] if isinstance(cfg["gpus"], int) else len(cfg["gpus"])
+        actor = self.cluster.spawn_host(node, num_gpus, name, node.node_id[:8], cfg, self._next_gpu, self.t0_wall)
+        self._next_gpu += n
+        host = _Host(name=name, node=node.node_id, actor=actor)
+        self._starting[name] = (actor.start.remote(), host, node)
+
+    def _joined(self, h: _Host) -> None:
+        i = h.info
+        assert i is not None
+        with self._plock:
+            self.hosts[h.name] = h
+            self.sched.add_host(h.name, i.gpu_offset, i.gpus, i.workers_per_gpu, i.budget)
+        self.emit(ev.HostJoined, host=h.name, node=i.node, gpus=i.gpus, gpu_offset=i.gpu_offset)
+
+    def _check_starting(self) -> None:
+        """Late joiners: a host whose start() has answered joins the fleet now."""
+        ray = self.cluster.ray
+        for name, (ref, host, _) in list(self._starting.items()):
+            ready, _ = ray.wait([ref], timeout=0)
+            if not ready:
+                continue
+            del self._starting[name]
+            try:
+                host.info = ray.get(ref)
+            except Exception as exc:
+                self.emit(ev.Note, level="warn", text=f"host {name} did not start: {exc}")
+                continue
+            self._joined(host)
+
+    def _watch_nodes(self) -> None:
+        nodes = self.cluster.nodes()
+        alive = {n.node_id for n in nodes if n.alive}
+        for n in nodes:
+            if n.alive and n.node_id not in self._nodes_seen and not self._draining.is_set():
+                self._spawn(n)
+        for h in list(self.hosts.values()):
+            if h.node not in alive:
+                self._lose(h.name, "node gone")
+
+    def _poll_round(self) -> None:
+        ray = self.cluster.ray
+        from ray.exceptions import GetTimeoutError, RayActorError
+
+        refs = {name: h.actor.poll.remote() for name, h in self.hosts.items()}
+        batch: list[Any] = []
+        for name, ref in refs.items():
+            try:
+                batch += ray.get(ref, timeout=30)
+            except RayActorError as exc:
+                self._lose(name, f"actor died: {type(exc).__name__}")
+            except GetTimeoutError:
+                continue
+        if batch:
+            batch.sort(key=lambda e: e.t)
+            self._forward([e for e in batch if self._learn(e)])
+
+    def _learn(self, e: Any) -> bool:
+        """Update the driver from one host event; False drops it (a stale or second report)."""
+        k = e.kind
+        if e.host not in self.hosts:
+            return False  # a host already dropped as lost: its partitions were requeued
+        if k == "partition_done":
+            with self._plock:
+                if e.part in self._done:
+                    self.duplicates += 1
+                    return False
+                self._done.add(e.part)
+                self.sched.done(e.part)
+        elif k == "vram_sample":
+            self.sched.vram(e.gpu, e.budget, e.pool_used)
+        elif k == "mode_change" and e.knob == "workers_per_gpu":
+            self.sched.set_workers(e.host, int(e.new))
+        elif k == "host_left" and not self._stop.is_set():  # its engine ended on its own: an error
+            self._lose(e.host, f"engine ended: {e.reason}", emit_first=e)
+            return False
+        return True
+
+    def _lose(self, name: str, reason: str, emit_first: Any = None) -> None:
+        with self._plock:
+            h = self.hosts.pop(name, None)
+            if h is None:
+                return
+            lost = self.sched.remove_host(name)
+            self.requeued += len(lost)
+            self._waiting.extendleft(reversed(lost))
+        self.emit(ev.HostLeft, host=name, reason=reason, lost=True, requeued=lost)
+        for p in lost:
+            q = self._parts[p]
+            self.emit(ev.PartitionQueued, part=p, sector=q.sector, index=q.index)
+        try:
+            self.cluster.ray.kill(h.actor)
+        except Exception:  # already gone
+            pass
+
+    def _place(self) -> None:
+        if self._draining.is_set():
+            return
+        batches: dict[str, list[Assignment]] = {}
+        with self._plock:
+            while self._waiting:
+                slot = self.sched.place(self._waiting[0])
+                if slot is None:
+                    break
+                q = self._parts[self._waiting.popleft()]
+                batches.setdefault(slot.host, []).append(
+                    Assignment(part=q.part, sector=q.sector, index=q.index, instance=q.instance, gpu=slot.gpu))
+            if not self._bounded and len(self._waiting) < self.config.partitions:
+                self.submit_sector(None, source="auto")
+        for name, parts in batches.items():
+            self.hosts[name].actor.assign.remote(parts)  # a dead actor shows at the next poll
+
+    def _check_end(self) -> None:
+        with self._plock:
+            if self._bounded and len(self._done) >= self._queued_total:
+                self.request_stop("done")
+            elif self._draining.is_set() and self.sched.pending == 0:
+                self.request_stop("done (drained)")
+
+    def _shutdown(self, reason: str) -> None:
+        try:
+            if self.cluster is not None:
+                ray = self.cluster.ray
+                refs = {n: h.actor.stop.remote() for n, h in self.hosts.items()}
+                for name, ref in refs.items():
+                    try:
+                        self._forward([e for e in ray.get(ref, timeout=60) if self._learn(e)])
+                    except Exception as exc:
+                        self.emit(ev.Note, level="warn", text=f"host {name} did not stop cleanly: {exc}")
+                left = sorted(set(self._parts) - self._done)
+                if left and self._started_run:
+                    self.emit(ev.Note, level="warn", text=f"{len(left)} partition(s) not finished at stop")
+            if self._started_run:
+                self.emit(ev.RunEnded, reason=reason)
+        finally:
+            if self.cluster is not None:
+                self.cluster.shutdown()
+            self._finished.set()
+
+    # --- the controller's calls -------------------------------------------------------------
+    def submit_sector(self, partitions: int | None, source: str = "controller") -> int:
+        n = partitions or self.config.partitions
+        with self._plock:
+            sector = self._next_sector
+            self._next_sector += 1
+            self._queued_total += n
+            self.emit(ev.SectorSubmitted, sector=sector, partitions=n)
+            for i in range(n):
+                q = _Part(part=f"s{sector}p{i}", sector=sector, index=i, instance=self._next_instance)
+                self._next_instance += 1
+                self._parts[q.part] = q
+                self._waiting.append(q.part)
+                self.emit(ev.PartitionQueued, part=q.part, sector=sector, index=i)
+        return sector
+
+    def send_control(self, knob: str, value: Any, source: str, target: str | None) -> None:
+        """One knob to every host (None), one host ('h1') or one GPU ('gpu3', fleet number)."""
+        with self._plock:
+            hosts = dict(self.hosts)
+        gpu = None
+        if target is None:
+            chosen = list(hosts.values())
+        elif target in hosts:
+            chosen = [hosts[target]]
+        elif target.startswith("gpu") and target[3:].isdigit() and int(target[3:]) in self.sched.slots:
+            gpu = int(target[3:])
+            chosen = [hosts[self.sched.slots[gpu].host]]
+        else:
+            raise ValueError(f"no host or GPU {target!r} in the fleet (hosts: {', '.join(sorted(hosts)) or 'none yet'}; "
+                             f"GPUs: gpu0..gpu{max(self.sched.slots, default=0)})")
+        for h in chosen:
+            local = None if gpu is None else gpu - (h.info.gpu_offset if h.info else 0)
+            h.actor.control.remote(knob, value, source, local)

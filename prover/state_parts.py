@@ -1,0 +1,111 @@
+"""The parts of the dashboard state: one lock, a lane segment, a GPU, a partition, a phase's
+statistics. Plain dataclasses the fold (prover/state.py) updates in place."""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+
+@dataclass
+class LockState:
+    holder: str | None = None
+    holder_part: str | None = None
+    since: float = 0.0
+    waiters: dict[str, tuple[str | None, float]] = field(default_factory=dict)  # worker -> (part, since)
+    wait_total: float = 0.0
+    hold_total: float = 0.0
+    acquisitions: int = 0
+    max_wait: float = 0.0
+
+
+@dataclass
+class Segment:
+    """One stretch of a worker lane on the timeline: a phase, or waiting for a lock."""
+
+    worker: str
+    label: str  # a Phase value, or "wait:mem" / "wait:compute"
+    t0: float
+    t1: float | None = None
+
+
+@dataclass
+class GpuState:
+    gpu: int
+    host: str | None = None
+    name: str = "?"
+    total: int = 0
+    budget: int = 0
+    simulated: bool = True
+    nvml: bool = False
+    locks: dict[str, LockState] = field(default_factory=lambda: {"mem": LockState(), "compute": LockState()})
+    live: dict[str, dict[str, int]] = field(default_factory=dict)  # owner -> buffer name -> bytes
+    pool_reserved: int = 0
+    pool_used: int = 0
+    device_used: int | None = None
+    util: float | None = None
+    util_history: deque[float] = field(default_factory=lambda: deque(maxlen=120))
+    workers: list[str] = field(default_factory=list)
+    timeline: deque[Segment] = field(default_factory=lambda: deque(maxlen=4000))
+    kernel_busy: float = 0.0  # seconds of GPU phases (ntt_h, msm) run on this GPU
+    # GPU busy, steady state: compute held and mean utilisation between the first compute
+    # acquire and the last compute release (start-up and drain left out). Running sums, so
+    # day-long runs stay O(1).
+    first_compute_t: float | None = None
+    last_release_t: float | None = None
+    util_sum: float = 0.0
+    util_n: int = 0
+    util_at_first: tuple[float, int] = (0.0, 0)
+    util_at_last: tuple[float, int] = (0.0, 0)
+    fallbacks: int = 0
+    ooms: int = 0
+    done: int = 0
+    verified: int = 0  # done with a proof that verified (what throughput counts)
+
+    @property
+    def live_bytes(self) -> int:
+        return sum(sum(b.values()) for b in self.live.values())
+
+    def steady_busy(self) -> tuple[float | None, float | None]:
+        """(compute-held share, mean utilisation) between the first compute acquire and the
+        last compute release; None where there is no such window or no sample in it."""
+        if self.first_compute_t is None or self.last_release_t is None:
+            return None, None
+        span = self.last_release_t - self.first_compute_t
+        # compute hold_total only grows at a release, so it is the total as of the last one
+        held = min(1.0, self.locks["compute"].hold_total / span) if span > 0 else None
+        n = self.util_at_last[1] - self.util_at_first[1]
+        util = (self.util_at_last[0] - self.util_at_first[0]) / n if n > 0 else None
+        return held, util
+
+
+@dataclass
+class PartitionState:
+    part: str
+    sector: int
+    index: int
+    queued_t: float
+    worker: str | None = None
+    gpu: int | None = None
+    phases: dict[str, list[float | None]] = field(default_factory=dict)  # phase -> [t0, t1]
+    progress: dict[str, float] = field(default_factory=dict)
+    current: str | None = None
+    impl: str | None = None
+    prestaged: bool | None = None
+    fallback: bool = False
+    verified: bool | None = None  # True / False: the proof checked; None: not (yet) checked
+    checked: bool | None = None  # False: the proof was made but not sampled for verification
+    ok: bool | None = None  # the engine's word (no error); a partition counts ok only if verified too
+    reason: str | None = None
+    done_t: float | None = None
+
+
+@dataclass
+class PhaseStats:
+    count: int = 0
+    total: float = 0.0
+    max: float = 0.0
+    failed: int = 0
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.count if self.count else 0.0

@@ -1,0 +1,118 @@
+"""A fleet on a real local Ray cluster (ray.cluster_utils): 3 nodes x 2 sim GPUs, a node removed
+mid-run, a node joining late; checked from the recording."""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray")
+
+from prover.config import RunConfig  # noqa: E402
+from prover.fleet.driver import FleetEngine  # noqa: E402
+from prover.record import RecordingHeader, RecordingWriter, read_recording  # noqa: E402
+from prover.state import DashboardState, fold  # noqa: E402
+from prover.summary import summarize  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the invariants helper beside this file
+from invariants import InvariantChecker  # noqa: E402
+
+
+def _until(cond, timeout: float, what: str, state=None) -> None:
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            log = "\n".join(t for _, _, t in list(state.log)[-15:]) if state is not None else ""
+            raise AssertionError(f"timed out waiting for {what}\n{log}")
+        time.sleep(0.05)
+
+
+@pytest.mark.timeout(900)
+def test_fleet_three_nodes_lose_one_gain_one(tmp_path):
+    cfg = RunConfig(backend="sim", gpus=2, workers_per_gpu=2, constraints_log2=8, partitions=8, sectors=3,
+                    time_scale=0.1, vram_budget="24GiB", cache_dir=str(tmp_path / "keys"))
+    out = tmp_path / "fleet.jsonl"
+    writer = RecordingWriter(out, RecordingHeader(config=cfg.public_dict()))
+    state, lock = DashboardState(), threading.Lock()
+
+    def fold_sink(e):
+        with lock:
+            state.apply(e)
+
+    fleet = FleetEngine(cfg, "local:3", sinks=[writer.write, fold_sink])
+    try:
+        fleet.start()
+        gpus_used = lambda: {p.gpu for p in state.partitions.values() if p.gpu is not None}  # noqa: E731
+        _until(lambda: len(gpus_used()) == 6 and state.partitions_done >= 2, 400, "work on all 6 GPUs", state)
+        # a worker node (the driver is on the head) that has work in flight goes away
+        workers = {n.node_id: n for n in fleet.cluster.local.worker_nodes}
+        assert fleet.hosts["h0"].node not in workers  # h0 is the driver's node
+        busy = {fleet.sched.host_of(p) for p in list(fleet.sched.where)} - {"h0", None}
+        victim = sorted(busy)[0] if busy else "h1"
+        node = workers[fleet.hosts[victim].node]
+        fleet.cluster.local.remove_node(node)
+        _until(lambda: victim in state.hosts and state.hosts[victim].lost, 60, "the lost host", state)
+        fleet.controller.pause(source="test")  # hold the fleet while a node joins late (it starts paused too)
+        fleet.cluster.add_local_node()
+        _until(lambda: "h3" in state.hosts, 300, "the late host to join", state)
+        fleet.controller.submit_sector(8, source="test")
+        fleet.controller.resume(source="test")
+        assert fleet.wait(240), "fleet did not finish"
+    finally:
+        fleet.stop(timeout=60)
+        writer.close()
+
+    rec = read_recording(out)
+    assert rec.error is None and rec.header.schema_version == 2
+    s = fold(rec.events)
+    sm = summarize(s)
+    total = 4 * 8
+    assert s.end_reason == "done"
+    assert s.partitions_ok == total and s.partitions_failed == 0
+    assert s.proofs_ok == total and s.proofs_failed == 0 and sm.all_proofs_verified
+    done = [e.part for e in rec.events if e.kind == "partition_done"]
+    assert len(done) == len(set(done)) == total  # nothing lost, nothing counted twice
+    lost = [e for e in rec.events if e.kind == "host_left" and e.lost]
+    assert [e.host for e in lost] == [victim]
+    assert sm.requeued == s.hosts[victim].requeued == len(lost[0].requeued) == fleet.requeued
+    ran = {(e.host, e.gpu) for e in rec.events if e.kind == "phase_start" and e.phase.value == "ntt_h"}
+    assert {g for _, g in ran} >= set(range(8))  # all 6 first GPUs, and the late host's 2
+    assert s.hosts["h3"].done >= 1 and set(s.hosts["h3"].gpus) == {6, 7}
+    assert {h.host for h in sm.hosts} == {"h0", "h1", "h2", "h3"}
+    chk = InvariantChecker()
+    for e in rec.events:
+        chk(e)
+    assert chk.final() == []
+    assert all(n <= 1 for n in chk.compute_max.values())
+    assert {h for (h, _g) in chk.compute_max} == {"h0", "h1", "h2", "h3"}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_record_cluster_local2_replays_and_summarises(tmp_path):
+    """`c2tui record --cluster local:2 --backend sim ...` as a user runs it; the recording
+    summarises (per host and fleet) and renders in the replay dashboard."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "fleet.jsonl"
+    env = {**__import__("os").environ, "PYTHONPATH": str(root)}
+    run = [sys.executable, "-m", "c2tui"]
+    r = subprocess.run([*run, "record", "--cluster", "local:2", "--backend", "sim", "--gpus", "2",
+                        "--constraints-log2", "8", "--time-scale", "0.05", "--sectors", "1", "--partitions", "6",
+                        "--out", str(out)], cwd=root, env=env, capture_output=True, text=True, timeout=500)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "all proofs verified" in r.stdout and "per host" in r.stdout
+    s = subprocess.run([*run, "summary", str(out), "--json"], cwd=root, env=env, capture_output=True, text=True)
+    import json
+
+    sm = json.loads(s.stdout)
+    assert [h["host"] for h in sm["hosts"]] == ["h0", "h1"] and sm["partitions_ok"] == 6
+    svg = tmp_path / "shot.svg"
+    end = read_recording(out).events[-1].t
+    p = subprocess.run([*run, "screenshot", str(out), "--at", f"{end:.1f}", "-o", str(svg)], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and svg.exists(), p.stderr[-2000:]
