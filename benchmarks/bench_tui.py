@@ -227,7 +227,7 @@ def _run_headless(seconds: float, ts: float, warm: float, tmp: Path) -> dict:
     eng = _engine(ts)
     done: list = []
     ph: list = []
-    w = RecordingWriter(tmp / "headless.jsonl", RecordingHeader())
+    w = RecordingWriter(tmp / "headless.jsonl", RecordingHeader(), force=True)
     eng.add_sink(w.write)
     eng.add_sink(_count_sink(done, ph))
     c0 = time.process_time()
@@ -245,7 +245,7 @@ async def _run_with_app(seconds: float, ts: float, warm: float, tmp: Path) -> di
     eng = _engine(ts)
     done: list = []
     ph: list = []
-    w = RecordingWriter(tmp / "app.jsonl", RecordingHeader())
+    w = RecordingWriter(tmp / "app.jsonl", RecordingHeader(), force=True)
     eng.add_sink(w.write)
     eng.add_sink(_count_sink(done, ph))
     src = LiveSource(eng)

@@ -47,7 +47,7 @@ except ImportError:  # pragma: no cover - optional
 MAGIC = "c2tui-recording"
 FLUSH_EVERY_S = 0.1
 MAX_LINE = 1 << 20  # bytes; our longest line (the header, with argv and config) is a few KiB
-MAX_GPUS = 64  # RunConfig's own limit
+MAX_GPUS = 1024  # a fleet's GPUs (RunConfig allows 64 a host); bounds what a reader allocates
 T_TOLERANCE = 0.05  # seconds an event may be stamped before the one written ahead of it
 
 
@@ -284,8 +284,8 @@ class _Plausible:
             if e.schema_version not in READABLE_VERSIONS:
                 return (f"unknown schema version {e.schema_version} in run_started "
                         f"(this c2tui reads {', '.join(map(str, sorted(READABLE_VERSIONS)))})")
-            if not 1 <= e.gpus <= MAX_GPUS:
-                return f"run_started claims {e.gpus} GPUs (1..{MAX_GPUS} possible)"
+            if not 0 <= e.gpus <= MAX_GPUS:  # 0: a fleet, whose hosts bring their GPUs as they join
+                return f"run_started claims {e.gpus} GPUs (0..{MAX_GPUS} possible)"
         gpu = getattr(e, "gpu", None)
         if isinstance(gpu, int) and not 0 <= gpu < MAX_GPUS:
             return f"gpu {gpu} out of range (0..{MAX_GPUS - 1})"

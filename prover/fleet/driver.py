@@ -88,6 +88,7 @@ class FleetEngine:
             lock_mode=config.lock_mode, mem_sync=config.mem_sync, workers_per_gpu=config.workers_per_gpu,
             prestage=config.prestage, b_g2=config.b_g2, paused=config.paused))
         self._thread: threading.Thread | None = None
+        self._last_t = 0.0  # the newest t handed to the sinks
 
     # --- events ------------------------------------------------------------------------------
     def now(self) -> float:
@@ -109,6 +110,12 @@ class FleetEngine:
                     self._to_sinks(e)
 
     def _to_sinks(self, e: Any) -> None:
+        # One stream in time order: a host's batch can arrive a poll round after another host's
+        # later events (clocks and polls differ by tens of ms); such an event is stamped when the
+        # driver merged it (its own durations and waits are kept), so readers see order, not skew.
+        if e.t < self._last_t:
+            e = e.model_copy(update={"t": self._last_t})
+        self._last_t = e.t
         for sink in self._sinks:
             try:
                 sink(e)

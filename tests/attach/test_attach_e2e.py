@@ -132,7 +132,7 @@ def test_stale_socket_does_not_stop_a_new_run(tmp_path):
     assert sock.exists()
     # a live server at a path is refused; the stale one is reused
     r = subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--profile", "tiny",
-                        "--time-scale", "0.3", "--duration", "1", "-o", str(tmp_path / "b.jsonl"),
+                        "--time-scale", "0.3", "--sectors", "1", "--partitions", "2", "-o", str(tmp_path / "b.jsonl"),
                         "--listen", str(sock), "-q"], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=90)
     assert r.returncode == 0, r.stderr
     assert not sock.exists()

@@ -113,6 +113,6 @@ def test_record_cluster_local2_replays_and_summarises(tmp_path):
     assert [h["host"] for h in sm["hosts"]] == ["h0", "h1"] and sm["partitions_ok"] == 6
     svg = tmp_path / "shot.svg"
     end = read_recording(out).events[-1].t
-    p = subprocess.run([*run, "screenshot", str(out), "--at", f"{end:.1f}", "-o", str(svg)], cwd=root, env=env,
+    p = subprocess.run([*run, "screenshot", str(out), "--at", f"{end * 0.9:.2f}", "-o", str(svg)], cwd=root, env=env,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and svg.exists(), p.stderr[-2000:]
