@@ -23,6 +23,14 @@ from prover import events as ev
 from prover.attach.client import AttachClient
 from prover.record import read_recording
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))  # the shared pilot helpers
+from pilot_wait import until as _until
+
+
+async def until(pilot, cond, timeout: float = 20.0) -> None:
+    await _until(pilot, cond, timeout)
+
+
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 pytestmark = pytest.mark.timeout(180)
@@ -153,14 +161,6 @@ def test_live_socket_refused_and_other_protocol_exits_2(headless):
                        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "cannot attach" in r.stderr
 
-
-async def until(pilot, cond, timeout: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def test_tcp_listen_on_loopback_with_a_token_file(tmp_path):

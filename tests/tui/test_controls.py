@@ -17,6 +17,13 @@ from prover import events as ev
 from prover.config import load_config
 from prover.pipeline.engine import Engine
 
+from pilot_wait import until as _until
+
+
+async def until(pilot, cond, timeout: float = 15.0) -> None:
+    await _until(pilot, cond, timeout)
+
+
 pytestmark = pytest.mark.timeout(120)
 
 
@@ -44,14 +51,6 @@ def header_text(app) -> str:
 def log_text(app) -> str:
     return app.query_one(EventLog).render().plain
 
-
-async def until(pilot, cond, timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 class Recorder:

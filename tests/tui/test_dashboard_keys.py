@@ -22,6 +22,13 @@ from c2tui.widgets.header_bar import HeaderBar
 from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable, failed
 
+from pilot_wait import until as _until
+
+
+async def until(pilot, cond, timeout: float = 15.0) -> None:
+    await _until(pilot, cond, timeout)
+
+
 pytestmark = pytest.mark.timeout(120)
 RECORDINGS = Path(__file__).parent / "recordings"
 FAILURES = RECORDINGS / "synth_failures.jsonl"
@@ -243,14 +250,6 @@ async def test_refused_workers_change_says_why_in_words(workers, key, said):
         assert not any("set_" in n for n in notes_of(app))
         assert rec.changes("workers_per_gpu") == [] and eng.controller.knobs.workers_per_gpu == workers
 
-
-async def until(pilot, cond, timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def footer_keys(app) -> list[str]:

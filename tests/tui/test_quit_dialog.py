@@ -15,6 +15,13 @@ from prover.config import load_config
 from prover.pipeline.engine import Engine
 from prover.record import RecordingWriter, read_recording
 
+from pilot_wait import until as _until
+
+
+async def until(pilot, cond, timeout: float = 30.0) -> None:
+    await _until(pilot, cond, timeout)
+
+
 pytestmark = pytest.mark.timeout(120)
 
 
@@ -25,14 +32,6 @@ def _app(tmp_path):
     engine.add_sink(writer.write)
     return DashboardApp(LiveSource(engine)), engine, writer
 
-
-async def until(pilot, cond, timeout: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def _notes(path):
