@@ -99,12 +99,16 @@ class GpuOverview(StateView):
             self.locate()
 
     def wanted_height(self, st) -> int:
-        return max(1, len(st.gpus))
+        # never more lines than the terminal has: a fleet's 800 GPUs would build 800 unseen lines
+        rows = self.app.size.height if self.is_mounted else len(st.gpus)
+        return max(1, min(len(st.gpus), rows))
 
     def draw(self, st, width: int, height: int) -> list[Line]:
         gpus = sorted(st.gpus)
         # a short terminal caps this widget (CSS max-height): the GPUs that do not get a
         # line are named on the last one
+        if self.is_mounted:
+            height = min(height, self.app.size.height)
         room = len(gpus) if len(gpus) <= height else max(0, height - 1)
         lines = [overview_line(st.gpus[i], self.palette, width, self.places.get(i, "")) for i in gpus[:room]]
         if room < len(gpus):

@@ -156,12 +156,12 @@ class PartitionView:
 
     def keep(self, st, p) -> bool:
         state = STATES[self.state]
-        gpu = p.gpu if p.gpu is not None else lock_gpu(st, p)
         return ((state == "all" and (p.phases or p.done_t is not None))
                 or (state == "in flight" and p.done_t is None and bool(p.phases))
                 or (state == "done" and p.done_t is not None and not failed(p))
                 or (state == "failed" and failed(p))) \
-            and (self.gpu is None or gpu == self.gpu) and (self.worker is None or p.worker == self.worker)
+            and (self.gpu is None or self.gpu == (p.gpu if p.gpu is not None else lock_gpu(st, p))) \
+            and (self.worker is None or p.worker == self.worker)  # lock_gpu scans every lock: only when filtering
 
     def select(self, st) -> list:
         parts = [p for p in st.partitions.values() if self.keep(st, p)]
