@@ -70,7 +70,7 @@ def run_once(seconds: float, ts: float, warm: float, tmp: Path, attached: bool, 
     eng = _engine(ts, null)
     done: list = []
     phases: list = []
-    w = RecordingWriter(tmp / "run.jsonl", RecordingHeader())
+    w = RecordingWriter(tmp / "run.jsonl", RecordingHeader(), force=True)  # one file reused run after run
     eng.add_sink(w.write)
     eng.add_sink(_counter(done, phases))
     server, procs, lines = None, [], []
