@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import heapq
-import io
 import json
 import os
 import pickle
@@ -35,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "tui"))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_tui: the frame loop both benchmarks time
 
 from prover import events as ev  # noqa: E402
 from prover.fleet.host import tag  # noqa: E402
@@ -104,8 +103,7 @@ def bench_scale(hosts: int, until: float, poll_s: float = 0.05, distinct: int = 
 
 
 async def _frames(st: DashboardState, size: tuple[int, int], frames: int) -> dict:
-    from rich.console import Console
-
+    from bench_tui import build_and_repaint
     from c2tui.app import DashboardApp
     from c2tui.sources import ReplaySource, fast_snapshot
     from c2tui.widgets.common import StateView
@@ -113,7 +111,6 @@ async def _frames(st: DashboardState, size: tuple[int, int], frames: int) -> dic
     snap = fast_snapshot(st, partitions=96)
     app = DashboardApp(ReplaySource([], playing=False), fps=0.2)
     clock = time.process_time
-    build, full = [], []
     async with app.run_test(size=size) as pilot:
         t0 = clock()
         app.draw(snap)
@@ -121,22 +118,7 @@ async def _frames(st: DashboardState, size: tuple[int, int], frames: int) -> dic
         await pilot.pause()
         first = (clock() - t0) * 1e3
         views = [v for v in app.query(StateView) if v.region.height > 0]
-        console = Console(width=size[0], height=size[1], file=io.StringIO(), force_terminal=True,
-                          color_system="truecolor")
-        for _ in range(frames):
-            t0 = clock()
-            for v in views:
-                v.draw(snap, v.content_size.width, v.content_size.height)
-            build.append((clock() - t0) * 1e3)
-            t0 = clock()
-            app.draw(snap)
-            for v in views:
-                v.refresh()
-            update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
-            console.file = io.StringIO()
-            console.print(update)
-            full.append((clock() - t0) * 1e3)
-            await pilot.pause()
+        build, full = await build_and_repaint(app, pilot, views, [snap], frames, size)
     return {"size": f"{size[0]}x{size[1]}", "first_frame_ms": round(first, 1), "visible_widgets": len(views),
             "build_ms": {"median": round(statistics.median(build), 2), "max": round(max(build), 2)},
             "full_repaint_ms": {"median": round(statistics.median(full), 2), "max": round(max(full), 2)}}

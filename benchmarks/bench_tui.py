@@ -74,6 +74,32 @@ def big_snapshots(n: int = 12, start: float = 40.0, step: float = 20.0 / 12) -> 
 
 # --- 1. one frame -------------------------------------------------------------------------
 
+async def build_and_repaint(app, pilot, views, states, frames: int, size: tuple[int, int]) -> tuple[list, list]:
+    """CPU ms per frame, cycling through `states`: our part (widgets draw their lines from the
+    snapshot) and a full repaint (every line rendered, composed and turned to ANSI)."""
+    clock = time.process_time
+    build, full = [], []
+    console = Console(width=size[0], height=size[1], file=io.StringIO(), force_terminal=True,
+                      color_system="truecolor", legacy_windows=False, safe_box=False)
+    for i in range(frames):
+        st = states[i % len(states)]
+        t0 = clock()
+        for v in views:
+            if v.region.height > 0:
+                v.draw(st, v.content_size.width, v.content_size.height)
+        build.append((clock() - t0) * 1e3)
+        t0 = clock()
+        app.draw(st)
+        for v in views:
+            v.refresh()
+        update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+        console.file = io.StringIO()
+        console.print(update)
+        full.append((clock() - t0) * 1e3)
+        await pilot.pause()
+    return build, full
+
+
 async def _frame(size: tuple[int, int], frames: int) -> dict:
     far = big_snapshots(12)                      # 1.7 s apart: nearly every line changes
     near = big_snapshots(frames, 44.0, 0.1)      # 0.1 s apart: what a 10 Hz screen sees
@@ -91,27 +117,8 @@ async def _frame(size: tuple[int, int], frames: int) -> dict:
         out["workers"] = sum(len(g.workers) for g in s0.gpus.values())
         out["gpu_panels_on_screen"] = sum(1 for v in views if type(v).__name__ == "GpuPanel"
                                           and v.region.height > 0 and v.region.y < size[1])
-        build, full, typical, idle = [], [], [], []
-        console = Console(width=size[0], height=size[1], file=io.StringIO(), force_terminal=True,
-                          color_system="truecolor", legacy_windows=False, safe_box=False)
-        for i in range(frames):
-            st = far[i % len(far)]
-            # our part: widgets draw their lines from the snapshot
-            t0 = clock()
-            for v in views:
-                if v.region.height > 0:
-                    v.draw(st, v.content_size.width, v.content_size.height)
-            build.append((clock() - t0) * 1e3)
-            # a full repaint: every line of every widget rendered, composed and turned to ANSI
-            t0 = clock()
-            app.draw(st)
-            for v in views:
-                v.refresh()
-            update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
-            console.file = io.StringIO()
-            console.print(update)
-            full.append((clock() - t0) * 1e3)
-            await pilot.pause()
+        build, full = await build_and_repaint(app, pilot, views, far, frames, size)
+        typical, idle = [], []
         for i in range(frames):
             # a typical 10 Hz frame through the app's own path (partial refresh of changed lines),
             # minus the cost of the same event-loop turn with nothing to draw
