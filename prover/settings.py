@@ -32,6 +32,8 @@ class KernelSettings(BaseModel):
     setup_gpu: bool = Field(True, description="set up large keys on the GPU when one is visible")
     fr_threads: int = Field(0, ge=0, le=1024, description="threads for large Fr operations; 0: min(32, cores); 1: off")
     cache_dir: str | None = Field(None, description="proving-key cache (default ~/.cache/c2tui/keys)")
+    pinned_host: bool = Field(True, description="synthesis writes a, b, c into page-locked host buffers (one set a "
+                              "worker, reused) so the pre-stage upload is a DMA, not a staged pageable copy (cuda)")
 
     @classmethod
     def env_name(cls, field: str) -> str:

@@ -311,5 +311,10 @@ class BaseDevice:
                   budget_bytes=self.budget, simulated=self.simulated, nvml=self.nvml)
         self.sample()
 
+    def host_out(self, worker: str, rows: int) -> tuple[Any, Any, Any] | None:
+        """Host arrays for a worker's a, b, c ((rows, 4) uint64, reused partition after
+        partition) that this device uploads fastest from; None: let synthesis allocate."""
+        return None
+
     def close(self) -> None:
         pass

@@ -81,9 +81,10 @@ class SparseMatrix:
                     plan = self.__dict__["_host_plan"] = make_plan(self.indptr, self.indices, self.coeffs, self.n_cols)
         return plan
 
-    def matvec_host(self, z: fr.FrArray, density: np.ndarray) -> fr.FrArray:
-        """M . z by the compiled nogil kernel (same bytes as matvec); density: z's classes."""
-        return host_matvec(self.host_plan, z, density)
+    def matvec_host(self, z: fr.FrArray, density: np.ndarray, out: np.ndarray | None = None) -> fr.FrArray:
+        """M . z by the compiled nogil kernel (same bytes as matvec); density: z's classes;
+        out: where to write it (see prover.host.matvec.matvec)."""
+        return host_matvec(self.host_plan, z, density, out)
 
     def matvec(self, z: fr.FrArray) -> fr.FrArray:
         return self.matvec_mont(fr.to_mont(z))

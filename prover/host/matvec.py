@@ -198,8 +198,13 @@ def matvec_kernel(indptr: np.ndarray, cols: np.ndarray, codes: np.ndarray, value
         F.store64(res, out, row)
 
 
-def matvec(plan: MatrixPlan, z: fr.FrArray, cls: np.ndarray) -> fr.FrArray:
-    """M . z as a canonical FrArray, given z's density classes (``phases.density(z)``)."""
-    out = np.empty((len(plan.indptr) - 1, 4), dtype=np.uint64)
+def matvec(plan: MatrixPlan, z: fr.FrArray, cls: np.ndarray, out: np.ndarray | None = None) -> fr.FrArray:
+    """M . z as a canonical FrArray, given z's density classes (``phases.density(z)``);
+    written into `out` ((rows, 4) uint64, e.g. a page-locked buffer) when given."""
+    shape = (len(plan.indptr) - 1, 4)
+    if out is None:
+        out = np.empty(shape, dtype=np.uint64)
+    elif out.shape != shape or out.dtype != np.uint64 or not out.flags.c_contiguous:
+        raise ValueError(f"matvec out: need a C-contiguous uint64 array of shape {shape}, got {out.dtype} {out.shape}")
     matvec_kernel(plan.indptr, plan.cols, plan.codes, plan.values, plan.big_plain, plan.big_mont, z, cls, out)
     return out

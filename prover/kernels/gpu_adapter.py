@@ -18,7 +18,9 @@ G2_ID = bytes(192)
 
 def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
     from prover.bls import curve
-    from prover.groth16.phases import G1Msms
+    from prover import settings
+    from prover.groth16.phases import G1Msms, MsmPrep, QuerySplit
+    from prover.pipeline.phases import Deferred
 
     # A proving key's queries go to each GPU once and stay there: every partition proves the
     # same circuit, so re-uploading them per MSM would cost more than the MSMs.
@@ -51,11 +53,15 @@ def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
     add_g1 = adder(G1_ID, curve.g1_from_bytes, curve.g1_to_bytes)
     add_g2 = adder(G2_ID, curve.g2_from_bytes, curve.g2_to_bytes)
 
-    # MSMs and batch additions are launched now and read later (gp.msm_launch /
-    # batch_add_launch -> .result()): a partition's MSMs queue back to back on the stream and
-    # the host reads them all at the end, not with a stream sync between every two of them.
-    def resolve(parts: list[Any]) -> list[bytes]:
-        return [bytes(p.result()) for p in parts]
+    # MSMs and batch additions are launched now and downloaded together (gp.msm_launch /
+    # batch_add_launch -> .fetch()): a partition's MSMs queue back to back on the stream and
+    # the host syncs once. Their host step (Horner sums in Python, py_arkworks partial sums:
+    # ~10 ms a partition) is returned as a Deferred, finished after the compute lock.
+    def fetch(parts: list[Any]) -> list[Callable[[], bytes]]:
+        return [p.fetch() for p in parts]
+
+    def finished(parts: list[Callable[[], bytes]]) -> list[bytes]:
+        return [bytes(f()) for f in parts]
 
     def split(points: Any, sp: Any, group: str) -> list[Any]:
         parts = []
@@ -74,16 +80,36 @@ def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
         # device views of the pre-staged buffers: transformed in place, no copy (h aliases d_b)
         return gp.ntt_h_device(d_a, d_b, d_c)
 
-    def msm_g1(prep: Any, h: Any, pk: Any) -> Any:
+    def msm_g1(prep: Any, h: Any, pk: Any) -> Deferred:
         d = key_on_device(pk)
         n_h = len(pk.h_query)
         hq = [gp.msm_launch(d["h"], h[:n_h], group="g1")] if n_h else []
         l, a, b = (split(d[q], getattr(prep, q), "g1") for q in ("l", "a", "b_g1"))
-        hb = resolve(hq)[0] if hq else G1_ID
-        return G1Msms(h=hb, l=add_g1(resolve(l)), a=add_g1(resolve(a)), b_g1=add_g1(resolve(b)))
+        hf, lf, af, bf = fetch(hq), fetch(l), fetch(a), fetch(b)
+        return Deferred(lambda: G1Msms(h=finished(hf)[0] if hf else G1_ID, l=add_g1(finished(lf)),
+                                       a=add_g1(finished(af)), b_g1=add_g1(finished(bf))))
 
-    def b_g2_msm(prep: Any, pk: Any) -> bytes:
-        return add_g2(resolve(split(key_on_device(pk)["b_g2"], prep.b_g2, "g2")))
+    def b_g2_msm(prep: Any, pk: Any) -> Deferred:
+        parts = fetch(split(key_on_device(pk)["b_g2"], prep.b_g2, "g2"))
+        return Deferred(lambda: add_g2(finished(parts)))
+
+    def pin_prep(prep: Any) -> Any:
+        """prep_msm's index and scalar arrays copied into page-locked memory, on the prep
+        thread (off the locks): the GPU section's uploads of them (~75 MB at 2^22) are then
+        DMAs queued on its stream, where pageable copies make the host wait for the kernels
+        ahead and the GPU then idle while the driver stages the bytes."""
+        if not settings.current().pinned_host or not isinstance(prep, MsmPrep):
+            return prep
+        import cupyx
+
+        def pinned(x: Any) -> Any:
+            out = cupyx.empty_pinned(x.shape, dtype=x.dtype)
+            out[...] = x
+            return out
+
+        def one(sp: QuerySplit) -> QuerySplit:
+            return QuerySplit(ones=pinned(sp.ones), tail=pinned(sp.tail), tail_scalars=pinned(sp.tail_scalars))
+        return MsmPrep(density=prep.density, a=one(prep.a), b_g1=one(prep.b_g1), b_g2=one(prep.b_g2), l=one(prep.l))
 
     out: dict[str, Callable[..., Any]] = {}
     if hasattr(gp, "ntt_h_gpu"):
@@ -93,4 +119,5 @@ def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
     if all(hasattr(gp, n) for n in ("msm_launch", "batch_add_launch")):
         out["msm_g1"] = msm_g1
         out["b_g2_msm"] = b_g2_msm
+        out["pin_prep"] = pin_prep
     return out

@@ -4,6 +4,7 @@ Formats as in gpu_phases.py; CuPy is imported lazily."""
 from __future__ import annotations
 
 import warnings
+from typing import Callable
 
 import numpy as np
 
@@ -270,7 +271,14 @@ class Pending:
         self._dev, self._finish, self._stream = dev, finish, stream
 
     def result(self) -> bytes:
-        return self._finish(_cp().asnumpy(self._dev, stream=self._stream))
+        return self.fetch()()
+
+    def fetch(self) -> "Callable[[], bytes]":
+        """Download now (synchronising the stream); the host step runs when the returned
+        function is called, which may be later and on another thread."""
+        host = _cp().asnumpy(self._dev, stream=self._stream)
+        finish = self._finish
+        return lambda: finish(host)
 
 
 def msm_launch(points, scalars, stream=None, c: int | None = None, variant: str | None = None,

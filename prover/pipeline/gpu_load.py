@@ -24,6 +24,8 @@ class GpuFns:
     # NTT-H over device views of the pre-staged buffers, consumed in place:
     # ntt_h_staged((d_a, d_b, d_c), (a, b, c) on the host for the CPU fallback) -> h
     ntt_h_staged: Fn | None = None
+    # prep_msm's output made ready for the GPU MSMs' uploads (page-locked), on the prep thread
+    pin_prep: Fn | None = None
 
 
 def _on_host(x: Any) -> Any:
@@ -72,6 +74,16 @@ def load_gpu_fns(phases: Any, emit: Callable[..., Any]) -> GpuFns:
         out.msm_g1 = guarded("msm_g1", fns["msm_g1"])
     if "b_g2_msm" in fns:
         out.b_g2_msm = guarded("b_g2_msm", fns["b_g2_msm"])
+    if "pin_prep" in fns:
+        pin = fns["pin_prep"]
+
+        def pin_prep(prep: Any) -> Any:
+            try:
+                return pin(prep)
+            except Exception as exc:  # e.g. no lockable memory left: pageable uploads still work
+                emit(ev.Note, level="warn", text=f"prep_msm output not page-locked ({exc}); pageable uploads")
+                return prep
+        out.pin_prep = pin_prep
     if fns:
         out.impl = "cuda"
         emit(ev.Note, level="info", text=f"CUDA kernels in use for {', '.join(sorted(fns))}")

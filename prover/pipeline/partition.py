@@ -31,7 +31,7 @@ from prover.pipeline.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
 from prover.pipeline.gpu_load import GpuFns
 from prover.pipeline.locks import LockSet
-from prover.pipeline.phases import Phases
+from prover.pipeline.phases import Phases, settle
 
 _GPU_SECTION_TRIES = 4
 
@@ -136,7 +136,7 @@ class PartitionFlow:
             try:
                 self.faults.inject(Phase.prep_msm)
                 r = self._paced(self.T["prep_msm"] - (self.clock() - t0) / self.config.time_scale,
-                                lambda: self.P.prep_msm(syn, self.pv.pk))
+                                lambda: self._prep(syn))
             except BaseException as exc:
                 self._phase_failed(w, p, Phase.prep_msm, None, t0, exc)
                 raise
@@ -144,6 +144,11 @@ class PartitionFlow:
             return r
 
         return self._prep_pool.submit(run)
+
+    def _prep(self, syn: Any) -> Any:
+        prep = self.P.prep_msm(syn, self.pv.pk)
+        pin = self.pv.gpu.pin_prep
+        return prep if pin is None else pin(prep)
 
     def _barrier(self, fut: Future) -> Any:
         while True:
@@ -159,7 +164,7 @@ class PartitionFlow:
         returned (not reported) so the caller can retry it."""
         P, T, pk = self.P, self.T, self.pv.pk
         try:
-            syn = self._cpu_phase(w, p, Phase.synthesis, g, T["synthesis"], lambda: P.synthesize(self.pv.circuit, p.instance))
+            syn = self._cpu_phase(w, p, Phase.synthesis, g, T["synthesis"], lambda: self._synthesize(w, g, p))
             result: dict[str, Any] = {}
             prep_f = self._gpu_section_retried(w, g, p, syn, result)
             prep = self._barrier(prep_f)
@@ -168,7 +173,9 @@ class PartitionFlow:
             if b2 is None:
                 b2 = self._cpu_phase(w, p, Phase.b_g2_msm, g, T["b_g2_msm_cpu"], lambda: P.b_g2_msm(prep, pk))
             r, s = P.randomisers(self.config.seed, p.instance)
-            proof = self._cpu_phase(w, p, Phase.assemble, g, T["assemble"], lambda: P.assemble(syn, g1, b2, pk, r, s))
+            # a GPU MSM's host step (a Deferred) is finished here, outside the compute lock
+            proof = self._cpu_phase(w, p, Phase.assemble, g, T["assemble"],
+                                    lambda: P.assemble(syn, settle(g1), settle(b2), pk, r, s))
             proof = self.faults.maybe_corrupt(proof)
             ok, reason = self._self_check(w, g, p, syn, proof)
         except Stopped:
@@ -177,6 +184,14 @@ class PartitionFlow:
             return Result(Outcome.failed, f"{type(exc).__name__}: {exc}"[:300])
         self.emit(ev.PartitionDone, part=p.id, ok=ok, seconds=max(0.0, self.clock() - p.queued_t), reason=reason)
         return Result(Outcome.done)
+
+    def _synthesize(self, w: str, g: int, p: Partition) -> Any:
+        """Synthesis into the device's host buffers for this worker when it has them (page-locked
+        on CUDA: the pre-stage upload is then a plain DMA)."""
+        out = self.devices[g].host_out(w, 1 << self.config.constraints_log2)
+        if out is None:
+            return self.P.synthesize(self.pv.circuit, p.instance)
+        return self.P.synthesize(self.pv.circuit, p.instance, out=out)
 
     def _gpu_section_retried(self, w: str, g: int, p: Partition, syn: Any, result: dict[str, Any]) -> Future:
         """An OOM inside the GPU section waits for room and tries again (prep_msm keeps running)."""

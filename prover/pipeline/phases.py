@@ -8,7 +8,30 @@ signatures. The engine never needs to know which one it holds.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
+
+
+class Deferred:
+    """A GPU phase's result whose last, host-only step (the MSMs' Horner sums of window sums,
+    the partial sums of a query) is left for after the GPU section: the GPU phase waits for
+    its kernels and downloads their few bytes under the compute lock, and the worker finishes
+    them in `assemble`, outside it, while the next holder's kernels run."""
+
+    __slots__ = ("_finish", "_value", "_done")
+
+    def __init__(self, finish: Callable[[], Any]) -> None:
+        self._finish, self._value, self._done = finish, None, False
+
+    def result(self) -> Any:
+        if not self._done:
+            self._value, self._done = self._finish(), True
+            self._finish = None  # the downloaded data goes with it
+        return self._value
+
+
+def settle(x: Any) -> Any:
+    """x's value: a Deferred finished now, anything else as it is."""
+    return x.result() if isinstance(x, Deferred) else x
 
 
 class Phases(Protocol):
@@ -17,7 +40,7 @@ class Phases(Protocol):
     def load_or_setup(self, circuit: Any, seed: int, cache_dir: Path | None = None, *,
                       insecure_seeded: bool = False) -> tuple[Any, Any]: ...
 
-    def synthesize(self, circuit: Any, instance: int) -> Any: ...
+    def synthesize(self, circuit: Any, instance: int, out: tuple[Any, Any, Any] | None = None) -> Any: ...
 
     def prep_msm(self, syn: Any, pk: Any) -> Any: ...
 

@@ -144,3 +144,18 @@ def test_kernels_release_the_gil() -> None:
     finally:
         sys.setswitchinterval(old)
     assert best >= 20
+
+
+def test_synthesis_into_given_buffers() -> None:
+    """A worker's reused (page-locked on CUDA) a, b, c: the same bytes as fresh arrays, written
+    in place; a wrong buffer is refused by name, not silently reallocated."""
+    circuit = P.make_circuit(10, 3)
+    fresh = P.synthesize(circuit, 5)
+    n = fresh.a.shape[0]
+    out = tuple(np.full((n, 4), 0xFFFF, dtype=np.uint64) for _ in range(3))
+    again = P.synthesize(circuit, 5, out=out)
+    for got, want, buf in zip((again.a, again.b, again.c), (fresh.a, fresh.b, fresh.c), out):
+        assert got is buf
+        assert np.array_equal(got, want)
+    with pytest.raises(ValueError, match="matvec out"):
+        P.synthesize(circuit, 5, out=tuple(np.empty((n // 2, 4), dtype=np.uint64) for _ in range(3)))
