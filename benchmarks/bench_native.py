@@ -43,6 +43,10 @@ MODES = {  # run name -> knobs
     "device": {"lock_mode": "two-lock", "mem_sync": "device"},
     "stream": {"lock_mode": "two-lock", "mem_sync": "stream"},
 }
+# "<mode>_pageable": the same with settings.pinned_host off (uploads from pageable memory), the
+# A/B for page-locked host buffers in the same process
+for _m in list(MODES):
+    MODES[f"{_m}_pageable"] = {**MODES[_m], "kernels": {"pinned_host": False}}
 
 
 class MemoPhases:
@@ -212,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     for budget in a.budgets.split(","):
         for mode in a.runs.split(","):
             b = total if budget == "card" else tight
+            if budget == "tight" and mode.endswith("_pageable"):
+                continue
             plan.append((f"n{a.log2}_{mode}_{budget}", {**base, **MODES[mode], "vram_budget": b}))
     ngpu = 1
     if a.backend == "cuda":

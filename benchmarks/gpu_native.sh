@@ -3,7 +3,8 @@
 # modelled time, no spin kernels), proofs verified. On the GPU machine, from the repo root:
 #   export PYTHONPATH=/tmp/site:$PWD; OUT=/dir bash benchmarks/gpu_native.sh
 # Env: BUDGET_S (540, the whole script), RUN_SECONDS (25 a run), WORKERS (8 a GPU), PYTEST_FAST_S
-# (120), CPU_PHASES_S (90).
+# (120), CPU_PHASES_S (90; 0 skips), RUNS (single,device,stream; bench_native's names, e.g.
+# stream_pageable), BUDGETS (card,tight), LOG24 (1; 0 skips 2^24), PYTEST_ALL (1; 0 skips).
 # Steps by value: gpu tests (fast subset), host phases on 16 threads, the 2^22 engine runs
 # (single / two-lock+device / two-lock+stream; whole card and a tight budget), two GPUs when
 # visible, then 2^24 only if the time left allows it. Everything lands in $OUT/work, packed
@@ -32,20 +33,19 @@ timeout "${PYTEST_FAST_S:-120}" python3 -m pytest -m gpu -x -q -p no:cacheprovid
 log "pytest fast exit $?: $(tail -2 "$W/pytest_gpu_fast.txt" | tr "\n" " ")"; pack
 
 # 2. host phases per partition, 1 and 16 threads (rows written as each size completes)
-log "bench_cpu_phases 20,22,24"
-timeout "${CPU_PHASES_S:-90}" python3 benchmarks/bench_cpu_phases.py --sizes 20,22,24 --threads 16 --json \
+[ "${CPU_PHASES_S:-90}" -gt 0 ] && log "bench_cpu_phases 20,22,24" && timeout "${CPU_PHASES_S:-90}" python3 benchmarks/bench_cpu_phases.py --sizes 20,22,24 --threads 16 --json \
   --repeat 2 --out "$W/cpu_phases_h200.json" > "$W/cpu_phases.txt" 2>&1
-log "cpu phases exit $?"; tail -5 "$W/cpu_phases.txt" | tee -a "$W/log.txt"; pack
+[ "${CPU_PHASES_S:-90}" -gt 0 ] && { log "cpu phases exit $?"; tail -5 "$W/cpu_phases.txt" | tee -a "$W/log.txt"; pack; }
 
 # 3. + 4. 2^22 engine runs (one process: circuit and keys once), then 2 GPUs when visible
 log "bench_native 2^22 ($(left)s left)"
 timeout "$(( $(left) - 20 ))" python3 benchmarks/bench_native.py --log2 22 --seconds "$SECS" --workers "$WORKERS" \
-  --runs single,device,stream --budgets card,tight --two-gpu auto --deadline "$((END - 20))" --out-dir "$W" \
+  --runs "${RUNS:-single,device,stream}" --budgets "${BUDGETS:-card,tight}" --two-gpu auto --deadline "$((END - 20))" --out-dir "$W" \
   2>&1 | tee "$W/native_22.txt"
 log "native 2^22 exit ${PIPESTATUS[0]}"; pack
 
 # 5. 2^24 on the whole card, single and two-lock+stream, only if its setup and two runs can fit
-if [ "$(left)" -gt 200 ]; then
+if [ "${LOG24:-1}" = 1 ] && [ "$(left)" -gt 200 ]; then
   log "bench_native 2^24 ($(left)s left)"
   timeout "$(( $(left) - 10 ))" python3 benchmarks/bench_native.py --log2 24 --seconds "$SECS" --workers "$WORKERS" \
     --runs single,stream --budgets card --two-gpu off --deadline "$((END - 10))" --out-dir "$W" \
@@ -56,7 +56,7 @@ else
 fi
 pack
 # 6. the rest of the GPU tests with what is left
-if [ "$(left)" -gt 40 ]; then
+if [ "${PYTEST_ALL:-1}" = 1 ] && [ "$(left)" -gt 40 ]; then
   timeout "$(( $(left) - 5 ))" python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu > "$W/pytest_gpu_all.txt" 2>&1
   log "pytest gpu all exit $?: $(tail -2 "$W/pytest_gpu_all.txt" | tr "\n" " ")"
 fi
