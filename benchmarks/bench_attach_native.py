@@ -9,7 +9,8 @@ One process runs the engine (profile native, modelled_log2 = log2, two-lock + st
 every proof, time scale 1; bench_native's MemoPhases builds the circuit and keys once). After an
 unmeasured warm-up run (the process's first engine compiles kernels and uploads the key), runs
 alternate ABBA for --pairs pairs:
-  A  the engine with a RecordingWriter sink (headless `c2tui record`);
+  A  the engine with a RecordingWriter sink (headless `c2tui record`; both sides also keep the
+     events in a list, for the fold's summary);
   B  the same plus the attach server on a Unix socket (c2tui.listen.start_listening, as
      `record --listen` wires it) and a separate process running `python -m c2tui attach SOCK`,
      the real dashboard at its default 10 Hz on a 200x60 pty (TERM xterm-256color) whose
@@ -18,8 +19,8 @@ alternate ABBA for --pairs pairs:
 Each run lasts --seconds after its first partition, then drains. Throughput: steady
 verified/min from the fold's summary (first to last verified partition) and the partitions
 done inside the fixed window (first partition .. + --seconds). Per pair B/A; medians. The
-client's CPU seconds (/proc) over the run, the bytes it drew, how many of the window's last
-partition ids its screen showed, and whether the server dropped it (> 50k lines behind).
+client's CPU seconds (/proc) over the run, the bytes it drew, the highest "N ok" its screen
+showed (against the count at the window's end), and whether the server dropped it (> 50k lines behind).
 --out gets the JSON after every run; --deadline (epoch s) stops starting pairs that would end later.
 """
 from __future__ import annotations
@@ -31,6 +32,7 @@ import json
 import os
 import platform
 import pty
+import re
 import statistics
 import struct
 import subprocess
@@ -116,8 +118,13 @@ def run_once(name: str, base: dict, phases: MemoPhases, tmp: Path, seconds: floa
         client.wait_ready(server)
     cpu0, drawn0, w0 = (client.cpu_s(), client.drawn(), time.monotonic()) if client else (0.0, 0, time.monotonic())
     eng.start()
-    while not eng.finished and not any(e.kind == "partition_done" for e in sink.events[-50:]):
-        time.sleep(0.1)  # start-up: count the window from the first partition
+    seen = 0
+    while not eng.finished:  # start-up: the window counts from the first partition
+        n = len(sink.events)
+        if any(e.kind == "partition_done" for e in sink.events[seen:n]):
+            break
+        seen = n
+        time.sleep(0.1)
     startup = time.monotonic() - w0
     eng.wait(seconds)
     row: dict[str, Any] = {"name": name, "attached": attached, "startup_s": round(startup, 2)}
@@ -139,9 +146,9 @@ def run_once(name: str, base: dict, phases: MemoPhases, tmp: Path, seconds: floa
                    dropped=[list(d) for d in server.dropped])  # before `q`: any entry here is a drop
         row["client_exit"] = client.quit()
         server.close("bench over")
-        screen = client.screen.read_bytes()
-        last = [e.part for e in window[-10:]]
-        row["window_last_parts_on_screen"] = f"{sum(p.encode() in screen for p in last)}/{len(last)}"
+        # the partition table's border says "N ok · M failed" in every frame that changed it
+        ok = [int(n) for n in re.findall(rb"(\d+) ok \xc2\xb7 \d+ failed", client.screen.read_bytes())]
+        row.update(ok_on_screen_max=max(ok, default=0), ok_at_window_end=sum(e.t <= t1 + seconds for e in done))
         client.screen.unlink()
     print(json.dumps(row), flush=True)
     return row
@@ -157,16 +164,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=float, default=5.0, help="seconds of the unmeasured first run")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--deadline", type=float, default=None, help="epoch seconds: no pair starts that would end later")
+    ap.add_argument("--cache-dir", default=None, help="proving-key cache (as bench_native's): a rerun loads it")
     ap.add_argument("--out", type=Path, default=Path("attach_native.json"))
     a = ap.parse_args(argv)
     base = {"backend": a.backend, "profile": "native", "constraints_log2": a.log2, "modelled_log2": a.log2,
             "workers_per_gpu": a.workers, "seed": a.seed, "verify_share": 1.0, "time_scale": 1.0,
-            "lock_mode": "two-lock", "mem_sync": "stream", "b_g2": "auto", "vram_budget": device_total(a.backend)}
+            "lock_mode": "two-lock", "mem_sync": "stream", "b_g2": "auto", "vram_budget": device_total(a.backend),
+            "cache_dir": a.cache_dir}
     doc: dict[str, Any] = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": platform.platform(),
         "cpus": os.cpu_count(), "python": platform.python_version(), "argv": sys.argv,
         "config": f"native 2^{a.log2} (proved = modelled, profile native, time scale 1), backend {a.backend}, "
-                  f"two-lock + stream, {a.workers} workers, every proof verified; A = RecordingWriter only, "
+                  f"two-lock + stream, {a.workers} workers, every proof verified; A = RecordingWriter (+ an in-memory list for the fold) only, "
                   f"B = + attach server + `c2tui attach` in its own process on a {COLS}x{ROWS} pty at 10 Hz; "
                   f"ABBA, {a.seconds:g} s window after each run's first partition",
         "runs": [], "pairs": []}
@@ -181,9 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         doc["setup_s"] = dict(phases.setup_s)
         save()
         for r in range(a.pairs):
-            if a.deadline is not None:
-                need = 2 * max(x["wall_s"] for x in doc["runs"] or [doc["warmup"]]) + 30
-                need = max(need, 2 * (a.seconds + 30))
+            if a.deadline is not None:  # a run: its wall time so far (setup was in the warm-up), + client start
+                need = 2 * (max((x["wall_s"] for x in doc["runs"]), default=a.seconds + 25) + 10)
                 if time.time() + need > a.deadline:
                     print(f"pair {r}: not started, {a.deadline - time.time():.0f} s left < ~{need:.0f} s", flush=True)
                     break
