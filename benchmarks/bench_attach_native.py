@@ -19,8 +19,8 @@ alternate ABBA for --pairs pairs:
 Each run lasts --seconds after its first partition, then drains. Throughput: steady
 verified/min from the fold's summary (first to last verified partition) and the partitions
 done inside the fixed window (first partition .. + --seconds). Per pair B/A; medians. The
-client's CPU seconds (/proc) over the run, the bytes it drew, the highest "N ok" its screen
-showed (against the count at the window's end), and whether the server dropped it (> 50k lines behind).
+client's CPU seconds (/proc) over the run, the bytes it drew, how long after the drain its
+screen showed every partition done ("N ok"), and whether the server dropped it (> 50k lines behind).
 --out gets the JSON after every run; --deadline (epoch s) stops starting pairs that would end later.
 """
 from __future__ import annotations
@@ -93,6 +93,20 @@ class Client:
             time.sleep(0.1)
         time.sleep(1.0)
 
+    def ok_shown(self) -> int:
+        """The highest "N ok" drawn so far (the partition table's border: "N ok · M failed")."""
+        ok = re.findall(rb"(\d+) ok \xc2\xb7 \d+ failed", self.screen.read_bytes())
+        return max((int(n) for n in ok), default=0)
+
+    def catch_up(self, ok: int, timeout: float = 10.0) -> float | None:
+        """Seconds until the screen shows `ok` partitions done (None: not within timeout)."""
+        t0 = time.monotonic()
+        while self.ok_shown() < ok:
+            if time.monotonic() - t0 > timeout:
+                return None
+            time.sleep(0.1)
+        return round(time.monotonic() - t0, 2)
+
     def quit(self) -> int | None:
         os.write(self.master, b"q")  # attached, `q` detaches
         try:
@@ -144,11 +158,10 @@ def run_once(name: str, base: dict, phases: MemoPhases, tmp: Path, seconds: floa
     if server is not None and client is not None:
         row.update(events_served=server.total, clients_at_end=server.clients,
                    dropped=[list(d) for d in server.dropped])  # before `q`: any entry here is a drop
+        row["client_caught_up_s"] = client.catch_up(sm.partitions_ok)  # after the run: it drew every partition
+        row["ok_on_screen"] = client.ok_shown()
         row["client_exit"] = client.quit()
         server.close("bench over")
-        # the partition table's border says "N ok · M failed" in every frame that changed it
-        ok = [int(n) for n in re.findall(rb"(\d+) ok \xc2\xb7 \d+ failed", client.screen.read_bytes())]
-        row.update(ok_on_screen_max=max(ok, default=0), ok_at_window_end=sum(e.t <= t1 + seconds for e in done))
         client.screen.unlink()
     print(json.dumps(row), flush=True)
     return row
@@ -206,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
                                  "window_ratio": round(B["window_done"] / A["window_done"], 4) if A["window_done"] else None})
             for k in ("steady_ratio", "window_ratio"):
                 vals = [p[k] for p in doc["pairs"] if p[k] is not None]
-                doc[f"median_{k}"] = statistics.median(vals) if vals else None
+                doc[f"median_{k}"] = round(statistics.median(vals), 4) if vals else None
             doc["client_dropped"] = any(x.get("dropped") for x in doc["runs"])
             save()
             print(json.dumps(doc["pairs"][-1]), flush=True)
