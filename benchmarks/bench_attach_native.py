@@ -58,6 +58,7 @@ from prover.summary import summarize  # noqa: E402
 
 ROWS, COLS = 60, 200
 CLIENT = "bench"
+LIVE: list[subprocess.Popen] = []  # client processes, killed if the bench stops early (their own session: no ^C)
 
 
 class Client:
@@ -69,6 +70,7 @@ class Client:
         env = dict(os.environ, PYTHONPATH=str(ROOT), TERM="xterm-256color", COLORTERM="truecolor")
         self.proc = subprocess.Popen([sys.executable, "-m", "c2tui", "attach", str(sock), "--name", CLIENT],
                                      stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT, start_new_session=True)
+        LIVE.append(self.proc)
         self.screen = screen
         with open(screen, "wb") as out:
             self.cat = subprocess.Popen(["cat"], stdin=master, stdout=out, stderr=subprocess.DEVNULL)
@@ -188,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": platform.platform(),
         "cpus": os.cpu_count(), "python": platform.python_version(), "argv": sys.argv,
         "config": f"native 2^{a.log2} (proved = modelled, profile native, time scale 1), backend {a.backend}, "
-                  f"two-lock + stream, {a.workers} workers, every proof verified; A = RecordingWriter (+ an in-memory list for the fold) only, "
+                  f"two-lock + stream, {a.workers} workers, every proof verified; "
+                  f"A = RecordingWriter (+ an in-memory list for the fold) only, "
                   f"B = + attach server + `c2tui attach` in its own process on a {COLS}x{ROWS} pty at 10 Hz; "
                   f"ABBA, {a.seconds:g} s window after each run's first partition",
         "runs": [], "pairs": []}
@@ -196,6 +199,15 @@ def main(argv: list[str] | None = None) -> int:
     def save() -> None:
         a.out.write_text(json.dumps(doc, indent=1))
 
+    try:
+        return _pairs(a, base, doc, save)
+    finally:
+        for p in LIVE:
+            if p.poll() is None:
+                p.kill()
+
+
+def _pairs(a: argparse.Namespace, base: dict, doc: dict, save: Any) -> int:
     phases = MemoPhases()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -215,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                 doc["runs"].append(res[attached])
                 save()
             A, B = res[False], res[True]
-            doc["pairs"].append({"pair": r, "steady_ratio": round(B["steady_per_min"] / A["steady_per_min"], 4),
+            doc["pairs"].append({"pair": r, "steady_ratio": round(B["steady_per_min"] / A["steady_per_min"], 4) if A["steady_per_min"] else None,
                                  "window_ratio": round(B["window_done"] / A["window_done"], 4) if A["window_done"] else None})
             for k in ("steady_ratio", "window_ratio"):
                 vals = [p[k] for p in doc["pairs"] if p[k] is not None]
