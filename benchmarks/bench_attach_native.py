@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_native import ListSink, MemoPhases, device_total  # noqa: E402
+from bench_native import ListSink, MemoPhases, device_total, free_cached_blocks  # noqa: E402
 from c2tui.listen import start_listening  # noqa: E402
 from prover.config import load_config  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
@@ -223,6 +223,7 @@ def _pairs(a: argparse.Namespace, base: dict, doc: dict, save: Any) -> int:
             res = {}
             for attached in ((False, True) if r % 2 == 0 else (True, False)):
                 gc.collect()  # the last engine's device copies go before the next run
+                free_cached_blocks(a.backend)
                 res[attached] = run_once(f"p{r}_{'B' if attached else 'A'}", base, phases, tmp, a.seconds, attached)
                 doc["runs"].append(res[attached])
                 save()
