@@ -84,12 +84,14 @@ def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None, *,
 
 
 # phases -----------------------------------------------------------------------------------------
-def synthesize(circuit: Circuit, instance: int, out: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> Synthesis:
+def synthesize(circuit: Circuit, instance: int, out: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+               z: np.ndarray | None = None) -> Synthesis:
     """Witness for ``instance`` and the constraint evaluations a = A.z, b = B.z, c = C.z
     (length n = 2^k: the matrices have exactly n rows, unused ones zero), by the compiled
     nogil host kernels (prover/host): the same arrays as synthesize_reference. out: three
-    (n, 4) uint64 arrays to write a, b, c into (the device's page-locked buffers)."""
-    z, public, cls = host_witness.generate_witness(circuit, instance)
+    (n, 4) uint64 arrays to write a, b, c into (the device's page-locked buffers); z: a
+    (num_vars, 4) one for the witness (both reused by a worker, partition after partition)."""
+    z, public, cls = host_witness.generate_witness(circuit, instance, z)
     outs = out or (None, None, None)
     a, b, c = (m.matvec_host(z, cls, o) for m, o in zip((circuit.a, circuit.b, circuit.c), outs))
     return Synthesis(z=z, public_inputs=public, a=a, b=b, c=c, density=cls)

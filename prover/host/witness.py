@@ -91,12 +91,20 @@ def witness_kernel(u0: np.ndarray, v0: np.ndarray, acc0: np.ndarray, init_u: np.
             v[lane] = x
 
 
-def generate_witness(circuit: Circuit, instance: int) -> tuple[fr.FrArray, fr.FrArray, np.ndarray]:
+def generate_witness(circuit: Circuit, instance: int, z: fr.FrArray | None = None) -> tuple[fr.FrArray, fr.FrArray, np.ndarray]:
     """(z, public inputs, density classes): z and the publics equal
-    ``prover.groth16.witness.generate_witness``'s, the classes ``phases.density(z)``."""
+    ``prover.groth16.witness.generate_witness``'s, the classes ``phases.density(z)``.
+    z: a (num_vars, 4) uint64 array to reuse (zeroed here): a worker's z keeps its pages,
+    where a fresh 512 MiB one at 2^24 costs ~10^5 page faults."""
     lay = circuit.layout
     u, v = instance_bits(circuit, instance)
-    z = fr.zeros(circuit.num_vars)
+    if z is None:
+        z = fr.zeros(circuit.num_vars)
+    elif z.shape != (circuit.num_vars, 4) or z.dtype != np.uint64 or not z.flags.c_contiguous:
+        raise ValueError(f"witness z: need a C-contiguous uint64 array of shape {(circuit.num_vars, 4)}, "
+                         f"got {z.dtype} {z.shape}")
+    else:
+        z.fill(0)
     cls = np.zeros(circuit.num_vars, dtype=np.uint8)
     witness_kernel(_pack(u), _pack(v), lay.acc0, lay.init_u, lay.init_v, lay.x, lay.a, lay.s, lay.y, lay.t2, lay.t4,
                    lay.acc, lay.round_consts, lay.rotations, z, cls)

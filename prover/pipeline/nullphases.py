@@ -37,7 +37,7 @@ class NullPhases:
     def load_or_setup(self, circuit: Any, seed: int, cache_dir: Any = None, *, insecure_seeded: bool = False) -> tuple[Any, Any]:
         return ("pk", seed), ("vk", seed)
 
-    def synthesize(self, circuit: Any, instance: int, out: Any = None) -> _Syn:
+    def synthesize(self, circuit: Any, instance: int, out: Any = None, z: Any = None) -> _Syn:
         return _Syn(instance)
 
     def prep_msm(self, syn: _Syn, pk: Any) -> Any:

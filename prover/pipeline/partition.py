@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+import numpy as np
+
 from prover import events as ev
 from prover.config import RunConfig
 from prover.device.base import BaseDevice, Buffer, OomError, Stopped, Stream
@@ -79,6 +81,7 @@ class PartitionFlow:
         self.devices, self.locksets = devices, locksets
         self.pv, self.P = prover, prover.phases
         self._prep_pool = prep_pool
+        self._z: dict[str, Any] = {}  # worker -> its reused witness array (native runs)
         # worker -> (phase, part, gpu, t0): what the watchdog looks at
         self.current: dict[str, tuple[str, str, int | None, float]] = {}
 
@@ -186,12 +189,23 @@ class PartitionFlow:
         return Result(Outcome.done)
 
     def _synthesize(self, w: str, g: int, p: Partition) -> Any:
-        """Synthesis into the device's host buffers for this worker when it has them (page-locked
-        on CUDA: the pre-stage upload is then a plain DMA)."""
-        out = self.devices[g].host_out(w, 1 << self.config.constraints_log2)
-        if out is None:
+        """Synthesis into this worker's buffers, reused partition after partition (a worker
+        proves one at a time, and nothing reads them after its partition): z, and a, b, c
+        from the device (page-locked on CUDA: the pre-stage upload is then a DMA). Native
+        runs only: the modelled ones prove small circuits, where fresh arrays cost nothing."""
+        if self.config.profile != "native":
             return self.P.synthesize(self.pv.circuit, p.instance)
-        return self.P.synthesize(self.pv.circuit, p.instance, out=out)
+        kw: dict[str, Any] = {}
+        out = self.devices[g].host_out(w, 1 << self.config.constraints_log2)
+        if out is not None:
+            kw["out"] = out
+        num_vars = getattr(self.pv.circuit, "num_vars", None)
+        if isinstance(num_vars, int):
+            z = self._z.get(w)
+            if z is None or z.shape[0] != num_vars:
+                z = self._z[w] = np.empty((num_vars, 4), dtype=np.uint64)
+            kw["z"] = z
+        return self.P.synthesize(self.pv.circuit, p.instance, **kw)
 
     def _gpu_section_retried(self, w: str, g: int, p: Partition, syn: Any, result: dict[str, Any]) -> Future:
         """An OOM inside the GPU section waits for room and tries again (prep_msm keeps running)."""

@@ -30,3 +30,17 @@ def test_engine_events_round_trip(tmp_path):
             "mode_change", "proof_result", "partition_done", "worker_stopped", "note", "run_ended"} <= kinds
     assert summarize(fold(rec.events)) == summarize(fold(live))
     assert [e.t for e in live] == sorted(e.t for e in live)
+
+
+@pytest.mark.timeout(120)
+def test_native_worker_reuses_its_witness_buffer():
+    """A native worker writes each partition's witness into the same array (no fresh pages a
+    partition): every proof still verifies, one partition after another on one worker."""
+    cfg = load_config(None, backend="sim", profile="native", constraints_log2=8, sectors=1, partitions=4,
+                      workers_per_gpu=1, seed=3)
+    events = []
+    eng = Engine(cfg, [events.append])
+    eng.start()
+    assert eng.wait(90)
+    st = fold(events)
+    assert st.proofs_ok == 4 and st.proofs_failed == 0

@@ -157,5 +157,11 @@ def test_synthesis_into_given_buffers() -> None:
     for got, want, buf in zip((again.a, again.b, again.c), (fresh.a, fresh.b, fresh.c), out):
         assert got is buf
         assert np.array_equal(got, want)
+    # and the witness into a reused (dirty) z, zeroed first
+    z = np.full((circuit.num_vars, 4), 0xABCD, dtype=np.uint64)
+    third = P.synthesize(circuit, 5, out=out, z=z)
+    assert third.z is z and np.array_equal(z, fresh.z) and np.array_equal(third.a, fresh.a)
     with pytest.raises(ValueError, match="matvec out"):
         P.synthesize(circuit, 5, out=tuple(np.empty((n // 2, 4), dtype=np.uint64) for _ in range(3)))
+    with pytest.raises(ValueError, match="witness z"):
+        P.synthesize(circuit, 5, z=np.empty((3, 4), dtype=np.uint64))
