@@ -7,9 +7,12 @@
 #   .ray/wheels/*.whl      what Ray core needs that the device image lacks (jsonschema and its
 #                          deps: KINDS.md lists click, filelock, msgpack, packaging, protobuf,
 #                          pyyaml, requests there)
-# Usage: bash benchmarks/ray_for_device.sh [--verify]   (RAY_VERSION=2.60.0 by default)
-#   --verify: strip the cp311 wheel the same way and run a 2-node ray.cluster_utils cluster with
-#             one actor per node (NodeAffinitySchedulingStrategy) from that tree, here (Python 3.11)
+# Usage: bash benchmarks/ray_for_device.sh [--verify|--verify-only]   (RAY_VERSION=2.60.0 by default)
+#   --verify: also strip the cp311 wheel the same way, install DEPS into it as the device does,
+#             and run a 2-node ray.cluster_utils cluster with one actor per node
+#             (NodeAffinitySchedulingStrategy) from that tree, here (Python 3.11). PYTHON=... picks
+#             the interpreter: a bare venv with only the device's packages tests DEPS too.
+#   --verify-only: that, without building
 # Then the device command starts with (carry ".whl" and ".ray"):
 #   mkdir -p /tmp/site && tar -xJf .ray/ray-core.tar.xz -C /tmp/site && python3 -m pip install -q \
 #     --no-index --no-deps --no-compile --target /tmp/site .ray/wheels/*.whl .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
@@ -42,6 +45,7 @@ stripped_tree() {  # stripped_tree WHEEL DEST: the wheel unpacked, minus STRIP a
     -exec chmod +x {} +
 }
 
+build() {
 mkdir -p .ray/dl .ray/wheels
 download 3.12 .ray/dl "ray==$RAY_VERSION"
 whl=$(ls .ray/dl/ray-"$RAY_VERSION"-cp312-*.whl)
@@ -61,12 +65,15 @@ download 3.12 .ray/wheels "${DEPS[@]}"
 rm -rf .ray/build
 echo "ray-core.tar.xz: $(du -h .ray/ray-core.tar.xz | cut -f1); wheels: $(du -sh .ray/wheels | cut -f1) ($(ls .ray/wheels | tr '\n' ' '))"
 du -shc .ray/ray-core.tar.xz .ray/wheels $([ -d .whl ] && echo .whl) | tail -1 | sed 's/total/carried in all (.ray + .whl), must stay under 60M/'
+}
 
-if [ "${1:-}" = "--verify" ]; then
+verify() {
   v=.ray/verify
-  rm -rf "$v" && mkdir -p "$v/dl"
+  rm -rf "$v" && mkdir -p "$v/dl" "$v/deps"
   download 3.11 "$v/dl" "ray==$RAY_VERSION"
+  download 3.11 "$v/deps" "${DEPS[@]}"
   stripped_tree "$(ls "$v"/dl/ray-"$RAY_VERSION"-cp311-*.whl)" "$v/site"
+  "${PYTHON:-python3}" -m pip install -q --no-index --no-deps --no-compile --target "$v/site" "$v"/deps/*.whl
   # the stripped tree ahead of any installed Ray; -s: no user site
   RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 PYTHONPATH="$PWD/$v/site" timeout 300 "${PYTHON:-python3}" -s - <<'EOF'
 import os, sys
@@ -92,9 +99,18 @@ actors = [Probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_
           for n in nodes]
 got = ray.get([a.where.remote() for a in actors], timeout=120)
 assert [g[0] for g in got] == nodes and len({g[1] for g in got}) == 2, got
+import jsonschema
+print(f"verify: jsonschema from {jsonschema.__file__}")
 print(f"verify: ray {ray.__version__} from {os.path.dirname(ray.__file__)}: 2 nodes, one actor on each {got}")
 ray.shutdown()
 c.shutdown()
 EOF
   rm -rf "$v"
-fi
+}
+
+case "${1:-}" in
+  "") build ;;
+  --verify) build; verify ;;
+  --verify-only) verify ;;
+  *) echo "usage: $0 [--verify|--verify-only]" >&2; exit 2 ;;
+esac
