@@ -22,6 +22,9 @@ cd "$top"
 RAY_VERSION=${RAY_VERSION:-2.60.0}
 ex=$(git rev-parse --git-path info/exclude)  # a worktree shares the main one
 mkdir -p "$(dirname "$ex")"; grep -qxF '/.ray/' "$ex" 2>/dev/null || printf '\n/.ray/\n' >> "$ex"
+# downloads and unpacked trees stay outside .ray: everything in .ray is carried
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ray_for_device.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
 # what the fleet (Ray core actors + ray.cluster_utils, include_dashboard=False) does without
 STRIP=(jars rllib dashboard/client/build data serve train tune llm)
 DEPS=(jsonschema jsonschema-specifications referencing rpds-py)
@@ -46,9 +49,9 @@ stripped_tree() {  # stripped_tree WHEEL DEST: the wheel unpacked, minus STRIP a
 }
 
 build() {
-mkdir -p .ray/dl .ray/wheels
-download 3.12 .ray/dl "ray==$RAY_VERSION"
-whl=$(ls .ray/dl/ray-"$RAY_VERSION"-cp312-*.whl)
+mkdir -p "$tmp/dl" .ray/wheels
+download 3.12 "$tmp/dl" "ray==$RAY_VERSION"
+whl=$(ls "$tmp"/dl/ray-"$RAY_VERSION"-cp312-*.whl)
 # anything Ray core requires (not an extra) beyond what the device has must be in DEPS
 unzip -p "$whl" "ray-$RAY_VERSION.dist-info/METADATA" | grep '^Requires-Dist:' | grep -v 'extra ==' \
   | sed -E 's/Requires-Dist: ([A-Za-z0-9_.-]+).*/\1/' | while read -r dep; do
@@ -57,28 +60,28 @@ unzip -p "$whl" "ray-$RAY_VERSION.dist-info/METADATA" | grep '^Requires-Dist:' |
     *) echo "ray_for_device: Ray $RAY_VERSION requires $dep: check the device has it (KINDS.md)" >&2 ;;
   esac
 done
-stripped_tree "$whl" .ray/build
-rm -f .ray/ray-core.tar.xz
-tar -C .ray/build -cf - . | xz -6 -T0 > .ray/ray-core.tar.xz
+stripped_tree "$whl" "$tmp/build"
+tar -C "$tmp/build" -cf - . | xz -6 -T0 > "$tmp/ray-core.tar.xz"
+mv "$tmp/ray-core.tar.xz" .ray/ray-core.tar.xz
 rm -rf .ray/wheels/*.whl
 download 3.12 .ray/wheels "${DEPS[@]}"
-rm -rf .ray/build
+rm -rf "$tmp/build"
 echo "ray-core.tar.xz: $(du -h .ray/ray-core.tar.xz | cut -f1); wheels: $(du -sh .ray/wheels | cut -f1) ($(ls .ray/wheels | tr '\n' ' '))"
-du -shc .ray/ray-core.tar.xz .ray/wheels $([ -d .whl ] && echo .whl) | tail -1 | sed 's/total/carried in all (.ray + .whl), must stay under 60M/'
+du -shc .ray $([ -d .whl ] && echo .whl) | tail -1 | sed 's/total/carried in all (.ray + .whl), must stay under 60M/'
 }
 
 verify() {
-  v=.ray/verify
+  v=$tmp/verify
   rm -rf "$v" && mkdir -p "$v/dl" "$v/deps"
   download 3.11 "$v/dl" "ray==$RAY_VERSION"
   download 3.11 "$v/deps" "${DEPS[@]}"
   stripped_tree "$(ls "$v"/dl/ray-"$RAY_VERSION"-cp311-*.whl)" "$v/site"
   "${PYTHON:-python3}" -m pip install -q --no-index --no-deps --no-compile --target "$v/site" "$v"/deps/*.whl
   # the stripped tree ahead of any installed Ray; -s: no user site
-  RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 PYTHONPATH="$PWD/$v/site" timeout 300 "${PYTHON:-python3}" -s - <<'EOF'
+  RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 PYTHONPATH="$v/site" timeout 300 "${PYTHON:-python3}" -s - <<'EOF'
 import os, sys
 import ray
-assert ray.__file__.startswith(sys.path[1]) or "/.ray/verify/site/" in ray.__file__, ray.__file__
+assert "/verify/site/" in ray.__file__, ray.__file__
 from ray.cluster_utils import Cluster
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 for gone in ("jars", "rllib", "data", "serve", "train", "tune", "llm", "dashboard/client/build"):
