@@ -1,4 +1,4 @@
-"""Fleet scaling on one machine with two GPUs (issue 15): the same native work on a Ray fleet of
+r"""Fleet scaling on one machine with two GPUs (issue 15): the same native work on a Ray fleet of
 one node (local:1, GPU 0) and of two nodes (local:2, GPU 0 and GPU 1), side by side in one run.
 
     python3 benchmarks/bench_fleet_native.py [--log2 22] [--seconds 20] [--workers 8]
@@ -21,12 +21,16 @@ newest file for the circuit): the cache's file list is checked unchanged after e
 The device command (2 x H200; carry .whl and .ray, built by ../shared/tools/gpu-wheels and
 benchmarks/ray_for_device.sh):
 
-    mkdir -p /tmp/site && tar -xJf .ray/ray-core.tar.xz -C /tmp/site && \\
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \\
-      --target /tmp/site .whl/*.whl .ray/wheels/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit; \\
-    export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0; \\
-    python3 benchmarks/bench_fleet_native.py --log2 22 --seconds 20 --workers 8 \\
-      --out-dir $OUT/fleet --deadline $(( $(date +%s) + 560 ))
+    D=$(( $(date +%s) + 565 )); mkdir -p /tmp/site && tar -xJf .ray/ray-core.tar.xz -C /tmp/site && \
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target /tmp/site .whl/*.whl .ray/wheels/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit; \
+    export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0; \
+    timeout $(( D + 15 - $(date +%s) )) python3 benchmarks/bench_fleet_native.py --log2 22 --seconds 20 \
+      --workers 8 --out-dir $OUT/fleet --deadline $D 2>&1 | tee $OUT/bench_fleet_native.log
+
+(Ray writes its session under /tmp/ray and raylet logs there; the object store is 100 MB a
+node, from /dev/shm or /tmp. Recordings and fleet_native.json land in $OUT/fleet as they are
+made, so a run cut short still brings back what it did.)
 """
 from __future__ import annotations
 
