@@ -8,6 +8,8 @@ and one host actor pinned to each node. Ray is imported here only (never on one 
 Ray's CPU/GPU accounting is bookkeeping only: a host actor asks for no CPU (num_cpus=0) and,
 on a real cluster with the cuda backend, for all of its node's GPUs so Ray sets
 CUDA_VISIBLE_DEVICES for it; the locks and the VRAM budget stay real, inside the engine.
+A local cluster on the cuda backend gives node i GPU i of this machine (prover.fleet.gpus:
+each node declares one GPU, its host actor pins that GPU itself; more nodes than GPUs is refused).
 """
 from __future__ import annotations
 
@@ -69,24 +71,40 @@ def import_ray() -> Any:
 class Cluster:
     """The Ray side of one fleet run: connect, list nodes, spawn host actors, shut down."""
 
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: str, backend: str = "sim") -> None:
         self.kind, arg = parse_cluster(spec)
+        # local:N on cuda: node i's CUDA_VISIBLE_DEVICES (checked before Ray starts anything)
+        self.devices: list[str] = []
+        self.device_of: dict[str, str] = {}  # Ray node id -> the GPU its host pins
+        if self.kind == "local" and backend == "cuda":
+            from prover.fleet.gpus import local_devices, machine_gpus
+
+            self.devices = local_devices(int(arg), *machine_gpus())
         if self.kind == "local":
             _loopback()
         self.ray = import_ray()
         self.local: Any = None  # ray.cluster_utils.Cluster for local:N
         self._init(arg)
 
+    def _node_args(self) -> dict[str, Any]:
+        # one GPU of bookkeeping per node on cuda (so the driver gives its host one GPU)
+        return dict(num_cpus=1, num_gpus=1 if self.devices else 0, object_store_memory=NODE_STORE_BYTES,
+                    node_ip_address="127.0.0.1")
+
     def _init(self, arg: int | str) -> None:
         ray = self.ray
         env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # actors import prover from here
+        if self.devices:
+            from prover.fleet.gpus import NOSET_ENV
+
+            env[NOSET_ENV] = os.environ[NOSET_ENV] = "1"  # the host actors pin their GPU themselves
         try:
             if self.kind == "local":
                 from ray.cluster_utils import Cluster as RayCluster
 
-                node = dict(num_cpus=1, object_store_memory=NODE_STORE_BYTES, node_ip_address="127.0.0.1",
-                            include_dashboard=False)
-                self.local = RayCluster(initialize_head=True, connect=False, head_node_args=node)
+                self.local = RayCluster(initialize_head=True, connect=False,
+                                        head_node_args={**self._node_args(), "include_dashboard": False})
+                self._claim(self.local.head_node)
                 for _ in range(int(arg) - 1):
                     self.add_local_node(wait=False)
                 self.local.wait_for_nodes()
@@ -102,14 +120,22 @@ class Cluster:
 
     def add_local_node(self, wait: bool = True) -> Any:
         """One more node of a local cluster (a late joiner in tests); returns Ray's node."""
-        return self.local.add_node(wait=wait, num_cpus=1, object_store_memory=NODE_STORE_BYTES,
-                                   node_ip_address="127.0.0.1")
+        if self.devices and len(self.device_of) >= len(self.devices):
+            raise ClusterError(f"no GPU left for another local node: {len(self.devices)} node(s) have the "
+                               f"{len(self.devices)} GPU(s) this cluster was given")
+        return self._claim(self.local.add_node(wait=wait, **self._node_args()))
+
+    def _claim(self, node: Any) -> Any:
+        """Node i of a local cuda cluster gets the i-th GPU."""
+        if self.devices:
+            self.device_of[node.node_id] = self.devices[len(self.device_of)]
+        return node
 
     def nodes(self) -> list[NodeInfo]:
         return [NodeInfo(node_id=n["NodeID"], gpus=int(n.get("Resources", {}).get("GPU", 0)), alive=bool(n["Alive"]))
                 for n in self.ray.nodes()]
 
-    def spawn_host(self, node: NodeInfo, num_gpus: int, *args: Any) -> Any:
+    def spawn_host(self, node: NodeInfo, num_gpus: int, *args: Any, **kwargs: Any) -> Any:
         """A HostRuntime actor pinned to `node` (hard affinity: it never moves, it dies with it)."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -119,7 +145,7 @@ class Cluster:
         return actor_cls.options(
             num_cpus=0, num_gpus=num_gpus, max_restarts=0, max_concurrency=4,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node.node_id, soft=False),
-        ).remote(*args)
+        ).remote(*args, **kwargs)
 
     def shutdown(self) -> None:
         ray = self.ray

@@ -80,7 +80,7 @@ class FleetEngine:
         self._started = False
         # ray.init wants the main thread (signal handlers): the cluster starts (or is joined)
         # here, so a bad --cluster or a cluster that cannot start is a ClusterError at once
-        self.cluster: Any = Cluster(cluster)
+        self.cluster: Any = Cluster(cluster, config.backend)
         self.t0_wall = time.time()
         self._t0 = time.monotonic()
         self.profile = get_profile(config.profile)
@@ -212,7 +212,8 @@ class FleetEngine:
 
     def _host_config(self, node: Any) -> tuple[dict[str, Any], int]:
         """(the host's RunConfig dict, GPUs Ray reserves for it): sim GPUs as configured; on
-        the cuda backend, the node's GPUs (Ray sets CUDA_VISIBLE_DEVICES, numbered from 0)."""
+        the cuda backend, the node's GPUs (Ray sets CUDA_VISIBLE_DEVICES, numbered from 0; on a
+        local cluster each node has one, which its host pins: Cluster.device_of)."""
         k = self.controller.snapshot()  # a late joiner starts with the fleet's knobs as they are now
         cfg = {**self.config.public_dict(), "lock_mode": k.lock_mode, "mem_sync": k.mem_sync, "paused": k.paused,
                "workers_per_gpu": k.workers_per_gpu, "prestage": k.prestage, "b_g2": k.b_g2}
@@ -225,7 +226,8 @@ class FleetEngine:
         cfg, num_gpus = self._host_config(node)
         name = f"h{len(self._nodes_seen) - 1}"
         n = cfg["gpus"] if isinstance(cfg["gpus"], int) else len(cfg["gpus"])
-        actor = self.cluster.spawn_host(node, num_gpus, name, node.node_id[:8], cfg, self._next_gpu, self.t0_wall)
+        actor = self.cluster.spawn_host(node, num_gpus, name, node.node_id[:8], cfg, self._next_gpu, self.t0_wall,
+                                        cuda_device=self.cluster.device_of.get(node.node_id))
         self._next_gpu += n
         host = _Host(name=name, node=node.node_id, actor=actor)
         self._starting[name] = (actor.start.remote(), host, node)

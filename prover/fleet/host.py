@@ -46,6 +46,8 @@ class HostInfo(BaseModel):
     workers_per_gpu: int
     budget: int
     pid: int
+    cuda_device: str | None = None  # the GPU a local cuda cluster's host pinned (CUDA_VISIBLE_DEVICES)
+    pci_bus_id: str | None = None  # the GPU its CUDA device 0 turned out to be (cuda backend)
 
 
 def rename_worker(name: str, offset: int) -> str:
@@ -73,7 +75,12 @@ def tag(e: Any, host: str, offset: int, shift: float) -> Any:
 
 class HostRuntime:
     def __init__(self, host: str, node: str, config: dict[str, Any], gpu_offset: int, t0_wall: float,
-                 phases: Any = None) -> None:
+                 phases: Any = None, cuda_device: str | None = None) -> None:
+        if cuda_device is not None:  # before anything in this (fresh actor) process touches CUDA
+            from prover.fleet.gpus import pin
+
+            pin(cuda_device)
+        self.cuda_device = cuda_device
         from prover.pipeline.engine import Engine
 
         cfg = RunConfig.model_validate({**config, "sectors": None})
@@ -105,8 +112,15 @@ class HostRuntime:
         c, eng = self.config, self.engine
         # a scenario ("card") in bytes; native "card" is the device's memory, unknown until it opens
         nbytes = budget.resolve(c.vram_budget, eng.profile, eng.modelled_log2) or eng.profile.card_bytes
+        pci = None
+        if eng.backend == "cuda":
+            from prover.fleet.gpus import pci_bus_id
+
+            pci = pci_bus_id()
         return HostInfo(host=self.host, node=self.node, gpus=c.n_gpus, gpu_offset=self.offset,
-                        workers_per_gpu=c.workers_per_gpu, budget=nbytes, pid=os.getpid())
+                        workers_per_gpu=c.workers_per_gpu, budget=nbytes, pid=os.getpid(),
+                        cuda_device=os.environ.get("CUDA_VISIBLE_DEVICES") if self.cuda_device else None,
+                        pci_bus_id=pci)
 
     def assign(self, parts: list[Assignment]) -> int:
         from prover.pipeline.partition import Partition
