@@ -67,7 +67,9 @@ class Client:
     def __init__(self, sock: Path, screen: Path) -> None:
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-        env = dict(os.environ, PYTHONPATH=str(ROOT), TERM="xterm-256color", COLORTERM="truecolor")
+        # this checkout first, then whatever path this process had (e.g. the wheels' target dir)
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        env = dict(os.environ, PYTHONPATH=path, TERM="xterm-256color", COLORTERM="truecolor")
         self.proc = subprocess.Popen([sys.executable, "-m", "c2tui", "attach", str(sock), "--name", CLIENT],
                                      stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT, start_new_session=True)
         LIVE.append(self.proc)
