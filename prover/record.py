@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import gzip
 import json
 import math
 import os
 import stat
 import threading
 import time
+import zlib
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -292,12 +294,20 @@ class _Plausible:
         return None
 
 
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZ_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)  # a damaged or cut .gz, raised while reading
+
+
 def _lines(f: Any) -> Any:
     """(number, raw line) with each read bounded by MAX_LINE; an over-long line ends the file
-    with (number, None)."""
+    with (number, None), a damaged compressed stream with (number, False)."""
     n = 1
     while True:
-        raw = f.readline(MAX_LINE + 1)
+        try:
+            raw = f.readline(MAX_LINE + 1)
+        except _GZ_ERRORS:
+            yield n + 1, False
+            return
         if not raw:
             return
         n += 1
@@ -308,16 +318,24 @@ def _lines(f: Any) -> Any:
 
 
 def read_recording(path: str | Path, limit: int | None = None) -> Recording:
-    """Read and validate a recording; never raises for bad content (see Recording.error).
-    An unreadable file raises RecordingError."""
+    """Read and validate a recording, plain or gzip-compressed (known by its first bytes, not
+    its name); never raises for bad content (see Recording.error). An unreadable file raises
+    RecordingError."""
     p = Path(path)
     try:
         f = open(p, "rb")
+        if f.read(2) == _GZIP_MAGIC:
+            f.close()
+            f = gzip.open(p, "rb")
+        else:
+            f.seek(0)
     except OSError as exc:
         raise RecordingError(f"cannot read {p}: {exc.strerror or exc}") from None
     with f:
         try:
             return _read(f, limit)
+        except _GZ_ERRORS as exc:
+            return Recording(header=None, error=f"line 1: damaged gzip stream ({exc})", bad_line=1)
         except OSError as exc:
             raise RecordingError(f"cannot read {p}: {exc.strerror or exc}") from None
 
@@ -339,6 +357,9 @@ def _read(f: Any, limit: int | None) -> Recording:
     for n, raw in _lines(f):
         if raw is None:
             rec.error, rec.bad_line = f"line {n}: longer than {MAX_LINE} bytes", n
+            break
+        if raw is False:
+            rec.error, rec.bad_line = f"line {n}: the gzip stream is damaged or cut short here", n
             break
         if not raw.strip():
             continue

@@ -36,6 +36,28 @@ def test_round_trip(tmp_path):
     assert rec.events == evs
 
 
+def test_gzipped_recording_reads_the_same(tmp_path):
+    """`gzip r.jsonl` (any name): known by its magic bytes; a cut .gz keeps what came before."""
+    import gzip
+
+    evs = sample_events(99)
+    plain = write(tmp_path / "r.jsonl", evs)
+    gz = tmp_path / "r.jsonl.gz"
+    gz.write_bytes(gzip.compress(plain.read_bytes()))
+    rec = read_recording(gz)
+    assert rec.error is None and rec.events == evs
+    blob = gz.read_bytes()
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(blob[: len(blob) // 2])
+    rec = read_recording(cut)
+    assert rec.error is not None and ("gzip" in rec.error or "truncated" in rec.error)
+    assert 0 < len(rec.events) < len(evs) and rec.events == evs[: len(rec.events)]
+    junk = tmp_path / "junk.gz"
+    junk.write_bytes(b"\x1f\x8b" + b"not deflate at all" * 10)
+    rec = read_recording(junk)
+    assert rec.header is None and "gzip" in rec.error
+
+
 def test_truncated_file_gives_prefix_and_line(tmp_path):
     p = write(tmp_path / "r.jsonl", sample_events())
     data = p.read_bytes()
