@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_native import ListSink  # noqa: E402
+from bench_native import ListSink, run_steady  # noqa: E402
 from prover.config import load_config  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter  # noqa: E402
 from prover.state import fold  # noqa: E402
@@ -96,14 +96,7 @@ def run_fleet(nodes: int, base: dict[str, Any], out_dir: Path, seconds: float, c
     t0 = time.monotonic()
     eng = FleetEngine(cfg, f"local:{nodes}", sinks=[sink, writer.write])
     eng.start()
-    while not eng.finished and not any(e.kind == "partition_done" for e in sink.events[-200:]):
-        if time.monotonic() - t0 > FIRST_PART_TIMEOUT_S:
-            break
-        time.sleep(0.2)
-    first = time.monotonic() - t0
-    eng.wait(seconds)
-    eng.drain(timeout=120)
-    eng.wait(60)
+    first = run_steady(eng, sink, t0, seconds, first_timeout=FIRST_PART_TIMEOUT_S, drain_s=120)
     writer.close()
     wall = time.monotonic() - t0
     sm = summarize(fold(sink.events))

@@ -165,6 +165,20 @@ def device_total(backend: str, gpu: int = 0) -> int:
     return 141 * 1024**3  # sim: an H200's memory, so "card" means the same figure
 
 
+def run_steady(eng: Any, sink: ListSink, t0: float, seconds: float, first_timeout: float, drain_s: float) -> float:
+    """Wait for the first finished partition (returns the seconds since t0), run `seconds`
+    more, then drain and wait for the end."""
+    while not eng.finished and not any(e.kind == "partition_done" for e in sink.events[-200:]):
+        if time.monotonic() - t0 > first_timeout:
+            break
+        time.sleep(0.2)
+    first = time.monotonic() - t0
+    eng.wait(seconds)
+    eng.drain(timeout=drain_s)
+    eng.wait(drain_s / 2)
+    return first
+
+
 def run_one(name: str, base: dict[str, Any], phases: MemoPhases, out_dir: Path, seconds: float,
             rows: list[dict[str, Any]], json_path: Path) -> None:
     cfg = load_config(None, **base)
@@ -175,14 +189,7 @@ def run_one(name: str, base: dict[str, Any], phases: MemoPhases, out_dir: Path, 
     t0 = time.monotonic()
     eng.start()
     # the run's clock starts at start(); setup/warm-up happen inside it, so count from the first partition
-    while not eng.finished and not any(e.kind == "partition_done" for e in sink.events[-50:]):
-        if time.monotonic() - t0 > 900:
-            break
-        time.sleep(0.2)
-    first = time.monotonic() - t0
-    eng.wait(seconds)
-    eng.drain(timeout=60)
-    eng.wait(30)
+    first = run_steady(eng, sink, t0, seconds, first_timeout=900, drain_s=60)
     writer.close()
     sm = summarize(fold(sink.events))
     peak = partition_peak(sink.events)

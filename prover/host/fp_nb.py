@@ -185,41 +185,48 @@ def e_inv(a: np.ndarray, out: np.ndarray) -> None:
 
 # --- XYZZ points: (4, d, NL) = X, Y, ZZ, ZZZ (host_curve's formulas) --------------------------
 @_jit
+def _chord(m: np.ndarray, s: np.ndarray, extra: np.ndarray, w: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    """The shared tail of dbl and add: X3 = m^2 - extra - 2s, Y3 = m (s - X3) - w y."""
+    x3 = np.empty_like(m)
+    t = np.empty_like(m)
+    e_mul(m, m, x3)
+    e_sub(x3, extra, x3)
+    e_add(s, s, t)
+    e_sub(x3, t, x3)
+    e_sub(s, x3, t)
+    e_mul(m, t, out[1])
+    e_mul(w, y, t)
+    e_sub(out[1], t, out[1])
+    out[0] = x3
+
+
+@_jit
 def dbl(p: np.ndarray, out: np.ndarray) -> None:
+    """out = 2p (out must not alias p)."""
     if e_zero(p[2]):
         out[:] = p
         return
-    X, Y, ZZ, ZZZ = p[0], p[1], p[2], p[3]
+    X, Y = p[0], p[1]
     U = np.empty_like(X)
     V = np.empty_like(X)
     W = np.empty_like(X)
     S = np.empty_like(X)
     M = np.empty_like(X)
-    t = np.empty_like(X)
     e_add(Y, Y, U)
     e_mul(U, U, V)
     e_mul(U, V, W)
     e_mul(X, V, S)
-    e_mul(X, X, t)
-    e_add(t, t, M)
-    e_add(M, t, M)
-    X3 = np.empty_like(X)
-    e_mul(M, M, X3)
-    e_add(S, S, t)
-    e_sub(X3, t, X3)
-    Y3 = np.empty_like(X)
-    e_sub(S, X3, t)
-    e_mul(M, t, Y3)
-    e_mul(W, Y, t)
-    e_sub(Y3, t, Y3)
-    e_mul(V, ZZ, out[2])
-    e_mul(W, ZZZ, out[3])
-    out[0] = X3
-    out[1] = Y3
+    e_mul(X, X, M)
+    e_add(M, M, U)
+    e_add(U, M, M)  # 3 X^2
+    e_mul(V, p[2], out[2])
+    e_mul(W, p[3], out[3])
+    _chord(M, S, np.zeros_like(X), W, Y, out)
 
 
 @_jit
 def add(p: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """out = p + q (out must not alias p or q)."""
     if e_zero(p[2]):
         out[:] = q
         return
@@ -234,39 +241,25 @@ def add(p: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
     e_mul(q[0], p[2], U2)
     e_mul(p[1], q[3], S1)
     e_mul(q[1], p[3], S2)
-    P = np.empty_like(U1)
-    R = np.empty_like(U1)
-    e_sub(U2, U1, P)
-    e_sub(S2, S1, R)
-    if e_zero(P):
-        if e_zero(R):
+    e_sub(U2, U1, U2)  # P
+    e_sub(S2, S1, S2)  # R
+    if e_zero(U2):
+        if e_zero(S2):
             dbl(p, out)
         else:
             out[:] = 0
         return
     PP = np.empty_like(U1)
     PPP = np.empty_like(U1)
-    Q = np.empty_like(U1)
     t = np.empty_like(U1)
-    e_mul(P, P, PP)
-    e_mul(P, PP, PPP)
-    e_mul(U1, PP, Q)
-    X3 = np.empty_like(U1)
-    e_mul(R, R, X3)
-    e_sub(X3, PPP, X3)
-    e_add(Q, Q, t)
-    e_sub(X3, t, X3)
-    Y3 = np.empty_like(U1)
-    e_sub(Q, X3, t)
-    e_mul(R, t, Y3)
-    e_mul(S1, PPP, t)
-    e_sub(Y3, t, Y3)
+    e_mul(U2, U2, PP)
+    e_mul(U2, PP, PPP)
+    e_mul(U1, PP, U1)  # Q
     e_mul(p[2], q[2], t)
     e_mul(t, PP, out[2])
     e_mul(p[3], q[3], t)
     e_mul(t, PPP, out[3])
-    out[0] = X3
-    out[1] = Y3
+    _chord(S2, U1, PPP, S1, PPP, out)
 
 
 @_jit
