@@ -141,6 +141,13 @@ def cupy_pool_bytes() -> int | None:
         return None
 
 
+def setup_steps() -> dict[str, float]:
+    """Seconds per step of this process's key setup (or cache read), rounded."""
+    from prover.groth16 import setup
+
+    return {k: round(v, 2) for k, v in setup.step_seconds.items()}
+
+
 def free_cached_blocks(backend: str) -> None:
     """Give CuPy's cached free blocks back between engines: CuPy's pool reuses a free block
     only on the stream that freed it, and each engine makes new streams, so one process
@@ -199,7 +206,8 @@ def run_one(name: str, base: dict[str, Any], phases: MemoPhases, out_dir: Path, 
     host, gpu = host_vs_gpu(sm)
     rows.append({"name": name, "config": cfg.public_dict(), "summary": sm.model_dump(mode="json"),
                  "partition_peak_bytes": peak, "host_s_per_partition": host, "gpu_section_s": gpu,
-                 "startup_s": first, "setup_s": dict(phases.setup_s), "cupy_default_pool_bytes": scratch})
+                 "startup_s": first, "setup_s": dict(phases.setup_s), "cupy_default_pool_bytes": scratch,
+                 "setup_steps_s": setup_steps()})
     json_path.write_text(json.dumps(rows, indent=1))
     for e in sink.events:
         if e.kind == "note" and e.level in ("warn", "error"):
@@ -266,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             host, gpu = rows[0]["host_s_per_partition"], rows[0]["gpu_section_s"]
             need = math.ceil(host / gpu) + 1 if gpu > 0 else workers
             print(f"  workers: host {host * 1e3:.0f} ms per partition on one worker vs GPU section {gpu * 1e3:.0f} ms "
-                  f"-> ~{need} workers keep one GPU fed ({workers} used, {ncpu} CPUs); setup {phases.setup_s}",
+                  f"-> ~{need} workers keep one GPU fed ({workers} used, {ncpu} CPUs); setup {phases.setup_s}, "
+                  f"its steps {setup_steps()}",
                   flush=True)
     return 0
 

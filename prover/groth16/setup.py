@@ -19,9 +19,11 @@ import logging
 import os
 import secrets
 import tempfile
+import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -31,6 +33,21 @@ from prover.groth16.circuit import CIRCUIT_NAME, Circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey
 
 log = logging.getLogger(__name__)
+
+# Seconds per step of this process's setups and cache reads (bench_native prints them): where
+# a 2^24 setup's four minutes go was not known when the native runs were planned.
+step_seconds: dict[str, float] = {}
+
+
+@contextmanager
+def _step(name: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        dt = time.perf_counter() - t0
+        step_seconds[name] = step_seconds.get(name, 0.0) + dt
+        log.info("setup step %s: %.2f s", name, dt)
 CACHE_FORMAT = 2  # 2: keyed by key id, with the setup's label inside
 RANDOM, INSECURE = "random", "insecure-seeded"
 _NAMES = ("tau", "alpha", "beta", "gamma", "delta")
@@ -71,9 +88,11 @@ def _lagrange_at(tau: int, n: int) -> fr.FrArray:
 
 def qap_at(circuit: Circuit, tau: int) -> tuple[fr.FrArray, fr.FrArray, fr.FrArray]:
     """u_i(tau), v_i(tau), w_i(tau) for every variable i."""
-    lag = _lagrange_at(tau, circuit.domain_size)
+    with _step("lagrange"):
+        lag = _lagrange_at(tau, circuit.domain_size)
     # share_mont: the circuit's Montgomery coefficients, made once here, serve synthesis later too
-    return tuple(m.transpose(share_mont=True).matvec(lag) for m in (circuit.a, circuit.b, circuit.c))  # type: ignore[return-value]
+    with _step("qap_matvecs"):
+        return tuple(m.transpose(share_mont=True).matvec(lag) for m in (circuit.a, circuit.b, circuit.c))  # type: ignore[return-value]
 
 
 GPU_FIXED_BASE_MIN = 1 << 12  # below this the CPU tables win: no upload, no kernel compile
@@ -137,11 +156,13 @@ def _fixed(coeffs: fr.FrArray, g2: bool) -> np.ndarray:
 
 
 def _fixed_g1(coeffs: fr.FrArray) -> np.ndarray:
-    return _fixed(coeffs, g2=False)
+    with _step("fixed_base_g1"):
+        return _fixed(coeffs, g2=False)
 
 
 def _fixed_g2(coeffs: fr.FrArray) -> np.ndarray:
-    return _fixed(coeffs, g2=True)
+    with _step("fixed_base_g2"):
+        return _fixed(coeffs, g2=True)
 
 
 def setup(circuit: Circuit, *, insecure_seed: int | None = None) -> tuple[ProvingKey, VerifyingKey]:
@@ -151,12 +172,13 @@ def setup(circuit: Circuit, *, insecure_seed: int | None = None) -> tuple[Provin
     r = fr.R_MOD
     u, v, w = qap_at(circuit, t["tau"])
     n, ni = circuit.domain_size, circuit.num_inputs
-    # beta*u + alpha*v + w, divided by gamma (inputs) or delta (private variables)
-    combo = fr.add(fr.add(fr.mul_const(u, t["beta"]), fr.mul_const(v, t["alpha"])), w)
-    ic = fr.mul_const(combo[:ni], pow(t["gamma"], -1, r))
-    lq = fr.mul_const(combo[ni:], pow(t["delta"], -1, r))
-    z_tau = (pow(t["tau"], n, r) - 1) % r
-    hq = fr.from_mont_mul_const(fr.mont_powers(t["tau"], n - 1), z_tau * pow(t["delta"], -1, r))
+    with _step("scalars"):
+        # beta*u + alpha*v + w, divided by gamma (inputs) or delta (private variables)
+        combo = fr.add(fr.add(fr.mul_const(u, t["beta"]), fr.mul_const(v, t["alpha"])), w)
+        ic = fr.mul_const(combo[:ni], pow(t["gamma"], -1, r))
+        lq = fr.mul_const(combo[ni:], pow(t["delta"], -1, r))
+        z_tau = (pow(t["tau"], n, r) - 1) % r
+        hq = fr.from_mont_mul_const(fr.mont_powers(t["tau"], n - 1), z_tau * pow(t["delta"], -1, r))
     g1, g2 = curve.g1_generator(), curve.g2_generator()
 
     def pt1(k: int) -> np.ndarray:
@@ -262,7 +284,8 @@ def load_or_setup(circuit: Circuit, cache_dir: Path | None = None, *,
     cache = cache_dir or default_cache_dir()
     for path in cached_keys(circuit, cache, insecure_seed):
         try:
-            pk, vk = load_keys(path, circuit)
+            with _step("load_keys"):
+                pk, vk = load_keys(path, circuit)
         except Exception as exc:  # damaged in any way: set up again, loudly
             msg = f"key cache {path} is damaged ({exc}); setting up again"
             log.warning(msg)
@@ -271,5 +294,6 @@ def load_or_setup(circuit: Circuit, cache_dir: Path | None = None, *,
         if vk.setup_label == (RANDOM if insecure_seed is None else INSECURE):
             return pk, vk
     pk, vk = setup(circuit, insecure_seed=insecure_seed)
-    save_keys(cache_path(circuit, vk, cache, insecure_seed), pk, vk, circuit)
+    with _step("save_keys"):
+        save_keys(cache_path(circuit, vk, cache, insecure_seed), pk, vk, circuit)
     return pk, vk
