@@ -31,6 +31,7 @@ from prover.fleet.control import FleetController
 from prover.fleet.host import Assignment, HostInfo
 from prover.fleet.scheduler import Scheduler
 from prover.pipeline.controller import Knobs
+from prover.pipeline.run_handle import RunHandle
 
 Sink = Callable[[Any], None]
 NODE_CHECK_S = 1.0
@@ -53,7 +54,7 @@ class _Part:
     instance: int
 
 
-class FleetEngine:
+class FleetEngine(RunHandle):
     def __init__(self, config: RunConfig, cluster: str, sinks: list[Sink] | None = None, *,
                  depth: int = 1, poll_s: float = 0.05) -> None:
         from prover.fleet.cluster import Cluster
@@ -149,16 +150,6 @@ class FleetEngine:
             self._finished.wait(timeout)
         self.request_stop(reason or ("done (drained)" if drain else "stopped"))
         return self._finished.wait(None if timeout is None else max(timeout, 60.0))
-
-    def drain(self, timeout: float | None = 60.0) -> bool:
-        return self.stop(timeout=timeout, drain=True, reason="done (drained)")
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._finished.wait(timeout)
-
-    @property
-    def finished(self) -> bool:
-        return self._finished.is_set()
 
     def request_stop(self, reason: str) -> None:
         if not self._stop.is_set():

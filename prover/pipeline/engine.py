@@ -38,6 +38,7 @@ from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
 from prover.pipeline.inbox import Inbox
 from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
+from prover.pipeline.run_handle import RunHandle
 
 # On a GPU the compute-lock holder gives the GIL up at every launch and stream sync, then waits
 # for it behind the other workers' Python glue: up to the switch interval (5 ms by default) each
@@ -82,7 +83,7 @@ def resolve_auto_knobs(config: RunConfig, backend: str) -> RunConfig:
     return config.model_copy(update={"b_g2": b_g2})
 
 
-class Engine:
+class Engine(RunHandle):
     def __init__(self, config: RunConfig, sinks: list[Sink] | None = None, *, phases: Phases | None = None,
                  clock: Callable[[], float] = time.monotonic, external: bool = False) -> None:
         self.config = config
@@ -178,16 +179,6 @@ class Engine:
         self.request_stop(reason or ("drained" if drain else "stopped"))
         left = None if deadline is None else max(0.1, deadline - time.monotonic())
         return self._finished.wait(left)
-
-    def drain(self, timeout: float | None = 60.0) -> bool:
-        return self.stop(timeout=timeout, drain=True, reason="done (drained)")
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._finished.wait(timeout)
-
-    @property
-    def finished(self) -> bool:
-        return self._finished.is_set()
 
     # --- main thread -----------------------------------------------------------------------
     def _run(self) -> None:
