@@ -5,12 +5,8 @@
 # ends the run cleanly (socket removed, recording readable, the change recorded as attach:NAME).
 # Usage: benchmarks/tmux_attach_smoke.sh [OUT.json]   (needs tmux)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/tmux_common.sh"
 OUT=${1:-benchmarks/results/tui_tmux_attach.json}
-if [ -n "${PYTHON:-}" ]; then PY=$PYTHON
-elif [ -x .venv/bin/python ]; then PY=.venv/bin/python
-else PY=python3; fi
-command -v tmux >/dev/null || { echo "tmux not found (apt-get install tmux)" >&2; exit 2; }
 
 S="c2tui-attach-$$"
 DIR=$(mktemp -d)

@@ -5,12 +5,8 @@
 # x (quit now), and see the app exit with its summary.
 # Usage: benchmarks/tmux_smoke.sh [OUT.json]   (needs tmux: apt-get install tmux)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/tmux_common.sh"
 OUT=${1:-benchmarks/results/tui_tmux_smoke.json}
-if [ -n "${PYTHON:-}" ]; then PY=$PYTHON
-elif [ -x .venv/bin/python ]; then PY=.venv/bin/python
-else PY=python3; fi
-command -v tmux >/dev/null || { echo "tmux not found (apt-get install tmux)" >&2; exit 2; }
 
 S="c2tui-smoke-$$"
 DIR=$(mktemp -d)
