@@ -141,6 +141,16 @@ def cupy_pool_bytes() -> int | None:
         return None
 
 
+def pinned_free_blocks() -> int | None:
+    """Free blocks in CuPy's pinned pool after a run: bounded when prep copies reuse them."""
+    try:
+        import cupy as cp
+
+        return int(cp.get_default_pinned_memory_pool().n_free_blocks())
+    except Exception:
+        return None
+
+
 def setup_steps() -> dict[str, float]:
     """Seconds per step of this process's key setup (or cache read), rounded."""
     from prover.groth16 import setup
@@ -152,7 +162,9 @@ def free_cached_blocks(backend: str) -> None:
     """Give CuPy's cached free blocks back between engines: CuPy's pool reuses a free block
     only on the stream that freed it, and each engine makes new streams, so one process
     running engine after engine would otherwise hold every run's key copies (13 GiB a run at
-    2^22, ~30 GiB at 2^24)."""
+    2^22, ~30 GiB at 2^24). The pinned pool is kept: its blocks are not tied to a stream, and
+    the next engine's workers take their page-locked a, b, c back from it (at 2^24, 18 GiB
+    that took the first partition ~20 s to pin)."""
     if backend != "cuda":
         return
     import cupy as cp
@@ -160,7 +172,6 @@ def free_cached_blocks(backend: str) -> None:
     for d in range(cp.cuda.runtime.getDeviceCount()):
         with cp.cuda.Device(d):
             cp.get_default_memory_pool().free_all_blocks()
-    cp.get_default_pinned_memory_pool().free_all_blocks()
 
 
 def device_total(backend: str, gpu: int = 0) -> int:
@@ -201,12 +212,15 @@ def run_one(name: str, base: dict[str, Any], phases: MemoPhases, out_dir: Path, 
     sm = summarize(fold(sink.events))
     peak = partition_peak(sink.events)
     scratch = cupy_pool_bytes() if cfg.backend == "cuda" else None
-    extra = "" if scratch is None else f" | CuPy default pool {scratch / 2**30:.2f} GiB (keys, NTT plans, MSM scratch: outside the budget)"
+    pinned = pinned_free_blocks() if cfg.backend == "cuda" else None
+    extra = "" if scratch is None else (f" | CuPy default pool {scratch / 2**30:.2f} GiB (keys, NTT plans, MSM scratch: "
+                                        f"outside the budget) | pinned pool free blocks {pinned}")
     print(line(name, sm, peak) + f" | start-up {first:.1f}s" + extra, flush=True)
     host, gpu = host_vs_gpu(sm)
     rows.append({"name": name, "config": cfg.public_dict(), "summary": sm.model_dump(mode="json"),
                  "partition_peak_bytes": peak, "host_s_per_partition": host, "gpu_section_s": gpu,
                  "startup_s": first, "setup_s": dict(phases.setup_s), "cupy_default_pool_bytes": scratch,
+                 "pinned_pool_free_blocks": pinned if cfg.backend == "cuda" else None,
                  "setup_steps_s": setup_steps()})
     json_path.write_text(json.dumps(rows, indent=1))
     for e in sink.events:

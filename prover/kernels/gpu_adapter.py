@@ -100,12 +100,7 @@ def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
         ahead and the GPU then idle while the driver stages the bytes."""
         if not settings.current().pinned_host or not isinstance(prep, MsmPrep):
             return prep
-        import cupyx
-
-        def pinned(x: Any) -> Any:
-            out = cupyx.empty_pinned(x.shape, dtype=x.dtype)
-            out[...] = x
-            return out
+        from prover.kernels.pinned import pinned_copy as pinned  # size classes: the pool reuses them
 
         def one(sp: QuerySplit) -> QuerySplit:
             return QuerySplit(ones=pinned(sp.ones), tail=pinned(sp.tail), tail_scalars=pinned(sp.tail_scalars))
