@@ -192,13 +192,26 @@ class RunConfig(BaseModel):
         from prover.device.profiles import get_profile
 
         prof = get_profile(self.profile)
-        log2 = m or prof.modelled_log2
+        log2 = self.modelled
         b = budget.resolve(self.vram_budget, prof, log2)
         if b is not None:  # "card" on profile native: checked against the device at start
             budget.check(b, prof, log2, self.vram_budget)
         return self
 
     # --- derived --------------------------------------------------------------------------
+    @property
+    def modelled(self) -> int:
+        """The size whose times and buffers are modelled: the one given, else the proved size on
+        profile native (it models nothing: sizing its buffers for 2^27 while proving 2^12 was a
+        run the header called "native 2^12"), else the profile's."""
+        if self.modelled_log2 is not None:
+            return self.modelled_log2
+        if self.profile == "native":
+            return self.constraints_log2
+        from prover.device.profiles import get_profile
+
+        return get_profile(self.profile).modelled_log2
+
     @property
     def gpu_ids(self) -> list[int]:
         return list(range(self.gpus)) if isinstance(self.gpus, int) else list(self.gpus)

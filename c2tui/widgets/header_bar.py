@@ -10,7 +10,8 @@ def size_label(st) -> str:
     """What was proved beside what is modelled: "proved 2^10 · modelled 2^27 (rtx5070ti-16g)",
     or "native 2^22" when nothing is modelled."""
     if st.profile == "native":
-        return f"native 2^{st.proved_log2}"
+        extra = "" if st.modelled_log2 in (0, st.proved_log2) else f" · buffers 2^{st.modelled_log2}"
+        return f"native 2^{st.proved_log2}{extra}"
     if not st.modelled_log2:
         return st.profile
     return f"proved 2^{st.proved_log2} · modelled 2^{st.modelled_log2} ({st.profile})"

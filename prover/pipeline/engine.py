@@ -91,7 +91,7 @@ class Engine(RunHandle):
         self._bus = EventBus(sinks, clock)
         self.emit, self.add_sink, self.remove_sink = self._bus.emit, self._bus.add_sink, self._bus.remove_sink
         self.profile = get_profile(config.profile)
-        self.modelled_log2 = config.modelled_log2 or self.profile.modelled_log2
+        self.modelled_log2 = config.modelled
         self.backend = resolve_backend(config.backend)
         self.config = config = resolve_auto_knobs(config, self.backend)
         self.P: Phases | None = phases

@@ -116,3 +116,24 @@ def test_fuzz_toml_never_crashes(tmp_path_factory, text):
 def test_non_finite_or_tiny_budgets_are_clear_errors(budget):
     with pytest.raises(ConfigError, match="vram_budget"):
         load_config(None, vram_budget=budget)
+
+
+def test_native_models_the_proved_size_unless_told():
+    # profile native models nothing: its buffers are the proved circuit's, not 2^27's
+    assert load_config(profile="native", constraints_log2=12).modelled == 12
+    assert load_config(profile="native", constraints_log2=12, modelled_log2=14).modelled == 14
+    assert load_config(profile="rtx5070ti-16g", constraints_log2=12).modelled == 27
+    assert load_config(profile="native", constraints_log2=12, vram_budget="1MiB").vram_budget == 1 << 20  # 2^12's 384 KiB fit
+    with pytest.raises(ConfigError, match=r"at 2\^12, profile native"):
+        load_config(profile="native", constraints_log2=12, vram_budget="256KiB")
+
+
+def test_the_header_labels_native_buffers_that_differ_from_the_proof():
+    from types import SimpleNamespace
+
+    from c2tui.widgets.header_bar import size_label
+
+    assert size_label(SimpleNamespace(profile="native", proved_log2=22, modelled_log2=22)) == "native 2^22"
+    assert size_label(SimpleNamespace(profile="native", proved_log2=8, modelled_log2=10)) == "native 2^8 · buffers 2^10"
+    assert size_label(SimpleNamespace(profile="rtx5070ti-16g", proved_log2=10, modelled_log2=27)) \
+        == "proved 2^10 · modelled 2^27 (rtx5070ti-16g)"
