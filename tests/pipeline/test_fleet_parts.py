@@ -136,12 +136,12 @@ def test_one_host_never_imports_ray(tmp_path):
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
 
 
-def test_bad_cluster_option_is_one_clean_line():
+def test_bad_cluster_option_is_one_clean_line(tmp_path):
     from click.testing import CliRunner
 
     from c2tui.cli import main
 
-    r = CliRunner().invoke(main, ["record", "--out", "/tmp/x.jsonl", "--cluster", "local:zero"])
+    r = CliRunner().invoke(main, ["record", "--out", str(tmp_path / "x.jsonl"), "--cluster", "local:zero"])
     assert r.exit_code == 2 and "--cluster" in r.output and "Traceback" not in r.output
     with pytest.raises(Exception, match="1..16 nodes"):
         from prover.fleet.cluster import parse_cluster
