@@ -130,14 +130,22 @@ def _reduce_few(acc: np.ndarray, out: np.ndarray) -> None:
 def matvec_kernel(indptr: np.ndarray, cols: np.ndarray, codes: np.ndarray, values: np.ndarray, big_plain: np.ndarray,
                   big_mont: np.ndarray, z: np.ndarray, cls: np.ndarray, out: np.ndarray) -> None:
     """out[row] = sum_e coeff_e * z[cols[e]] mod r, canonical, for every row."""
+    matvec_rows(indptr, cols, codes, values, big_plain, big_mont, z, cls, out, 0, indptr.shape[0] - 1, 0)
+
+
+@njit(nogil=True, cache=True)
+def matvec_rows(indptr: np.ndarray, cols: np.ndarray, codes: np.ndarray, values: np.ndarray, big_plain: np.ndarray,
+                big_mont: np.ndarray, z: np.ndarray, cls: np.ndarray, out: np.ndarray, r0: int, r1: int,
+                bi0: int) -> None:
+    """matvec_kernel for rows [r0, r1); bi0: the full-size coefficients in entries before row r0."""
     acc = np.zeros(10, dtype=np.uint64)
     x = np.zeros(F.NL, dtype=np.uint64)
     prod = np.zeros(F.NL, dtype=np.uint64)
     res = np.zeros(F.NL, dtype=np.uint64)
     t = np.zeros(2 * F.NL + 1, dtype=np.uint64)
     tmp = np.zeros((1, 4), dtype=np.uint64)
-    bi = 0  # full-size coefficients seen so far
-    for row in range(indptr.shape[0] - 1):
+    bi = bi0  # full-size coefficients seen so far
+    for row in range(r0, r1):
         s = 0
         wide = False
         scaled = False  # a small multiple (|c| > 1) of a field value is in acc
@@ -207,4 +215,20 @@ def matvec(plan: MatrixPlan, z: fr.FrArray, cls: np.ndarray, out: np.ndarray | N
     elif out.shape != shape or out.dtype != np.uint64 or not out.flags.c_contiguous:
         raise ValueError(f"matvec out: need a C-contiguous uint64 array of shape {shape}, got {out.dtype} {out.shape}")
     matvec_kernel(plan.indptr, plan.cols, plan.codes, plan.values, plan.big_plain, plan.big_mont, z, cls, out)
+    return out
+
+
+def matvec_blocks(plan: MatrixPlan, z: fr.FrArray, cls: np.ndarray) -> fr.FrArray:
+    """matvec with its rows in blocks on fr's thread pool (the kernel releases the GIL): for
+    the one-off products of a key setup, where no other worker keeps the cores busy."""
+    n = len(plan.indptr) - 1
+    out = np.empty((n, 4), dtype=np.uint64)
+    big_before = np.concatenate(([0], np.cumsum(plan.codes == BIG)))  # per entry offset
+
+    def block(lo: int) -> None:
+        hi = min(lo + fr.CHUNK, n)
+        matvec_rows(plan.indptr, plan.cols, plan.codes, plan.values, plan.big_plain, plan.big_mont, z, cls, out,
+                    lo, hi, int(big_before[plan.indptr[lo]]))
+
+    fr._for_blocks(n, block)
     return out
