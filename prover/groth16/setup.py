@@ -31,6 +31,7 @@ from prover import settings
 from prover.bls import curve, fr, ntt
 from prover.groth16.circuit import CIRCUIT_NAME, Circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey
+from prover.host import setup_scalars
 
 log = logging.getLogger(__name__)
 
@@ -186,12 +187,12 @@ def setup(circuit: Circuit, *, insecure_seed: int | None = None) -> tuple[Provin
     u, v, w = qap_at(circuit, t["tau"])
     n, ni = circuit.domain_size, circuit.num_inputs
     with _step("scalars"):
-        # beta*u + alpha*v + w, divided by gamma (inputs) or delta (private variables)
-        combo = fr.add(fr.add(fr.mul_const(u, t["beta"]), fr.mul_const(v, t["alpha"])), w)
-        ic = fr.mul_const(combo[:ni], pow(t["gamma"], -1, r))
-        lq = fr.mul_const(combo[ni:], pow(t["delta"], -1, r))
+        # beta*u + alpha*v + w, divided by gamma (inputs) or delta (private variables); the
+        # powers of tau times Z(tau)/delta for H (compiled: prover/host/setup_scalars.py)
+        combo = setup_scalars.combo(u, v, w, t["alpha"], t["beta"], t["gamma"], t["delta"], ni)
+        ic, lq = combo[:ni], combo[ni:]
         z_tau = (pow(t["tau"], n, r) - 1) % r
-        hq = fr.from_mont_mul_const(fr.mont_powers(t["tau"], n - 1), z_tau * pow(t["delta"], -1, r))
+        hq = setup_scalars.powers_times(t["tau"], n - 1, z_tau * pow(t["delta"], -1, r))
     g1, g2 = curve.g1_generator(), curve.g2_generator()
 
     def pt1(k: int) -> np.ndarray:
