@@ -186,6 +186,12 @@ def _for_blocks(size: int, body: Callable[[int], None]) -> None:
             body(lo)
 
 
+def for_row_blocks(n: int, body: Callable[[int, int], None]) -> None:
+    """body(lo, hi) over [0, n) in blocks of CHUNK rows, on the pool when large: for compiled
+    nogil kernels that take a row range (setup's one-off products and scalars)."""
+    _for_blocks(n, lambda lo: body(lo, min(lo + CHUNK, n)))
+
+
 def take_columns(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """x[:, idx] for a (k, m) array (e.g. Montgomery limbs), gathered in blocks on the pool."""
     out = np.empty((x.shape[0], len(idx)), dtype=x.dtype)

@@ -53,16 +53,11 @@ class SparseMatrix:
         """Row index of every stored entry."""
         return np.repeat(np.arange(self.n_rows, dtype=np.int64), np.diff(self.indptr))
 
-    def transpose(self, share_mont: bool = False) -> SparseMatrix:
-        """The transposed matrix (same as from_triples of the swapped triples). share_mont: the
-        Montgomery coefficients are computed here once (cached, so later products with this
-        matrix reuse them) and the transpose gets them permuted instead of converting again."""
+    def transpose(self) -> SparseMatrix:
+        """The transposed matrix (same as from_triples of the swapped triples)."""
         rows = self.row_ids()
         order, indptr = _csr_order(self.indices, rows, self.n_cols, self.n_rows)
-        t = SparseMatrix(indptr, fr.take_rows(rows, order), fr.take_rows(self.coeffs, order), self.n_rows)
-        if share_mont:
-            t.__dict__["coeffs_mont"] = fr.take_columns(self.coeffs_mont, order)
-        return t
+        return SparseMatrix(indptr, fr.take_rows(rows, order), fr.take_rows(self.coeffs, order), self.n_rows)
 
     @cached_property
     def coeffs_mont(self) -> fr.Mont:

@@ -225,10 +225,9 @@ def matvec_blocks(plan: MatrixPlan, z: fr.FrArray, cls: np.ndarray) -> fr.FrArra
     out = np.empty((n, 4), dtype=np.uint64)
     big_before = np.concatenate(([0], np.cumsum(plan.codes == BIG)))  # per entry offset
 
-    def block(lo: int) -> None:
-        hi = min(lo + fr.CHUNK, n)
+    def block(lo: int, hi: int) -> None:
         matvec_rows(plan.indptr, plan.cols, plan.codes, plan.values, plan.big_plain, plan.big_mont, z, cls, out,
                     lo, hi, int(big_before[plan.indptr[lo]]))
 
-    fr._for_blocks(n, block)
+    fr.for_row_blocks(n, block)
     return out

@@ -66,10 +66,7 @@ def combo(u: fr.FrArray, v: fr.FrArray, w: fr.FrArray, alpha: int, beta: int, ga
     args = [np.ascontiguousarray(a, dtype=np.uint64) for a in (u, v, w)]
     consts = (_mont(beta), _mont(alpha), _mont(pow(gamma, -1, r)), _mont(pow(delta, -1, r)))
 
-    def block(lo: int) -> None:
-        _combo_rows(*args, *consts, ni, out, lo, min(lo + fr.CHUNK, n))
-
-    fr._for_blocks(n, block)
+    fr.for_row_blocks(n, lambda lo, hi: _combo_rows(*args, *consts, ni, out, lo, hi))
     return out
 
 
@@ -79,8 +76,5 @@ def powers_times(tau: int, n: int, k: int) -> fr.FrArray:
     out = np.empty((n, 4), dtype=np.uint64)
     step, kp = _mont(tau), _plain(k)
 
-    def block(lo: int) -> None:
-        _power_rows(_mont(pow(tau, lo, r)), step, kp, out, lo, min(lo + fr.CHUNK, n))
-
-    fr._for_blocks(n, block)
+    fr.for_row_blocks(n, lambda lo, hi: _power_rows(_mont(pow(tau, lo, r)), step, kp, out, lo, hi))
     return out

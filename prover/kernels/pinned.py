@@ -4,7 +4,7 @@ CuPy's PinnedMemoryPool keeps every freed block and hands it out again only for 
 of the same size (rounded to 512 B). prep_msm's arrays change length from partition to
 partition (each witness has its own density), so pinning them at their exact size made
 every partition's blocks new and left every freed one in the pool: page-locked memory grew
-with each partition proved (~75 MB a partition at 2^22). Rounded up to a size class (at most
+with each partition proved (by the pool's rules; prep's copies are ~75 MB a partition at 2^22). Rounded up to a size class (at most
 1/8 over), the next partition of about the same shape takes a freed block back, and the pool
 holds a bounded set.
 """
