@@ -4,7 +4,9 @@ One discriminated union (`Event`, keyed by `kind`) is written to recordings, fol
 dashboard state and summarised. Timestamps `t` are seconds since run start (monotonic clock).
 Bump SCHEMA_VERSION on any incompatible change; readers reject versions they do not know.
 Version 2 added the fleet: every event may carry `host` (None on one host, and in version-1
-recordings, which still read) and the HostJoined / HostLeft events.
+recordings, which still read) and the HostJoined / HostLeft events. Version 3 added
+DeviceSyncStart / DeviceSyncEnd (the device-global sync under the mem lock, with the compute
+holder it waited behind); version 1 and 2 recordings still read (they have none).
 """
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = frozenset({1, 2})
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = frozenset({1, 2, 3})
 
 
 class Phase(str, Enum):
@@ -181,6 +183,33 @@ class Oom(_Ev):
     free: int
 
 
+class DeviceSyncStart(_Ev):
+    """A mem holder starts a device-global sync (+ pool trim): it waits for every kernel queued
+    on the GPU, i.e. behind whoever holds `compute` now (mem_sync=device, the seed's cause)."""
+
+    kind: Literal["device_sync_start"] = "device_sync_start"
+    gpu: int
+    worker: str = Field(description="the worker that syncs (it holds mem)")
+    part: str | None = None
+    behind_worker: str | None = Field(None, description="compute holder at the start (None: nobody else)")
+    behind_part: str | None = Field(None, description="the partition that compute holder runs")
+    trim: bool = Field(True, description="a pool trim follows the sync, in the same wait")
+
+
+class DeviceSyncEnd(_Ev):
+    """The device-global sync (+ trim) is over: `duration` is what the mem holder waited."""
+
+    kind: Literal["device_sync_end"] = "device_sync_end"
+    gpu: int
+    worker: str
+    part: str | None = None
+    behind_worker: str | None = None
+    behind_part: str | None = None
+    trim: bool = True
+    start: float = Field(ge=0.0, description="t of the matching DeviceSyncStart")
+    duration: float = Field(ge=0.0, description="seconds waited (sync + trim)")
+
+
 class ModeChange(_Ev):
     """A live knob changed (lock_mode, mem_sync, workers_per_gpu, prestage, b_g2, paused)."""
 
@@ -263,8 +292,8 @@ Event = Annotated[
     Union[
         RunStarted, GpuInfo, WorkerStarted, WorkerStopped, PartitionQueued, PhaseStart,
         PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
-        VramSample, Fallback, Oom, ModeChange, SectorSubmitted, ProofResult, PartitionDone,
-        Stall, Note, HostJoined, HostLeft, RunEnded,
+        VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
+        ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, RunEnded,
     ],
     Field(discriminator="kind"),
 ]

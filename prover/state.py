@@ -14,8 +14,12 @@ from typing import Iterable
 from prover import events as ev
 from prover.events import Phase
 from prover.knobs import KNOBS
+from prover.state_history import HISTORY_HANDLERS, History, advance
 from prover.state_hosts import HostState, host_joined, host_left
 from prover.state_parts import GpuState, LockState, PartitionState, PhaseStats, Segment  # noqa: F401 (re-exported)
+from prover.state_rates import RATE_WINDOW_S, OkTimes, Rates, rates
+from prover.state_segments import SEGMENT_HANDLERS, RunSegment
+from prover.state_sync import device_sync_end, device_sync_start
 
 LOG_LINES, RECENT_PARTITIONS = 200, 64
 
@@ -51,6 +55,11 @@ class DashboardState:
     events: int = 0
     first_ok_t: float | None = None  # first and last verified partition: the steady-state window
     last_ok_t: float | None = None
+    partitions_abandoned: int = 0  # stopped mid-way (quit now, ctrl+c): neither done nor failed
+    rate_window_s: float = RATE_WINDOW_S  # the window of the windowed rate (named on screen)
+    ok_times: OkTimes = field(default_factory=OkTimes)  # when verified partitions finished (recent)
+    segments: list[RunSegment] = field(default_factory=lambda: [RunSegment(index=0, t0=0.0, knobs={})])
+    history: History = field(default_factory=History)
     # (t, level, text, the event that made the note: the dashboard's detail view shows its fields)
     log: deque[tuple[float, str, str, ev.Event | None]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
 
@@ -59,9 +68,14 @@ class DashboardState:
         self.events += 1
         if e.t > self.t:
             self.t = e.t
+        advance(self, e.t)  # history buckets that end before this event
         handler = _HANDLERS.get(type(e))
         if handler is not None:
             handler(self, e)
+        for extra in (SEGMENT_HANDLERS, HISTORY_HANDLERS):
+            h = extra.get(type(e))
+            if h is not None:
+                h(self, e)
 
     def snapshot(self) -> "DashboardState":
         return copy.deepcopy(self)
@@ -72,8 +86,13 @@ class DashboardState:
         return self.partitions_ok + self.partitions_unchecked + self.partitions_failed
 
     def throughput_per_min(self) -> float:
-        """Verified partitions per minute of run time (unchecked and failed ones do not count)."""
+        """Verified partitions per minute of run time, the mean since start (unchecked and
+        failed ones do not count). What a switch did: `rates()`."""
         return 60.0 * self.partitions_ok / self.t if self.t > 0 else 0.0
+
+    def rates(self, gpu: int | None = None) -> Rates:
+        """Windowed, since the last change and mean since start (prover.state_rates)."""
+        return rates(self, gpu)
 
     def gpu(self, i: int) -> GpuState:
         if i not in self.gpus:
@@ -154,7 +173,7 @@ def _phase_start(s: DashboardState, e: ev.PhaseStart) -> None:
     p.impl = e.impl
     if e.gpu is not None:
         p.gpu = e.gpu
-        _lane(s.gpu(e.gpu), e.worker, e.phase.value, e.t)
+        lane(s.gpu(e.gpu), e.worker, e.phase.value, e.t)
 
 
 def _phase_progress(s: DashboardState, e: ev.PhaseProgress) -> None:
@@ -182,9 +201,10 @@ def _phase_end(s: DashboardState, e: ev.PhaseEnd) -> None:
         _close_lane(g, e.worker, e.t)
 
 
-def _lane(g: GpuState, worker: str, label: str, t: float) -> None:
+def lane(g: GpuState, worker: str, label: str, t: float, detail: str | None = None) -> None:
+    """Start a new stretch of the worker's timeline lane (closing the one before)."""
     _close_lane(g, worker, t)
-    g.timeline.append(Segment(worker=worker, label=label, t0=t))
+    g.timeline.append(Segment(worker=worker, label=label, t0=t, detail=detail))
 
 
 def _close_lane(g: GpuState, worker: str, t: float) -> None:
@@ -198,7 +218,7 @@ def _close_lane(g: GpuState, worker: str, t: float) -> None:
 def _lock_requested(s: DashboardState, e: ev.LockRequested) -> None:
     g = s.gpu(e.gpu)
     g.locks[e.lock].waiters[e.worker] = (e.part, e.t)
-    _lane(g, e.worker, f"wait:{e.lock}", e.t)
+    lane(g, e.worker, f"wait:{e.lock}", e.t)
 
 
 def _lock_acquired(s: DashboardState, e: ev.LockAcquired) -> None:
@@ -326,6 +346,10 @@ def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
     if e.ok and p.verified is True:
         s.first_ok_t = e.t if s.first_ok_t is None else s.first_ok_t
         s.last_ok_t = e.t
+        keep = 2 * s.rate_window_s
+        s.ok_times.add(e.t, keep)
+        if p.gpu is not None:
+            s.gpu(p.gpu).ok_times.add(e.t, keep)
 
 
 def _stall(s: DashboardState, e: ev.Stall) -> None:
@@ -349,6 +373,7 @@ _HANDLERS = {
     ev.LockRequested: _lock_requested, ev.LockAcquired: _lock_acquired,
     ev.LockReleased: _lock_released, ev.Alloc: _alloc, ev.Free: _free,
     ev.VramSample: _vram_sample, ev.Fallback: _fallback, ev.Oom: _oom,
+    ev.DeviceSyncStart: device_sync_start, ev.DeviceSyncEnd: device_sync_end,
     ev.ModeChange: _mode_change, ev.SectorSubmitted: _sector_submitted,
     ev.ProofResult: _proof_result, ev.PartitionDone: _partition_done, ev.Stall: _stall,
     ev.Note: _note, ev.HostJoined: host_joined, ev.HostLeft: host_left, ev.RunEnded: _run_ended,

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from prover.state_rates import OkTimes
+from prover.state_sync import DeviceSyncState
+
 
 @dataclass
 class LockState:
@@ -23,9 +26,10 @@ class Segment:
     """One stretch of a worker lane on the timeline: a phase, or waiting for a lock."""
 
     worker: str
-    label: str  # a Phase value, or "wait:mem" / "wait:compute"
+    label: str  # a Phase value, "wait:mem" / "wait:compute", or "device_sync"
     t0: float
     t1: float | None = None
+    detail: str | None = None  # e.g. "behind g0w0 s3p1" on a device_sync stretch
 
 
 @dataclass
@@ -60,6 +64,11 @@ class GpuState:
     ooms: int = 0
     done: int = 0
     verified: int = 0  # done with a proof that verified (what throughput counts)
+    ok_times: OkTimes = field(default_factory=OkTimes)  # when this GPU's verified partitions finished (recent)
+    device_sync: DeviceSyncState | None = None  # a mem holder waiting in a device-global sync now
+    last_device_sync: DeviceSyncState | None = None  # the last one that ended (kept for the lane)
+    device_syncs: int = 0
+    device_sync_total: float = 0.0  # seconds waited in device-global syncs on this GPU
 
     @property
     def live_bytes(self) -> int:
@@ -97,6 +106,9 @@ class PartitionState:
     ok: bool | None = None  # the engine's word (no error); a partition counts ok only if verified too
     reason: str | None = None
     done_t: float | None = None
+    abandoned: bool = False  # stopped mid-way (quit now, ctrl+c, SIGINT): not a failure
+    device_sync_s: float = 0.0  # waited in device-global syncs during its pre-stage
+    device_sync_behind: str | None = None  # whom the last one waited behind ("g0w0 s3p1")
 
 
 @dataclass

@@ -66,7 +66,7 @@ def tag(e: Any, host: str, offset: int, shift: float) -> Any:
     g = d.get("gpu")
     if g is not None:
         upd["gpu"] = g + offset
-    for f in ("worker", "owner"):
+    for f in ("worker", "owner", "behind_worker"):
         w = d.get(f)
         if w is not None:
             upd[f] = rename_worker(w, offset)

@@ -30,6 +30,7 @@ from prover.config import RunConfig
 from prover.device.base import BaseDevice, Buffer, OomError, Stopped, Stream
 from prover.events import Phase
 from prover.pipeline.controller import Controller, Knobs
+from prover.pipeline.device_sync import device_sync
 from prover.pipeline.faults import Faults
 from prover.pipeline.gpu_load import GpuFns
 from prover.pipeline.locks import LockSet
@@ -248,8 +249,7 @@ class PartitionFlow:
                     if knobs.prestage:
                         with self._phase(w, p, Phase.prestage, g, dev.impl_label):
                             if knobs.mem_sync == "device":
-                                dev.device_sync()
-                                dev.pool_trim()
+                                device_sync(self.emit, self.clock, dev, L, w, g, p.id)
                             bufs = self._alloc_upload(w, p, dev, stream, syn, self.T["prestage"])
                     self._compute(w, g, p, dev, stream, prep_f, knobs, bufs, syn, result)
                     bufs = []
@@ -275,8 +275,7 @@ class PartitionFlow:
         with self._phase(w, p, Phase.prestage, g, dev.impl_label):
             need = self.partition_bytes
             if knobs.mem_sync == "device":
-                dev.device_sync()
-                dev.pool_trim()
+                device_sync(self.emit, self.clock, dev, self.locksets[g], w, g, p.id)
                 room = dev.free_room() >= need
                 if not room:
                     reason = (f"no room after device sync + pool trim: {dev.free_room() >> 20} MiB free "

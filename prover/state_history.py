@@ -1,0 +1,158 @@
+"""History: the last minutes of a run, per GPU and for the run, sampled on the event clock.
+
+Every `step_s` of event time (bucket ends at multiples of step_s from t = 0, so a replay and
+the live run sample the same instants) the fold closes a bucket: verified/min over the rate
+window ending there, mean utilisation, VRAM live and pool-cached against the budget,
+fallbacks and OOMs per minute and the share of the bucket with `compute` held. A mark is kept
+at every knob change, labelled with it. Bounded: `HISTORY_POINTS` per series, so day-long
+runs stay small. The fold closes buckets when an event's time passes their end, so a replay
+folded to time T shows the history up to T and no further.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from prover import events as ev
+from prover.state_rates import first_gpu_t, window_rate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from prover.state import DashboardState
+
+HISTORY_STEP_S = 2.0
+HISTORY_POINTS = 180  # 6 minutes at 2 s
+
+
+@dataclass
+class HistoryPoint:
+    t: float  # the bucket's end (event clock)
+    verified_per_min: float  # over the rate window ending at t
+    util: float | None  # mean of the bucket's samples (NVML or modelled); None: no sample
+    vram_live: int  # bytes of live buffers at t
+    vram_cached: int  # pool reserved but not handed out, at t
+    budget: int
+    fallbacks_per_min: float  # in this bucket
+    ooms_per_min: float
+    compute_held: float  # share of the bucket with compute held (run: mean over GPUs)
+
+
+@dataclass
+class HistoryMark:
+    t: float
+    label: str  # "mem_sync: device -> stream (switch)"
+    knob: str
+    old: str
+    new: str
+    source: str
+    gpu: int | None = None
+
+
+@dataclass
+class _Bucket:
+    """What one GPU gathered in the open bucket."""
+
+    util_sum: float = 0.0
+    util_n: int = 0
+    fallbacks: int = 0
+    ooms: int = 0
+    held: float = 0.0  # seconds of compute held inside the bucket
+
+
+def _series() -> deque[HistoryPoint]:
+    return deque(maxlen=HISTORY_POINTS)
+
+
+@dataclass
+class History:
+    step_s: float = HISTORY_STEP_S
+    run: deque[HistoryPoint] = field(default_factory=_series)
+    gpus: dict[int, deque[HistoryPoint]] = field(default_factory=dict)
+    marks: deque[HistoryMark] = field(default_factory=lambda: deque(maxlen=256))
+    bucket_t0: float = 0.0
+    open: dict[int, _Bucket] = field(default_factory=dict)
+
+    def gpu(self, i: int) -> _Bucket:
+        b = self.open.get(i)
+        if b is None:
+            b = self.open[i] = _Bucket()
+        return b
+
+    def series(self, gpu: int | None = None) -> list[HistoryPoint]:
+        """The run's series (gpu None) or one GPU's, oldest first."""
+        return list(self.run if gpu is None else self.gpus.get(gpu, ()))
+
+
+def advance(s: "DashboardState", t: float) -> None:
+    """Close every bucket that ends at or before t (before the event at t is folded)."""
+    h = s.history
+    end = h.bucket_t0 + h.step_s
+    if t < end:
+        return
+    if t - end > h.step_s * HISTORY_POINTS:  # a long gap: the skipped buckets would all fall off
+        h.bucket_t0 = end = h.step_s * (int(t / h.step_s) - HISTORY_POINTS)
+        end += h.step_s
+    while t >= end:
+        _close(s, end)
+        h.bucket_t0, end = end, end + h.step_s
+
+
+def _close(s: "DashboardState", end: float) -> None:
+    h = s.history
+    per_min = 60.0 / h.step_s
+    pts: list[HistoryPoint] = []
+    for i in sorted(s.gpus):
+        g = s.gpus[i]
+        b = h.gpu(i)
+        lk = g.locks["compute"]
+        if lk.holder is not None:  # the hold still open: its part inside this bucket
+            b.held += max(0.0, end - max(lk.since, h.bucket_t0))
+        rate, _ = window_rate(g.ok_times, end, s.rate_window_s, g.first_compute_t)
+        pt = HistoryPoint(t=end, verified_per_min=rate, util=b.util_sum / b.util_n if b.util_n else None,
+                          vram_live=g.live_bytes, vram_cached=max(0, g.pool_reserved - g.pool_used), budget=g.budget,
+                          fallbacks_per_min=b.fallbacks * per_min, ooms_per_min=b.ooms * per_min,
+                          compute_held=min(1.0, b.held / h.step_s))
+        h.gpus.setdefault(i, _series()).append(pt)
+        pts.append(pt)
+    h.open.clear()
+    utils = [p.util for p in pts if p.util is not None]
+    rate, _ = window_rate(s.ok_times, end, s.rate_window_s, first_gpu_t(s))
+    h.run.append(HistoryPoint(
+        t=end, verified_per_min=rate, util=sum(utils) / len(utils) if utils else None,
+        vram_live=sum(p.vram_live for p in pts), vram_cached=sum(p.vram_cached for p in pts),
+        budget=sum(p.budget for p in pts), fallbacks_per_min=sum(p.fallbacks_per_min for p in pts),
+        ooms_per_min=sum(p.ooms_per_min for p in pts),
+        compute_held=sum(p.compute_held for p in pts) / len(pts) if pts else 0.0))
+
+
+def _vram_sample(s: "DashboardState", e: ev.VramSample) -> None:
+    if e.util is not None:
+        b = s.history.gpu(e.gpu)
+        b.util_sum += e.util
+        b.util_n += 1
+
+
+def _fallback(s: "DashboardState", e: ev.Fallback) -> None:
+    s.history.gpu(e.gpu).fallbacks += 1
+
+
+def _oom(s: "DashboardState", e: ev.Oom) -> None:
+    s.history.gpu(e.gpu).ooms += 1
+
+
+def _lock_released(s: "DashboardState", e: ev.LockReleased) -> None:
+    if e.lock == "compute":
+        s.history.gpu(e.gpu).held += max(0.0, min(e.hold, e.t - s.history.bucket_t0))
+
+
+def _mode_change(s: "DashboardState", e: ev.ModeChange) -> None:
+    from prover.state_segments import change_label
+
+    s.history.marks.append(HistoryMark(t=e.t, label=change_label(e), knob=e.knob, old=e.old, new=e.new,
+                                       source=e.source, gpu=e.gpu))
+
+
+HISTORY_HANDLERS = {
+    ev.VramSample: _vram_sample, ev.Fallback: _fallback, ev.Oom: _oom, ev.LockReleased: _lock_released,
+    ev.ModeChange: _mode_change,
+}

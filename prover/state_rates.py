@@ -1,0 +1,94 @@
+"""Rates that answer "what did that switch do": verified/min over a recent window, since the
+last knob change, and the mean since start (labelled so wherever it appears).
+
+The mean since t=0 carries warm-up and key set-up, so after a switch it creeps for minutes;
+the windowed rate follows the run within one window. Every figure is on the event clock (the
+fold's `t`), so a replay at time T shows the rates as they were at T.
+
+Window start: never before the first GPU section on that GPU (the first compute acquire),
+so a run still in set-up is not averaged with empty seconds.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from prover.state import DashboardState
+
+RATE_WINDOW_S = 30.0  # the default window; DashboardState.rate_window_s names the one in use
+
+
+@dataclass
+class OkTimes:
+    """When verified partitions finished, the last few windows' worth (bounded by time)."""
+
+    times: deque[float] = field(default_factory=deque)
+
+    def add(self, t: float, keep_s: float) -> None:
+        self.times.append(t)
+        while self.times and self.times[0] < t - keep_s:
+            self.times.popleft()
+
+    def count_in(self, t0: float, t1: float) -> int:
+        """Verified partitions finished in (t0, t1]."""
+        n = 0
+        for x in reversed(self.times):  # newest first: stop at the window's start
+            if x <= t0:
+                break
+            n += x <= t1
+        return n
+
+
+@dataclass
+class Rates:
+    """The run's (or one GPU's) rates at `t`; per minute, verified partitions only."""
+
+    t: float
+    window_s: float  # the window asked for (named on screen)
+    windowed_per_min: float  # over (t - window, t], never before the first GPU section
+    window_span_s: float  # the part of the window that counted (< window_s early in a run)
+    mean_per_min: float  # mean since start (t = 0, set-up included): label it so
+    since_change_per_min: float | None  # since the last knob change (None: no change yet, or no time since)
+    since_change_s: float | None  # how long ago the last change was
+    change: str | None  # the last change, e.g. "mem_sync: device -> stream"
+
+
+def window_rate(ok: OkTimes, t: float, window_s: float, anchor: float | None) -> tuple[float, float]:
+    """(verified/min over the window ending at t, seconds of it that counted)."""
+    if anchor is None or t <= anchor:
+        return 0.0, 0.0
+    t0 = max(t - window_s, anchor)
+    return 60.0 * ok.count_in(t0, t) / (t - t0), t - t0
+
+
+def first_gpu_t(s: "DashboardState") -> float | None:
+    """The run's first GPU section (first compute acquire on any GPU); None before it."""
+    ts = [g.first_compute_t for g in s.gpus.values() if g.first_compute_t is not None]
+    return min(ts) if ts else None
+
+
+def rates(s: "DashboardState", gpu: int | None = None, t: float | None = None) -> Rates:
+    """The run's rates (or one GPU's) at t (default: the fold's time)."""
+    t = s.t if t is None else t
+    w = s.rate_window_s
+    if gpu is None:
+        ok, anchor, n = s.ok_times, first_gpu_t(s), s.partitions_ok
+    else:
+        g = s.gpu(gpu)
+        ok, anchor, n = g.ok_times, g.first_compute_t, g.verified
+    windowed, span = window_rate(ok, t, w, anchor)
+    seg = s.segments[-1] if s.segments else None
+    since = since_s = None
+    change = None
+    if seg is not None and seg.index > 0:
+        change = seg.change
+        since_s = t - seg.t0
+        t0 = max(seg.t0, anchor) if anchor is not None else t
+        if t > t0:
+            verified = seg.verified if gpu is None else seg.gpu_verified.get(gpu, 0)
+            since = 60.0 * verified / (t - t0)
+    return Rates(t=t, window_s=w, windowed_per_min=windowed, window_span_s=span,
+                 mean_per_min=60.0 * n / t if t > 0 else 0.0, since_change_per_min=since,
+                 since_change_s=since_s, change=change)
