@@ -5,7 +5,7 @@ the live run sample the same instants) the fold closes a bucket: verified/min ov
 window ending there, mean utilisation, VRAM live and pool-cached against the budget,
 fallbacks and OOMs per minute and the share of the bucket with `compute` held. A mark is kept
 at every knob change, labelled with it. Bounded: `HISTORY_POINTS` per series, so day-long
-runs stay small. The fold closes buckets when an event's time passes their end, so a replay
+runs stay small. The fold closes a bucket when an event's time passes its end, so a replay
 folded to time T shows the history up to T and no further.
 """
 from __future__ import annotations
@@ -84,15 +84,16 @@ class History:
 
 
 def advance(s: "DashboardState", t: float) -> None:
-    """Close every bucket that ends at or before t (before the event at t is folded)."""
+    """Close every bucket that ends before t (before the event at t is folded; an event at
+    exactly a bucket's end still belongs to it)."""
     h = s.history
     end = h.bucket_t0 + h.step_s
-    if t < end:
+    if t <= end:
         return
     if t - end > h.step_s * HISTORY_POINTS:  # a long gap: the skipped buckets would all fall off
         h.bucket_t0 = end = h.step_s * (int(t / h.step_s) - HISTORY_POINTS)
         end += h.step_s
-    while t >= end:
+    while t > end:
         _close(s, end)
         h.bucket_t0, end = end, end + h.step_s
 

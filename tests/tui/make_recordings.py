@@ -3,6 +3,7 @@ pytest tests/tui --snapshot-update). Uses `c2tui record` (the real engine, sim b
 when it exists, else the synthetic model in tui_synth.py."""
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -32,6 +33,20 @@ def real(path: Path) -> None:
                     "--quiet", "--out", str(path)], check=True, cwd=HERE.parent.parent)
 
 
+def switch(path: Path) -> None:
+    """The real engine on the simulated device under the default profile (rtx5070ti-16g), one
+    GPU x 3 workers at time scale 0.1: mem_sync=device (device syncs recorded, schema 3) for
+    8 s, then `--switch 8:stream`; about 17 s, gzipped ~40 KB. tests/unit/test_switch_recording.py
+    reads its segment ratio."""
+    plain = path.with_suffix("")
+    subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--time-scale", "0.1",
+                    "--duration", "16", "--switch", "8:stream", "--seed", "1", "--quiet", "--force",
+                    "--out", str(plain)], check=True, cwd=HERE.parent.parent)
+    with open(plain, "rb") as f, open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as g:
+        g.write(f.read())
+    plain.unlink()
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     synth(OUT / "synth_failures.jsonl", gpus=2, workers_per_gpu=3, sectors=2,
@@ -41,6 +56,7 @@ def main() -> None:
     synth(OUT / "four_gpus.jsonl", gpus=4, workers_per_gpu=2, sectors=3, partitions=8, fail_every=2,
           progress_steps=1, sample_every=1.0)
     real(OUT / "two_gpus.jsonl")
+    switch(OUT / "switch_device_stream.jsonl.gz")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 
 
