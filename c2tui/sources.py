@@ -29,6 +29,7 @@ from typing import Any, Iterable, Protocol
 
 from prover import events as ev
 from prover.state import DashboardState, GpuState, LockState, PartitionState, PhaseStats, Segment
+from prover.state_segments import copy_segments
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 CHECKPOINT_EVERY = 2000
@@ -55,6 +56,7 @@ def _copy_gpu(g: GpuState, now: float) -> GpuState:
     c.live = {o: dict(b) for o, b in g.live.items()}
     c.util_history = deque(g.util_history, maxlen=g.util_history.maxlen)
     c.workers = list(g.workers)
+    c.ok_times = g.ok_times.copy()
     segs: list[Segment] = []
     lo = now - SNAPSHOT_WINDOW
     for s in reversed(g.timeline):
@@ -63,7 +65,7 @@ def _copy_gpu(g: GpuState, now: float) -> GpuState:
             if len(segs) > 64 and s.t0 < lo - SNAPSHOT_WINDOW:
                 break
             continue
-        segs.append(Segment(s.worker, s.label, s.t0, s.t1))
+        segs.append(Segment(s.worker, s.label, s.t0, s.t1, s.detail))
     segs.reverse()
     c.timeline = deque(segs, maxlen=g.timeline.maxlen)
     return c
@@ -91,6 +93,7 @@ def fast_snapshot(s: DashboardState, partitions: int = SNAPSHOT_PARTITIONS) -> D
     c.partitions = {k: _copy_part(p) for k, p in s.partitions.items() if k in keep_ids}
     c.phase_stats = {k: PhaseStats(v.count, v.total, v.max, v.failed) for k, v in s.phase_stats.items()}
     c.log = deque(s.log, maxlen=s.log.maxlen)
+    c.ok_times, c.history, c.segments = s.ok_times.copy(), s.history.copy(), copy_segments(s.segments)
     return c
 
 

@@ -78,6 +78,13 @@ class History:
             b = self.open[i] = _Bucket()
         return b
 
+    def copy(self) -> "History":
+        """A copy the UI may read while the fold goes on (points are never changed once made)."""
+        return History(step_s=self.step_s, run=deque(self.run, maxlen=self.run.maxlen),
+                       gpus={i: deque(d, maxlen=d.maxlen) for i, d in self.gpus.items()},
+                       marks=deque(self.marks, maxlen=self.marks.maxlen), bucket_t0=self.bucket_t0,
+                       open={i: _Bucket(b.util_sum, b.util_n, b.fallbacks, b.ooms, b.held) for i, b in self.open.items()})
+
     def series(self, gpu: int | None = None) -> list[HistoryPoint]:
         """The run's series (gpu None) or one GPU's, oldest first."""
         return list(self.run if gpu is None else self.gpus.get(gpu, ()))

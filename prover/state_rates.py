@@ -31,6 +31,9 @@ class OkTimes:
         while self.times and self.times[0] < t - keep_s:
             self.times.popleft()
 
+    def copy(self) -> "OkTimes":
+        return OkTimes(deque(self.times))
+
     def count_in(self, t0: float, t1: float) -> int:
         """Verified partitions finished in (t0, t1]."""
         n = 0

@@ -9,7 +9,7 @@ before) once, for `summary`, the dashboard's panel and `compare` alike.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
 from pydantic import BaseModel, Field
@@ -47,6 +47,11 @@ class RunSegment:
 
     def duration(self, now: float) -> float:
         return max(0.0, (self.t1 if self.t1 is not None else now) - self.t0)
+
+
+def copy_segments(segs: list[RunSegment]) -> list[RunSegment]:
+    """A copy the UI may read while the fold goes on."""
+    return [replace(sg, knobs=dict(sg.knobs), gpu_verified=dict(sg.gpu_verified)) for sg in segs]
 
 
 def typed_knobs(knobs: dict[str, str]) -> dict[str, str | bool | int]:

@@ -133,3 +133,16 @@ def test_switch_recording_segment_ratio() -> None:
     w_before = fold([e for e in rec.events if e.t <= b.t0], DashboardState(rate_window_s=3.0)).rates()
     w_after = fold(at, DashboardState(rate_window_s=3.0)).rates()
     assert w_after.windowed_per_min / w_before.windowed_per_min > 2.0
+
+
+def test_ui_snapshot_does_not_share_the_switch_view_with_the_fold() -> None:
+    from c2tui.sources import fast_snapshot
+
+    evs = _switched()
+    st = fold(evs[:-30])
+    snap = fast_snapshot(st)
+    before = (len(snap.history.series()), snap.segments[-1].verified, len(snap.ok_times.times))
+    for e in evs[-30:]:
+        st.apply(e)
+    assert (len(snap.history.series()), snap.segments[-1].verified, len(snap.ok_times.times)) == before
+    assert len(st.history.series()) > before[0] and st.segments[-1].verified > before[1]
