@@ -1,12 +1,18 @@
 """The run summary as rich tables (`c2tui summary`, the end of `c2tui record`): rendering of
-prover.summary.Summary, whose numbers come from the one fold."""
+prover.summary.Summary, whose numbers come from the one fold. The tables fit the console's
+width (the terminal, COLUMNS, or 140 when piped): where a table is too wide its columns are
+split over several tables, each repeating the key column, so no value is ever wrapped."""
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
-from rich.console import Group
-from rich.table import Table
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
+
+from c2tui.fit_table import fit_tables
+from c2tui.segment_view import segment_tables
 
 from prover.events import Phase
 from prover.state import on_off
@@ -40,8 +46,46 @@ def verdict(sm: Summary) -> tuple[str, str]:
     return "no proofs made", "yellow"
 
 
+def summary_console(**kw: Any) -> Console:
+    """The console summaries print on: the terminal's width on a TTY, else COLUMNS when set,
+    else 140 (logs, pipes). The tables fold to that width (SummaryView)."""
+    cols = os.environ.get("COLUMNS", "")
+    return Console(width=None if sys.stdout.isatty() or cols.isdigit() else 140, **kw)
+
+
+def print_summary(sm: Summary) -> None:
+    summary_console().print(render(sm))
+
+
 def render(sm: Summary) -> Any:
-    """A rich renderable (Group of tables)."""
+    """A rich renderable that lays itself out for the width it is given."""
+    return SummaryView(sm)
+
+
+class SummaryView:
+    """The summary, its tables folded to the console's width (never a value wrapped)."""
+
+    def __init__(self, sm: Summary) -> None:
+        self.sm = sm
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Group(*build(self.sm, options.max_width))
+
+
+def _rates_line(sm: Summary) -> Text:
+    since = ""
+    if sm.since_change_throughput_per_min is not None and sm.last_change:
+        since = (f", {sm.since_change_throughput_per_min:.2f}/min since {sm.last_change} "
+                 f"({sm.since_change_s or 0:.1f} s before the end)")
+    return Text.assemble(
+        f"throughput (verified partitions): {sm.windowed_throughput_per_min:.2f}/min over the last "
+        f"{sm.rate_window_s:g} s{since}, {sm.throughput_per_min:.2f}/min mean since start, "
+        f"{sm.steady_throughput_per_min:.2f}/min steady (first to last verified)",
+        (f", {sm.modelled_throughput_per_min:.2f}/modelled min" if sm.modelled_throughput_per_min is not None else ""),
+        f"; fallbacks {sm.fallbacks}, OOMs {sm.ooms}, stalls {sm.stalls}, mode changes {sm.mode_changes}")
+
+
+def _head(sm: Summary) -> Text:
     sim = " [SIMULATED]" if sm.simulated else ""
     head = Text.assemble(
         (f"c2tui run summary{sim}\n", "bold"),
@@ -49,52 +93,54 @@ def render(sm: Summary) -> Any:
         f"time scale {sm.time_scale:g}, {sm.duration_s:.1f} s, ended: {sm.end_reason or 'no (recording cut short)'}\n",
         "knobs: " + ", ".join(f"{k}={on_off(v)}" for k, v in sm.knobs.items()) + "\n",
     )
+    abandoned = ""
+    if sm.partitions_abandoned:
+        ids = " ".join(sm.abandoned[:8]) + (" ..." if len(sm.abandoned) > 8 else "")
+        abandoned = f", abandoned (stopped mid-way) {sm.partitions_abandoned}: {ids}"
     head.append_text(Text.assemble(
-        f"partitions ok (verified) {sm.partitions_ok}, unchecked {sm.partitions_unchecked}, failed {sm.partitions_failed}; "
-        f"proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ", verdict(sm), "\n",
-        f"throughput (verified partitions) {sm.throughput_per_min:.2f}/min overall, "
-        f"{sm.steady_throughput_per_min:.2f}/min steady",
-        (f", {sm.modelled_throughput_per_min:.2f}/modelled min" if sm.modelled_throughput_per_min is not None else ""),
-        f"; fallbacks {sm.fallbacks}, OOMs {sm.ooms}, stalls {sm.stalls}, mode changes {sm.mode_changes}",
-    ))
+        f"partitions ok (verified) {sm.partitions_ok}, unchecked {sm.partitions_unchecked}, failed {sm.partitions_failed}"
+        f"{abandoned}; proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ",
+        verdict(sm), "\n", _rates_line(sm)))
+    return head
+
+
+def build(sm: Summary, width: int) -> list[Any]:
+    """The summary's parts for a console `width` columns wide."""
     names = "; ".join(f"gpu{g.gpu}: {g.name}{' (simulated)' if g.simulated else ''}{'' if g.simulated or g.nvml else ' (no NVML)'}"
                       for g in sm.gpus)
-    gt = Table(title=f"per GPU ({names})", title_justify="left")
-    for col in ("gpu", "done", "verified", "verified/min", "busy held", "util", "steady held/util", "fallbacks", "OOMs",
-                "mem wait mean", "mem hold mean", "compute wait mean", "compute hold mean", "budget"):
-        gt.add_column(col, justify="right")
-    for g in sm.gpus:
-        gt.add_row(str(g.gpu), str(g.partitions_done), str(g.partitions_verified),
-                   f"{g.throughput_per_min:.2f}", f"{g.compute_held_share:.0%}", _pct(g.util_mean),
-                   f"{_pct(g.steady_held_share)}/{_pct(g.steady_util_mean)}", str(g.fallbacks), str(g.ooms),
-                   _ms(g.mem.wait_mean), _ms(g.mem.hold_mean), _ms(g.compute.wait_mean), _ms(g.compute.hold_mean),
-                   _gib(g.budget))
-    pt = Table(title="per phase (wall time)", title_justify="left")
-    for col in ("phase", "count", "mean", "max", "total", "failed"):
-        pt.add_column(col, justify="right" if col != "phase" else "left")
+    gcols = ["gpu", "done", "verified", "verified/min", "busy held", "util", "steady held/util", "fallbacks", "OOMs",
+             "mem wait mean", "mem hold mean", "compute wait mean", "compute hold mean", "budget"]
+    grows = [[str(g.gpu), str(g.partitions_done), str(g.partitions_verified),
+              f"{g.throughput_per_min:.2f}", f"{g.compute_held_share:.0%}", _pct(g.util_mean),
+              f"{_pct(g.steady_held_share)}/{_pct(g.steady_util_mean)}", str(g.fallbacks), str(g.ooms),
+              _ms(g.mem.wait_mean), _ms(g.mem.hold_mean), _ms(g.compute.wait_mean), _ms(g.compute.hold_mean),
+              _gib(g.budget)] for g in sm.gpus]
+    prows = []
     for name in _PHASE_ORDER + sorted(set(sm.phases) - set(_PHASE_ORDER)):
         ph = sm.phases.get(name)
-        if ph is None:
-            continue
-        pt.add_row(name, str(ph.count), _ms(ph.mean), _ms(ph.max), f"{ph.total:.1f} s", str(ph.failed))
-    parts: list[Any] = [head, *_host_table(sm), gt, pt]
+        if ph is not None:
+            prows.append([name, str(ph.count), _ms(ph.mean), _ms(ph.max), f"{ph.total:.1f} s", str(ph.failed)])
+    parts: list[Any] = [_head(sm), *_host_table(sm, width),
+                        *fit_tables(f"per GPU ({names})", gcols, grows, width),
+                        *fit_tables("per phase (wall time)", ["phase", "count", "mean", "max", "total", "failed"], prows,
+                                    width, left={0}),
+                        *segment_tables(sm.segments, width)]
     if sm.errors:
         parts.append(Text("errors:\n" + "\n".join(f"  {e}" for e in sm.errors), style="red"))
-    return Group(*parts)
+    return parts
 
 
-def _host_table(sm: Summary) -> list[Any]:
+def _host_table(sm: Summary, width: int) -> list[Any]:
     """Per host, then the fleet's total (nothing on one host)."""
     if not sm.hosts:
         return []
-    t = Table(title=f"per host (fleet of {len(sm.hosts)}; {sm.requeued} partition(s) requeued from lost hosts)",
-              title_justify="left")
-    for col in ("host", "node", "gpus", "done", "failed", "/min", "state", "requeued"):
-        t.add_column(col, justify="left" if col in ("host", "node", "state") else "right")
+    rows = []
     for h in sm.hosts:
         state = "lost" if h.lost else ("up" if h.alive else "left")
-        t.add_row(h.host, h.node, f"{h.gpus[0]}..{h.gpus[-1]}" if h.gpus else "-", str(h.partitions_done),
-                  str(h.partitions_failed), f"{h.throughput_per_min:.2f}", state, str(h.requeued))
-    t.add_row("fleet", "", str(sum(len(h.gpus) for h in sm.hosts)), str(sm.partitions_ok + sm.partitions_failed),
-              str(sm.partitions_failed), f"{sm.throughput_per_min:.2f}", "", str(sm.requeued), style="bold")
-    return [t]
+        rows.append([h.host, h.node, f"{h.gpus[0]}..{h.gpus[-1]}" if h.gpus else "-", str(h.partitions_done),
+                     str(h.partitions_failed), f"{h.throughput_per_min:.2f}", state, str(h.requeued)])
+    rows.append(["fleet", "", str(sum(len(h.gpus) for h in sm.hosts)), str(sm.partitions_ok + sm.partitions_failed),
+                 str(sm.partitions_failed), f"{sm.throughput_per_min:.2f}", "", str(sm.requeued)])
+    return fit_tables(f"per host (fleet of {len(sm.hosts)}; {sm.requeued} partition(s) requeued from lost hosts)",
+                      ["host", "node", "gpus", "done", "failed", "/min", "state", "requeued"], rows, width,
+                      left={0, 1, 6}, bold_last=True)

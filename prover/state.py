@@ -22,6 +22,7 @@ from prover.state_segments import SEGMENT_HANDLERS, RunSegment
 from prover.state_sync import device_sync_end, device_sync_start
 
 LOG_LINES, RECENT_PARTITIONS = 200, 64
+STOPPED = "stopped"  # a PhaseEnd's error when the run was stopped under it (prover/pipeline/partition.py)
 
 
 @dataclass
@@ -191,7 +192,12 @@ def _phase_end(s: DashboardState, e: ev.PhaseEnd) -> None:
     st.count += 1
     st.total += e.duration
     st.max = max(st.max, e.duration)
-    if not e.ok:
+    if not e.ok and e.error == STOPPED:  # quit now, ctrl+c, SIGINT: abandoned, not failed
+        if not p.abandoned and p.done_t is None:
+            p.abandoned = True
+            s.partitions_abandoned += 1
+            s.note("warn", f"{e.part} abandoned in {e.phase.value} (stopped)", e)
+    elif not e.ok:
         st.failed += 1
         s.note("error", f"{e.part} {e.phase.value} failed: {e.error}", e)
     if e.gpu is not None:
@@ -328,6 +334,9 @@ def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:
 
 def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
     p = _part(s, e.part)
+    if p.abandoned:  # stopped once, then done after all (a fleet requeues a lost host's partitions)
+        p.abandoned = False
+        s.partitions_abandoned -= 1
     p.ok, p.reason, p.done_t, p.current = e.ok, e.reason, e.t, None
     if e.ok and p.verified is True:
         s.partitions_ok += 1

@@ -1,10 +1,12 @@
 """The run summary, computed only from the one fold (prover.state.DashboardState).
 
 `summarize(state) -> Summary` (pydantic, JSON-able; c2tui.summary_view renders it). Throughput counts *verified* partitions only (an
-unchecked or failed one is not output anyone can use) and is given three ways: over the whole
-run, in steady state (between the first and the last verified partition, which leaves out
-the start-up ramp and the shutdown) and, for simulated runs, per *modelled* minute (divided
-by the time_scale) so that runs at different time scales compare.
+unchecked or failed one is not output anyone can use) and is given these ways: the mean over
+the whole run (since start, set-up included), in steady state (between the first and the
+last verified partition, which leaves out the start-up ramp and the shutdown), over the last
+rate window and since the last knob change (prover.state_rates), per segment between knob
+changes with the ratio to the one before (prover.state_segments) and, for simulated runs, per
+*modelled* minute (divided by the time_scale) so that runs at different time scales compare.
 """
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from prover.knobs import KNOBS
 from prover.state import DashboardState, LockState
+from prover.state_segments import SegmentSummary, segment_rows, typed_knobs  # noqa: F401 (typed_knobs re-exported)
 
 
 class LockSummary(BaseModel):
@@ -85,6 +87,8 @@ class Summary(BaseModel):
     partitions_ok: int = Field(description="finished with a verified proof")
     partitions_unchecked: int = Field(0, description="finished, proof never verified (not counted as ok)")
     partitions_failed: int
+    partitions_abandoned: int = Field(0, description="stopped mid-way (quit now, ctrl+c, SIGINT): not failed")
+    abandoned: list[str] = Field(default_factory=list, description="their ids (the first 50)")
     proofs_ok: int
     proofs_failed: int
     proofs_unchecked: int
@@ -93,7 +97,13 @@ class Summary(BaseModel):
     ooms: int
     stalls: int
     mode_changes: int
-    throughput_per_min: float = Field(description="verified partitions per minute over the whole run")
+    throughput_per_min: float = Field(description="verified partitions per minute, mean since start (set-up included)")
+    rate_window_s: float = Field(30.0, description="the window of windowed_throughput_per_min")
+    windowed_throughput_per_min: float = Field(0.0, description="verified/min over the last rate window of the run")
+    since_change_throughput_per_min: float | None = Field(None, description="verified/min since the last knob change")
+    since_change_s: float | None = Field(None, description="how long before the end the last knob change was")
+    last_change: str | None = Field(None, description="the last knob change")
+    segments: list[SegmentSummary] = Field(default_factory=list, description="the run split at every knob change")
     steady_throughput_per_min: float = Field(description="verified partitions per minute, first to last verified")
     modelled_throughput_per_min: float | None
     phases: dict[str, PhaseSummary]
@@ -102,17 +112,6 @@ class Summary(BaseModel):
     requeued: int = Field(0, description="fleet: partitions requeued from lost hosts")
     events: int
     errors: list[str] = Field(default_factory=list)
-
-
-def typed_knobs(knobs: dict[str, str]) -> dict[str, str | bool | int]:
-    """The fold keeps knobs as event text ('True', '3'); JSON output wants their types."""
-    out: dict[str, str | bool | int] = {}
-    for k, v in knobs.items():
-        try:
-            out[k] = KNOBS[k].parse(v) if k in KNOBS else v
-        except ValueError:
-            out[k] = v
-    return out
 
 
 def _lock(lk: LockState) -> LockSummary:
@@ -143,7 +142,12 @@ def summarize(state: DashboardState) -> Summary:
             fallbacks=g.fallbacks, ooms=g.ooms, mem=_lock(g.locks["mem"]), compute=_lock(g.locks["compute"]),
             workers=len(g.workers)))
     errors = [text for (_, level, text, _e) in s.log if level == "error"]
+    r = s.rates()
     return Summary(
+        rate_window_s=r.window_s, windowed_throughput_per_min=r.windowed_per_min,
+        since_change_throughput_per_min=r.since_change_per_min, since_change_s=r.since_change_s, last_change=r.change,
+        segments=segment_rows(s), partitions_abandoned=s.partitions_abandoned,
+        abandoned=sorted(p.part for p in s.partitions.values() if p.abandoned)[:50],
         backend=s.backend, simulated=s.simulated, profile=s.profile, proved_log2=s.proved_log2,
         modelled_log2=s.modelled_log2, time_scale=scale, duration_s=dur, ended=s.ended, end_reason=s.end_reason,
         knobs=typed_knobs(s.knobs), partitions_ok=s.partitions_ok, partitions_unchecked=s.partitions_unchecked,

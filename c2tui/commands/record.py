@@ -197,7 +197,7 @@ def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> i
     """Print the summary of what was written (a prefix if writing failed) and choose the exit status."""
     from prover.record import RecordingError, read_recording
     from prover.state import fold
-    from c2tui.summary_view import render
+    from c2tui.summary_view import print_summary
     from prover.summary import summarize
 
     try:
@@ -207,7 +207,7 @@ def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> i
         return RUN
     sm = summarize(fold(rec.events))
     if not quiet:
-        Console(width=None if sys.stdout.isatty() else 140).print(render(sm))
+        print_summary(sm)
         click.echo(f"recording: {out} ({len(rec.events)} events)")
     if failure:
         click.echo(f"error: {failure} (the recording holds the {len(rec.events)} events written before it)", err=True)

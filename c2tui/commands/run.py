@@ -81,9 +81,7 @@ def command(theme: str, fps: float, cluster: str | None, record: Path | None, li
 def _print_summary(source: Any, writer: Any, how: str) -> None:
     """What the session did: the summary of the recording when there is one (what a later
     `c2tui summary FILE` prints), else of the live fold."""
-    from rich.console import Console
-
-    from c2tui.summary_view import render
+    from c2tui.summary_view import print_summary
     from prover.summary import summarize
 
     if writer is not None:
@@ -95,7 +93,7 @@ def _print_summary(source: Any, writer: Any, how: str) -> None:
     else:
         source.drain()
         sm = summarize(source.state)
-    Console(width=None if sys.stdout.isatty() else 140).print(render(sm))
+    print_summary(sm)
     click.echo(f"c2tui: {how}; {sm.partitions_ok} partitions ok, {sm.partitions_failed} failed")
     if writer is not None:
         click.echo(f"recording: {writer.path} ({writer.written} events)" +

@@ -13,15 +13,19 @@ from pathlib import Path
 
 import click
 
+from prover.state_rates import RATE_WINDOW_S
+
 
 @click.command("summary")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="machine-readable JSON instead of tables")
-def command(file: Path, as_json: bool) -> None:
+@click.option("--window", type=click.FloatRange(min=0.1, max=3600.0), default=RATE_WINDOW_S, show_default=True,
+              help="seconds of the windowed verified/min")
+def command(file: Path, as_json: bool, window: float) -> None:
     """Throughput, per-phase times, lock waits and holds, fallbacks, OOMs, proofs."""
     from prover.record import RecordingError, read_recording
-    from prover.state import fold
-    from c2tui.summary_view import render
+    from prover.state import DashboardState, fold
+    from c2tui.summary_view import print_summary
     from prover.summary import summarize
 
     from c2tui.exits import INVALID, USAGE, fail
@@ -32,15 +36,13 @@ def command(file: Path, as_json: bool) -> None:
         fail(str(exc), USAGE)
     if rec.header is None:
         fail(f"{file}: {rec.error}", USAGE)
-    sm = summarize(fold(rec.events))
+    sm = summarize(fold(rec.events, DashboardState(rate_window_s=window)))
     if as_json:
         doc = sm.model_dump(mode="json")
         doc["recording"] = {"file": str(file), "events": len(rec.events), "error": rec.error, "bad_line": rec.bad_line}
         click.echo(json.dumps(doc, indent=2))
     else:
-        from rich.console import Console
-
-        Console(width=None if sys.stdout.isatty() else 140).print(render(sm))
+        print_summary(sm)
     if rec.error:
         click.echo(f"{file}: {rec.error} (summary of the {len(rec.events)} valid events before it)", err=True)
         sys.exit(USAGE)
