@@ -82,6 +82,7 @@ class MetricsFold:
         self.proofs: dict[tuple[str, str], int] = {}            # (gpu, verified|failed|unchecked)
         self.stalls: dict[tuple[str, str], int] = {}            # (gpu, lock|phase)
         self.mode_changes: dict[tuple[str, str], int] = {}      # (knob, source)
+        self.device_sync: dict[tuple[str], Histogram] = {}      # (gpu,): device-global sync waits
         self.buffers: dict[str, set[str]] = {}                  # gpu -> buffer names seen (stable series)
         self._impl: dict[tuple[str, str], str] = {}             # (part, phase) -> impl of the open phase
         self._worker_gpu: dict[str, int] = {}
@@ -111,6 +112,8 @@ class MetricsFold:
             _inc(self.stalls, (_gpu_label(e.gpu), e.what))
         elif k == "mode_change":
             _inc(self.mode_changes, (e.knob, e.source))
+        elif k == "device_sync_end":
+            self.device_sync.setdefault((str(e.gpu),), Histogram(LOCK_BUCKETS)).observe(e.duration)
 
     def _phase_end(self, e: ev.PhaseEnd) -> None:
         phase = e.phase.value
@@ -225,6 +228,26 @@ def _run_families(s: DashboardState, lab: _Labels) -> Iterator[Metric]:
         workers.add_metric(lab.v(i), len(g.workers))
     yield gi
     yield workers
+    yield from _rate_families(s, lab)
+
+
+def _rate_families(s: DashboardState, lab: _Labels) -> Iterator[Metric]:
+    """The rates the header shows (prover.state_rates): over the window, since the last knob
+    change, the mean since start; and the window itself."""
+    rate = _gauge("verified_per_minute", "verified partitions per minute over: window (the last "
+                  "rate_window_seconds), since_change (the last knob change), since_start (the mean)", ["over"], lab)
+    r = s.rates()
+    rate.add_metric(lab.v("window"), r.windowed_per_min)
+    if r.since_change_per_min is not None:
+        rate.add_metric(lab.v("since_change"), r.since_change_per_min)
+    rate.add_metric(lab.v("since_start"), r.mean_per_min)
+    per_gpu = _gauge("gpu_verified_per_minute", "verified partitions per minute on the GPU over the rate window",
+                     ["gpu"], lab)
+    for i in sorted(s.gpus):
+        per_gpu.add_metric(lab.v(i), s.rates(i).windowed_per_min)
+    window = _gauge("rate_window_seconds", "the window of verified_per_minute{over=window}", [], lab)
+    window.add_metric(lab.v(), s.rate_window_s)
+    yield from (rate, per_gpu, window)
 
 
 def _lock_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:
@@ -238,6 +261,13 @@ def _lock_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:
     yield waiters
     yield _hist("lock_wait_seconds", "time from lock request to acquire", ["gpu", "lock"], f.lock_wait, lab)
     yield _hist("lock_hold_seconds", "time the lock was held", ["gpu", "lock"], f.lock_hold, lab)
+    yield _hist("device_sync_seconds", "mem holders' device-global syncs (+ pool trim): time waited behind the "
+                "GPU's queued kernels", ["gpu"], f.device_sync, lab)
+    now = _gauge("device_sync_wait_seconds", "how long a mem holder has waited in a device sync so far (0: none)",
+                 ["gpu"], lab)
+    for i, g in sorted(f.state.gpus.items()):
+        now.add_metric(lab.v(i), g.device_sync.waited(f.state.t) if g.device_sync is not None else 0.0)
+    yield now
 
 
 def _vram_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:

@@ -8,7 +8,9 @@ mode changes and the run's own instants. In each GPU process: a track per lock f
 holds, a track per worker for its phases (prep_msm runs beside the GPU phases on a CPU
 thread, so it gets a track of its own), a track per worker for its lock waits, counter
 tracks for VRAM (live, pool reserved/used, NVML used, budget) and utilisation, and instant
-events for fallbacks, OOMs, stalls and failed proofs and partitions.
+events for fallbacks, OOMs, stalls and failed proofs and partitions. A device-global sync
+under mem (mem_sync=device) is a span "device sync behind g0w0 s3p1" nested in the worker's
+pre-stage.
 
 Spans are complete events ("X") in whole microseconds. Rounding is monotonic, so spans that
 nest in seconds still nest in microseconds; a span that would overlap another on its track
@@ -246,6 +248,14 @@ class _Converter:
     def _oom(self, e: Any) -> None:
         self.b.instant(self.gpu_proc(e.gpu), self.worker_tid(e.gpu, e.worker), "OOM", e.t, "oom",
                        part=e.part, requested=e.requested, free=e.free)
+
+    def _device_sync_end(self, e: Any) -> None:
+        """The mem holder's device-global sync, nested in its pre-stage on the worker's track."""
+        behind = e.behind_worker if e.behind_worker is None or not e.behind_part else f"{e.behind_worker} {e.behind_part}"
+        self.b.span(self.gpu_proc(e.gpu), f"{e.worker} phases", _worker_sort(e.worker, self.order, 0),
+                    _Span(f"device sync behind {behind or 'nobody'}", e.start, e.t, "device_sync",
+                          {"part": e.part, "behind_worker": e.behind_worker, "behind_part": e.behind_part,
+                           "wait_s": e.duration, "pool_trim": e.trim}))
 
     def _mode_change(self, e: Any) -> None:
         self.b.instant(RUN_PID, self.run_tid(), f"{e.knob}: {e.old} -> {e.new}", e.t, "mode", "g",
