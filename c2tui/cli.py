@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, str] = {
     "replay": "replay",
     "summary": "summary",
     "screenshot": "screenshot",
+    "compare": "compare",
     "prove": "prove",
     "verify": "verify",
     "export": "export",

@@ -39,13 +39,15 @@ def column_groups(columns: Sequence[str], rows: Sequence[Sequence[str]], width: 
 
 
 def fit_tables(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], width: int, *, keys: int = 1,
-               left: set[int] | None = None, bold_last: bool = False) -> list[Table]:
+               left: set[int] | None = None, bold_last: bool = False) -> list[Text | Table]:
     """One table when it fits in `width`, else several with the columns split between them."""
     left = {0} if left is None else left
     groups = column_groups(columns, rows, width, keys)
-    out = []
+    out: list[Text | Table] = []
     for n, cols in enumerate(groups):
-        t = Table(title=title if n == 0 else f"{title.split(' (')[0]}, continued", title_justify="left")
+        # the title as its own line: a table's title wraps at the table's width, often narrow
+        out.append(Text(title if n == 0 else f"{title.split(' (')[0]}, continued", style="italic"))
+        t = Table()
         for i in cols:
             t.add_column(columns[i], justify="left" if i in left else "right", no_wrap=True)
         for k, r in enumerate(rows):

@@ -36,6 +36,7 @@ class DashboardState:
     profile: str = "?"
     proved_log2: int = 0
     modelled_log2: int = 0
+    schema_version: int = 0  # the recording's (RunStarted); device syncs are recorded from 3 on
     config: dict = field(default_factory=dict)
     knobs: dict[str, str] = field(default_factory=dict)  # lock_mode, mem_sync, workers_per_gpu, ...
     gpus: dict[int, GpuState] = field(default_factory=dict)
@@ -117,6 +118,7 @@ def _run_started(s: DashboardState, e: ev.RunStarted) -> None:
     s.started = True
     s.backend, s.simulated, s.profile = e.backend, e.simulated, e.profile
     s.proved_log2, s.modelled_log2 = e.proved_log2, e.modelled_log2
+    s.schema_version = e.schema_version
     s.config = dict(e.config)
     for knob in KNOBS:
         if knob in e.config:

@@ -190,7 +190,7 @@ def segment_rows(s: "DashboardState") -> list[SegmentSummary]:
         n = seg.mem_acquisitions
         rows.append(SegmentSummary(
             index=seg.index, t0=seg.t0, t1=seg.t1 if seg.t1 is not None else s.t, duration_s=dur,
-            open=seg.t1 is None, change=seg.change, knobs=typed_knobs(seg.knobs), verified=seg.verified,
+            open=seg.t1 is None and not s.ended, change=seg.change, knobs=typed_knobs(seg.knobs), verified=seg.verified,
             done=seg.done, failed=seg.failed, verified_per_min=rate,
             mean_per_min=60.0 * seg.verified / dur if dur > 0 else 0.0,
             ratio=rate / prev if rate is not None and prev else None,

@@ -104,6 +104,7 @@ class Summary(BaseModel):
     since_change_s: float | None = Field(None, description="how long before the end the last knob change was")
     last_change: str | None = Field(None, description="the last knob change")
     segments: list[SegmentSummary] = Field(default_factory=list, description="the run split at every knob change")
+    device_syncs_recorded: bool = Field(True, description="the recording can hold device-sync events (schema >= 3)")
     steady_throughput_per_min: float = Field(description="verified partitions per minute, first to last verified")
     modelled_throughput_per_min: float | None
     phases: dict[str, PhaseSummary]
@@ -146,7 +147,8 @@ def summarize(state: DashboardState) -> Summary:
     return Summary(
         rate_window_s=r.window_s, windowed_throughput_per_min=r.windowed_per_min,
         since_change_throughput_per_min=r.since_change_per_min, since_change_s=r.since_change_s, last_change=r.change,
-        segments=segment_rows(s), partitions_abandoned=s.partitions_abandoned,
+        segments=segment_rows(s), device_syncs_recorded=s.schema_version >= 3 or s.schema_version == 0,
+        partitions_abandoned=s.partitions_abandoned,
         abandoned=sorted(p.part for p in s.partitions.values() if p.abandoned)[:50],
         backend=s.backend, simulated=s.simulated, profile=s.profile, proved_log2=s.proved_log2,
         modelled_log2=s.modelled_log2, time_scale=scale, duration_s=dur, ended=s.ended, end_reason=s.end_reason,

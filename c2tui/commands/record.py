@@ -249,5 +249,11 @@ def _progress(s: Any, el: float) -> Text:
                                                        if s.partitions_failed else ()),
         "  proofs ", (f"{s.proofs_ok} ok", "green"), *(("/", (f"{s.proofs_failed} bad", "bold red"))
                                                           if s.proofs_failed else ()),
-        "  fallbacks ", (str(s.fallbacks), "yellow" if s.fallbacks else ""),
-        f"  {s.throughput_per_min():.1f}/min")
+        "  fallbacks ", (str(s.fallbacks), "yellow" if s.fallbacks else ""), *_rates(s))
+
+
+def _rates(s: Any) -> tuple:
+    """The windowed rate (named window) and since the last change: what a switch did."""
+    r = s.rates()
+    since = () if r.since_change_per_min is None else (f", {r.since_change_per_min:.1f} since change",)
+    return (f"  {r.windowed_per_min:.1f}/min ({r.window_s:g} s)", *since)

@@ -9,11 +9,12 @@ from c2tui.exits import USAGE, fail
 @click.command("replay")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--speed", type=float, default=1.0, show_default=True, help="playback speed, 0.25 .. 16")
-@click.option("--at", "at", type=float, default=None, help="start at this run time (seconds)")
+@click.option("--at", "at", default=None, metavar="[ANCHOR][+-]S",
+              help="start at this run time: seconds, or after start | first-gpu | steady (first-gpu+10)")
 @click.option("--paused", is_flag=True, help="start paused")
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate")
-def command(file: str, speed: float, at: float | None, paused: bool, theme: str, fps: float) -> None:
+def command(file: str, speed: float, at: str | None, paused: bool, theme: str, fps: float) -> None:
     """Replay a recording on the dashboard."""
     from c2tui.app import DashboardApp
     from c2tui.sources import SPEEDS, ReplaySource, check_at, load_recording
@@ -31,13 +32,16 @@ def command(file: str, speed: float, at: float | None, paused: bool, theme: str,
         fail(f"{file}: {exc}", USAGE)
     if not rec.events:
         fail(f"{file}: no events" + (f" ({rec.error})" if rec.error else ""), USAGE)
+    from prover.align import resolve_at
+
     try:
-        check_at(at, rec.events)
+        t = None if at is None else resolve_at(at, rec.events)
+        check_at(t, rec.events)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--at") from None
     if rec.error:
         click.echo(f"c2tui: {file}: {rec.error}; replaying the {len(rec.events)} valid events before it", err=True)
-    src = ReplaySource(rec.events, header=rec.header, at=at, speed=speed, playing=not paused)
+    src = ReplaySource(rec.events, header=rec.header, at=t, speed=speed, playing=not paused)
     DashboardApp(src, theme=theme, fps=fps).run()
 
 

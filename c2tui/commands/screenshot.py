@@ -22,7 +22,8 @@ def parse_size(text: str) -> tuple[int, int]:
     return w, h
 
 
-async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, help_screen: bool = False) -> str:
+async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, help_screen: bool = False,
+                     label: str | None = None) -> str:
     from c2tui.app import DashboardApp
     from c2tui.sources import ReplaySource
 
@@ -33,17 +34,18 @@ async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, he
         if help_screen:
             await pilot.press("question_mark")
         await pilot.pause()
-        return app.export_screenshot(title=f"c2tui · {Path(file).name} @ {at:g}s")
+        return app.export_screenshot(title=f"c2tui · {Path(file).name} @ {label or f'{at:g}s'}")
 
 
 @click.command("screenshot")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--at", "at", type=float, required=True, help="run time in seconds")
+@click.option("--at", "at", required=True, metavar="[ANCHOR][+-]S",
+              help="run time in seconds (25), or after an anchor: start | first-gpu | steady (first-gpu+10)")
 @click.option("--size", default="120x40", show_default=True, help="terminal size WxH")
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--help-screen", is_flag=True, help="show the help screen over the dashboard")
 @click.option("-o", "--out", "out", type=OutPath(dir_okay=False), required=True, help="output .svg or .png")
-def command(file: str, at: float, size: str, theme: str, help_screen: bool, out: str) -> None:
+def command(file: str, at: str, size: str, theme: str, help_screen: bool, out: str) -> None:
     """Render the dashboard at time T of a recording to an SVG or PNG file."""
     import themes
 
@@ -56,6 +58,7 @@ def command(file: str, at: float, size: str, theme: str, help_screen: bool, out:
     to_png = _png_renderer() if suffix == ".png" else None
     from c2tui.exits import USAGE, fail, writable_file
     from c2tui.sources import check_at, load_recording
+    from prover.align import parse_at, resolve_at
     from prover.record import RecordingError
 
     dims = parse_size(size)
@@ -64,8 +67,10 @@ def command(file: str, at: float, size: str, theme: str, help_screen: bool, out:
         rec = load_recording(file)
         if not rec.events:  # nothing valid to draw: say why rather than "--at outside 0..0"
             fail(f"{file}: no events" + (f" ({rec.error})" if rec.error else ""), USAGE)
-        check_at(at, rec.events)
-        svg = asyncio.run(render_svg(file, at, dims, theme, help_screen))
+        t = resolve_at(at, rec.events)
+        check_at(t, rec.events)
+        label = None if parse_at(at)[0] is None else f"{at} ({t:.1f}s)"
+        svg = asyncio.run(render_svg(file, t, dims, theme, help_screen, label))
     except RecordingError as exc:
         fail(f"{file}: {exc}", USAGE)
     except ValueError as exc:
