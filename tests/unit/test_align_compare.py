@@ -86,6 +86,6 @@ def test_screenshot_at_an_anchor(tmp_path: Path) -> None:
                            catch_exceptions=False)
     assert r.exit_code == 0, r.output
     t = anchor_time(read_recording(DEVICE).events, "first-gpu") + 10
-    assert f"@ first-gpu+10 ({t:.1f}s)" in out.read_text()
+    assert f"@ first-gpu+10 ({t:.1f}s)" in out.read_text().replace("&#160;", " ")
     bad = CliRunner().invoke(main, ["screenshot", str(DEVICE), "--at", "steady+999", "-o", str(tmp_path / "y.svg")])
     assert bad.exit_code == 2 and "outside the recording" in bad.output
