@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
+from c2tui.event_filter import matcher
 from c2tui.widgets.common import Line, StateView
 
 LEVEL = {"info": ("info", "info"), "warn": ("warn", "warn"), "error": ("fail", "ERR ")}
@@ -56,9 +57,8 @@ class EventLog(StateView, can_focus=True):
     # --- what is shown ------------------------------------------------------------------
     def entries(self, st) -> list[tuple]:
         keep = LEVEL_FILTERS[self.level_filter][1]
-        needle = self.text_filter.lower()
-        return [e for e in st.log
-                if (keep is None or e[1] in keep) and (not needle or needle in e[2].lower())]
+        match = matcher(self.text_filter)  # a word or the event's kind (c2tui/event_filter.py)
+        return [e for e in st.log if (keep is None or e[1] in keep) and match(e)]
 
     def window(self, n: int, height: int) -> int:
         """The first entry shown: the tail when following, else `top`, moved just enough to

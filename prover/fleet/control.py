@@ -42,6 +42,10 @@ class FleetController:
     def knobs(self) -> Knobs:
         return self._knobs
 
+    def preset(self, knob: str, value: Any) -> None:
+        """The fleet-wide value before any host starts (a resolved "auto"): nothing is sent."""
+        self._knobs = replace(self._knobs, **{knob: KNOBS[knob].check(value)})
+
     def set(self, knob: str, value: Any, source: str = "controller", target: str | None = None) -> bool:
         """Set one knob on the fleet (target None or 'fleet'), a host ('h1') or a GPU ('gpu3');
         True if the fleet-wide value changed (a host or GPU target: True)."""

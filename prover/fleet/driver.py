@@ -31,6 +31,7 @@ from prover.fleet.control import FleetController
 from prover.fleet.host import Assignment, HostInfo
 from prover.fleet.scheduler import Scheduler
 from prover.pipeline.controller import Knobs
+from prover.pipeline.engine import resolve_auto_knobs
 from prover.pipeline.run_handle import RunHandle
 
 Sink = Callable[[Any], None]
@@ -190,6 +191,9 @@ class FleetEngine(RunHandle):
         nodes = sorted((n for n in self.cluster.nodes() if n.alive), key=lambda n: n.node_id != here)
         cfg = self.config
         backend = "sim" if cfg.backend == "sim" or not any(n.gpus for n in nodes) else "cuda"
+        if cfg.b_g2 == "auto":  # resolved once for the fleet, as one engine does, and given to every host
+            self.config = cfg = resolve_auto_knobs(cfg, backend)
+            self.controller.preset("b_g2", cfg.b_g2)
         self.emit(ev.RunStarted, backend=backend, simulated=backend == "sim", profile=self.profile.name,
                   proved_log2=cfg.constraints_log2, modelled_log2=cfg.modelled_log2 or self.profile.modelled_log2,
                   gpus=0, config={**cfg.public_dict(), "cluster": self.spec})

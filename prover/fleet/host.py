@@ -12,11 +12,13 @@ as a Ray actor pinned to one node (prover.fleet.cluster). The driver calls, all 
 Events leave here already in fleet terms: `host` set, `t` on the driver's clock (both on one
 wall clock: the fleet assumes hosts' clocks agree to within a frame), GPU numbers shifted by
 the host's gpu_offset and worker names renamed to match (g0w1 on a host at offset 4 is g4w1),
-so one fold keys every GPU and lane without knowing about hosts. The host's own RunStarted is
+so one fold keys every GPU and lane without knowing about hosts; a note's text is prefixed
+with the host and its "gpuN" renumbered the same way. The host's own RunStarted is
 dropped (the driver's HostJoined says the same) and its RunEnded becomes HostLeft.
 """
 from __future__ import annotations
 
+import re
 import threading
 import time
 from typing import Any
@@ -50,6 +52,9 @@ class HostInfo(BaseModel):
     pci_bus_id: str | None = None  # the GPU its CUDA device 0 turned out to be (cuda backend)
 
 
+_GPU_WORD = re.compile(r"\bgpu(\d+)\b")
+
+
 def rename_worker(name: str, offset: int) -> str:
     """g{local}w{n} -> g{local+offset}w{n}; other names unchanged."""
     if offset and name.startswith("g"):
@@ -70,6 +75,8 @@ def tag(e: Any, host: str, offset: int, shift: float) -> Any:
         w = d.get(f)
         if w is not None:
             upd[f] = rename_worker(w, offset)
+    if isinstance(e, ev.Note):  # the engine's own words say gpu0 on every host: name the host, number fleet-wide
+        upd["text"] = f"{host}: " + _GPU_WORD.sub(lambda m: f"gpu{int(m[1]) + offset}", e.text)
     return e.model_copy(update=upd)
 
 

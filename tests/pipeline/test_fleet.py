@@ -113,6 +113,9 @@ def test_record_cluster_local2_replays_and_summarises(tmp_path):
 
     sm = json.loads(s.stdout)
     assert [h["host"] for h in sm["hosts"]] == ["h0", "h1"] and sm["partitions_ok"] == 6
+    assert sm["knobs"]["b_g2"] == "cpu"  # "auto" resolved for the fleet (sim: cpu), not left unresolved
+    notes = [e.text for e in read_recording(out).events if e.kind == "note" and e.host is not None]
+    assert notes and all(t.startswith(("h0: ", "h1: ")) for t in notes)
     svg = tmp_path / "shot.svg"
     end = read_recording(out).events[-1].t
     p = subprocess.run([*run, "screenshot", str(out), "--at", f"{end * 0.9:.2f}", "-o", str(svg)], cwd=root, env=env,
