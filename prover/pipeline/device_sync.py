@@ -19,7 +19,7 @@ def device_sync(emit: Callable[..., Any], clock: Callable[[], float], device: Ba
                 worker: str, gpu: int, part: str | None) -> float:
     """device_sync() + pool_trim() on `device`, between a DeviceSyncStart and a DeviceSyncEnd
     (emitted on every exit path); returns the seconds waited."""
-    holder, holder_part, _ = lockset.holders()["compute"]
+    holder, holder_part, _ = lockset.holders().get("compute", (None, None, 0.0))
     if holder == worker:  # under `single` the caller holds compute itself: it waits behind nobody
         holder, holder_part = None, None
     who = dict(gpu=gpu, worker=worker, part=part, behind_worker=holder, behind_part=holder_part, trim=True)
