@@ -70,14 +70,11 @@ class DashboardState:
         self.events += 1
         if e.t > self.t:
             self.t = e.t
-        advance(self, e.t)  # history buckets that end before this event
-        handler = _HANDLERS.get(type(e))
-        if handler is not None:
+        h = self.history
+        if e.t > h.bucket_t0 + h.step_s:
+            advance(self, e.t)  # history buckets that end before this event
+        for handler in _DISPATCH.get(type(e), ()):
             handler(self, e)
-        for extra in (SEGMENT_HANDLERS, HISTORY_HANDLERS):
-            h = extra.get(type(e))
-            if h is not None:
-                h(self, e)
 
     def snapshot(self) -> "DashboardState":
         return copy.deepcopy(self)
@@ -389,6 +386,11 @@ _HANDLERS = {
     ev.ProofResult: _proof_result, ev.PartitionDone: _partition_done, ev.Stall: _stall,
     ev.Note: _note, ev.HostJoined: host_joined, ev.HostLeft: host_left, ev.RunEnded: _run_ended,
 }
+
+
+# the fold step of each event type: its own handler, then the segments' and the history's
+_DISPATCH = {t: tuple(h for h in (_HANDLERS.get(t), SEGMENT_HANDLERS.get(t), HISTORY_HANDLERS.get(t)) if h)
+             for t in {*_HANDLERS, *SEGMENT_HANDLERS, *HISTORY_HANDLERS}}
 
 
 def fold(events: Iterable[ev.Event], state: DashboardState | None = None) -> DashboardState:
