@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from prover.state import DashboardState
 
 SAME_MOMENT_S = 1e-3  # changes this close together (one `--switch AT:a,b` or a profile) open one segment
+MAX_SEGMENTS = 500  # the oldest go first (a script flipping a knob all day stays bounded)
 
 
 @dataclass
@@ -102,8 +103,10 @@ def open_segment(s: "DashboardState", t: float, change: str | None) -> RunSegmen
             cur.change = f"{cur.change}, {change}" if cur.change and change else (change or cur.change)
             return cur
         cur.t1 = t
-    seg = RunSegment(index=len(s.segments), t0=t, knobs=dict(s.knobs), change=change)
+    seg = RunSegment(index=s.segments[-1].index + 1 if s.segments else 0, t0=t, knobs=dict(s.knobs), change=change)
     s.segments.append(seg)
+    if len(s.segments) > MAX_SEGMENTS:
+        del s.segments[0]
     return seg
 
 

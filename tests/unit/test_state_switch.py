@@ -146,3 +146,12 @@ def test_ui_snapshot_does_not_share_the_switch_view_with_the_fold() -> None:
         st.apply(e)
     assert (len(snap.history.series()), snap.segments[-1].verified, len(snap.ok_times.times)) == before
     assert len(st.history.series()) > before[0] and st.segments[-1].verified > before[1]
+
+
+def test_segments_stay_bounded() -> None:
+    from prover.state_segments import MAX_SEGMENTS
+
+    evs = _start() + [ev.ModeChange(t=1.0 + k, knob="paused", old=str(k % 2 == 1), new=str(k % 2 == 0), source="key")
+                      for k in range(MAX_SEGMENTS + 20)]
+    st = fold(evs)
+    assert len(st.segments) == MAX_SEGMENTS and st.segments[-1].index == MAX_SEGMENTS + 20
