@@ -55,10 +55,13 @@ def command(files: tuple[Path, ...], align: str, window: float, step: float | No
     if tui is None:
         tui = sys.stdout.isatty() and sys.stdin.isatty()
     if tui:  # the screen side's view (c2tui/compare_app.py): one column per run, run i at t + its anchor
-        from c2tui.compare_app import compare_app
-
-        compare_app([str(f) for f in files], [r.anchor_t for r in cmp.runs], theme=theme).run()
-        return
+        try:
+            from c2tui.compare_app import compare_app
+        except ImportError as exc:  # a build without the view: the tables, and why
+            click.echo(f"c2tui compare: no side-by-side view in this build ({exc}); the tables instead", err=True)
+        else:
+            compare_app([str(f) for f in files], [r.anchor_t for r in cmp.runs], theme=theme).run()
+            return
     from c2tui.compare_view import CompareView
     from c2tui.summary_view import summary_console
 
