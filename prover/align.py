@@ -48,7 +48,12 @@ def anchor_time(events: Iterable[ev.Event], anchor: str) -> float:
 
 
 def parse_at(spec: str) -> tuple[str | None, float]:
-    """'25' -> (None, 25.0); 'first-gpu+10' -> ('first-gpu', 10.0); 'steady' -> ('steady', 0.0)."""
+    """'25' -> (None, 25.0); 'first-gpu+10' -> ('first-gpu', 10.0); 'steady' -> ('steady', 0.0).
+    Plain seconds are any float ('nan' too: the caller's range check then names the span)."""
+    try:
+        return None, float(spec)
+    except ValueError:
+        pass
     m = _AT.match(spec)
     if m is None or (m.group(1) is None and m.group(2) is None):
         raise ValueError(f"--at {spec!r}: give seconds (25) or an anchor and an offset "
