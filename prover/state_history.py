@@ -112,8 +112,8 @@ def _close(s: "DashboardState", end: float) -> None:
     for i in sorted(s.gpus):
         g = s.gpus[i]
         b = h.gpu(i)
-        lk = g.locks["compute"]
-        if lk.holder is not None:  # the hold still open: its part inside this bucket
+        lk = g.locks.get("compute")
+        if lk is not None and lk.holder is not None:  # the hold still open: its part inside this bucket
             b.held += max(0.0, end - max(lk.since, h.bucket_t0))
         rate, _ = window_rate(g.ok_times, end, s.rate_window_s, g.first_compute_t)
         pt = HistoryPoint(t=end, verified_per_min=rate, util=b.util_sum / b.util_n if b.util_n else None,

@@ -159,6 +159,7 @@ def _lock_released(s: "DashboardState", e: ev.LockReleased) -> None:
     seg = s.segments[-1]
     if e.lock == "mem":
         seg.mem_hold += e.hold
+    if e.lock != "compute":
         return
     # a hold that began before this segment: its earlier part belongs to the segments before
     start = e.t - e.hold
