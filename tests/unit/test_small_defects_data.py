@@ -3,6 +3,8 @@ abandoned partitions apart from failed ones, fleet notes that name their host, b
 resolved for a fleet."""
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 
 from c2tui.event_filter import matcher
@@ -94,7 +96,8 @@ def test_fleet_notes_name_the_host_and_the_fleet_gpu() -> None:
 def test_b_g2_auto_resolves_for_the_fleet_before_hosts_start(backend: str, want: str | None) -> None:
     cfg = resolve_auto_knobs(RunConfig(backend="sim", b_g2="auto"), backend)
     assert cfg.b_g2 in ("cpu", "gpu") and (want is None or cfg.b_g2 == want)
-    fc = FleetController(fleet=None, knobs=Knobs(lock_mode="two-lock", mem_sync="device", workers_per_gpu=2,  # type: ignore[arg-type]
-                                                 prestage=True, b_g2="auto", paused=False))
+    auto = RunConfig(backend="sim", b_g2="auto")
+    knobs = Knobs(**{f.name: getattr(auto, f.name) for f in fields(Knobs)})  # every live knob, as the config has it
+    fc = FleetController(fleet=None, knobs=knobs)  # type: ignore[arg-type]
     fc.preset("b_g2", cfg.b_g2)
     assert fc.snapshot().b_g2 == cfg.b_g2  # what every host (and a late joiner) starts with
