@@ -47,6 +47,8 @@ def words(name: str) -> str:
     """A knob or method name as an operator reads it: workers_per_gpu -> workers per GPU."""
     return name.replace("_", " ").replace("gpu", "GPU")
 
+PARTITION_KEYS = [("s", "cycle_sort", "sort"), ("f", "cycle_state", "state"), ("g", "cycle_gpu", "gpu"),
+                  ("w", "cycle_worker", "worker")]
 MAX_GPU_PANELS = 8  # a fleet: one host of panels; more costs more than a frame (benchmarks/bench_fleet.py)
 
 
@@ -74,6 +76,9 @@ class DashboardApp(App[None]):
         Binding("t", "cycle_theme", "theme"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
+        Binding("q", "detach", "detach"),  # attached: q leaves the prover running (check_action picks)
+        # the partition table's sort and filters work from anywhere, not only once Tab focused it
+        *(Binding(k, f"partitions('{a}')", d, show=False) for k, a, d in PARTITION_KEYS),
         Binding("ctrl+c", "quit_now", "quit now", show=False, priority=True),
     ]
 
@@ -188,6 +193,8 @@ class DashboardApp(App[None]):
             return not self.replay
         if action in REPLAY_ACTIONS:
             return self.replay
+        if action in ("quit", "detach"):
+            return (action == "detach") == (getattr(self.source, "kind", "") == "attach")
         return True
 
     # --- live controls: through the Controller, shown when the ModeChange comes back ------
@@ -336,6 +343,13 @@ class DashboardApp(App[None]):
                 self.call_from_thread(self.exit)
 
             self.run_worker(drain, thread=True, group="quit", name="drain")
+
+    def action_detach(self) -> None:
+        """Attached: leave; the prover and its other clients go on."""
+        self.exit()
+
+    def action_partitions(self, action: str) -> None:
+        getattr(self.query_one(PartitionTable), f"action_{action}")()
 
     def action_quit_now(self) -> None:
         engine = self._engine()

@@ -32,6 +32,8 @@ PHASE_SHORT = {
 }
 TRUE = {"1", "true", "on", "yes", "y"}
 SPARK = "▁▂▃▄▅▆▇█"
+# pause: U+23F8 (⏸) is missing from DejaVu Sans Mono, the PNG screenshots' face (an empty box)
+PAUSE = "‖"
 GiB = float(1 << 30)
 
 _DIGITS = re.compile(r"(\d+)\D*$")

@@ -3,7 +3,7 @@ how well (throughput, proofs ok / failed, fallbacks, OOMs, elapsed run time)."""
 from __future__ import annotations
 
 
-from c2tui.widgets.common import Line, StateView, flow, fmt_clock, truthy
+from c2tui.widgets.common import PAUSE, Line, StateView, flow, fmt_clock, truthy
 
 
 def size_label(st) -> str:
@@ -46,7 +46,7 @@ def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]
     if "b_g2" in k:
         items.append(Line.assemble(("b_g2 ", pal["dim"]), (k["b_g2"], "bold")))
     if truthy(k.get("paused", "false")):
-        items.append(Line(" ⏸ PAUSED ", style=f"bold reverse {pal['warn']}"))
+        items.append(Line(f" {PAUSE} PAUSED ", style=f"bold reverse {pal['warn']}"))
     # --- figures -------------------------------------------------------------------------
     items.append(Line.assemble((f"{st.throughput_per_min():.1f}", "bold"), (" verified/min", pal["dim"])))
     proofs = Line.assemble(("proofs ", pal["dim"]), (f"✓{st.proofs_ok}", "bold " + pal["ok"]), " ",

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
-FIRST = ("dismiss", "quit", "help", "app.help")
+FIRST = ("dismiss", "quit", "detach", "help", "app.help")
 
 
 class KeyFooter(Footer):

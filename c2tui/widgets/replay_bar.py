@@ -6,7 +6,7 @@ from textual import events
 from textual.message import Message
 from textual.widget import Widget
 
-from c2tui.widgets.common import fmt_clock
+from c2tui.widgets.common import PAUSE, fmt_clock
 
 PREFIX_W = 16
 
@@ -38,7 +38,7 @@ class ReplayBar(Widget):
         pal = self.app.palette  # type: ignore[attr-defined]
         width = self.content_size.width or self.app.size.width
         line = Text(no_wrap=True, overflow="crop")
-        state = " ▶ PLAY  " if self.playing else " ⏸ PAUSED"
+        state = " ▶ PLAY  " if self.playing else f" {PAUSE} PAUSED"
         line.append(state, style="bold reverse " + (pal["ok"] if self.playing else pal["warn"]))
         sp = f"{self.speed:g}x"
         line.append(f" {sp:>5} ", style="bold")

@@ -366,7 +366,7 @@ class FleetEngine(RunHandle):
             sector = self._next_sector
             self._next_sector += 1
             self._queued_total += n
-            self.emit(ev.SectorSubmitted, sector=sector, partitions=n)
+            self.emit(ev.SectorSubmitted, sector=sector, partitions=n, source=source)
             for i in range(n):
                 q = _Part(part=f"s{sector}p{i}", sector=sector, index=i, instance=self._next_instance)
                 self._next_instance += 1

@@ -56,7 +56,7 @@ class WorkQueue:
             sector = self._next_sector
             self._next_sector += 1
             self._queued_total += n
-            self._emit(ev.SectorSubmitted, sector=sector, partitions=n)
+            self._emit(ev.SectorSubmitted, sector=sector, partitions=n, source=source)
             for i in range(n):
                 p = Partition(id=f"s{sector}p{i}", sector=sector, index=i, instance=self._next_instance,
                               queued_t=self._clock())

@@ -127,7 +127,10 @@ async def test_submit_sector():
         await until(pilot, lambda: running(app))
         await pilot.press("n")
         await until(pilot, lambda: any(isinstance(e, ev.SectorSubmitted) and e.sector == 1 for e in rec.events))
+        # the key is named as the change's source, as for every other control (issue 22)
+        assert [e.source for e in rec.events if isinstance(e, ev.SectorSubmitted) and e.sector == 1] == ["key"]
         await until(pilot, lambda: "sector 1 submitted" in log_text(app))
+        assert any("sector 1 submitted (2 partitions, key)" in n[2] for n in app.state.log)
         await until(pilot, lambda: any(p.sector == 1 for p in app.state.partitions.values()))
 
 
