@@ -108,6 +108,10 @@ def test_two_clients_switch_mem_sync_and_sigkill(headless):
             assert raw.proc.returncode == -signal.SIGKILL and n > 0
             done = app.state.partitions_ok
             await until(pilot, lambda: app.state.partitions_ok >= done + 2, timeout=60)
+            # the footer says what q does here: detach, not quit (issue 22)
+            from textual.widgets._footer import FooterKey
+            keys = {k.action: k.description for k in app.screen.query(FooterKey)}
+            assert keys.get("detach") == "detach" and "quit" not in keys
             await pilot.press("q")  # detaches; the prover goes on
         assert proc.poll() is None
 
