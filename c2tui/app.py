@@ -14,16 +14,21 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.scalar import Scalar, Unit
 from textual.css.query import NoMatches
 from textual.containers import Horizontal, VerticalScroll
 
 import themes
+from c2tui import layout
 from c2tui.sources import ReplaySource, Source
 from c2tui.widgets.common import truthy
 from c2tui.widgets.event_log import EventLog
 from c2tui.widgets.events_screen import EventsScreen
 from c2tui.widgets.gpu_overview import GpuOverview
 from c2tui.widgets.gpu_panel import GpuPanel
+from c2tui.widgets.history_view import HistoryView
+from c2tui.widgets.segment_panel import SegmentPanel
+from c2tui.widgets.timeline import lane_workers
 from c2tui.widgets.header_bar import HeaderBar
 from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.help_screen import HelpScreen
@@ -50,6 +55,18 @@ def words(name: str) -> str:
 PARTITION_KEYS = [("s", "cycle_sort", "sort"), ("f", "cycle_state", "state"), ("g", "cycle_gpu", "gpu"),
                   ("w", "cycle_worker", "worker")]
 MAX_GPU_PANELS = 8  # a fleet: one host of panels; more costs more than a frame (benchmarks/bench_fleet.py)
+
+
+def set_style(w: Any, **styles: Any) -> None:
+    """Set styles that changed (each setting asks for a layout), None: leave as it is."""
+    for name, value in styles.items():
+        if value is None:
+            continue
+        cur = getattr(w.styles, name)
+        same = cur == value or (hasattr(cur, "value") and cur.value == value and getattr(cur, "unit", None) is not None
+                                and str(getattr(cur.unit, "name", "")) == "CELLS")
+        if not same:
+            setattr(w.styles, name, value)
 
 
 class DashboardApp(App[None]):
@@ -96,6 +113,7 @@ class DashboardApp(App[None]):
         self._shown_version = -1
         self.frames = 0  # snapshots drawn (for the fps benchmark)
         self.state = None
+        self.plan: layout.Plan | None = None
         self.errors: list[str] = []
         self._switch_interval: float | None = None
         self.quit_how = "quit"  # quit | drained | quit now (n abandoned): said in the exit summary
@@ -107,8 +125,11 @@ class DashboardApp(App[None]):
         if self.replay:
             yield ReplayBar(id="replay")
         yield GpuOverview(id="overview")
-        with VerticalScroll(id="gpus"):
-            pass
+        with Horizontal(id="top"):
+            with VerticalScroll(id="gpus"):
+                pass
+            yield HistoryView(id="history")
+        yield SegmentPanel(id="segments")
         with Horizontal(id="side"):
             yield PartitionTable(id="partitions")
             yield EventLog(id="log")
@@ -178,14 +199,46 @@ class DashboardApp(App[None]):
                 p.remove()
             panels = [GpuPanel(i, id=f"gpu{i}", classes="gpu") for i in shown]
             box.mount_all(panels)
-        cols = max(1, min(len(panels), self.size.width // 100))
-        if box.styles.grid_size_columns != cols:
-            box.styles.grid_size_columns = cols
+        self.arrange(st, panels)
         for p in panels:
             p.show(st)
+        self.query_one(HistoryView).show(st)
+        self.query_one(SegmentPanel).show(st)
         self.query_one(GpuOverview).show(st)
         self.query_one(PartitionTable).show(st)
         self.query_one(EventLog).show(st)
+
+    def arrange(self, st, panels: list[GpuPanel]) -> None:
+        """Share the screen (c2tui/layout.py): every panel's height from one plan."""
+        lanes = max((len(lane_workers(st.gpus[p.gpu])) for p in panels if p.gpu in st.gpus), default=1)
+        used = self.query_one(HeaderBar).wanted_height(st) + (1 if self.replay else 0) + 1  # + footer
+        args = dict(ngpu=len(panels), lanes=lanes, segments=len(st.segments))
+        pl = layout.plan(self.size.width, self.size.height - used, **args)
+        if pl.gpu_cols * pl.panel_h and -(-len(panels) // pl.gpu_cols) * pl.panel_h > pl.gpus_h:
+            # the panels scroll: the overview's lines come out of the same height
+            over = min(len(panels), 4)
+            pl = layout.plan(self.size.width, self.size.height - used - over, **args)
+        self.plan = pl
+        set_style(self.query_one("#top"), layout="horizontal" if pl.wide else "vertical", height=pl.top_h)
+        box = self.query_one("#gpus")
+        set_style(box, height=pl.gpus_h, grid_size_columns=pl.gpu_cols)
+        if box.styles.grid_rows != (rows := (Scalar(pl.panel_h, Unit.CELLS, Unit.CELLS),)):
+            box.styles.grid_rows = rows  # "auto" rows keep a panel's first height
+        box.styles.width = "1fr" if pl.wide else "100%"
+        hist = self.query_one(HistoryView)
+        hist.display = pl.history_h > 0
+        set_style(hist, height=max(1, pl.history_h), width=pl.history_w if pl.wide else None)
+        seg = self.query_one(SegmentPanel)
+        seg.display = pl.segments_h > 0
+        set_style(seg, height=max(1, pl.segments_h))
+        set_style(self.query_one("#side"), layout="horizontal" if pl.wide else "vertical",
+                  height=pl.side_h + (0 if pl.wide else pl.events_h))
+        log = self.query_one(EventLog)
+        log.display = pl.events_h > 0
+        if not pl.wide:
+            set_style(log, height=max(1, pl.events_h))
+        for p in panels:
+            p.fixed_height = pl.panel_h
 
     # --- which keys apply ---------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -74,6 +74,9 @@ class GpuOverview(StateView):
         self.places: dict[int, str] = {}
 
     def on_mount(self) -> None:
+        self.call_after_refresh(self._watch_box)  # the box is mounted after this widget
+
+    def _watch_box(self) -> None:
         box = self.screen.query_one(self.box_selector)
         self.watch(box, "scroll_y", self.follow, init=False)
         self.watch(box, "virtual_size", self.follow, init=False)

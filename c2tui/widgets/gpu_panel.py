@@ -52,6 +52,38 @@ def subtitle_text(g, pal, window: float) -> Text:
     return line
 
 
+def fit_lines(util: Line, locks: list[Line], vram: list[Line], lanes: list[Line], axis: Line,
+              room: int, pal, width: int) -> list[Line]:
+    """The panel's lines in `room` rows: the locks and the VRAM bar always, then one lane,
+    the utilisation, the axis, a second lane, the VRAM legend, then the other lanes; lanes
+    that do not fit are counted on the axis ("+5 more")."""
+    keep_util = keep_axis = keep_legend = False
+    n_lanes = 0
+    left = room - len(locks) - 1
+    for what in ("lane", "util", "axis", "lane", "legend", *["lane"] * max(0, len(lanes) - 2)):
+        if left <= 0:
+            break
+        if what == "lane" and n_lanes < len(lanes):
+            n_lanes += 1
+        elif what == "util":
+            keep_util = True
+        elif what == "axis":
+            keep_axis = True
+        elif what == "legend":
+            keep_legend = True
+        else:
+            continue
+        left -= 1
+    out = ([util] if keep_util else []) + locks + vram[:2 if keep_legend else 1] + lanes[:n_lanes]
+    if keep_axis:
+        hidden = len(lanes) - n_lanes
+        if hidden:  # over the axis's blank label cells; the ticks stay where they were
+            tag = f"+{hidden} more "
+            axis = Line(tag, style="bold " + pal["warn"]).append(axis.plain[len(tag):], pal["dim"])
+        out.append(axis)
+    return out
+
+
 class GpuPanel(StateView):
     DEFAULT_CSS = "GpuPanel { height: 11; }"
 
@@ -60,13 +92,15 @@ class GpuPanel(StateView):
         self.gpu = gpu
         self.window = 30.0
         self._workers: list[str] = []
+        self.fixed_height: int | None = None  # the layout's (c2tui/layout.py); None: every line
 
     def wanted_height(self, st) -> int:
         g = st.gpus.get(self.gpu)
-        n = len(lane_workers(g)) if g is not None else 0
         self._workers = lane_workers(g) if g is not None else []
+        if self.fixed_height is not None:
+            return self.fixed_height
         # border 2 + util 1 + locks 2 + vram 2 + lanes + axis 1
-        return 2 + 1 + 2 + 2 + n + 1
+        return 2 + 1 + 2 + 2 + len(self._workers) + 1
 
     def show(self, st) -> None:
         # early in a run, zoom the timeline onto what there is (10 s steps up to 30 s)
@@ -81,8 +115,6 @@ class GpuPanel(StateView):
         if g is None:
             return [Line("no such GPU")]
         pal = self.palette
-        lines = [util_line(g, pal, width)]
-        lines += render_locks(g, st.t, pal, width)
-        lines += render_vram(g, pal, width)
-        lines += render_timeline(g, st.t, pal, width, self.window, self._workers or None)
-        return lines
+        tl = render_timeline(g, st.t, pal, width, self.window, self._workers or None)
+        return fit_lines(util_line(g, pal, width), render_locks(g, st.t, pal, width), render_vram(g, pal, width),
+                         tl[:-1], tl[-1], height, pal, width)

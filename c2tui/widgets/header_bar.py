@@ -17,6 +17,30 @@ def size_label(st) -> str:
     return f"proved 2^{st.proved_log2} · modelled 2^{st.modelled_log2} ({st.profile})"
 
 
+def short_change(change: str | None) -> str:
+    """"mem_sync: device -> stream (switch)" -> "mem_sync→stream" (several: the last)."""
+    if not change:
+        return ""
+    last = change.split(", ")[-1]
+    knob, _, rest = last.partition(": ")
+    new = rest.split(" -> ")[-1].split(" (")[0] if " -> " in rest else rest
+    return f"{knob.replace('workers_per_gpu', 'workers')}→{new}"
+
+
+def rate_items(st, pal) -> list[Line]:
+    """What a switch did: verified/min over the recent window (named), since the last knob
+    change, and the mean since start, labelled as such (it carries warm-up and set-up)."""
+    r = st.rates()
+    win = Line.assemble((f"{r.windowed_per_min:.1f}", "bold"), (f" verified/min ({r.window_s:g} s)", pal["dim"]))
+    items = [win]
+    if r.since_change_per_min is not None and r.since_change_s is not None:
+        items.append(Line.assemble(("since ", pal["dim"]), (short_change(r.change), "bold " + pal["info"]),
+                                   (f" {r.since_change_s:.0f} s ago ", pal["dim"]),
+                                   (f"{r.since_change_per_min:.1f}/min", "bold")))
+    items.append(Line.assemble(("mean since start ", pal["dim"]), (f"{r.mean_per_min:.1f}/min", "")))
+    return items
+
+
 def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]:
     k = st.knobs
     items: list[Line] = []
@@ -48,7 +72,7 @@ def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]
     if truthy(k.get("paused", "false")):
         items.append(Line(f" {PAUSE} PAUSED ", style=f"bold reverse {pal['warn']}"))
     # --- figures -------------------------------------------------------------------------
-    items.append(Line.assemble((f"{st.throughput_per_min():.1f}", "bold"), (" verified/min", pal["dim"])))
+    items += rate_items(st, pal)
     proofs = Line.assemble(("proofs ", pal["dim"]), (f"✓{st.proofs_ok}", "bold " + pal["ok"]), " ",
                            (f"✗{st.proofs_failed}", ("bold reverse " if st.proofs_failed else "") + pal["fail"]))
     if st.proofs_unchecked:  # made but never verified: neither ok nor failed

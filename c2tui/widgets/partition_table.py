@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual.binding import Binding
 
 from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_index
-from c2tui.widgets.phase_bar import render_phase_bar
+from c2tui.widgets.phase_bar import render_phase_bar, segment_widths
 
 STATES = ("all", "in flight", "done", "failed")
 SORTS = ("in flight first", "failed first", "by gpu", "by worker", "slowest first")
@@ -62,12 +62,20 @@ def _cols(width: int) -> tuple[int, bool, bool]:
     return max(8, bar), show_now, show_tot
 
 
+def phase_labels(bar_w: int) -> str:
+    """Each phase's short name over its segment of the bar, cut to the segment (never dropped:
+    "syn pre sta" at 4 cells a phase, "sy pr st" at 3, "s p s" at 2)."""
+    out = ""
+    for phase, w in zip(PHASE_SHORT, segment_widths(bar_w)):
+        out += f"{PHASE_SHORT[phase][:max(1, min(3, w - 1))]:<{w}}"
+    return out[:bar_w]
+
+
 def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" = None) -> list[Line]:
     bar_w, show_now, show_tot = _cols(width)
     head = Line(no_wrap=True, style="bold " + pal["dim"])
     head.append(f"{'part':<7}{'gpu':<4}{'worker':<7}")
-    labels = " ".join(PHASE_SHORT[p][:3] for p in PHASE_SHORT)
-    head.append(f"{'phases':<{bar_w}}"[:bar_w] if bar_w < len(labels) + 2 else f"{labels:<{bar_w}}")
+    head.append(phase_labels(bar_w))
     head.append("  ")
     if show_now:
         head.append(f"{'current':<15}")

@@ -1,0 +1,113 @@
+"""Segments: the run split at every knob change (the fold's, prover/state_segments.py), one
+row each: when, what opened it, the knobs, verified/min steady within it and its ratio to the
+segment before, fallbacks, OOMs, mem wait / hold, compute-held share, device-sync total.
+Columns that do not fit the width go, least needed first; rows that do not fit the height go
+oldest first ("+N earlier")."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from c2tui.widgets.common import Line, StateView, fmt_secs
+from c2tui.widgets.header_bar import short_change
+
+
+def knobs_text(k: dict) -> str:
+    """"two-lock/device w8" (+ "prestage off", "b_g2 cpu", "paused" where they apply)."""
+    bits = [f"{k.get('lock_mode', '?')}/{k.get('mem_sync', '?')} w{k.get('workers_per_gpu', '?')}"]
+    if k.get("prestage") is False:
+        bits.append("prestage off")
+    if "b_g2" in k:
+        bits.append(f"b_g2 {k['b_g2']}")
+    if k.get("paused") is True:
+        bits.append("paused")
+    return " ".join(bits)
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1000:.0f} ms" if s < 10 else fmt_secs(s)
+
+
+def _ratio(r) -> str:
+    return "" if r.ratio is None else f"{r.ratio:.2f}x"
+
+
+@dataclass(frozen=True)
+class Col:
+    head: str
+    width: int
+    cell: Callable[[object], str]
+    rank: int  # lower: kept longer when the width is short
+    right: bool = True
+    style: Callable[[object, object], str] = lambda r, pal: ""
+
+
+COLS = (
+    Col("#", 3, lambda r: str(r.index), 0),
+    Col("from", 8, lambda r: fmt_secs(r.t0), 3),
+    Col("for", 8, lambda r: fmt_secs(r.duration_s) + ("…" if r.open else ""), 1),
+    Col("opened by", 18, lambda r: short_change(r.change) or "start", 2, right=False,
+        style=lambda r, pal: "bold " + pal["info"] if r.change else pal["dim"]),
+    Col("knobs", 26, lambda r: knobs_text(r.knobs), 4, right=False),
+    Col("verified/min", 13, lambda r: "–" if r.verified_per_min is None else f"{r.verified_per_min:.1f}", 0,
+        style=lambda r, pal: "bold"),
+    Col("ratio", 7, _ratio, 0,
+        style=lambda r, pal: "" if r.ratio is None else "bold " + (pal["ok"] if r.ratio >= 1 else pal["fail"])),
+    Col("fallbk", 7, lambda r: str(r.fallbacks), 1, style=lambda r, pal: pal["warn"] if r.fallbacks else pal["dim"]),
+    Col("OOM", 5, lambda r: str(r.ooms), 1, style=lambda r, pal: pal["fail"] if r.ooms else pal["dim"]),
+    Col("mem wait", 10, lambda r: _ms(r.mem_wait_mean), 3),
+    Col("mem hold", 10, lambda r: _ms(r.mem_hold_mean), 3),
+    Col("held", 6, lambda r: f"{r.compute_held_share * 100:.0f}%", 2),
+    Col("dev sync", 10, lambda r: "–" if not r.device_syncs else fmt_secs(r.device_sync_s), 2,
+        style=lambda r, pal: "bold " + pal["device_sync"] if r.device_syncs else pal["dim"]),
+)
+
+
+def columns(width: int) -> list[Col]:
+    """The columns that fit, in table order, dropping the highest rank first."""
+    cols = list(COLS)
+    for rank in (4, 3, 2, 1):
+        if sum(c.width + 1 for c in cols) <= width:
+            break
+        cols = [c for c in cols if c.rank < rank]
+    return cols
+
+
+def _cell(c: Col, text: str) -> str:
+    text = text if len(text) < c.width else text[:c.width - 2] + "…"
+    return f"{text:>{c.width}} " if c.right else f"{text:<{c.width}} "
+
+
+def render_segments(st, pal, width: int, height: int) -> list[Line]:
+    from prover.state_segments import segment_rows
+
+    rows = segment_rows(st)
+    cols = columns(width)
+    head = Line(style="bold " + pal["dim"])
+    for c in cols:
+        head.append(_cell(c, c.head))
+    lines = [head.truncate(width)]
+    room = max(1, height - 1)
+    shown = rows[-room:] if len(rows) <= room else rows[-(room - 1):]
+    if len(shown) < len(rows):
+        lines.append(Line(f"+{len(rows) - len(shown)} earlier segments (c2tui summary lists all)",
+                          style=pal["dim"]).truncate(width))
+    for r in shown:
+        ln = Line()
+        for c in cols:
+            ln.append(_cell(c, c.cell(r)), c.style(r, pal))
+        lines.append(ln.truncate(width, overflow="ellipsis"))
+    return lines
+
+
+class SegmentPanel(StateView):
+    DEFAULT_CSS = "SegmentPanel { height: 5; }"
+
+    def show(self, st) -> None:
+        n = len(st.segments)
+        self.set_titles("Segments", f"{n} segment{'s' if n != 1 else ''}: split at every knob change · "
+                                    "verified/min steady within each")
+        super().show(st)
+
+    def draw(self, st, width: int, height: int) -> list[Line]:
+        return render_segments(st, self.palette, width, height)
