@@ -8,7 +8,24 @@ from c2tui.widgets.common import Line, fmt_secs, worker_index
 LOCKS = ("mem", "compute")
 
 
-def lock_line(name: str, lk, now: float, pal, width: int) -> Line:
+RECENT_SYNC_S = 5.0  # an ended device sync stays on the mem lane this long (a 40 ms wait is gone in one frame)
+
+
+def sync_cause(g, now: float, pal) -> Line | None:
+    """Why the mem holder waits, when it is the seed's cause: "device sync behind g0w0 s3p1
+    41 ms" (now), or the last one, dimmer, for a few seconds after it ended."""
+    cur = getattr(g, "device_sync", None)
+    if cur is not None:
+        return Line(f"device sync behind {cur.behind} {cur.waited(now) * 1000:.0f} ms",
+                    style="bold reverse " + pal["device_sync"])
+    last = getattr(g, "last_device_sync", None)
+    if last is not None and last.duration is not None and now - (last.t0 + last.duration) <= RECENT_SYNC_S:
+        return Line(f"last device sync {last.worker} behind {last.behind} {last.duration * 1000:.0f} ms",
+                    style=pal["device_sync"])
+    return None
+
+
+def lock_line(name: str, lk, now: float, pal, width: int, cause: Line | None = None) -> Line:
     line = Line(no_wrap=True, overflow="ellipsis")
     line.append(f"{name:<8}", style="bold")
     if lk.holder is not None:
@@ -19,10 +36,15 @@ def lock_line(name: str, lk, now: float, pal, width: int) -> Line:
             line.append(f" {lk.holder_part}")
         line.append(" held ", style=pal["dim"])
         line.append(f"{fmt_secs(held):>6}", style="bold")
+        if cause is not None:
+            line.append("  ").append_text(cause)
+            cause = None
     else:
         line.append("○ ", style=pal["dim"])
         line.append("free", style=pal["dim"])
         line.append(" " * 12)
+    if cause is not None:  # a finished sync, the lock free now
+        line.append("  ").append_text(cause)
     if lk.waiters:
         line.append("  waiting ", style=pal[f"wait:{name}"])
         waits = sorted(lk.waiters.items(), key=lambda kv: kv[1][1])
@@ -45,4 +67,5 @@ def lock_line(name: str, lk, now: float, pal, width: int) -> Line:
 
 
 def render_locks(g, now: float, pal, width: int) -> list[Line]:
-    return [lock_line(n, g.locks[n], now, pal, width) for n in LOCKS if n in g.locks]
+    return [lock_line(n, g.locks[n], now, pal, width, sync_cause(g, now, pal) if n == "mem" else None)
+            for n in LOCKS if n in g.locks]

@@ -37,6 +37,22 @@ def lock_gpu(st, p) -> int | None:
     return None
 
 
+def device_sync_of(st, p):
+    """The device sync this partition's worker waits in now, if any."""
+    g = st.gpus.get(p.gpu) if p.gpu is not None else None
+    ds = getattr(g, "device_sync", None)
+    return ds if ds is not None and ds.part == p.part else None
+
+
+def sync_note(st, p, sync) -> str:
+    """"device sync behind g0w0 s3p1 41 ms": now, or what this partition's syncs cost."""
+    if sync is not None:
+        return f"device sync behind {sync.behind} {sync.waited(st.t) * 1000:.0f} ms"
+    if p.device_sync_s > 0.0005:
+        return f"device sync {p.device_sync_s * 1000:.0f} ms behind {p.device_sync_behind or 'nobody'}"
+    return ""
+
+
 def failed(p) -> bool:
     return p.ok is False or p.verified is False
 
@@ -97,8 +113,12 @@ def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" =
         r.append(f"{w[-6:]:<7}", style=pal.worker(worker_index(w)) if w else "")
         r.append_text(render_phase_bar(p, st.t, pal, bar_w, st.phase_stats))
         r.append("  ")
+        sync = device_sync_of(st, p)
         if show_now:
-            if p.current:
+            if sync is not None:  # in the pre-stage, waiting in a device-global sync
+                r.append(f"{'sync':<6}", style="bold reverse " + pal["device_sync"])
+                r.append(f"{fmt_secs(sync.waited(st.t)):>7}  ", style="bold " + pal["device_sync"])
+            elif p.current:
                 t0 = p.phases.get(p.current, [st.t])[0] or st.t
                 r.append(f"{PHASE_SHORT.get(p.current, p.current):<6}", style="bold " + pal[p.current])
                 r.append(f"{fmt_secs(st.t - t0):>7}  ")
@@ -137,6 +157,9 @@ def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" =
             r.append("? unchecked", style="bold " + pal["warn"])
         else:
             r.append("…", style=pal["dim"])
+        cause = sync_note(st, p, sync)
+        if cause and r.cell_len + 2 + len(cause) <= width:  # the row's spare width says why it waited
+            r.append("  " + cause, style=pal["device_sync"])
         r.truncate(width, overflow="ellipsis")
         rows.append(r)
     if queued and len(rows) < height:

@@ -58,7 +58,7 @@ COLS = (
     Col("mem wait", 10, lambda r: _ms(r.mem_wait_mean), 3),
     Col("mem hold", 10, lambda r: _ms(r.mem_hold_mean), 3),
     Col("held", 6, lambda r: f"{r.compute_held_share * 100:.0f}%", 2),
-    Col("dev sync", 10, lambda r: "–" if not r.device_syncs else fmt_secs(r.device_sync_s), 2,
+    Col("dev sync", 10, lambda r: "–" if not r.device_syncs else _ms(r.device_sync_s), 2,
         style=lambda r, pal: "bold " + pal["device_sync"] if r.device_syncs else pal["dim"]),
 )
 

@@ -13,7 +13,9 @@ WAIT_CHAR = "▒"
 PHASE_CHAR = "█"
 IDLE_CHAR = "·"
 # short GPU phases (prestage: 18 ms) must still show; waits must not hide work
-_PRIO = {"prestage": 3, "ntt_h": 2, "msm": 2, "wait:mem": 1, "wait:compute": 1}
+# and a device sync under mem (tens of ms: the seed's cause) must show above everything
+_PRIO = {"device_sync": 4, "prestage": 3, "ntt_h": 2, "msm": 2, "wait:mem": 1, "wait:compute": 1}
+SYNC_CHAR = "▚"
 
 
 def lane_workers(g) -> list[str]:
@@ -21,6 +23,16 @@ def lane_workers(g) -> list[str]:
     for seg in list(g.timeline)[-64:]:
         names.add(seg.worker)
     return sorted(names, key=lambda w: (worker_index(w), w))
+
+
+def sync_tags(segs, now: float) -> dict[str, str]:
+    """Workers in a device-global sync now -> " device sync behind g0w0 s3p1 41 ms▚"."""
+    tags: dict[str, str] = {}
+    for seg, _ in segs:
+        if seg.label == "device_sync" and seg.t1 is None:
+            behind = seg.detail or ""
+            tags[seg.worker] = f" device sync {behind} {(now - seg.t0) * 1000:.0f} ms{SYNC_CHAR}"
+    return tags
 
 
 def render_timeline(g, now: float, pal, width: int, window: float = 30.0,
@@ -62,6 +74,7 @@ def render_timeline(g, now: float, pal, width: int, window: float = 30.0,
             if cur is None or _PRIO.get(cur, 0) <= pr:
                 lane[c] = seg.label
     out: list[Line] = []
+    tags = sync_tags(segs, now)
     for w in workers:
         line = Line(no_wrap=True, overflow="crop")
         line.append(f"{w[-LABEL_W:]:<{LABEL_W}}", style="bold " + pal.worker(worker_index(w)))
@@ -74,11 +87,17 @@ def render_timeline(g, now: float, pal, width: int, window: float = 30.0,
             if run_len:
                 if run_label is None:
                     line.append(IDLE_CHAR * run_len, style=pal["idle"])
+                elif run_label == "device_sync":
+                    line.append(SYNC_CHAR * run_len, style=pal[run_label])
                 elif run_label.startswith("wait:"):
                     line.append(WAIT_CHAR * run_len, style=pal[run_label])
                 else:
                     line.append(PHASE_CHAR * run_len, style=pal[run_label])
             run_label, run_len = lab, 1
+        if w in tags:  # in a device sync now: say behind whom, ending at "now"
+            tag = tags[w]
+            keep = max(0, line.cell_len - len(tag))
+            line = line.truncate(keep).append(tag, "bold reverse " + pal["device_sync"])
         out.append(line)
     # axis: tick every 5 s (10 s for long windows), "now" at the right
     axis = [" "] * cols
