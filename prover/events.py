@@ -225,7 +225,7 @@ class SectorSubmitted(_Ev):
     kind: Literal["sector_submitted"] = "sector_submitted"
     sector: int
     partitions: int
-    source: str = Field("controller", description="who asked: key | cli | attach:NAME | config | auto | controller")
+    source: str | None = Field(None, description="who asked: key | attach:NAME | config | auto | controller (None: older recordings)")
 
 
 class ProofResult(_Ev):

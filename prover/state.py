@@ -314,7 +314,7 @@ def _mode_change(s: DashboardState, e: ev.ModeChange) -> None:
 
 
 def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted) -> None:
-    s.note("info", f"sector {e.sector} submitted ({e.partitions} partitions, {e.source})", e)
+    s.note("info", f"sector {e.sector} submitted ({e.partitions} partitions{f', {e.source}' if e.source else ''})", e)
 
 
 def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:

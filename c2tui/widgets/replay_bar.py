@@ -42,7 +42,9 @@ class ReplayBar(Widget):
         line.append(state, style="bold reverse " + (pal["ok"] if self.playing else pal["warn"]))
         sp = f"{self.speed:g}x"
         line.append(f" {sp:>5} ", style="bold")
-        pos_txt = f" {fmt_clock(self.position)} / {fmt_clock(self.end)} "
+        # compare's aligned clock starts before 0 (a run's set-up before its alignment point)
+        sign = "-" if self.position < 0 else ""
+        pos_txt = f" {sign}{fmt_clock(abs(self.position))} / {fmt_clock(self.end)} "
         track_w = max(10, width - line.cell_len - len(pos_txt) - 1)
         self._bar = (line.cell_len, track_w)
         span = max(1e-9, self.end - self.start)
