@@ -214,10 +214,14 @@ class DashboardApp(App[None]):
         used = self.query_one(HeaderBar).wanted_height(st) + (1 if self.replay else 0) + 1  # + footer
         args = dict(ngpu=len(panels), lanes=lanes, segments=len(st.segments))
         pl = layout.plan(self.size.width, self.size.height - used, **args)
-        if pl.gpu_cols * pl.panel_h and -(-len(panels) // pl.gpu_cols) * pl.panel_h > pl.gpus_h:
-            # the panels scroll: the overview's lines come out of the same height
-            over = min(len(panels), 4)
+        overflow = -(-len(panels) // pl.gpu_cols) * pl.panel_h > pl.gpus_h
+        if overflow:  # the panels scroll: the overview's lines come out of the same height
+            over = min(len(panels), 4 if self.size.height < 32 else len(panels))
             pl = layout.plan(self.size.width, self.size.height - used - over, **args)
+        ov = self.query_one(GpuOverview)
+        if overflow and not ov.overflow:  # where the panels are is known after the layout
+            self.call_after_refresh(ov.follow)
+        ov.overflow = overflow
         self.plan = pl
         set_style(self.query_one("#top"), layout="horizontal" if pl.wide else "vertical", height=pl.top_h)
         box = self.query_one("#gpus")

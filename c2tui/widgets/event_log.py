@@ -26,14 +26,57 @@ SCROLL_KEYS = [
 ]
 
 
+PREFIX_W = 15  # "   12.34s warn "
+WRAP_MAX = 3  # lines an entry may take; a longer one ends in an ellipsis
+
+
 def entry_line(entry, pal, width: int, selected: bool = False) -> Line:
+    """An entry on one line, cut to the width (the events screen's detail rows)."""
+    return entry_lines(entry, pal, width, selected, wrap=1)[0]
+
+
+def entry_lines(entry, pal, width: int, selected: bool = False, wrap: int = WRAP_MAX) -> list[Line]:
+    """An entry wrapped at words into up to `wrap` lines, the rest indented under its text:
+    a narrow log shows whole notes instead of cutting each at the panel's edge."""
     t, level, text = entry[0], entry[1], entry[2]
     key, tag = LEVEL.get(level, ("dim", level[:4]))
-    ln = Line(style="reverse" if selected else "")
-    ln.append(f"{t:8.2f}s ", style=pal["dim"])
-    ln.append(f"{tag:<5}", style="bold " + pal[key])
-    ln.append(text, style=pal["fail"] if level == "error" else "")
-    return ln.truncate(width, overflow="ellipsis")
+    style = pal["fail"] if level == "error" else ""
+    room = max(8, width - PREFIX_W)
+    chunks = wrap_words(text, room, wrap)
+    first = Line(style="reverse" if selected else "")
+    first.append(f"{t:8.2f}s ", style=pal["dim"])
+    first.append(f"{tag:<5}", style="bold " + pal[key])
+    first.append(chunks[0], style=style)
+    out = [first.truncate(width, overflow="ellipsis")]
+    for c in chunks[1:]:
+        ln = Line(style="reverse" if selected else "")
+        ln.append(" " * PREFIX_W)
+        ln.append(c, style=style)
+        out.append(ln.truncate(width, overflow="ellipsis"))
+    return out
+
+
+def wrap_words(text: str, room: int, most: int) -> list[str]:
+    """`text` in pieces of at most `room` cells, broken at spaces where it can be; at most
+    `most` pieces, the last cut with an ellipsis."""
+    pieces: list[str] = []
+    rest = text
+    while rest and len(pieces) < most:
+        if len(rest) <= room:
+            pieces.append(rest)
+            rest = ""
+            break
+        cut = rest.rfind(" ", 0, room + 1)
+        cut = cut if cut > room // 2 else room
+        pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest:
+        pieces[-1] = pieces[-1][:max(0, room - 1)] + "…"
+    return pieces or [""]
+
+
+def rows_of(text: str, room: int) -> int:
+    return len(wrap_words(text, room, WRAP_MAX))
 
 
 class EventLog(StateView, can_focus=True):
@@ -60,15 +103,33 @@ class EventLog(StateView, can_focus=True):
         match = matcher(self.text_filter)  # a word or the event's kind (c2tui/event_filter.py)
         return [e for e in st.log if (keep is None or e[1] in keep) and match(e)]
 
-    def window(self, n: int, height: int) -> int:
+    def window(self, shown: list, height: int) -> int:
         """The first entry shown: the tail when following, else `top`, moved just enough to
-        keep the selected line in view."""
-        last = max(0, n - height)
+        keep the selected entry in view (entries wrap, so an entry may take several lines)."""
+        room = max(8, self.content_width() - PREFIX_W)
+        sizes = [rows_of(e[2], room) for e in shown]
+        last, used = len(shown), 0
+        while last > 0 and used + sizes[last - 1] <= height:
+            last -= 1
+            used += sizes[last]
         top = last if self.top is None else min(max(0, self.top), last)
         idx = self._index()
         if idx is not None:
-            top = min(max(top, idx - height + 1), idx)
+            top = min(top, idx)
+            while top < idx and sum(sizes[top:idx + 1]) > height:
+                top += 1
         return top
+
+    def fitting(self, shown: list, top: int, height: int) -> int:
+        """How many entries from `top` fit whole in `height` lines (at least one)."""
+        room = max(8, self.content_width() - PREFIX_W)
+        n, used = 0, 0
+        for e in shown[top:]:
+            used += rows_of(e[2], room)
+            if used > height:
+                break
+            n += 1
+        return max(1, n) if top < len(shown) else 0
 
     def _index(self) -> int | None:
         if self.selected is None or self.state is None:
@@ -91,7 +152,8 @@ class EventLog(StateView, can_focus=True):
             parts.insert(0, f"{len(shown)} shown" + (f" · /{self.text_filter}" if self.text_filter else "")
                          + (f" · {name}" if name != "all" else ""))
         h = self.content_height()
-        below = len(shown) - (self.window(len(shown), h) + h)
+        top = self.window(shown, h)
+        below = len(shown) - (top + self.fitting(shown, top, h))
         if below > 0:
             parts.insert(0, f"↓ {below} newer")
         self.set_titles("Events", " · ".join(parts))
@@ -99,8 +161,18 @@ class EventLog(StateView, can_focus=True):
     def draw(self, st, width: int, height: int) -> list[Line]:
         pal = self.palette
         shown = self.entries(st)
-        top, sel = self.window(len(shown), max(1, height)), self._index()
-        lines = [entry_line(e, pal, width, top + i == sel) for i, e in enumerate(shown[top:top + max(1, height)])]
+        height = max(1, height)
+        top, sel = self.window(shown, height), self._index()
+        lines: list[Line] = []
+        self._line_entry: list[int] = []  # the entry index of each line (for clicks)
+        for i in range(top, len(shown)):
+            for ln in entry_lines(shown[i], pal, width, i == sel):
+                if len(lines) >= height:
+                    break
+                lines.append(ln)
+                self._line_entry.append(i)
+            if len(lines) >= height:
+                break
         if not lines:
             lines.append(Line("nothing yet" if not st.log else "no note matches the filter", style=pal["dim"]))
         return lines
@@ -120,15 +192,15 @@ class EventLog(StateView, can_focus=True):
         idx = min(max(0, idx), len(shown) - 1)
         self.selected = shown[idx]
         if self.top is None:
-            self.top = self.window(len(shown), self.content_height())
+            self.top = self.window(shown, self.content_height())
         self.redraw()
 
     def action_move(self, step: int) -> None:
         idx = self._index()
         if idx is None:  # first key: select the newest line shown
             shown = self.entries(self.state) if self.state is not None else []
-            top = self.window(len(shown), self.content_height())
-            idx = min(len(shown), top + self.content_height()) - 1 - step
+            top = self.window(shown, self.content_height())
+            idx = top + self.fitting(shown, top, self.content_height()) - 1 - step
         self._move_to(idx + step)
 
     def action_page(self, step: int) -> None:
@@ -138,10 +210,12 @@ class EventLog(StateView, can_focus=True):
         """The wheel scrolls the view (no selection); scrolling to the end follows again."""
         if self.state is None:
             return
-        n, h = len(self.entries(self.state)), self.content_height()
-        top = self.window(n, h) + step
+        shown, h = self.entries(self.state), self.content_height()
         self.selected = None
-        self.top = None if top >= n - h else max(0, top)
+        top = self.window(shown, h) + step
+        self.top = None
+        last = self.window(shown, h)  # where following the tail starts
+        self.top = None if top >= last else max(0, top)
         self.redraw()
 
     def on_mouse_scroll_up(self, event) -> None:
@@ -157,10 +231,10 @@ class EventLog(StateView, can_focus=True):
             return
         shown = self.entries(self.state)
         y = event.y - self.gutter.top
-        top = self.window(len(shown), self.content_height())
-        if 0 <= y < self.content_height() and top + y < len(shown):
-            self.top = top
-            self._move_to(top + y)
+        rows = getattr(self, "_line_entry", [])
+        if 0 <= y < len(rows):
+            self.top = self.window(shown, self.content_height())
+            self._move_to(rows[y])
             if event.chain >= 2:
                 self.action_detail()
 

@@ -72,6 +72,7 @@ class GpuOverview(StateView):
         super().__init__(**kw)
         self.box_selector = box
         self.places: dict[int, str] = {}
+        self.overflow: bool | None = None  # set by the app's layout: the panels do not all fit
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._watch_box)  # the box is mounted after this widget
@@ -86,6 +87,8 @@ class GpuOverview(StateView):
         box = self.screen.query_one(self.box_selector)
         self.places = panel_places(box)
         overflow = box.max_scroll_y > 0 and any(v != "shown" for v in self.places.values())
+        if self.overflow is not None:  # the layout knows before the box is laid out
+            overflow = self.overflow
         if overflow != self.display:
             self.display = overflow
 
