@@ -55,12 +55,12 @@ def subtitle_text(g, pal, window: float) -> Text:
 def fit_lines(util: Line, locks: list[Line], vram: list[Line], lanes: list[Line], axis: Line,
               room: int, pal, width: int) -> list[Line]:
     """The panel's lines in `room` rows: the locks and the VRAM bar always, then one lane,
-    the utilisation, the axis, a second lane, the VRAM legend, then the other lanes; lanes
+    the axis, the utilisation, a second lane, the VRAM legend, then the other lanes; lanes
     that do not fit are counted on the axis ("+5 more")."""
     keep_util = keep_axis = keep_legend = False
     n_lanes = 0
     left = room - len(locks) - 1
-    for what in ("lane", "util", "axis", "lane", "legend", *["lane"] * max(0, len(lanes) - 2)):
+    for what in ("lane", "axis", "util", "lane", "legend", *["lane"] * max(0, len(lanes) - 2)):
         if left <= 0:
             break
         if what == "lane" and n_lanes < len(lanes):

@@ -27,21 +27,23 @@ def short_change(change: str | None) -> str:
     return f"{knob.replace('workers_per_gpu', 'workers')}→{new}"
 
 
-def rate_items(st, pal) -> list[Line]:
+def rate_items(st, pal, compact: bool = False) -> list[Line]:
     """What a switch did: verified/min over the recent window (named), since the last knob
     change, and the mean since start, labelled as such (it carries warm-up and set-up)."""
     r = st.rates()
-    win = Line.assemble((f"{r.windowed_per_min:.1f}", "bold"), (f" verified/min ({r.window_s:g} s)", pal["dim"]))
+    unit = "/min" if compact else " verified/min"
+    win = Line.assemble((f"{r.windowed_per_min:.1f}", "bold"), (f"{unit} ({r.window_s:g} s)", pal["dim"]))
     items = [win]
     if r.since_change_per_min is not None and r.since_change_s is not None:
         items.append(Line.assemble(("since ", pal["dim"]), (short_change(r.change), "bold " + pal["info"]),
                                    (f" {r.since_change_s:.0f} s ago ", pal["dim"]),
                                    (f"{r.since_change_per_min:.1f}/min", "bold")))
-    items.append(Line.assemble(("mean since start ", pal["dim"]), (f"{r.mean_per_min:.1f}/min", "")))
+    items.append(Line.assemble(("mean since start " if not compact else "mean ", pal["dim"]),
+                               (f"{r.mean_per_min:.1f}/min", "")))
     return items
 
 
-def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]:
+def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool = False) -> list[Line]:
     k = st.knobs
     items: list[Line] = []
     ident = Line()
@@ -63,7 +65,7 @@ def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]
     items.append(Line.assemble(("lock ", pal["dim"]), (lm, "bold " + (pal["warn"] if lm == "single" else pal["ok"]))))
     ms = k.get("mem_sync", "?")
     items.append(Line.assemble(("mem_sync ", pal["dim"]), (ms, "bold " + (pal["fail"] if ms == "device" else pal["ok"]))))
-    items.append(Line.assemble(("workers/gpu ", pal["dim"]), (k.get("workers_per_gpu", "?"), "bold")))
+    items.append(Line.assemble(("workers " if compact else "workers/gpu ", pal["dim"]), (k.get("workers_per_gpu", "?"), "bold")))
     if "prestage" in k:
         on = truthy(k["prestage"])
         items.append(Line.assemble(("prestage ", pal["dim"]), ("on" if on else "off", "bold" if on else "bold " + pal["warn"])))
@@ -72,7 +74,7 @@ def header_items(st, pal, source_label: str = "", theme: str = "") -> list[Line]
     if truthy(k.get("paused", "false")):
         items.append(Line(f" {PAUSE} PAUSED ", style=f"bold reverse {pal['warn']}"))
     # --- figures -------------------------------------------------------------------------
-    items += rate_items(st, pal)
+    items += rate_items(st, pal, compact)
     proofs = Line.assemble(("proofs ", pal["dim"]), (f"✓{st.proofs_ok}", "bold " + pal["ok"]), " ",
                            (f"✗{st.proofs_failed}", ("bold reverse " if st.proofs_failed else "") + pal["fail"]))
     if st.proofs_unchecked:  # made but never verified: neither ok nor failed
@@ -99,7 +101,10 @@ class HeaderBar(StateView):
     source_label: str = ""
 
     def _items(self, st) -> list[Line]:
-        return header_items(st, self.palette, self.source_label, getattr(self.app, "theme_name", ""))
+        # the theme's name costs a line at 80 columns; `t` and the help name it there
+        wide = self.app.size.width >= 120
+        theme = getattr(self.app, "theme_name", "") if wide else ""
+        return header_items(st, self.palette, self.source_label, theme, compact=not wide)
 
     def wanted_height(self, state) -> int:
         # before the first layout: the screen's width less this bar's padding (0 1), not the

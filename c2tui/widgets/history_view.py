@@ -170,8 +170,9 @@ def render_history(st, pal, width: int, height: int) -> list[Line]:
     if not run:
         return [Line(f"no history yet: a point every {h.step_s:g} s of run time", style=pal["dim"])]
     marks = mark_columns(run[-cols:], h.marks, cols)
-    run_rows, gpu_rows, shown = plan_rows(len(gpus), max(1, height - 2))
-    lines = [marks_row(marks, cols, pal, width)]
+    # the changes' names take a line only when one is in the span shown
+    run_rows, gpu_rows, shown = plan_rows(len(gpus), max(1, height - (2 if marks else 1)))
+    lines = [marks_row(marks, cols, pal, width)] if marks else []
     for key in run_rows:
         lines.append(spark_row("run " + SERIES[key].label, SERIES[key], run, cols, marks, pal, width))
     for i in gpus[:shown]:
