@@ -237,3 +237,14 @@ def compare_app(files: Sequence[str | Path], offsets: Sequence[float], **kw: Any
     """The view over recordings read from files (one ReplaySource each, paused)."""
     sources = [ReplaySource.from_file(f, at=0.0, playing=False) for f in files]
     return CompareApp(sources, [Path(f).name.split(".")[0] for f in files], offsets, **kw)
+
+
+async def compare_svg(files: Sequence[str | Path], offsets: Sequence[float], at: float, size: tuple[int, int],
+                      theme: str = "dark") -> str:
+    """The view at aligned time `at`, rendered headlessly (compare -o), as SVG."""
+    app = compare_app(files, offsets, at=at, theme=theme)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        names = " · ".join(Path(f).name.split(".")[0] for f in files)
+        return app.export_screenshot(title=f"c2tui compare · {names} @ {at:+g}s aligned")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from c2tui.exits import OutPath
 from prover.align import ANCHORS
 from prover.state_rates import RATE_WINDOW_S
 
@@ -25,8 +26,13 @@ from prover.state_rates import RATE_WINDOW_S
 @click.option("--json", "as_json", is_flag=True, help="machine-readable JSON instead of tables")
 @click.option("--tui/--text", "tui", default=None, help="the side-by-side replay, or the tables [default: tui on a terminal]")
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast (--tui)")
+@click.option("--at", "at", type=float, default=0.0, show_default=True,
+              help="the side-by-side view starts at this many seconds after the anchor (--tui, -o)")
+@click.option("-o", "--out", "out", type=OutPath(dir_okay=False), default=None,
+              help="write the side-by-side view at --at to this .svg or .png instead")
+@click.option("--size", default="160x48", show_default=True, help="terminal size WxH for -o")
 def command(files: tuple[Path, ...], align: str, window: float, step: float | None, as_json: bool, tui: bool | None,
-            theme: str) -> None:
+            theme: str, at: float, out: str | None, size: str) -> None:
     """Compare recordings side by side, aligned at each one's first GPU section."""
     from c2tui.exits import USAGE, fail
     from prover.compare import compare
@@ -52,17 +58,39 @@ def command(files: tuple[Path, ...], align: str, window: float, step: float | No
     if as_json:
         click.echo(json.dumps(cmp.model_dump(mode="json"), indent=2))
         return
+    offsets = [r.anchor_t for r in cmp.runs]
+    if out is not None:  # the screen side's view, headless (c2tui/compare_app.py)
+        _write_view([str(f) for f in files], offsets, at, size, theme, out)
+        return
     if tui is None:
         tui = sys.stdout.isatty() and sys.stdin.isatty()
     if tui:  # the screen side's view (c2tui/compare_app.py): one column per run, run i at t + its anchor
-        try:
-            from c2tui.compare_app import compare_app
-        except ImportError as exc:  # a build without the view: the tables, and why
-            click.echo(f"c2tui compare: no side-by-side view in this build ({exc}); the tables instead", err=True)
-        else:
-            compare_app([str(f) for f in files], [r.anchor_t for r in cmp.runs], theme=theme).run()
-            return
+        from c2tui.compare_app import compare_app
+
+        compare_app([str(f) for f in files], offsets, at=at, theme=theme).run()
+        return
     from c2tui.compare_view import CompareView
     from c2tui.summary_view import summary_console
 
     summary_console().print(CompareView(cmp))
+
+
+def _write_view(files: list[str], offsets: list[float], at: float, size: str, theme: str, out: str) -> None:
+    """The side-by-side view at aligned time `at` to an SVG or PNG (as `screenshot` writes one)."""
+    import asyncio
+
+    import themes
+    from c2tui.commands.screenshot import _png_renderer, _write_whole, parse_size
+    from c2tui.compare_app import compare_svg
+    from c2tui.exits import writable_file
+
+    if theme not in themes.names():
+        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
+    suffix = Path(out).suffix.lower()
+    if suffix not in (".svg", ".png"):
+        raise click.BadParameter(f"{out!r}: the file name must end in .svg or .png", param_hint="-o")
+    to_png = _png_renderer() if suffix == ".png" else None
+    writable_file(Path(out), "--out")
+    svg = asyncio.run(compare_svg(files, offsets, at, parse_size(size), theme))
+    _write_whole(Path(out), to_png(svg) if to_png is not None else svg.encode("utf-8"))
+    click.echo(out)
