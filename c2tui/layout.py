@@ -94,14 +94,17 @@ def plan(width: int, height: int, *, ngpu: int, lanes: int, segments: int) -> Pl
         want = max(min(rows * full, cap), min(hist_want, HISTORY_BAND, cap) if show["hist"] else 0)
         band = grow(max(gpus_h, history_h), want)
         gpus_h, history_h = band, (band if show["hist"] else 0)
-    else:
+    segments_h = SEGMENTS_MIN if show["seg"] else 0
+    if not wide:  # stacked: the panels, then every segment (what each switch did), then the history
         gpus_h = grow(gpus_h, min(rows * full, cap))
+        segments_h = grow(segments_h, seg_want) if show["seg"] else 0
         if show["hist"]:
             history_h = grow(history_h, min(hist_want, HISTORY_BAND))
     panel_h = max(PANEL_MIN, min(full, gpus_h // rows))
-    if not wide and rows * panel_h < gpus_h:
+    if not wide and rows * panel_h < gpus_h:  # rows the panels cannot use go to the partitions
+        spare += gpus_h - rows * panel_h
         gpus_h = rows * panel_h
-    segments_h = grow(SEGMENTS_MIN, seg_want) if show["seg"] else 0
+    segments_h = grow(segments_h, seg_want) if show["seg"] else 0
     events_h = grow(EVENTS_MIN, EVENTS_WANT) if show["ev"] and not wide else 0
     side_h = PARTITIONS_MIN + spare
     if wide and show["ev"]:

@@ -165,6 +165,20 @@ class Line:
         self.parts, self.cell_len = out, used
         return self
 
+    def overlay(self, at: int, text: str, style: str) -> "Line":
+        """A copy with `text` over the cells from `at` (cells are one wide here: lanes, axes)."""
+        out, pos, end = Line(), 0, at + len(text)
+        for t, st in self.parts:
+            for ch in t:
+                if pos == at:
+                    out.append(text, style)
+                if not at <= pos < end:
+                    out.append(ch, st)
+                pos += 1
+        if pos <= at:
+            out.append(" " * (at - pos) + text, style)
+        return out
+
     def strip(self, styles: "StyleCache", width: int, base: Style | None = None) -> Strip:
         """One Strip of exactly `width` cells (cropped or padded), the base style under all."""
         ln = self if self.cell_len <= width else Line().append_text(self).truncate(width)

@@ -75,11 +75,12 @@ def fit_lines(util: Line, locks: list[Line], vram: list[Line], lanes: list[Line]
             continue
         left -= 1
     out = ([util] if keep_util else []) + locks + vram[:2 if keep_legend else 1] + lanes[:n_lanes]
+    hidden = len(lanes) - n_lanes
+    if hidden and not keep_axis and n_lanes:  # no axis to carry the count: the last lane's oldest cells do
+        out[-1] = out[-1].overlay(7, f"+{hidden} more ", "bold " + pal["warn"])
     if keep_axis:
-        hidden = len(lanes) - n_lanes
         if hidden:  # over the axis's blank label cells; the ticks stay where they were
-            tag = f"+{hidden} more "
-            axis = Line(tag, style="bold " + pal["warn"]).append(axis.plain[len(tag):], pal["dim"])
+            axis = axis.overlay(0, f"+{hidden} more ", "bold " + pal["warn"])
         out.append(axis)
     return out
 

@@ -55,7 +55,8 @@ SERIES: dict[str, Series] = {s.key: s for s in (
            lambda p: f"{p.compute_held * 100:.0f}%", "wait:compute"),
 )}
 # what a GPU shows, by how much room there is
-GPU_ROWS = (("rate", "util", "vram", "cached", "fb", "oom", "held"), ("rate", "util", "vram", "fb", "held"),
+GPU_ROWS = (("rate", "util", "vram", "cached", "fb", "oom", "held"), ("rate", "util", "vram", "fb", "oom", "held"),
+            ("rate", "util", "vram", "fb", "held"), ("rate", "util", "fb", "held"), ("rate", "util", "fb"),
             ("rate", "util"), ("rate",))
 RUN_ROWS = (("rate", "fb", "oom", "held"), ("rate", "fb"), ("rate",))
 

@@ -88,8 +88,9 @@ def render_segments(st, pal, width: int, height: int) -> list[Line]:
         head.append(_cell(c, c.head))
     lines = [head.truncate(width)]
     room = max(1, height - 1)
-    shown = rows[-room:] if len(rows) <= room else rows[-(room - 1):]
-    if len(shown) < len(rows):
+    # too many: "+N earlier" and the latest ones (one row only: the current segment alone)
+    shown = rows if len(rows) <= room else rows[-max(1, room - 1):]
+    if len(shown) < len(rows) and room >= 2:
         lines.append(Line(f"+{len(rows) - len(shown)} earlier segments (c2tui summary lists all)",
                           style=pal["dim"]).truncate(width))
     for r in shown:

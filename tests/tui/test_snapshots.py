@@ -19,9 +19,41 @@ def make_app(recording, at: float, theme: str = "dark") -> DashboardApp:
     return DashboardApp(ReplaySource.from_file(recording, at=at, playing=False), theme=theme)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_dashboard_sizes(snap_compare, recording, size):
-    assert snap_compare(make_app(recording, at=6.0), terminal_size=size)
+SWITCH = Path(__file__).parent / "recordings" / "switch_device_stream.jsonl.gz"
+FOUR = Path(__file__).parent / "recordings" / "four_gpus.jsonl"
+NATIVE = Path(__file__).parents[2] / "benchmarks" / "recordings" / "h200" / "native"
+SIZES = [(80, 24), (120, 40), (160, 48), (220, 60)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_one_gpu_sizes(snap_compare, size):
+    """One GPU, 6 s after a device -> stream switch (real engine, sim): the layout at each
+    size; from 120x40 the history with the switch's mark and the segment panel's two rows."""
+    assert snap_compare(make_app(SWITCH, at=14.0), terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_four_gpu_sizes(snap_compare, size):
+    """Four GPUs: the panels share the rows (or scroll, named by the overview at 80x24)."""
+    assert snap_compare(make_app(FOUR, at=10.0), terminal_size=size)
+
+
+def test_device_sync_cause_in_the_lane(snap_compare):
+    """mem_sync=device, a mem holder mid-sync: the mem lane, its timeline lane and its
+    partition row say "device sync behind g0w1 s0p1 ... ms"."""
+    assert snap_compare(make_app(SWITCH, at=1.2), terminal_size=(160, 48))
+
+
+def test_compare_device_and_stream(snap_compare):
+    """`c2tui compare` of the native 2^22 device (tight budget) and stream (card) runs, 10 s
+    after each one's first GPU section: one column each, one clock."""
+    from c2tui.compare_app import compare_app
+    from prover.align import Alignment
+    from prover.record import read_recording
+
+    files = [NATIVE / "n22_device_tight.jsonl.gz", NATIVE / "n22_stream_card.jsonl.gz"]
+    al = Alignment.of([read_recording(f).events for f in files], "first-gpu")
+    assert snap_compare(compare_app(files, al.anchors, at=10.0), terminal_size=(160, 48))
 
 
 @pytest.mark.parametrize("theme", ["dark", "light", "high-contrast"])
