@@ -51,7 +51,7 @@ def panel_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Moving around", [("tab / shift+tab", "move focus: GPU panels, partitions, events (the focused one's keys show in the footer)"),
                            ("↑ ↓ PgUp PgDn, wheel", "scroll the focused panel (GPU panels, event log, this help)"),
                            ("click a GPU line", "bring that GPU's panel into view (the overview shows when panels do not fit)")]),
-        ("Partitions (when focused)", binding_rows(PartitionTable.BINDINGS)),
+        ("Partitions (s f g w from anywhere; esc when focused)", binding_rows(PartitionTable.BINDINGS)),
         ("Event log (when focused)", binding_rows(EventLog.BINDINGS)),
     ]
 

@@ -5,7 +5,7 @@ Columns that do not fit the width go, least needed first; rows that do not fit t
 oldest first ("+N earlier")."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from c2tui.widgets.common import Line, StateView, fmt_secs
@@ -64,12 +64,19 @@ COLS = (
 
 
 def columns(width: int) -> list[Col]:
-    """The columns that fit, in table order, dropping the highest rank first."""
+    """The columns that fit, in table order, dropping the highest rank first; spare width
+    goes to the knobs (then to what opened the segment), so neither ends in "…" when there is room."""
     cols = list(COLS)
     for rank in (4, 3, 2, 1):
         if sum(c.width + 1 for c in cols) <= width:
             break
         cols = [c for c in cols if c.rank < rank]
+    spare = width - sum(c.width + 1 for c in cols)
+    for head, most in (("knobs", 20), ("opened by", 16)):
+        i = next((k for k, c in enumerate(cols) if c.head == head), None)
+        if i is not None and spare > 0:
+            add = min(most, spare)
+            cols[i], spare = replace(cols[i], width=cols[i].width + add), spare - add
     return cols
 
 
