@@ -11,6 +11,7 @@ from textual.binding import Binding
 from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_index
 from c2tui.widgets.phase_bar import render_phase_bar, segment_widths
 
+BAR_MAX = 64
 STATES = ("all", "in flight", "done", "failed")
 SORTS = ("in flight first", "failed first", "by gpu", "by worker", "slowest first")
 
@@ -75,7 +76,8 @@ def _cols(width: int) -> tuple[int, bool, bool]:
     show_now = width - fixed - now_w >= 24
     show_tot = width - fixed - now_w - tot_w >= 32
     bar = width - fixed - (now_w if show_now else 0) - (tot_w if show_tot else 0) - 2
-    return max(8, bar), show_now, show_tot
+    # 8 cells a phase is enough to read; past it the row's width goes to why it waited
+    return max(8, min(BAR_MAX, bar)), show_now, show_tot
 
 
 def phase_labels(bar_w: int) -> str:
