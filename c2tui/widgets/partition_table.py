@@ -89,6 +89,34 @@ def phase_labels(bar_w: int) -> str:
     return out[:bar_w]
 
 
+def current_cell(r: Line, st, p, pal, sync) -> None:
+    """The 'current' column (15 cells): the phase and its time, a device sync, a lock wait
+    or hold, done / FAILED, queued."""
+    if sync is not None:  # in the pre-stage, waiting in a device-global sync
+        r.append(f"{'sync':<6}", style="bold reverse " + pal["device_sync"])
+        r.append(f"{fmt_secs(sync.waited(st.t)):>7}  ", style="bold " + pal["device_sync"])
+    elif p.current:
+        t0 = p.phases.get(p.current, [st.t])[0] or st.t
+        r.append(f"{PHASE_SHORT.get(p.current, p.current):<6}", style="bold " + pal[p.current])
+        r.append(f"{fmt_secs(st.t - t0):>7}  ")
+    elif p.done_t is not None:
+        r.append(f"{'done' if p.ok else 'FAILED':<15}", style=pal["ok"] if p.ok else "bold " + pal["fail"])
+    elif not p.phases:
+        r.append(f"{'queued':<15}", style=pal["dim"])
+    else:
+        lk = lock_status(st, p)
+        if lk is not None:
+            what, name, since = lk
+            style = pal[f"wait:{name}"] if what == "wait" else pal["dim"]
+            r.append(f"{what} {name[:3]:<3}", style=style)          # 8 cells, like a phase's 6 + 2
+            # a space before the time keeps "wait com 4.73s" apart, one after keeps
+            # it from the next column (15 cells in all)
+            r.append(f" {fmt_secs(st.t - since):>5}", style=style if what == "wait" else "")
+            r.append(" ")
+        else:
+            r.append(f"{'cpu/queue':<15}", style=pal["dim"])
+
+
 def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" = None) -> list[Line]:
     bar_w, show_now, show_tot = _cols(width)
     head = Line(no_wrap=True, style="bold " + pal["dim"])
@@ -117,29 +145,7 @@ def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" =
         r.append("  ")
         sync = device_sync_of(st, p)
         if show_now:
-            if sync is not None:  # in the pre-stage, waiting in a device-global sync
-                r.append(f"{'sync':<6}", style="bold reverse " + pal["device_sync"])
-                r.append(f"{fmt_secs(sync.waited(st.t)):>7}  ", style="bold " + pal["device_sync"])
-            elif p.current:
-                t0 = p.phases.get(p.current, [st.t])[0] or st.t
-                r.append(f"{PHASE_SHORT.get(p.current, p.current):<6}", style="bold " + pal[p.current])
-                r.append(f"{fmt_secs(st.t - t0):>7}  ")
-            elif p.done_t is not None:
-                r.append(f"{'done' if p.ok else 'FAILED':<15}", style=pal["ok"] if p.ok else "bold " + pal["fail"])
-            elif not p.phases:
-                r.append(f"{'queued':<15}", style=pal["dim"])
-            else:
-                lk = lock_status(st, p)
-                if lk is not None:
-                    what, name, since = lk
-                    style = pal[f"wait:{name}"] if what == "wait" else pal["dim"]
-                    r.append(f"{what} {name[:3]:<3}", style=style)          # 8 cells, like a phase's 6 + 2
-                    # a space before the time keeps "wait com 4.73s" apart, one after keeps
-                    # it from the next column (15 cells in all)
-                    r.append(f" {fmt_secs(st.t - since):>5}", style=style if what == "wait" else "")
-                    r.append(" ")
-                else:
-                    r.append(f"{'cpu/queue':<15}", style=pal["dim"])
+            current_cell(r, st, p, pal, sync)
         if show_tot:
             tot = total_time(p, st.t)
             r.append(f"{fmt_secs(tot) if tot is not None else '':>7} ")

@@ -99,7 +99,12 @@ def render_timeline(g, now: float, pal, width: int, window: float = 30.0,
             keep = max(0, line.cell_len - len(tag))
             line = line.truncate(keep).append(tag, "bold reverse " + pal["device_sync"])
         out.append(line)
-    # axis: tick every 5 s (10 s for long windows), "now" at the right
+    out.append(axis_line(cols, dt, window, pal))
+    return out
+
+
+def axis_line(cols: int, dt: float, window: float, pal) -> Line:
+    """The time axis: a tick every 5 s (10 s for long windows), "now" at the right."""
     axis = [" "] * cols
     step = 5.0 if window <= 60 else 10.0
     k = 1
@@ -114,5 +119,4 @@ def render_timeline(g, now: float, pal, width: int, window: float = 30.0,
         k += 1
     for j, ch in enumerate("now"):
         axis[cols - 3 + j] = ch
-    out.append(Line(" " * LABEL_W + " " + "".join(axis), style=pal["dim"], no_wrap=True))
-    return out
+    return Line(" " * LABEL_W + " " + "".join(axis), style=pal["dim"], no_wrap=True)
