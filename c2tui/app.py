@@ -90,6 +90,7 @@ class DashboardApp(App[None]):
         Binding("end", "seek_end", "end", priority=True, group=ENDS),
         # always
         Binding("e", "events", "events"),
+        Binding("h", "history", "history"),
         Binding("t", "cycle_theme", "theme"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
@@ -114,6 +115,7 @@ class DashboardApp(App[None]):
         self.frames = 0  # snapshots drawn (for the fps benchmark)
         self.state = None
         self.plan: layout.Plan | None = None
+        self.history_first = False  # `h`: the history in the partitions' place (stacked layouts)
         self.errors: list[str] = []
         self._switch_interval: float | None = None
         self.quit_how = "quit"  # quit | drained | quit now (n abandoned): said in the exit summary
@@ -212,7 +214,7 @@ class DashboardApp(App[None]):
         """Share the screen (c2tui/layout.py): every panel's height from one plan."""
         lanes = max((len(lane_workers(st.gpus[p.gpu])) for p in panels if p.gpu in st.gpus), default=1)
         used = self.query_one(HeaderBar).wanted_height(st) + (1 if self.replay else 0) + 1  # + footer
-        args = dict(ngpu=len(panels), lanes=lanes, segments=len(st.segments))
+        args = dict(ngpu=len(panels), lanes=lanes, segments=len(st.segments), history_first=self.history_first)
         pl = layout.plan(self.size.width, self.size.height - used, **args)
         overflow = -(-len(panels) // pl.gpu_cols) * pl.panel_h > pl.gpus_h
         if overflow:  # the panels scroll: the overview's lines come out of the same height
@@ -235,8 +237,11 @@ class DashboardApp(App[None]):
         seg = self.query_one(SegmentPanel)
         seg.display = pl.segments_h > 0
         set_style(seg, height=max(1, pl.segments_h))
-        set_style(self.query_one("#side"), layout="horizontal" if pl.wide else "vertical",
-                  height=pl.side_h + (0 if pl.wide else pl.events_h))
+        side = self.query_one("#side")
+        side.display = pl.side_h + pl.events_h > 0
+        set_style(side, layout="horizontal" if pl.wide else "vertical",
+                  height=max(1, pl.side_h + (0 if pl.wide else pl.events_h)))
+        self.query_one(PartitionTable).display = pl.side_h > 0
         log = self.query_one(EventLog)
         log.display = pl.events_h > 0
         if not pl.wide:
@@ -361,6 +366,14 @@ class DashboardApp(App[None]):
     def action_cycle_theme(self) -> None:
         i = self.theme_names.index(self.theme_name)
         self.theme = themes.PREFIX + self.theme_names[(i + 1) % len(self.theme_names)]
+
+    def action_history(self) -> None:
+        """Stacked layouts: the history in the partitions' place, and back; wide ones have room."""
+        if self.size.width >= layout.WIDE:
+            self.notify("the history is beside the GPU panels at this width", severity="information")
+            return
+        self.history_first = not self.history_first
+        self.redraw()
 
     def action_events(self) -> None:
         if not isinstance(self.screen, EventsScreen):

@@ -53,15 +53,19 @@ def history_want(ngpu: int) -> int:
     return 2 + 2 + (4 if ngpu > 1 else 0) + 7 * max(1, ngpu)
 
 
-def plan(width: int, height: int, *, ngpu: int, lanes: int, segments: int) -> Plan:
-    """`height`: the rows below the header and replay bar and above the footer."""
+def plan(width: int, height: int, *, ngpu: int, lanes: int, segments: int, history_first: bool = False) -> Plan:
+    """`height`: the rows below the header and replay bar and above the footer.
+    `history_first` (the `h` key, stacked layouts only): the history in the partitions' and
+    the event log's place, for terminals too short to show it beside them."""
     wide = width >= WIDE
+    history_first = history_first and not wide
     ngpu = max(1, ngpu)
     history_w = max(44, min(96, int(width * 0.4))) if wide else width
     cols = max(1, min(ngpu, ((width - history_w - 1) if wide else width) // PANEL_W))
     rows = -(-ngpu // cols)
     full, hist_want, seg_want = panel_full(lanes), history_want(ngpu), 3 + max(1, segments)
-    show = {"hist": True, "seg": True, "ev": True}
+    show = {"hist": True, "seg": True, "ev": not history_first}
+    parts_min = 0 if history_first else PARTITIONS_MIN
     # the panels never take more than TOP_SHARE of the height: past it they scroll (the
     # overview names the GPUs off screen) and the rest of the dashboard keeps its room
     cap = max(PANEL_MIN, int(height * TOP_SHARE))
@@ -71,9 +75,9 @@ def plan(width: int, height: int, *, ngpu: int, lanes: int, segments: int) -> Pl
         hist = HISTORY_MIN if show["hist"] else 0
         top = max(gpus_least, hist) if wide else gpus_least + hist
         ev = EVENTS_MIN if show["ev"] and not wide else 0
-        return top + (SEGMENTS_MIN if show["seg"] else 0) + PARTITIONS_MIN + ev
+        return top + (SEGMENTS_MIN if show["seg"] else 0) + parts_min + ev
 
-    for name in ("hist", "seg", "ev"):  # the least needed go first while the least does not fit
+    for name in ("seg", "ev") if history_first else ("hist", "seg", "ev"):  # the least needed go first while the least does not fit
         if least() <= height:
             break
         show[name] = False
@@ -95,6 +99,8 @@ def plan(width: int, height: int, *, ngpu: int, lanes: int, segments: int) -> Pl
         band = grow(max(gpus_h, history_h), want)
         gpus_h, history_h = band, (band if show["hist"] else 0)
     segments_h = SEGMENTS_MIN if show["seg"] else 0
+    if history_first:  # asked for: the history before the panels grow
+        history_h = grow(history_h, hist_want)
     if not wide:  # stacked: the panels, then every segment (what each switch did), then the history
         gpus_h = grow(gpus_h, min(rows * full, cap))
         segments_h = grow(segments_h, seg_want) if show["seg"] else 0
@@ -106,7 +112,9 @@ def plan(width: int, height: int, *, ngpu: int, lanes: int, segments: int) -> Pl
         gpus_h = rows * panel_h
     segments_h = grow(segments_h, seg_want) if show["seg"] else 0
     events_h = grow(EVENTS_MIN, EVENTS_WANT) if show["ev"] and not wide else 0
-    side_h = PARTITIONS_MIN + spare
+    side_h = parts_min + spare
+    if history_first:  # what the partitions would have had goes to the history
+        history_h, side_h = history_h + side_h, 0
     if wide and show["ev"]:
         events_h = side_h
     return Plan(wide=wide, gpu_cols=cols, panel_h=panel_h, gpus_h=gpus_h, history_h=history_h,

@@ -30,6 +30,7 @@ COMMON_KEYS = [
     ("t", "cycle theme (dark, light, high-contrast)"),
     ("?", "this help"),
     ("e", "the event log on its own screen (all of it; same keys as the panel)"),
+    ("h", "the history in the partitions' place, and back (under 150 columns)"),
     ("q", "quit (asks first when partitions are in flight; attached: detach)"),
     ("ctrl+c", "quit now (in-flight partitions recorded as abandoned)"),
 ]

@@ -43,3 +43,12 @@ def test_wide_sizes_show_history_and_segments_beside_and_below():
 def test_four_gpus_fit_at_160x48_without_scrolling():
     p = plan(160, 48 - CHROME, ngpu=4, lanes=2, segments=1)
     assert 4 * p.panel_h <= p.gpus_h and p.history_h > 0
+
+
+def test_h_puts_the_history_in_the_partitions_place_at_80x24():
+    plain = plan(80, 24 - 5, ngpu=1, lanes=3, segments=2)
+    asked = plan(80, 24 - 5, ngpu=1, lanes=3, segments=2, history_first=True)
+    assert plain.history_h == 0 and plain.side_h > 0
+    assert asked.history_h >= 9 and asked.side_h == 0 and asked.events_h == 0
+    assert used(asked) == 24 - 5
+    assert plan(160, 44, ngpu=1, lanes=3, segments=2, history_first=True) == plan(160, 44, ngpu=1, lanes=3, segments=2)

@@ -85,3 +85,8 @@ def test_help_screen(snap_compare, recording):
 def test_theme_cycle_key(snap_compare, recording):
     """`t` cycles dark -> light."""
     assert snap_compare(make_app(recording, at=6.0), press=["t"], terminal_size=(100, 30))
+
+
+def test_history_key_at_80x24(snap_compare):
+    """80x24 has no room for the history beside the partitions: `h` shows it in their place."""
+    assert snap_compare(make_app(SWITCH, at=14.0), press=["h"], terminal_size=(80, 24))
