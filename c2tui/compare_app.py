@@ -171,7 +171,9 @@ class CompareApp(App[None]):
         self.fps = fps
 
     def compose(self) -> ComposeResult:
-        yield ReplayBar(id="replay")
+        bar = ReplayBar(id="replay")
+        bar.clock_label = "time after each run's anchor"
+        yield bar
         with Horizontal(id="runs"):
             for i, (src, label) in enumerate(zip(self.aligned.sources, self.labels)):
                 yield RunColumn(src, label, self.aligned.offsets[i], id=f"run{i}")

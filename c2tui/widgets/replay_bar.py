@@ -27,6 +27,7 @@ class ReplayBar(Widget):
         self.playing = False
         self.speed = 1.0
         self._bar = (0, 0)  # (x0, width) of the track, for clicks
+        self.clock_label = ""  # what the clock counts, where it is not run time ("after first GPU section")
 
     def show(self, position: float, start: float, end: float, playing: bool, speed: float) -> None:
         new = (position, start, end, playing, speed)
@@ -42,6 +43,8 @@ class ReplayBar(Widget):
         line.append(state, style="bold reverse " + (pal["ok"] if self.playing else pal["warn"]))
         sp = f"{self.speed:g}x"
         line.append(f" {sp:>5} ", style="bold")
+        if self.clock_label:
+            line.append(f"{self.clock_label} ", style=pal["dim"])
         # compare's aligned clock starts before 0 (a run's set-up before its alignment point)
         sign = "-" if self.position < 0 else ""
         pos_txt = f" {sign}{fmt_clock(abs(self.position))} / {fmt_clock(self.end)} "
