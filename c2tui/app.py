@@ -58,15 +58,22 @@ MAX_GPU_PANELS = 8  # a fleet: one host of panels; more costs more than a frame 
 
 
 def set_style(w: Any, **styles: Any) -> None:
-    """Set styles that changed (each setting asks for a layout), None: leave as it is."""
+    """Set the styles that changed (each setting asks for a layout); None: leave as it is."""
     for name, value in styles.items():
         if value is None:
             continue
         cur = getattr(w.styles, name)
-        same = cur == value or (hasattr(cur, "value") and cur.value == value and getattr(cur, "unit", None) is not None
-                                and str(getattr(cur.unit, "name", "")) == "CELLS")
-        if not same:
+        if getattr(cur, "name", None) == value:  # a layout, by its name
+            continue
+        if getattr(cur, "unit", None) is not None and cur.unit.name == "CELLS" and cur.value == value:
+            continue  # a size in cells
+        if cur != value and str(cur) != str(value):  # "1fr", "100%" read back as Scalars
             setattr(w.styles, name, value)
+
+
+def set_display(w: Any, on: bool) -> None:
+    if w.display != on:  # setting it asks for a layout
+        w.display = on
 
 
 class DashboardApp(App[None]):
@@ -230,22 +237,20 @@ class DashboardApp(App[None]):
         set_style(box, height=pl.gpus_h, grid_size_columns=pl.gpu_cols)
         if box.styles.grid_rows != (rows := (Scalar(pl.panel_h, Unit.CELLS, Unit.CELLS),)):
             box.styles.grid_rows = rows  # "auto" rows keep a panel's first height
-        box.styles.width = "1fr" if pl.wide else "100%"
         hist = self.query_one(HistoryView)
-        hist.display = pl.history_h > 0
-        set_style(hist, height=max(1, pl.history_h), width=pl.history_w if pl.wide else None)
+        set_display(hist, pl.history_h > 0)
+        set_style(hist, height=max(1, pl.history_h), width=pl.history_w if pl.wide else "1fr")
         seg = self.query_one(SegmentPanel)
-        seg.display = pl.segments_h > 0
+        set_display(seg, pl.segments_h > 0)
         set_style(seg, height=max(1, pl.segments_h))
         side = self.query_one("#side")
-        side.display = pl.side_h + pl.events_h > 0
+        set_display(side, pl.side_h + pl.events_h > 0)
         set_style(side, layout="horizontal" if pl.wide else "vertical",
                   height=max(1, pl.side_h + (0 if pl.wide else pl.events_h)))
-        self.query_one(PartitionTable).display = pl.side_h > 0
+        set_display(self.query_one(PartitionTable), pl.side_h > 0)
         log = self.query_one(EventLog)
-        log.display = pl.events_h > 0
-        if not pl.wide:
-            set_style(log, height=max(1, pl.events_h))
+        set_display(log, pl.events_h > 0)
+        set_style(log, height="1fr" if pl.wide else max(1, pl.events_h))  # wide: beside the partitions
         for p in panels:
             p.fixed_height = pl.panel_h
 

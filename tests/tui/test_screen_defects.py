@@ -76,3 +76,25 @@ def test_pause_glyph_is_in_the_png_font():
         fonts = subprocess.run(["fc-list", "family"], capture_output=True, text=True).stdout
         if "DejaVu Sans Mono" in fonts:
             assert "DejaVu Sans Mono" in out
+
+
+def test_resizing_between_stacked_and_wide_keeps_the_plan():
+    """120x40 (stacked) -> 160x48 (side by side) -> 120x40: every panel where the plan says."""
+    async def body(app, pilot):
+        for size in ((160, 48), (120, 40), (160, 48)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            app.redraw()
+            await pilot.pause()
+            pl = app.plan
+            log, parts = app.query_one(EventLog), app.query_one(PartitionTable)
+            hist = app.query_one("#history")
+            assert pl.wide == (size[0] >= 150)
+            if pl.wide:
+                assert log.region.height == parts.region.height == pl.side_h
+                assert hist.region.width == pl.history_w and log.region.right == size[0]
+            else:
+                assert log.region.height == pl.events_h and hist.region.width == size[0]
+            assert app.query_one("#footer").region.y == size[1] - 1
+
+    run((120, 40), body)
