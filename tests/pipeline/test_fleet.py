@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("ray")
 
+from prover.events import SCHEMA_VERSION  # noqa: E402
 from prover.config import RunConfig  # noqa: E402
 from prover.fleet.driver import FleetEngine  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter, read_recording  # noqa: E402
@@ -68,7 +69,7 @@ def test_fleet_three_nodes_lose_one_gain_one(tmp_path):
         writer.close()
 
     rec = read_recording(out)
-    assert rec.error is None and rec.header.schema_version == 2
+    assert rec.error is None and rec.header.schema_version == SCHEMA_VERSION
     s = fold(rec.events)
     sm = summarize(s)
     total = 4 * 8
