@@ -36,31 +36,15 @@ sys.path.insert(0, str(ROOT / "tests" / "tui"))
 sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_tui: the frame loop both benchmarks time
 
 from prover import events as ev  # noqa: E402
-from prover.fleet.host import tag  # noqa: E402
 from prover.state import DashboardState  # noqa: E402
-from tui_synth import Synth  # noqa: E402
-
-GPUS, WORKERS = 8, 4
+from fleet_synth import GPUS, WORKERS, fleet_start, fleet_stream, host_events, tagged  # noqa: E402,F401
 
 
 def base_rounds(seed: int, until: float, poll_s: float) -> list[list]:
-    """One host's raw events (tui_synth), cut into the batches one poll every poll_s returns."""
-    evs = [e for e in Synth(gpus=GPUS, workers_per_gpu=WORKERS, sectors=8, partitions=10, seed=seed,
-                            progress_steps=4).run(until) if e.kind not in ("run_started", "run_ended")]
+    """One host's raw events, cut into the batches one poll every poll_s returns."""
     out: list[list] = [[] for _ in range(int(until / poll_s) + 1)]
-    for e in evs:
+    for e in host_events(seed, until):
         out[min(len(out) - 1, int(e.t / poll_s))].append(e)
-    return out
-
-
-def tagged(batch: list, i: int) -> list:
-    """A batch as host i's actor sends it: host, fleet-wide GPU/worker numbers, its own partitions."""
-    out = []
-    for e in batch:
-        t = tag(e, f"h{i}", GPUS * i, 0.0)
-        if getattr(t, "part", None) is not None:
-            t = t.model_copy(update={"part": f"h{i}.{t.part}"})
-        out.append(t)
     return out
 
 
@@ -70,10 +54,8 @@ def bench_scale(hosts: int, until: float, poll_s: float = 0.05, distinct: int = 
     (it runs on the hosts); `distinct` seeds of the model are shared out among the hosts."""
     bases = [base_rounds(s, until, poll_s) for s in range(distinct)]
     st = DashboardState()
-    st.apply(ev.RunStarted(t=0.0, backend="sim", simulated=True, profile="rtx5070ti-16g", proved_log2=10,
-                           modelled_log2=27, gpus=0, config={"cluster": f"synthetic:{hosts}"}))
-    for i in range(hosts):
-        st.apply(ev.HostJoined(t=0.0, host=f"h{i}", node=f"n{i}", gpus=GPUS, gpu_offset=GPUS * i))
+    for e in fleet_start(hosts):
+        st.apply(e)
     clock = time.process_time
     n, wire_s, fold_s, worst_round = 0, 0.0, 0.0, 0.0
     gc.collect()
@@ -96,7 +78,8 @@ def bench_scale(hosts: int, until: float, poll_s: float = 0.05, distinct: int = 
         "hosts": hosts, "gpus": hosts * GPUS, "workers": hosts * GPUS * WORKERS, "events": n,
         "modelled_seconds": until, "poll_s": poll_s, "distinct_host_streams": distinct,
         "produced_events_per_s": round(produced), "wire_events_per_s": round(n / wire_s),
-        "driver_fold_events_per_s": round(n / fold_s), "fold_over_produced": round(n / fold_s / produced, 2),
+        "driver_fold_events_per_s": round(n / fold_s), "fold_us_per_event": round(1e6 * fold_s / n, 2),
+        "fold_over_produced": round(n / fold_s / produced, 2),
         "worst_round_fold_ms": round(worst_round * 1e3, 1),
         "state": {"gpus": len(st.gpus), "hosts": len(st.hosts), "partitions_done": st.partitions_done},
     }, st
@@ -122,6 +105,53 @@ async def _frames(st: DashboardState, size: tuple[int, int], frames: int) -> dic
     return {"size": f"{size[0]}x{size[1]}", "first_frame_ms": round(first, 1), "visible_widgets": len(views),
             "build_ms": {"median": round(statistics.median(build), 2), "max": round(max(build), 2)},
             "full_repaint_ms": {"median": round(statistics.median(full), 2), "max": round(max(full), 2)}}
+
+
+NATIVE_EVENTS_PER_GPU_S = 460  # native 2^22, 8 workers, two-lock + stream: fleet_local2.jsonl.gz's steady stream
+
+
+def live_stream(hosts: int, rate: float, seconds: float) -> list:
+    """A fleet stream long enough to be fed at `rate` events/s for bench_tui._fps's 2 s of
+    warm-up + `seconds` (it plays modelled time faster or slower to reach the rate)."""
+    until, need = 20.0, rate * (seconds + 3.5)
+    while True:
+        evs = fleet_stream(hosts, until, progress_steps=16, sample_every=0.05)
+        if len(evs) >= need:
+            return evs
+        until *= 1.2 * need / len(evs)
+
+
+def bench_dashboard(hosts: int, quick: bool) -> dict:
+    """`hosts` x 8 GPUs x 4 workers through the dashboard, as bench_tui measures one host: one
+    frame of that state (our draw, full repaint, the typical 10 Hz frame) at 200x60 and 240x160;
+    frames painted while the stream is fed live (LiveSource's fold thread + the app at 10 Hz) at
+    bench_tui's 6k events/s and at the rate a native 2^22 fleet of this size emits; the driver's
+    merge + fold per event (bench_scale)."""
+    from bench_tui import _fps, _frame, snapshots_at
+
+    frames = 20 if quick else 60
+    evs = fleet_stream(hosts, 62.0)
+    far, near = snapshots_at(evs, 12, 40.0, 20.0 / 12), snapshots_at(evs, frames, 44.0, 0.1)
+    del evs
+    out: dict = {"shape": f"{hosts} hosts x {GPUS} GPUs x {WORKERS} workers (tui_synth, tagged as host actors do)"}
+    out["frame"] = [asyncio.run(_frame(size, frames, far, near)) for size in ((200, 60), (240, 160))]
+    print(json.dumps(out["frame"], indent=1), flush=True)
+    del far, near
+    gc.collect()
+    out["fold"], _ = bench_scale(hosts, 12.0 if quick else 30.0)
+    print(json.dumps(out["fold"], indent=1), flush=True)
+    seconds = 5.0 if quick else 10.0
+    native = NATIVE_EVENTS_PER_GPU_S * hosts * GPUS
+    out["fps"] = []
+    for rate in (6000.0, float(native)):
+        live = live_stream(hosts, rate, seconds)
+        out["fps"].append({"rate_target": rate, **asyncio.run(_fps(seconds, rate, evs=live))})
+        del live
+        gc.collect()
+        print(json.dumps(out["fps"][-1], indent=1), flush=True)
+    out["native_rate_note"] = (f"{NATIVE_EVENTS_PER_GPU_S} events/s a GPU: the steady stream of native 2^22 "
+                               f"(8 workers, two-lock + stream) in recordings/h200/fleet/fleet_local2.jsonl.gz")
+    return out
 
 
 def _one(fleet: bool, cfg) -> dict:
@@ -166,10 +196,22 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip-overhead", action="store_true")
     ap.add_argument("--hosts", type=int, default=100)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fleet_bench.json"))
+    ap.add_argument("--dashboard", action="store_true",
+                    help="only the dashboard at --hosts x 8 GPUs (frames, fps live, fold): issue 27's 8x8")
+    ap.add_argument("--out", default=None, help="default results/fleet_bench.json (--dashboard: "
+                                                "results/fleet_dashboard_<H>x8.json)")
     a = ap.parse_args()
     res: dict = {"machine": {"platform": platform.platform(), "python": platform.python_version(),
-                             "cpus": os.cpu_count()}, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+                             "cpus": os.cpu_count(), "load_avg_at_start": [round(x, 2) for x in os.getloadavg()]},
+                 "when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "argv": sys.argv}
+    if a.dashboard:
+        res["dashboard"] = bench_dashboard(a.hosts, a.quick)
+        res["machine"]["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+        out = Path(a.out or ROOT / "benchmarks" / "results" / f"fleet_dashboard_{a.hosts}x{GPUS}.json")
+        out.write_text(json.dumps(res, indent=1) + "\n")
+        print(f"wrote {out}")
+        return
+    a.out = a.out or str(ROOT / "benchmarks" / "results" / "fleet_bench.json")
     scale, st = bench_scale(a.hosts, 4.0 if a.quick else 12.0)
     res["scale"] = scale
     print(json.dumps(scale, indent=1), flush=True)

@@ -58,6 +58,11 @@ def big_snapshots(n: int = 12, start: float = 40.0, step: float = 20.0 / 12) -> 
     """Snapshots of an 8 GPU x 4 worker run (tui_synth), `step` seconds apart from `start`."""
     evs = Synth(gpus=8, workers_per_gpu=4, sectors=40, partitions=10, seed=3, progress_steps=4).run(
         until=start + step * n + 1)
+    return snapshots_at(evs, n, start, step)
+
+
+def snapshots_at(evs: list, n: int, start: float, step: float) -> list[DashboardState]:
+    """The UI's snapshots of the fold of `evs` (in time order), `step` seconds apart from `start`."""
     st = DashboardState()
     snaps = []
     marks = [start + step * i for i in range(n)]
@@ -100,9 +105,11 @@ async def build_and_repaint(app, pilot, views, states, frames: int, size: tuple[
     return build, full
 
 
-async def _frame(size: tuple[int, int], frames: int) -> dict:
-    far = big_snapshots(12)                      # 1.7 s apart: nearly every line changes
-    near = big_snapshots(frames, 44.0, 0.1)      # 0.1 s apart: what a 10 Hz screen sees
+async def _frame(size: tuple[int, int], frames: int, far: list | None = None, near: list | None = None) -> dict:
+    """One frame's cost; `far` (snapshots far apart) and `near` (0.1 s apart, at least `frames`
+    of them) default to the 8-GPU synthetic run's."""
+    far = far or big_snapshots(12)                        # 1.7 s apart: nearly every line changes
+    near = near or big_snapshots(frames, 44.0, 0.1)       # 0.1 s apart: what a 10 Hz screen sees
     src = ReplaySource([], playing=False)
     app = DashboardApp(src, fps=0.2)  # its own timer stays out of the way
     out: dict = {"size": f"{size[0]}x{size[1]}"}
@@ -156,9 +163,10 @@ def _firehose(src: LiveSource, evs: list, speed: float, stop: threading.Event, s
         time.sleep(0.002)
 
 
-async def _fps(seconds: float, rate_target: float, app_fps: float = 10.0) -> dict:
-    evs = Synth(gpus=8, workers_per_gpu=4, sectors=150, partitions=10, seed=5, progress_steps=16,
-                sample_every=0.05).run(until=150.0)
+async def _fps(seconds: float, rate_target: float, app_fps: float = 10.0, evs: list | None = None) -> dict:
+    """Frames painted while `evs` (default: an 8-GPU synthetic run) are fed at `rate_target`/s."""
+    evs = evs or Synth(gpus=8, workers_per_gpu=4, sectors=150, partitions=10, seed=5, progress_steps=16,
+                       sample_every=0.05).run(until=150.0)
     # the harness holds ~10^6 pre-made events; a real prover does not: keep them out of the
     # cyclic GC's full collections, which would otherwise stall every thread for ~0.2 s
     gc.collect()

@@ -1,10 +1,12 @@
 """One compact line per GPU, shown only when the GPU panels do not all fit: utilisation,
 who holds the two locks, VRAM, done / fallbacks / OOMs, and where that GPU's panel is
 (on screen, or above / below: scroll the panels with the wheel or PgUp / PgDn, or click
-the line to bring the panel into view)."""
+the line to bring the panel into view). At most a third of the screen: a fleet whose GPUs
+do not fit gets a line per host instead (fleet_overview.py), a host with GPUs "+N more"."""
 from __future__ import annotations
 
 from c2tui.widgets.common import Line, StateView, gib, sparkline
+from c2tui.widgets.fleet_overview import host_lines
 from c2tui.widgets.gpu_panel import GpuPanel
 
 WHERE = {"shown": ("on screen", "dim"), "above": ("↑ above: scroll up", "warn"),
@@ -104,17 +106,35 @@ class GpuOverview(StateView):
         else:
             self.locate()
 
-    def wanted_height(self, st) -> int:
-        # never more lines than the terminal has: a fleet's 800 GPUs would build 800 unseen lines
+    def room(self, st) -> int:
+        """Lines this widget may take: a third of the terminal (at least 4), so the panels and
+        partitions keep the rest; a fleet's 64 or 800 GPUs never take the whole screen."""
         rows = self.app.size.height if self.is_mounted else len(st.gpus)
-        return max(1, min(len(st.gpus), rows))
+        return max(1, min(len(st.gpus), max(4, rows // 3)))
+
+    def by_host(self, st) -> bool:
+        """A fleet whose GPUs do not get a line each: a line per host instead (fleet_overview)."""
+        return len(st.hosts) > 1 and len(st.gpus) > self.room(st)
+
+    def wanted_height(self, st) -> int:
+        return min(len(st.hosts), self.room(st)) if self.by_host(st) else self.room(st)
+
+    def host_places(self, st) -> dict[str, str]:
+        """Where each host's GPU panels are (the first hosts have panels): its best place."""
+        order = ("shown", "partly", "above", "below")
+        best: dict[str, str] = {}
+        for i, where in self.places.items():
+            h = st.gpus[i].host if i in st.gpus else None
+            if h is not None and (h not in best or order.index(where) < order.index(best[h])):
+                best[h] = where
+        return {h: WHERE_SHORT[w][0] for h, w in best.items()}
 
     def draw(self, st, width: int, height: int) -> list[Line]:
+        height = min(height, self.room(st))
+        if self.by_host(st):
+            return host_lines(st, self.palette, width, height, self.host_places(st))
         gpus = sorted(st.gpus)
-        # a short terminal caps this widget (CSS max-height): the GPUs that do not get a
-        # line are named on the last one
-        if self.is_mounted:
-            height = min(height, self.app.size.height)
+        # a short terminal caps this widget: the GPUs that do not get a line are named on the last one
         room = len(gpus) if len(gpus) <= height else max(0, height - 1)
         lines = [overview_line(st.gpus[i], self.palette, width, self.places.get(i, "")) for i in gpus[:room]]
         if room < len(gpus):
@@ -128,7 +148,11 @@ class GpuOverview(StateView):
         """A click on a GPU's line scrolls its panel into view."""
         if self.state is None:
             return
-        gpus = sorted(self.state.gpus)
+        st = self.state
+        gpus = sorted(st.gpus)
+        if self.by_host(st):  # a host's line: its first GPU that has a panel
+            hosts = sorted(st.hosts.values(), key=lambda h: (h.gpus[0] if h.gpus else 1 << 30, h.host))
+            gpus = [h.gpus[0] if h.gpus else -1 for h in hosts]
         y = event.y - self.gutter.top
         if 0 <= y < len(gpus):
             box = self.screen.query_one(self.box_selector)
