@@ -7,7 +7,11 @@ Pure bookkeeping (no Ray, no threads), fed by the driver from the event stream:
   can take it) rather than on one host's queue.
 - among GPUs under their bound, the least loaded (pending / workers) wins; ties go to the
   most free VRAM budget (budget - pool used, from VramSample), then the lowest number.
-A whole sector need not stay on one host: each partition is placed on its own.
+- a cordoned GPU ((host, gpu) in `cordoned`) gets nothing new; what is pending there finishes
+  and is counted as usual (an operator taking a GPU out of service without losing work).
+A whole sector need not stay on one host: each partition is placed on its own. A slow GPU
+needs no rule of its own: it sits at its bound longer, so it is offered less (tested under
+random schedules in tests/pipeline/test_fleet_placement.py).
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ class Scheduler:
         self.depth = depth
         self.slots: dict[int, GpuSlot] = {}
         self.where: dict[str, int] = {}  # partition -> gpu it is pending on
+        self.cordoned: set[tuple[str, int]] = set()  # (host, fleet-wide gpu): no new work there
 
     # --- the fleet's shape ------------------------------------------------------------------
     def add_host(self, host: str, gpu_offset: int, gpus: int, workers: int, budget: int) -> None:
@@ -48,7 +53,21 @@ class Scheduler:
             lost += sorted(self.slots.pop(g).pending)
         for p in lost:
             self.where.pop(p, None)
+        self.cordoned = {c for c in self.cordoned if c[0] != host}
         return lost
+
+    def cordon(self, gpu: int, on: bool = True) -> tuple[str, int]:
+        """Keep new work off `gpu` (fleet-wide number), or (on=False) let it back; its pending
+        partitions finish. Returns its (host, gpu); ValueError for a GPU the fleet lacks."""
+        s = self.slots.get(gpu)
+        if s is None:
+            raise ValueError(f"no GPU {gpu} in the fleet (GPUs: {', '.join(map(str, sorted(self.slots))) or 'none'})")
+        key = (s.host, gpu)
+        if on:
+            self.cordoned.add(key)
+        else:
+            self.cordoned.discard(key)
+        return key
 
     def set_workers(self, host: str, workers: int) -> None:
         for s in self.slots.values():
@@ -68,7 +87,7 @@ class Scheduler:
         best: GpuSlot | None = None
         best_key: tuple[float, int, int] | None = None
         for s in self.slots.values():
-            if len(s.pending) >= self.bound(s):
+            if len(s.pending) >= self.bound(s) or (s.host, s.gpu) in self.cordoned:
                 continue
             key = (len(s.pending) / max(1, s.workers), -s.free, s.gpu)
             if best_key is None or key < best_key:
