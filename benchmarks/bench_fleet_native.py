@@ -1,25 +1,36 @@
-r"""Fleet scaling on one machine with two GPUs (issue 15): the same native work on a Ray fleet of
-one node (local:1, GPU 0) and of two nodes (local:2, GPU 0 and GPU 1), side by side in one run.
+r"""Fleet scaling on one machine with several GPUs (issues 15, 27): the same native work on Ray
+fleets of local:N nodes (node i pins GPU i), side by side in one run; then, optionally, the
+largest fleet again with the dashboard attached, and a fleet that loses a node mid-run.
 
     python3 benchmarks/bench_fleet_native.py [--log2 22] [--seconds 20] [--workers 8]
-        [--out-dir DIR] [--deadline EPOCH_S] [--backend cuda|sim] [--nodes 1,2]
+        [--out-dir DIR] [--deadline EPOCH_S] [--backend cuda|sim] [--nodes 1,4,8]
+        [--attach N [--attach-seconds 30]] [--kill N [--kill-seconds 16]]
 
 Each run: FleetEngine(profile native, constraints_log2 = modelled_log2 = --log2, two-lock +
 stream, every proof verified, time_scale 1) over `local:N` (prover/fleet/cluster.py: on cuda
 node i pins GPU i), for --seconds after its first verified partition, then drained. Its
-events go to <out-dir>/fleet_local<N>.jsonl (a schema-2 fleet recording: `c2tui summary`
-reads it); the figures come from the fold's summary: steady verified partitions/min (first to
-last verified), per host (its partitions, the GPU it pinned and the PCI bus id CUDA opened
-there), proofs verified/failed. <out-dir>/fleet_native.json gets every run and the ratio
-local:2 / local:1 (issue 15 asks >= 1.9).
+events go to <out-dir>/fleet_local<N>[_attached|_kill].jsonl (a fleet recording: `c2tui
+summary` reads it); the figures come from the fold's summary: steady verified partitions/min
+(first to last verified), per host (its partitions, the GPU it pinned and the PCI bus id CUDA
+opened there), per GPU the compute-held share and NVML utilisation of the steady window,
+proofs verified/failed. <out-dir>/fleet_native.json gets every run, the ratios of every
+local:N to local:1 (issue 15 asks local:2 >= 1.9x, issue 27 local:4 >= 3.8x, local:8 >= 7.6x)
+and that table in Markdown (table_md). What happens during the window (fleet_during.py):
+  --attach N  local:N once more, serving `--listen` (c2tui.listen); the real dashboard
+              (`c2tui attach`, its own process, a 200x60 pty at 10 Hz) attached for the middle
+              third: its cost = that window's rate against the windows before and after it
+  --kill N    local:N once more; halfway, a worker node with work pending is removed from the
+              cluster; afterwards every partition is checked done exactly once from the events
+              (the requeued ones on another host, after the loss)
 
 Keys: the proving key is set up once, in a child process before any cluster starts (so the
 driver holds no CUDA context), into --cache-dir; every host loads that cached key (the cache's
 newest file for the circuit): the cache's file list is checked unchanged after each run.
 --deadline (epoch seconds): a run that would not finish in time is skipped, and said so.
 
-The device command (2 x H200; carry .whl and .ray, built by ../shared/tools/gpu-wheels and
-benchmarks/ray_for_device.sh):
+The device command for 4 or 8 H200s (issue 27) is benchmarks/gpu_fleet_scale.sh (the same,
+with --nodes 1,4,8 --attach 8 --kill 4). For 2 x H200 (issue 15; carry .whl and .ray, built
+by ../shared/tools/gpu-wheels and benchmarks/ray_for_device.sh):
 
     D=$(( $(date +%s) + 565 )); mkdir -p /tmp/site && tar -xJf .ray/ray-core.tar.xz -C /tmp/site && \
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -40,6 +51,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -48,7 +60,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_native import ListSink, run_steady  # noqa: E402
+from bench_attach_native import LIVE, Client  # noqa: E402
+from bench_native import ListSink, wait_first  # noqa: E402
+from c2tui.listen import start_listening  # noqa: E402
+from fleet_during import attached, exactly_once, gpu_table, kill_node  # noqa: E402
 from prover.config import load_config  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter  # noqa: E402
 from prover.state import fold  # noqa: E402
@@ -83,23 +98,41 @@ def key_files(cache: Path) -> list[str]:
     return sorted(p.name for p in cache.glob("*.npz")) if cache.is_dir() else []
 
 
-def run_fleet(nodes: int, base: dict[str, Any], out_dir: Path, seconds: float, cache: Path) -> dict[str, Any]:
+def run_fleet(nodes: int, base: dict[str, Any], out_dir: Path, seconds: float, cache: Path,
+              during: str = "steady") -> dict[str, Any]:
+    """One fleet run; `during` its steady window: 'steady' (nothing), 'attached' (the dashboard
+    attached for its middle third, fleet_during.attached) or 'kill' (a node removed halfway)."""
     from prover.fleet.driver import FleetEngine
 
-    name = f"fleet_local{nodes}"
+    name = f"fleet_local{nodes}" + {"steady": "", "attached": "_attached", "kill": "_kill"}[during]
     cfg = load_config(None, **base)
     keys_before = key_files(cache)
     sink = ListSink()
-    writer = RecordingWriter(out_dir / f"{name}.jsonl", RecordingHeader(
-        argv=sys.argv, config={**cfg.public_dict(), "cluster": f"local:{nodes}"}, note=f"bench_fleet_native {name}"),
-        force=True)
+    header = RecordingHeader(argv=sys.argv, config={**cfg.public_dict(), "cluster": f"local:{nodes}"},
+                             note=f"bench_fleet_native {name}")
+    writer = RecordingWriter(out_dir / f"{name}.jsonl", header, force=True)
     t0 = time.monotonic()
     eng = FleetEngine(cfg, f"local:{nodes}", sinks=[sink, writer.write])
+    sock = Path(tempfile.mkdtemp(prefix="c2fleet")) / "fleet.sock"
+    server = start_listening(eng, str(sock), None, header.model_dump()) if during == "attached" else None
     eng.start()
-    first = run_steady(eng, sink, t0, seconds, first_timeout=FIRST_PART_TIMEOUT_S, drain_s=120)
+    first = wait_first(eng, sink, t0, FIRST_PART_TIMEOUT_S)
+    extra: dict[str, Any] = {}
+    if during == "attached":
+        extra["attached"] = attached(eng, sink.events, Client, server, sock, out_dir / f"{name}.screen", seconds)
+    elif during == "kill":
+        extra["kill"] = kill_node(eng, sink.events, seconds)
+    else:
+        eng.wait(seconds)
+    eng.drain(timeout=120)
+    eng.wait(60)
+    if server is not None:
+        server.close("bench over")
     writer.close()
     wall = time.monotonic() - t0
     sm = summarize(fold(sink.events))
+    if during == "kill":
+        extra["exactly_once"] = exactly_once(sink.events)
     hosts = {n: h.info.model_dump() for n, h in eng.hosts.items() if h.info is not None}
     pcis = [h["pci_bus_id"] for h in hosts.values() if h["pci_bus_id"]]
     for e in sink.events:  # each host engine's "circuit ... setup N s" (a key load is seconds, a setup ~70 s at 2^22)
@@ -120,7 +153,7 @@ def run_fleet(nodes: int, base: dict[str, Any], out_dir: Path, seconds: float, c
                  for g in sm.gpus],
         "distinct_gpus": len(set(pcis)) == len(pcis),
         "keys_loaded_from_cache": key_files(cache) == keys_before,
-        "recording": str(out_dir / f"{name}.jsonl"),
+        "recording": str(out_dir / f"{name}.jsonl"), **extra,
     }
     for e in sink.events:
         if e.kind == "note" and e.level in ("warn", "error"):
@@ -145,6 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=8, help="workers per GPU")
     ap.add_argument("--backend", default="cuda", choices=("cuda", "sim"))
     ap.add_argument("--nodes", default="1,2", help="the runs' node counts, in order")
+    ap.add_argument("--attach", type=int, default=0, metavar="N",
+                    help="then local:N with the dashboard attached in its own process for the middle third")
+    ap.add_argument("--attach-seconds", type=float, default=30.0)
+    ap.add_argument("--kill", type=int, default=0, metavar="N", help="then local:N with a worker node removed halfway")
+    ap.add_argument("--kill-seconds", type=float, default=16.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--deadline", type=float, default=None, help="epoch seconds; runs that would end later are skipped")
     ap.add_argument("--out-dir", type=Path, default=Path("."))
@@ -170,25 +208,43 @@ def main(argv: list[str] | None = None) -> int:
     base = {"backend": a.backend, "profile": "native", "constraints_log2": a.log2, "modelled_log2": a.log2,
             "workers_per_gpu": a.workers, "seed": a.seed, "verify_share": 1.0, "time_scale": 1.0,
             "lock_mode": "two-lock", "mem_sync": "stream", "cache_dir": str(cache), "gpus": 1}
-    guess = 120.0 + a.seconds  # before any run: cluster + hosts' start-up, then drain
-    for nodes in [int(x) for x in a.nodes.split(",")]:
-        need = (res["runs"][-1]["wall_s"] * 1.2 + 15) if res["runs"] else guess
+    plan = [(int(x), "steady") for x in a.nodes.split(",")]
+    plan += [(a.attach, "attached")] if a.attach else []
+    plan += [(a.kill, "kill")] if a.kill else []
+    for nodes, during in plan:
+        seconds = {"steady": a.seconds, "attached": a.attach_seconds, "kill": a.kill_seconds}[during]
+        # before any run: cluster + hosts' start-up, then drain; after one, the longest so far
+        walls = [r["wall_s"] for r in res["runs"] if not r.get("skipped")]
+        need = (max(walls) + seconds - a.seconds) * 1.2 + 15 if walls else 120.0 + seconds
         if a.deadline is not None and time.time() + need > a.deadline:
-            print(f"local:{nodes}: skipped, {a.deadline - time.time():.0f}s left < ~{need:.0f}s a run", flush=True)
-            res["runs"].append({"cluster": f"local:{nodes}", "skipped": True})
+            print(f"local:{nodes} {during}: skipped, {a.deadline - time.time():.0f}s left < ~{need:.0f}s a run", flush=True)
+            res["runs"].append({"cluster": f"local:{nodes}", "nodes": nodes, "during": during, "skipped": True})
             continue
-        row = run_fleet(nodes, base, a.out_dir, a.seconds, cache)
+        row = {**run_fleet(nodes, base, a.out_dir, seconds, cache, during), "during": during}
         res["runs"].append(row)
         print(line(row), flush=True)
+        for k in ("attached", "kill", "exactly_once"):
+            if k in row:
+                print(f"  {k}: {json.dumps(row[k])}", flush=True)
         json_path.write_text(json.dumps(res, indent=1) + "\n")
-    done = {r["nodes"]: r for r in res["runs"] if not r.get("skipped")}
-    if 1 in done and 2 in done and done[1]["steady_verified_per_min"]:
-        res["ratio_2_over_1"] = round(done[2]["steady_verified_per_min"] / done[1]["steady_verified_per_min"], 3)
-        print(f"local:2 / local:1 = {res['ratio_2_over_1']:.3f} (issue 15 asks >= 1.9) [{done[2]['label']}]", flush=True)
+    steady = {r["nodes"]: r for r in res["runs"] if r.get("during") == "steady" and not r.get("skipped")}
+    one = steady.get(1, {}).get("steady_verified_per_min")
+    res["ratios_to_local1"] = {f"local:{n}": round(r["steady_verified_per_min"] / one, 3)
+                               for n, r in steady.items() if one and n != 1}
+    for k, v in res["ratios_to_local1"].items():
+        want = {"local:2": 1.9, "local:4": 3.8, "local:8": 7.6}.get(k)
+        print(f"{k} / local:1 = {v:.3f}" + (f" (issue 27 asks >= {want})" if want else ""), flush=True)
+    res["table_md"] = gpu_table([r for r in res["runs"] if r.get("during") in ("steady", None)])
+    print("\n".join(res["table_md"]), flush=True)
     json_path.write_text(json.dumps(res, indent=1) + "\n")
     print(f"wrote {json_path}", flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    finally:
+        for proc in LIVE:  # an attach client left by a run cut short
+            if proc.poll() is None:
+                proc.kill()

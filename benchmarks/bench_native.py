@@ -183,14 +183,19 @@ def device_total(backend: str, gpu: int = 0) -> int:
     return 141 * 1024**3  # sim: an H200's memory, so "card" means the same figure
 
 
-def run_steady(eng: Any, sink: ListSink, t0: float, seconds: float, first_timeout: float, drain_s: float) -> float:
-    """Wait for the first finished partition (returns the seconds since t0), run `seconds`
-    more, then drain and wait for the end."""
+def wait_first(eng: Any, sink: ListSink, t0: float, first_timeout: float) -> float:
+    """Wait for the first finished partition; returns the seconds since t0."""
     while not eng.finished and not any(e.kind == "partition_done" for e in sink.events[-200:]):
         if time.monotonic() - t0 > first_timeout:
             break
         time.sleep(0.2)
-    first = time.monotonic() - t0
+    return time.monotonic() - t0
+
+
+def run_steady(eng: Any, sink: ListSink, t0: float, seconds: float, first_timeout: float, drain_s: float) -> float:
+    """Wait for the first finished partition (returns the seconds since t0), run `seconds`
+    more, then drain and wait for the end."""
+    first = wait_first(eng, sink, t0, first_timeout)
     eng.wait(seconds)
     eng.drain(timeout=drain_s)
     eng.wait(drain_s / 2)
