@@ -137,9 +137,9 @@ def bench_dashboard(hosts: int, quick: bool) -> dict:
     out["frame"] = [asyncio.run(_frame(size, frames, far, near)) for size in ((200, 60), (240, 160))]
     del far, near
     gc.collect()
-    # today's figure beside it, same run and load: bench_tui's one host of 8 GPUs at 200x60
-    out["frame_one_host_200x60"] = asyncio.run(_frame((200, 60), frames))
-    print(json.dumps([*out["frame"], out["frame_one_host_200x60"]], indent=1), flush=True)
+    # today's figures beside them, same run and load: bench_tui's one host of 8 GPUs
+    out["frame_one_host"] = [asyncio.run(_frame(size, frames)) for size in ((200, 60), (240, 160))]
+    print(json.dumps([*out["frame"], *out["frame_one_host"]], indent=1), flush=True)
     gc.collect()
     out["fold"], _ = bench_scale(hosts, 12.0 if quick else 30.0)
     print(json.dumps(out["fold"], indent=1), flush=True)
