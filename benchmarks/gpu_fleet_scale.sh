@@ -40,8 +40,8 @@ if [ "$BACKEND" = cuda ]; then
 fi
 NODES=${NODES:-$DEFAULT_NODES}
 ATTACH=${ATTACH:-${NODES##*,}}  # the largest fleet of the list
-KILL=${KILL:-4}
-echo "fleet scale: backend $BACKEND, nodes $NODES, attach local:$ATTACH, kill local:$KILL, $(nproc) CPUs" | tee "$OUT/fleet/log.txt"
+KILL=${KILL:-$([ "$ATTACH" -ge 4 ] && echo 4 || echo "$ATTACH")}  # a fleet that has worker nodes to lose
+echo "fleet scale: backend $BACKEND, nodes $NODES, attach local:$ATTACH, kill local:$KILL (0: none), $(nproc) CPUs" | tee "$OUT/fleet/log.txt"
 timeout $((D + 20 - $(date +%s))) "$PY" benchmarks/bench_fleet_native.py --backend "$BACKEND" --log2 "${LOG2:-22}" \
   --workers "${WORKERS:-8}" --seconds "${SECONDS_RUN:-20}" --nodes "$NODES" --attach "$ATTACH" \
   --attach-seconds "${ATTACH_S:-30}" --kill "$KILL" --kill-seconds "${KILL_S:-16}" --out-dir "$OUT/fleet" \
