@@ -223,11 +223,12 @@ class DashboardApp(App[None]):
         used = self.query_one(HeaderBar).wanted_height(st) + (1 if self.replay else 0) + 1  # + footer
         args = dict(ngpu=len(panels), lanes=lanes, segments=len(st.segments), history_first=self.history_first)
         pl = layout.plan(self.size.width, self.size.height - used, **args)
-        overflow = -(-len(panels) // pl.gpu_cols) * pl.panel_h > pl.gpus_h
-        if overflow:  # the panels scroll: the overview's lines come out of the same height
-            over = min(len(panels), 4 if self.size.height < 32 else len(panels))
-            pl = layout.plan(self.size.width, self.size.height - used - over, **args)
+        # the panels scroll, or a fleet has GPUs without a panel: the overview's lines (its
+        # wanted height: a line per GPU or per host, c2tui/widgets/gpu_overview.py) come out of the same height
+        overflow = -(-len(panels) // pl.gpu_cols) * pl.panel_h > pl.gpus_h or len(st.gpus) > len(panels)
         ov = self.query_one(GpuOverview)
+        if overflow:
+            pl = layout.plan(self.size.width, self.size.height - used - ov.wanted_height(st), **args)
         if overflow and not ov.overflow:  # where the panels are is known after the layout
             self.call_after_refresh(ov.follow)
         ov.overflow = overflow

@@ -89,6 +89,8 @@ class GpuOverview(StateView):
         box = self.screen.query_one(self.box_selector)
         self.places = panel_places(box)
         overflow = box.max_scroll_y > 0 and any(v != "shown" for v in self.places.values())
+        if self.state is not None and len(self.state.gpus) > len(self.places):
+            overflow = True  # a fleet's GPUs past the panels (the app mounts the first 8)
         if self.overflow is not None:  # the layout knows before the box is laid out
             overflow = self.overflow
         if overflow != self.display:
@@ -96,6 +98,7 @@ class GpuOverview(StateView):
 
     def show(self, st) -> None:
         # every new snapshot and every resize of the app comes here (the app redraws)
+        self.state = st
         self.locate()
         super().show(st)
 
@@ -107,10 +110,10 @@ class GpuOverview(StateView):
             self.locate()
 
     def room(self, st) -> int:
-        """Lines this widget may take: a third of the terminal (at least 4), so the panels and
-        partitions keep the rest; a fleet's 64 or 800 GPUs never take the whole screen."""
+        """Lines this widget may take: 4 on a short terminal, else a third of it, so the panels
+        and partitions keep the rest; a fleet's 64 or 800 GPUs never take the whole screen."""
         rows = self.app.size.height if self.is_mounted else len(st.gpus)
-        return max(1, min(len(st.gpus), max(4, rows // 3)))
+        return max(1, min(len(st.gpus), 4 if rows < 32 else max(4, rows // 3)))
 
     def by_host(self, st) -> bool:
         """A fleet whose GPUs do not get a line each: a line per host instead (fleet_overview)."""
