@@ -120,7 +120,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from bench_kernels import random_points
 
-    from prover.bls import fr
+    from prover.field import fr
 
     rows = []
     for L in (int(x) for x in args.logs.split(",")):

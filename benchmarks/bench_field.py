@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from prover.kernels.loader import CUDA_DIR, headers_digest  # noqa: E402
-from prover.kernels.pyref import P_MOD, R_MOD  # noqa: E402
+from prover.field.ref import P_MOD, R_MOD  # noqa: E402
 
 VARIANTS = ("cios", "ptx", "cios_v", "eo", "eo_r", "eo_c", "eo_sq")
 FIELDS = {"fr": (R_MOD, 8), "fp": (P_MOD, 12)}

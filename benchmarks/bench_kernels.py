@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from prover.kernels import gpu_phases as gp  # noqa: E402
-from prover.kernels.pyref import R_MOD, fr_random  # noqa: E402
+from prover.field.ref import R_MOD, fr_random  # noqa: E402
 
 
 def logs(s: str) -> list[int]:

@@ -21,7 +21,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from prover.bls import fr  # noqa: E402
+from prover.field import blocks, fr  # noqa: E402
+from prover.settings import KernelSettings  # noqa: E402
+
+blocks.configure(KernelSettings.from_env().fr_thread_count())  # C2TUI_FR_THREADS, as the engine does
 from prover.host import setup_scalars as S  # noqa: E402
 
 
@@ -46,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     consts = [int(x) for x in fr.to_ints(fr.random(6, 4))]
     args = (u, v, w, *consts[:4], 1, consts[4], consts[5])
     compiled_path(*(x[:64] if isinstance(x, np.ndarray) else x for x in args))  # numba compile / cache load
-    res = {"log2": a.log2, "cpus": os.cpu_count(), "fr_threads": fr._threads(), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+    res = {"log2": a.log2, "cpus": os.cpu_count(), "fr_threads": blocks.threads(), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
            "what": "setup's scalars (combo over 2^log2 rows, 2^log2 - 1 powers), seconds wall, native"}
     t0 = time.perf_counter()
     got = compiled_path(*args)

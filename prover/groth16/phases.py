@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from prover.bls import curve, fr, ntt
+from prover.field import curve, fr, ntt
 from prover.groth16.circuit import Circuit
 from prover.groth16.circuit import make_circuit as _make_circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from prover import settings
-from prover.bls import curve, fr, ntt
+from prover.field import curve, fr, ntt
 from prover.groth16.circuit import CIRCUIT_NAME, Circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey
 from prover.host import setup_scalars
@@ -139,7 +139,7 @@ def gpu_fixed_base_g2() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None
 
 
 def gpu_intt() -> Callable[[fr.FrArray], fr.FrArray] | None:
-    """The GPU's natural-order inverse NTT (FrArray -> FrArray, 1/n included: prover.bls.ntt.intt's
+    """The GPU's natural-order inverse NTT (FrArray -> FrArray, 1/n included: prover.field.ntt.intt's
     convention), or None."""
     ntt_gpu = _gpu_kernel("ntt_gpu")
     return None if ntt_gpu is None else lambda x: ntt_gpu(x, inverse=True)

@@ -17,7 +17,8 @@ def warm_up() -> float:
     from prover.groth16.circuit import MIN_LOG2, make_circuit
     import numpy as np
 
-    from prover.host import fp_nb, matvec, prep, witness
+    from prover.field import fp_nb
+    from prover.host import matvec, prep, witness
 
     t0 = time.perf_counter()
     circuit = _smallest(MIN_LOG2, make_circuit)

@@ -17,7 +17,7 @@ G2_ID = bytes(192)
 
 
 def make_gpu_phases(gp: Any) -> dict[str, Callable[..., Any]]:
-    from prover.bls import curve
+    from prover.field import curve
     from prover import settings
     from prover.groth16.phases import G1Msms, MsmPrep, QuerySplit
     from prover.pipeline.phases import Deferred

@@ -1,7 +1,7 @@
 """Host wrappers of the CUDA kernels: the GPU side of the prover's GPU phases.
 
 Formats (project-wide): FrArray = uint64 (n, 4) canonical LE; G1 xy = uint8 (n, 96);
-G2 xy = uint8 (n, 192) (x.c0, x.c1, y.c0, y.c1). Results are bit-identical to prover.bls /
+G2 xy = uint8 (n, 192) (x.c0, x.c1, y.c0, y.c1). Results are bit-identical to prover.field /
 py_arkworks on the same inputs.
 
 Every launch goes to the caller's stream (``stream=None`` -> CuPy's current stream); nothing
@@ -19,9 +19,10 @@ from prover.kernels import loader
 from prover.kernels.cupy_util import _TPB, _as_u32_rows, _cp, _grid, _stream_ctx  # noqa: F401
 # batched fixed-base multiplication (setup of large keys): prover.kernels.fixed_base, re-exported
 from prover.kernels.fixed_base import fixed_base_g1_gpu, fixed_base_g2_gpu  # noqa: F401
-from prover.kernels.pyref import FR_GENERATOR, R_MOD, root_of_unity
+from prover.field.params import FR_MONT_R as FR_R
+from prover.field.params import GENERATOR as FR_GENERATOR
+from prover.field.params import R_MOD, root_of_unity
 
-FR_R = 1 << 256  # Montgomery radix of Fr (8 x 32-bit limbs)
 # NTT build: "c" (the default product of field.cuh, eo_sq unless nvrtc_opts sets FIELD_MUL)
 # or "ptx" (the PTX rows, -DFIELD_PTX). None: the settings' ntt_variant (tests and benches set it)
 NTT_VARIANT: str | None = None
@@ -220,7 +221,7 @@ def ntt_h_gpu(a, b, c, stream=None, out_device: bool = False):
 
 
 def ntt_gpu(x, inverse: bool = False, coset: bool = False, stream=None):
-    """Natural-order (coset) NTT / iNTT of one FrArray, same conventions as prover.bls.ntt."""
+    """Natural-order (coset) NTT / iNTT of one FrArray, same conventions as prover.field.ntt."""
     cp = _cp()
     with _stream_ctx(stream):
         d = _as_u32_rows(x, 8, stream, copy=True)

@@ -11,8 +11,8 @@ import numpy as np
 from prover import settings
 from prover.kernels import loader
 from prover.kernels.cupy_util import _TPB, _as_u32_rows, _cp, _grid, _stream_ctx
-from prover.kernels.host_curve import finish_windows
-from prover.kernels.pyref import R_MOD
+from prover.field.curve_int import finish_windows
+from prover.field.params import R_MOD
 
 
 # ------------------------------------------------------------------------------- MSM ----

@@ -25,6 +25,7 @@ from typing import Callable
 
 from prover import events as ev
 from prover import settings
+from prover.field import blocks
 from prover.config import RunConfig
 from prover.device import budget
 from prover.device.base import BaseDevice
@@ -152,7 +153,8 @@ class Engine(RunHandle):
             raise RuntimeError("engine already started")
         self._started = True
         self._bus.restart_clock()
-        settings.use(self.config.kernels)  # kernels, setup and fr read the run's tunables
+        settings.use(self.config.kernels)  # kernels and setup read the run's tunables
+        blocks.configure(self.config.kernels.fr_thread_count())  # fr's block pool, a process resource
         cfg = self.config
         self.emit(ev.RunStarted, backend=self.backend, simulated=self.backend == "sim", profile=self.profile.name,
                   proved_log2=cfg.constraints_log2, modelled_log2=self.modelled_log2, gpus=cfg.n_gpus,

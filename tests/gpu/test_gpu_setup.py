@@ -44,7 +44,7 @@ def test_gpu_setup_equals_cpu_setup(log2: int, monkeypatch) -> None:
 
 
 def test_gpu_lagrange_equals_numpy() -> None:
-    from prover.bls import fr, ntt
+    from prover.field import fr, ntt
     from prover.groth16 import setup as S
 
     intt = S.gpu_intt()

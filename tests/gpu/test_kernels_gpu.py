@@ -1,6 +1,6 @@
 """CUDA kernels vs the CPU references on fresh random inputs (pytest -m gpu).
 
-References: Python integers (prover.kernels.pyref, the same conventions as prover.bls.ntt and
+References: Python integers (prover.field.ref, the same conventions as prover.field.ntt and
 prover.groth16.phases.ntt_h) and py_arkworks_bls12381 for curve results.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from prover.kernels import gpu_phases as gp
-from prover.kernels.pyref import (P_MOD, R_MOD, fr_from_ints, fr_random, fr_to_ints, ntt_h_ref, ntt_ref,
+from prover.field.ref import (P_MOD, R_MOD, fr_from_ints, fr_random, fr_to_ints, ntt_h_ref, ntt_ref,
                                   root_of_unity)
 
 pytestmark = pytest.mark.gpu
@@ -261,7 +261,7 @@ def test_fixed_base_g1(L):
 @pytest.mark.parametrize("L", sizes(14, 16, 18, 20))
 def test_ntt_h_equals_the_cpu_reference_at_large_sizes(L):
     """Bit for bit against prover.groth16.phases.ntt_h (numpy), where Python ints are too slow."""
-    from prover.bls import fr
+    from prover.field import fr
     from prover.groth16 import phases as P
 
     rng = rng_for(f"nttcpu{L}")

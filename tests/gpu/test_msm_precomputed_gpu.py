@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from prover.kernels import gpu_phases as gp
-from prover.kernels.pyref import fr_from_ints
+from prover.field.ref import fr_from_ints
 
 from test_kernels_gpu import _msm_inputs, ark, sizes
 

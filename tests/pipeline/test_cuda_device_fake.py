@@ -216,7 +216,7 @@ def test_engine_on_fake_cuda(fake_cupy):
 
 def cpu_kernels_module():
     """A stand-in for prover.kernels.gpu_phases built from the CPU reference primitives."""
-    from prover.bls import curve
+    from prover.field import curve
     from prover.groth16 import phases as P
 
     import numpy as np

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from prover.bls import curve, ntt
+from prover.field import curve, ntt
 from prover.groth16 import phases as P
 from prover.groth16 import setup as S
 
@@ -97,7 +97,7 @@ def test_failing_g2_and_intt_fall_back_to_the_cpu(monkeypatch, small_gpu_thresho
 
 
 def test_dense_and_sparse_batches_land_in_their_rows(monkeypatch, small_gpu_threshold) -> None:
-    from prover.bls import fr
+    from prover.field import fr
 
     coeffs = fr.random(40, 5)
     coeffs[[3, 17, 39]] = 0

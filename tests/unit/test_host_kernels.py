@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prover.bls import fr
+from prover.field import fr
 from prover.groth16 import phases as P
 
 

@@ -11,7 +11,7 @@ from itertools import accumulate
 import pytest
 
 from prover.kernels import gpu_phases as gp
-from prover.kernels.pyref import R_MOD, ntt_ref, root_of_unity
+from prover.field.ref import R_MOD, ntt_ref, root_of_unity
 
 
 def _brev(x: int, L: int) -> int:

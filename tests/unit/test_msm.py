@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from prover.bls import curve, fr
+from prover.field import curve, fr
 from prover.groth16.phases import OTHER, ONE, QuerySplit, _split_msm_g1, density
 
 

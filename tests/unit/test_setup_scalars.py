@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from prover.bls import fr
+from prover.field import fr
 from prover.host import setup_scalars as S
 
 R = fr.R_MOD

@@ -12,18 +12,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from prover.bls import fr
-
-TWO_ADICITY = 32
-GENERATOR = 7  # multiplicative generator of Fr*; also the coset shift
-# primitive 2^32-th root of unity: 7^((r-1)/2^32)
-ROOT_OF_UNITY = pow(GENERATOR, (fr.R_MOD - 1) >> TWO_ADICITY, fr.R_MOD)
+from prover.field import fr
+from prover.field.params import GENERATOR, ROOT_OF_UNITY, TWO_ADICITY  # noqa: F401  (re-exported)
+from prover.field.params import root_of_unity as _root_of_unity_log2
 
 
 def root_of_unity(n: int) -> int:
     """Primitive n-th root of unity for n = 2^k, k <= 32."""
-    k = _log2(n)
-    return pow(ROOT_OF_UNITY, 1 << (TWO_ADICITY - k), fr.R_MOD)
+    return _root_of_unity_log2(_log2(n))
 
 
 def _log2(n: int) -> int:
