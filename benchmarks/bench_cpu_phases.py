@@ -42,9 +42,9 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from prover.groth16 import phases as P  # noqa: E402
-from prover.host import prep as host_prep  # noqa: E402
-from prover.host import warm_up  # noqa: E402
-from prover.host import witness as host_witness  # noqa: E402
+from prover.groth16 import prep_nb as host_prep  # noqa: E402
+from prover.groth16.warm import warm_up  # noqa: E402
+from prover.groth16 import witness_nb as host_witness  # noqa: E402
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -63,7 +63,7 @@ def jit_seconds() -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, NUMBA_CACHE_DIR=tmp,  # this checkout first, then whatever the caller had
                    PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-        code = "from prover.host import warm_up; print(warm_up())"
+        code = "from prover.groth16.warm import warm_up; print(warm_up())"
         cold = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout)
     return {"compile_cold_s": round(cold, 2), "warm_up_cached_s": round(warm_up(), 3)}
 

@@ -1,4 +1,4 @@
-"""The key setup's scalars side by side: compiled (prover/host/setup_scalars.py, what setup
+"""The key setup's scalars side by side: compiled (prover/groth16/setup_scalars_nb.py, what setup
 runs now) against the numpy field code (what it ran before), same inputs, one process, the
 outputs compared.
 
@@ -25,7 +25,7 @@ from prover.field import blocks, fr  # noqa: E402
 from prover.settings import KernelSettings  # noqa: E402
 
 blocks.configure(KernelSettings.from_env().fr_thread_count())  # C2TUI_FR_THREADS, as the engine does
-from prover.host import setup_scalars as S  # noqa: E402
+from prover.groth16 import setup_scalars_nb as S  # noqa: E402
 
 
 def numpy_path(u, v, w, alpha, beta, gamma, delta, ni, tau, k):  # noqa: ANN001, ANN201 - setup's code before

@@ -150,3 +150,14 @@ def coset_ntt(a: fr.FrArray) -> fr.FrArray:
 
 def coset_intt(a: fr.FrArray) -> fr.FrArray:
     return fr.from_mont(coset_intt_mont(fr.to_mont(a)))
+
+
+def ntt_h(a: fr.FrArray, b: fr.FrArray, c: fr.FrArray) -> fr.FrArray:
+    """h = (a*b - c) / Z as coefficients: iNTT each of a, b, c (evaluations over the
+    domain), coset NTT (shift g = 7), divide by Z(g w^i) = g^n - 1 (constant on the
+    coset), coset iNTT. Length n; the top coefficient is zero for a satisfied circuit."""
+    n = a.shape[0]
+    ea, eb, ec = (coset_ntt_mont(intt_mont(fr.to_mont(x))) for x in (a, b, c))
+    z_inv = pow((pow(GENERATOR, n, fr.R_MOD) - 1) % fr.R_MOD, -1, fr.R_MOD)
+    q = fr.mont_mul(fr.mont_sub(fr.mont_mul(ea, eb), ec), fr.mont_const(z_inv))
+    return fr.from_mont(coset_intt_mont(q))

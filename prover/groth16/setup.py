@@ -31,7 +31,7 @@ from prover import settings
 from prover.field import curve, fr, ntt
 from prover.groth16.circuit import CIRCUIT_NAME, Circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey
-from prover.host import setup_scalars
+from prover.groth16 import setup_scalars_nb as setup_scalars
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,8 @@ def _transpose_times(m: Any, lag: fr.FrArray) -> fr.FrArray:
     """m^T . lag by the compiled host kernel in row blocks on fr's pool (the numpy reference
     took 126 of a 2^24 setup's 234 s on 32 cores); the same canonical rows either way, and the
     reference where the kernel cannot take the matrix (a row over its int64 sum bound)."""
-    from prover.host import matvec, prep
+    from prover.groth16 import prep_nb as prep
+    from prover.host import matvec
 
     t = m.transpose()
     try:
@@ -188,7 +189,7 @@ def setup(circuit: Circuit, *, insecure_seed: int | None = None) -> tuple[Provin
     n, ni = circuit.domain_size, circuit.num_inputs
     with _step("scalars"):
         # beta*u + alpha*v + w, divided by gamma (inputs) or delta (private variables); the
-        # powers of tau times Z(tau)/delta for H (compiled: prover/host/setup_scalars.py)
+        # powers of tau times Z(tau)/delta for H (compiled: prover/groth16/setup_scalars_nb.py)
         combo = setup_scalars.combo(u, v, w, t["alpha"], t["beta"], t["gamma"], t["delta"], ni)
         ic, lq = combo[:ni], combo[ni:]
         z_tau = (pow(t["tau"], n, r) - 1) % r
