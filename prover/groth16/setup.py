@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from prover import settings
+from prover.backend import cuda_backend
 from prover.field import curve, fr, ntt
 from prover.groth16.circuit import CIRCUIT_NAME, Circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey
@@ -113,37 +114,33 @@ def _transpose_times(m: Any, lag: fr.FrArray) -> fr.FrArray:
 GPU_FIXED_BASE_MIN = 1 << 12  # below this the CPU tables win: no upload, no kernel compile
 
 
-def _gpu_kernel(name: str) -> Callable[..., Any] | None:
-    """The named function of prover.kernels.gpu_phases, so that large keys are set up on the
-    GPU; None without CuPy or a visible device, or with setup_gpu off (C2TUI_SETUP_GPU=0)."""
-    if not settings.current().setup_gpu:
+def _gpu() -> Any | None:
+    """The CUDA backend (prover.backend.cuda_backend, the one check of whether CUDA can compute),
+    so that large keys are set up on the GPU; None without one, or with setup_gpu off
+    (C2TUI_SETUP_GPU=0)."""
+    ks = settings.current()
+    if not ks.setup_gpu:
         return None
-    try:
-        import cupy
-
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None
-        from prover.kernels import gpu_phases
-    except Exception:
-        return None
-    return getattr(gpu_phases, name, None)
+    return cuda_backend(ks)[0]
 
 
 def gpu_fixed_base_g1() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
     """The GPU's batched G1 fixed-base multiplication (base xy, scalars) -> (n, 96), or None."""
-    return _gpu_kernel("fixed_base_g1_gpu")
+    bk = _gpu()
+    return None if bk is None else lambda base, coeffs: bk.fixed_base(base, coeffs, "g1")
 
 
 def gpu_fixed_base_g2() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
     """The GPU's batched G2 fixed-base multiplication (base xy, scalars) -> (n, 192), or None."""
-    return _gpu_kernel("fixed_base_g2_gpu")
+    bk = _gpu()
+    return None if bk is None else lambda base, coeffs: bk.fixed_base(base, coeffs, "g2")
 
 
 def gpu_intt() -> Callable[[fr.FrArray], fr.FrArray] | None:
     """The GPU's natural-order inverse NTT (FrArray -> FrArray, 1/n included: prover.field.ntt.intt's
     convention), or None."""
-    ntt_gpu = _gpu_kernel("ntt_gpu")
-    return None if ntt_gpu is None else lambda x: ntt_gpu(x, inverse=True)
+    bk = _gpu()
+    return None if bk is None else bk.intt
 
 
 def _fixed(coeffs: fr.FrArray, g2: bool) -> np.ndarray:

@@ -81,7 +81,8 @@ class DevicePoints:
         sub = DevicePoints.__new__(DevicePoints)
         sub.group, sub.pre, sub.ks = self.group, None, self.ks  # rows < n of a precomputed array are the points
         with _stream_ctx(stream):
-            sub.d = self.d[cp.asarray(np.asarray(idx, dtype=np.int64))]
+            d_idx = idx if isinstance(idx, cp.ndarray) else cp.asarray(np.asarray(idx, dtype=np.int64))
+            sub.d = self.d[d_idx]
         sub.n = int(sub.d.shape[0])
         return sub
 
@@ -302,15 +303,15 @@ def msm_bytes(points: DevicePoints, scalars, stream=None, c: int | None = None, 
     return msm_launch(points, scalars, stream, c, variant).result()
 
 
-def msm_g1_gpu(points, scalars, stream=None, c: int | None = None) -> bytes:
+def msm_g1_gpu(points, scalars, stream=None, c: int | None = None, ks: KernelSettings | None = None) -> bytes:
     """sum_i scalars[i] * points[i] as 96-byte xy (G1Point.to_xy_bytes_le form; identity = zeros).
     points: (n, 96) uint8 xy, or a DevicePoints uploaded earlier (its first len(scalars) points are used)."""
-    return msm_bytes(_points("g1", points, stream), scalars, stream, c)
+    return msm_bytes(_points("g1", points, stream, ks), scalars, stream, c)
 
 
-def msm_g2_gpu(points, scalars, stream=None, c: int | None = None) -> bytes:
+def msm_g2_gpu(points, scalars, stream=None, c: int | None = None, ks: KernelSettings | None = None) -> bytes:
     """G2 MSM; 192-byte xy result (G2Point.to_xy_bytes_le form)."""
-    return msm_bytes(_points("g2", points, stream), scalars, stream, c)
+    return msm_bytes(_points("g2", points, stream, ks), scalars, stream, c)
 
 
 def _batch_add_device(points: DevicePoints, idx, stream=None):

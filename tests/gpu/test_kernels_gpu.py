@@ -31,8 +31,9 @@ def sizes(*logs):
 @pytest.fixture(params=["c", "ptx"])
 def ntt_variant(request, monkeypatch):
     """Both builds of ntt.cu: portable C++ and PTX carry-chain Montgomery products."""
-    monkeypatch.setattr(gp, "NTT_VARIANT", request.param)
-    return request.param
+    from prover.settings import KernelSettings
+
+    return KernelSettings(ntt_variant=request.param)  # passed to the kernels, never installed
 
 
 # --------------------------------------------------------------------------- fields ----
@@ -55,9 +56,9 @@ def test_field_elementwise(ntt_variant):
         A, B = arr(a), arr(b)
         for op, ref in (("mul", lambda x, y: x * y % m), ("add", lambda x, y: (x + y) % m),
                         ("sub", lambda x, y: (x - y) % m), ("sqr", lambda x, y: x * x % m)):
-            assert ints(f(A, B, op)) == [ref(x, y) for x, y in zip(a, b)], (prefix, op)
+            assert ints(f(A, B, op, ks=ntt_variant)) == [ref(x, y) for x, y in zip(a, b)], (prefix, op)
         k = 64
-        assert ints(f(A[:k], B[:k], "inv")) == [pow(x, m - 2, m) for x in a[:k]], (prefix, "inv")
+        assert ints(f(A[:k], B[:k], "inv", ks=ntt_variant)) == [pow(x, m - 2, m) for x in a[:k]], (prefix, "inv")
 
 
 # ------------------------------------------------------------------------------ NTT ----
@@ -67,7 +68,7 @@ def test_ntt_family_exact(L, ntt_variant):
     ai = fr_to_ints(a)
     for inverse in (False, True):
         for coset in (False, True):
-            got = fr_to_ints(gp.ntt_gpu(a, inverse=inverse, coset=coset))
+            got = fr_to_ints(gp.ntt_gpu(a, inverse=inverse, coset=coset, ks=ntt_variant))
             assert got == ntt_ref(ai, inverse=inverse, coset=coset), (L, inverse, coset)
 
 
@@ -76,7 +77,7 @@ def test_ntt_h_exact(L, ntt_variant):
     rng = rng_for(f"ntth{L}")
     a, b, c = (fr_random(1 << L, rng) for _ in range(3))
     want = ntt_h_ref(fr_to_ints(a), fr_to_ints(b), fr_to_ints(c))
-    got = gp.ntt_h_gpu(a, b, c)
+    got = gp.ntt_h_gpu(a, b, c, ks=ntt_variant)
     assert got.dtype == np.uint64 and got.shape == (1 << L, 4)
     assert fr_to_ints(got) == want
     # inputs untouched
@@ -116,10 +117,10 @@ def test_ntt_h_satisfied_identity(L, ntt_variant):
     a, b = fr_random(n, rng), fr_random(n, rng)
     ai, bi = fr_to_ints(a), fr_to_ints(b)
     c = fr_from_ints([x * y % R_MOD for x, y in zip(ai, bi)])
-    h = fr_to_ints(gp.ntt_h_gpu(a, b, c))
+    h = fr_to_ints(gp.ntt_h_gpu(a, b, c, ks=ntt_variant))
     assert h[-1] == 0
     t = random.Random(SEED + L).randrange(R_MOD)
-    A, B, C = (_horner(fr_to_ints(gp.ntt_gpu(x, inverse=True)), t) for x in (a, b, c))
+    A, B, C = (_horner(fr_to_ints(gp.ntt_gpu(x, inverse=True, ks=ntt_variant)), t) for x in (a, b, c))
     assert _horner(h, t) * (pow(t, n, R_MOD) - 1) % R_MOD == (A * B - C) % R_MOD
 
 
