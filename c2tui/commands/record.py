@@ -35,8 +35,8 @@ MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers
 
 
 def _budget_spec(text: str) -> None:
-    from prover.config import parse_bytes
-    from prover.device.budget import SCENARIOS
+    from prover import parse_bytes
+    from prover import SCENARIOS
 
     if text.strip().lower() not in SCENARIOS:
         try:
@@ -46,7 +46,7 @@ def _budget_spec(text: str) -> None:
 
 
 def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
-    from prover.knobs import parse_switch
+    from prover import parse_switch
 
     out = []
     for spec in specs:
@@ -90,9 +90,9 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
             quiet: bool, force: bool, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
             listen: str | None, token_file: str | None, cluster: str | None, **kwargs: Any) -> None:
     """Run the prover headless and record every event."""
-    from prover.config import ConfigError
-    from prover.record import RecordingError, RecordingHeader, RecordingWriter
-    from prover.state import DashboardState
+    from prover import ConfigError
+    from prover import RecordingError, RecordingHeader, RecordingWriter
+    from prover import DashboardState
 
     if duration is not None and sectors is not None:
         raise click.UsageError("give --duration or --sectors, not both")
@@ -195,10 +195,10 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
 
 def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> int:
     """Print the summary of what was written (a prefix if writing failed) and choose the exit status."""
-    from prover.record import RecordingError, read_recording
-    from prover.state import fold
+    from prover import RecordingError, read_recording
+    from prover import fold
     from c2tui.summary_view import print_summary
-    from prover.summary import summarize
+    from prover import summarize
 
     try:
         rec = read_recording(out)

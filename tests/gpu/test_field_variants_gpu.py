@@ -13,9 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-import bench_field as bf  # noqa: E402
+from benchmarks import bench_field as bf  # noqa: E402
 from prover.kernels import gpu_phases as gp  # noqa: E402
 from prover.kernels import loader  # noqa: E402
 from prover.field.ref import R_MOD, fr_random, fr_to_ints, ntt_ref  # noqa: E402

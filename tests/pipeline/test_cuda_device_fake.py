@@ -192,8 +192,7 @@ def test_cuda_device_budget_and_calls(fake_cupy):
 
 @pytest.mark.timeout(60)
 def test_engine_on_fake_cuda(fake_cupy):
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "pipeline"))
-    from invariants import InvariantChecker
+    from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
     from prover.pipeline.engine import Engine
     from prover.pipeline.nullphases import NullPhases
@@ -266,8 +265,7 @@ def test_composition_over_a_device_backend_is_bit_identical():
 
 @pytest.mark.timeout(60)
 def test_engine_uses_cuda_kernels_when_present(fake_cupy, monkeypatch):
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "pipeline"))
-    from invariants import InvariantChecker
+    from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
     from prover.pipeline.engine import Engine
     from prover.state import fold
@@ -291,8 +289,7 @@ def test_engine_ntt_h_reads_the_prestaged_buffers(fake_cupy, monkeypatch):
     """With a backend offering the staged NTT-H, the engine hands NTT-H views of the pre-staged d_a /
     d_bc (a at d_a + 0, b at d_bc + 0, c at d_bc + nbytes/2) instead of the host arrays; the
     in-place result (h in b's place) makes proofs that verify. b_g2 "auto" resolves to gpu."""
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "pipeline"))
-    from invariants import InvariantChecker
+    from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
     from prover.device.cuda import CudaDevice
     from prover.groth16 import phases as P

@@ -48,3 +48,13 @@ def test_a_run_installs_its_settings(monkeypatch):
         settings.use(None)
     monkeypatch.setenv("C2TUI_MSM_MAX_C", "9")
     assert settings.current().msm_max_c == 9
+
+
+def test_msm_max_c_has_a_run_option(tmp_path):
+    from c2tui.options import config_from_options
+
+    assert config_from_options(msm_max_c=9).kernels.msm_max_c == 9
+    f = tmp_path / "c.toml"
+    f.write_text("[kernels]\nntt_variant = \"ptx\"\n")
+    k = config_from_options(config=f, msm_max_c=10).kernels  # merged into the file's [kernels]
+    assert (k.msm_max_c, k.ntt_variant) == (10, "ptx")
