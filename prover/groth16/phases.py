@@ -25,6 +25,7 @@ from prover.groth16.proof import Proof
 from prover.groth16.results import ONE, OTHER, ZERO, G1Msms, MsmPrep, QuerySplit, Synthesis  # noqa: F401
 from prover.groth16.setup import load_or_setup as _load_or_setup
 from prover.groth16.witness import generate_witness
+from prover.settings import KernelSettings
 from prover.groth16 import prep_nb as host_prep
 from prover.groth16 import witness_nb as host_witness
 
@@ -33,11 +34,12 @@ def make_circuit(constraints_log2: int, seed: int) -> Circuit:
     return _make_circuit(constraints_log2, seed)
 
 
-def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None, *,
-                  insecure_seeded: bool = False) -> tuple[ProvingKey, VerifyingKey]:
+def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None, *, insecure_seeded: bool = False,
+                  kernels: KernelSettings | None = None) -> tuple[ProvingKey, VerifyingKey]:
     """Keys for ``circuit`` (cached). The toxic waste comes from the OS's randomness; only with
-    ``insecure_seeded`` is it derived from ``seed`` (reproducible bytes, forgeable keys)."""
-    return _load_or_setup(circuit, cache_dir, insecure_seed=seed if insecure_seeded else None)
+    ``insecure_seeded`` is it derived from ``seed`` (reproducible bytes, forgeable keys).
+    `kernels`: the run's settings (setup on the GPU, key cache), else the environment's."""
+    return _load_or_setup(circuit, cache_dir, insecure_seed=seed if insecure_seeded else None, kernels=kernels)
 
 
 # phases -----------------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ from typing import Callable
 
 from prover import backend as compute_backend
 from prover import events as ev
-from prover import settings
 from prover.field import blocks
 from prover.config import RunConfig
 from prover.device import budget
@@ -151,7 +150,6 @@ class Engine(RunHandle):
             raise RuntimeError("engine already started")
         self._started = True
         self._bus.restart_clock()
-        settings.use(self.config.kernels)  # kernels and setup read the run's tunables
         blocks.configure(self.config.kernels.fr_thread_count())  # fr's block pool, a process resource
         cfg = self.config
         self.emit(ev.RunStarted, backend=self.backend, simulated=self.backend == "sim", profile=self.profile.name,
@@ -237,8 +235,6 @@ class Engine(RunHandle):
         self.emit(ev.RunEnded, reason=reason)
         if self._switch_interval is not None:
             sys.setswitchinterval(self._switch_interval)
-        if settings.current() is self.config.kernels:
-            settings.use(None)
         self._finished.set()
 
     def _init_prover(self) -> Prover:
@@ -248,7 +244,8 @@ class Engine(RunHandle):
         t0 = time.monotonic()
         circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
         cache = None if cfg.cache_dir is None else Path(cfg.cache_dir)
-        pk, vk = P.load_or_setup(circuit, cfg.seed, cache, insecure_seeded=cfg.insecure_seeded_setup)
+        pk, vk = P.load_or_setup(circuit, cfg.seed, cache, insecure_seeded=cfg.insecure_seeded_setup,
+                                 kernels=cfg.kernels)
         if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
             self.emit(ev.Note, level="warn", text=(
                 "INSECURE seeded setup: the keys' toxic waste comes from the seed; anyone who knows it can forge proofs"))
@@ -288,7 +285,8 @@ class Engine(RunHandle):
                 from prover.device.cuda import CudaDevice
 
                 dev = CudaDevice(g, self.profile, want or 0, self.emit, self._stop, cfg.time_scale, self.clock,
-                                 nvml=not cfg.faults.nvml_missing, device_id=dev_id)
+                                 nvml=not cfg.faults.nvml_missing, device_id=dev_id,
+                                 pinned_host=cfg.kernels.pinned_host)
                 if want is None:  # "card" on profile native: this device's whole memory
                     dev.budget = dev.total_bytes
             budget.check(dev.budget, self.profile, self.modelled_log2, self._budget_spec)

@@ -39,15 +39,9 @@ def test_kernels_take_their_settings_never_the_environment(monkeypatch):
     assert str(setup.default_cache_dir()) == "/tmp/somewhere"
 
 
-def test_a_run_installs_its_settings(monkeypatch):
-    k = KernelSettings(msm_max_c=7)
-    settings.use(k)
-    try:
-        assert settings.current() is k
-    finally:
-        settings.use(None)
-    monkeypatch.setenv("C2TUI_MSM_MAX_C", "9")
-    assert settings.current().msm_max_c == 9
+def test_no_process_global_settings():
+    """The run's settings travel as arguments (issue 23): there is nothing to install."""
+    assert not hasattr(settings, "use") and not hasattr(settings, "current")
 
 
 def test_msm_max_c_has_a_run_option(tmp_path):
