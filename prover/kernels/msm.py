@@ -228,25 +228,32 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         k("msm_bucket_final")(_grid(nb, 128), (128,), (part, pc, pincl, np.uint32(nb), buckets))
         del part
         mark("accn")
-        # window reduction: SB blocks x G threads of segments per window, then a tree
-        # (WB bucket sets: one per window, or a single shared one for precomputed points)
-        G = min(128, B)
-        SB = max(1, min(B // G // 4, max(32, 256 // WB)))  # reduce_xyzz runs SB threads: G2 needs <= 256
-        scratch = cp.empty((WB * SB * G, xw), dtype=u32)
-        wpart = cp.empty((WB * SB, xw), dtype=u32)
-        k("msm_window_reduce")((WB * SB,), (G,), (buckets, np.uint32(B), np.uint32(SB), scratch, wpart))
-        win = cp.empty((WB, xw), dtype=u32)
-        G2 = 1
-        while G2 < SB:
-            G2 *= 2
-        k("reduce_xyzz")((WB,), (G2,), (wpart, np.uint32(WB * SB), np.uint32(SB), scratch, win))
-        out = cp.empty((1, aw), dtype=u32)
+        win = _reduce_windows(k, buckets, B, WB, xw)
         mark("window_reduce")
         if not device_final:
             return win, c
+        out = cp.empty((1, aw), dtype=u32)
         k("msm_final")((1,), (1,), (win, np.int32(WB), np.int32(c), out))
         mark("final")
         return out
+
+
+def _reduce_windows(k, buckets, B: int, WB: int, xw: int):
+    """Window reduction: SB blocks x G threads of segments per window, then a tree (WB bucket
+    sets: one per window, or a single shared one for precomputed points) -> (WB, xyzz) sums."""
+    cp = _cp()
+    u32 = cp.uint32
+    G = min(128, B)
+    SB = max(1, min(B // G // 4, max(32, 256 // WB)))  # reduce_xyzz runs SB threads: G2 needs <= 256
+    scratch = cp.empty((WB * SB * G, xw), dtype=u32)
+    wpart = cp.empty((WB * SB, xw), dtype=u32)
+    k("msm_window_reduce")((WB * SB,), (G,), (buckets, np.uint32(B), np.uint32(SB), scratch, wpart))
+    win = cp.empty((WB, xw), dtype=u32)
+    G2 = 1
+    while G2 < SB:
+        G2 *= 2
+    k("reduce_xyzz")((WB,), (G2,), (wpart, np.uint32(WB * SB), np.uint32(SB), scratch, win))
+    return win
 
 
 def _to_bytes(dev_u32, stream) -> bytes:

@@ -47,3 +47,19 @@ def test_no_package_cycle_in_prover() -> None:
     script = ROOT / "tests" / "helpers" / "pkg_graph.py"  # the team's pkg-graph tool, vendored for CI
     res = subprocess.run([sys.executable, str(script), str(ROOT)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_files_and_functions_stay_small() -> None:
+    """No Python file over 450 lines, no function over 80, outside benchmarks/ (issue 23)."""
+    import ast
+
+    long_files, long_fns = [], []
+    for part in ("prover", "c2tui", "tests"):
+        for path in sorted((ROOT / part).rglob("*.py")):
+            text = path.read_text()
+            if text.count("\n") > 450:
+                long_files.append(str(path.relative_to(ROOT)))
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
+                    long_fns.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert long_files == [] and long_fns == [], long_files + long_fns
