@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
@@ -234,8 +234,7 @@ def main() -> None:
     doc: dict[str, Any] = {
         "what": "host phases per partition, compiled nogil kernels (native, no modelled time)",
         "date": now.isoformat(timespec="seconds"), "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
-        "machine": {"host": host, "cpus": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
-                    "numpy": np.__version__, "numba": numba.__version__},
+        "machine": {**harness.machine(), "host": host, "numpy": np.__version__, "numba": numba.__version__},
         "jit": None if a.no_jit_probe else jit_seconds(),
         "constant_cost_phases": constant_costs(a.seed, a.repeat, a.cache_dir),
         "rows": [],

@@ -31,14 +31,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "tui"))
-sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_tui: the frame loop both benchmarks time
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover import events as ev  # noqa: E402
 from prover.fleet.host import tag  # noqa: E402
 from prover.state import DashboardState  # noqa: E402
-from tui_synth import Synth  # noqa: E402
+from tests.helpers.tui_synth import Synth  # noqa: E402
 
 GPUS, WORKERS = 8, 4
 
@@ -168,8 +166,7 @@ def main() -> None:
     ap.add_argument("--hosts", type=int, default=100)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fleet_bench.json"))
     a = ap.parse_args()
-    res: dict = {"machine": {"platform": platform.platform(), "python": platform.python_version(),
-                             "cpus": os.cpu_count()}, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    res: dict = {"machine": harness.machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S")}
     scale, st = bench_scale(a.hosts, 4.0 if a.quick else 12.0)
     res["scale"] = scale
     print(json.dumps(scale, indent=1), flush=True)

@@ -36,8 +36,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "tui"))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from rich.console import Console  # noqa: E402
 
@@ -46,7 +45,7 @@ from c2tui.sources import LiveSource, ReplaySource, fast_snapshot  # noqa: E402
 from c2tui.widgets.common import StateView  # noqa: E402
 from c2tui.widgets.header_bar import HeaderBar  # noqa: E402
 from prover.state import DashboardState  # noqa: E402
-from tui_synth import Synth  # noqa: E402
+from tests.helpers.tui_synth import Synth  # noqa: E402
 
 
 def pct(xs: list[float], q: float) -> float:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 
-from benchmarks import bench_field as bf  # noqa: E402
+import bench_field as bf  # noqa: E402
 from prover.kernels import gpu_phases as gp  # noqa: E402
 from prover.kernels import loader  # noqa: E402
 from prover.field.ref import R_MOD, fr_random, fr_to_ints, ntt_ref  # noqa: E402

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from benchmarks import fuzz_cli  # noqa: E402
+import fuzz_cli  # noqa: E402
 
 COMMANDS = ["prove", "verify", "record", "summary", "screenshot", "replay", "run"]
 
