@@ -219,3 +219,30 @@ def test_a_download_that_fails_reruns_on_the_reference() -> None:
     got = _bytes(fb.msm(fb.points(_pk("g1", xy), "a"), s, "g1"))
     assert got == ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
     assert notes == ["msm g1 on the GPU failed, CPU reference used: d2h copy failed"]
+
+
+def test_a_new_gpu_primitive_is_one_backend_method() -> None:
+    """Adding a GPU primitive for an existing phase (here the in-place NTT-H over the pre-staged
+    buffers) is the kernel, its wrapper, and one backend method with its capability: the
+    composition and the engine pick it up from the capabilities, nothing else changes."""
+    from prover.groth16 import compose
+
+    class Before(B.ReferenceBackend):
+        name, impl = "before", "before"
+
+        def device_key(self):
+            return 0
+
+    class After(Before):
+        capabilities = Before.capabilities | {B.NTT_H_STAGED}  # the one line beside the method
+
+        def ntt_h_staged(self, d_a, d_b, d_c):  # the new primitive (a kernel wrapper on a GPU)
+            d_b[...] = B.REFERENCE.ntt_h(d_a, d_b, d_c)
+            return d_b
+
+    assert compose.gpu_phases(Before()).ntt_h_staged is None
+    phases = compose.gpu_phases(After())
+    a, b, c = (fr_random(256, rng_for(f"new{i}")) for i in range(3))
+    want = B.REFERENCE.ntt_h(a, b, c)
+    assert np.array_equal(phases.ntt_h_staged((a.copy(), b.copy(), c.copy()), (a, b, c)), want)
+    assert "ntt_h_staged" in phases.in_use()
