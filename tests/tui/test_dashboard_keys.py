@@ -324,7 +324,7 @@ async def test_every_binding_is_in_the_help(replay):
 @sync
 async def test_overview_names_the_gpus_it_has_no_room_for(tmp_path):
     """8 GPUs at 80x24: the overview is capped at 4 lines, the last names the other GPUs."""
-    import make_recordings
+    from tests.tui import make_recordings
 
     path = tmp_path / "eight.jsonl"
     make_recordings.synth(path, gpus=8, workers_per_gpu=2, sectors=2, partitions=8, progress_steps=1,
