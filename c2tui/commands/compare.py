@@ -35,7 +35,7 @@ def command(files: tuple[Path, ...], align: str, window: float, step: float | No
             theme: str, at: float, out: str | None, size: str) -> None:
     """Compare recordings side by side, aligned at each one's first GPU section."""
     from c2tui.exits import USAGE, fail
-    from prover import compare
+    from prover import compare_runs as compare
     from prover import RecordingError, read_recording
 
     if len(files) < 2:
