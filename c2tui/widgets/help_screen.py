@@ -90,7 +90,9 @@ def kernel_section(kernels: dict) -> list[tuple[str, list[tuple[str, str]]]]:
     says what each means); none before the run has said."""
     if not kernels:
         return []
-    rows = [(f"kernels.{k}", "none" if v is None or v == "" else str(v)) for k, v in kernels.items()]
+    from prover import on_off
+
+    rows = [(f"kernels.{k}", "none" if v is None or v == "" else on_off(v)) for k, v in kernels.items()]
     return [("Kernel settings in force (this run)", rows)]
 
 
