@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover.attach.server import AttachServer  # noqa: E402
 from prover.config import load_config  # noqa: E402
@@ -198,8 +198,7 @@ def main() -> None:
     t = statistics.mean(r["two_per_min"] for r in rows)
     npm = statistics.mean(r["none_phases_per_min"] for r in rows)
     tpm = statistics.mean(r["two_phases_per_min"] for r in rows)
-    doc = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": platform.platform(),
-           "cpus": os.cpu_count(), "python": platform.python_version(),
+    doc = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": harness.machine(),
            "config": f"sim (modelled timings, {'no proofs (NullPhases)' if args.null_phases else 'real 2^10 proofs'}), 2 GPUs x 3 workers, time_scale {args.time_scale}, "
                      f"mem_sync stream, RecordingWriter on both sides; {seconds:.0f} s runs, steady window "
                      f"[{warm:.0f} s, {seconds:.0f} s], {pairs} pair(s) in ABBA order; attached = AttachServer on a "

@@ -45,8 +45,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from bench_native import ListSink, MemoPhases, device_total, free_cached_blocks  # noqa: E402
 from c2tui.listen import start_listening  # noqa: E402
@@ -189,8 +188,8 @@ def main(argv: list[str] | None = None) -> int:
             "lock_mode": "two-lock", "mem_sync": "stream", "b_g2": "auto", "vram_budget": device_total(a.backend),
             "cache_dir": a.cache_dir}
     doc: dict[str, Any] = {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": platform.platform(),
-        "cpus": os.cpu_count(), "python": platform.python_version(), "argv": sys.argv,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": harness.machine(gpu=a.backend == "cuda"),
+        "argv": sys.argv,
         "config": f"native 2^{a.log2} (proved = modelled, profile native, time scale 1), backend {a.backend}, "
                   f"two-lock + stream, {a.workers} workers, every proof verified; "
                   f"A = RecordingWriter (+ an in-memory list for the fold) only, "

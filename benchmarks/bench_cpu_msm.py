@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 _XY: np.ndarray | None = None
 _SC: bytes | None = None
@@ -117,10 +117,9 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--precompute", action="store_true", help="also time MSMs over precomputed window shifts")
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     from bench_kernels import random_points
 
-    from prover.bls import fr
+    from prover.field import fr
 
     rows = []
     for L in (int(x) for x in args.logs.split(",")):

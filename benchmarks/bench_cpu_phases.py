@@ -36,15 +36,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from prover.groth16 import phases as P  # noqa: E402
-from prover.host import prep as host_prep  # noqa: E402
-from prover.host import warm_up  # noqa: E402
-from prover.host import witness as host_witness  # noqa: E402
+from prover.groth16 import prep_nb as host_prep  # noqa: E402
+from prover.groth16.warm import warm_up  # noqa: E402
+from prover.groth16 import witness_nb as host_witness  # noqa: E402
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -63,7 +63,7 @@ def jit_seconds() -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, NUMBA_CACHE_DIR=tmp,  # this checkout first, then whatever the caller had
                    PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-        code = "from prover.host import warm_up; print(warm_up())"
+        code = "from prover.groth16.warm import warm_up; print(warm_up())"
         cold = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout)
     return {"compile_cold_s": round(cold, 2), "warm_up_cached_s": round(warm_up(), 3)}
 
@@ -234,8 +234,7 @@ def main() -> None:
     doc: dict[str, Any] = {
         "what": "host phases per partition, compiled nogil kernels (native, no modelled time)",
         "date": now.isoformat(timespec="seconds"), "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
-        "machine": {"host": host, "cpus": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
-                    "numpy": np.__version__, "numba": numba.__version__},
+        "machine": {**harness.machine(), "host": host, "numpy": np.__version__, "numba": numba.__version__},
         "jit": None if a.no_jit_probe else jit_seconds(),
         "constant_cost_phases": constant_costs(a.seed, a.repeat, a.cache_dir),
         "rows": [],

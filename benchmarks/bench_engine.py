@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover import events as ev  # noqa: E402
 from prover.config import load_config  # noqa: E402
@@ -148,8 +148,7 @@ def bench_storm(seconds: float, seed: int = 1) -> dict:
     checked from the event stream (tests/pipeline/invariants.py)."""
     import random
 
-    sys.path.insert(0, str(ROOT / "tests" / "pipeline"))
-    from invariants import InvariantChecker
+    from tests.helpers.invariants import InvariantChecker
 
     cfg = load_config(None, backend="sim", profile="tiny", gpus=2, workers_per_gpu=3, sectors=None, partitions=10,
                       time_scale=1.0, seed=seed, prestage_wait_s=0.05,
@@ -208,8 +207,7 @@ def main() -> None:
         return
     res = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "load_avg_1m_at_start": round(os.getloadavg()[0], 2)},
+        "machine": {**harness.machine(), "load_avg_1m_at_start": round(os.getloadavg()[0], 2)},
         "recorder": bench_recorder(a.events),
         "bookkeeping": [best_of(3, a.partitions, 1, False), best_of(3, a.partitions, 3, False),
                         best_of(3, a.partitions, 3, True)],

@@ -32,10 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover.kernels.loader import CUDA_DIR, headers_digest  # noqa: E402
-from prover.kernels.pyref import P_MOD, R_MOD  # noqa: E402
+from prover.field.ref import P_MOD, R_MOD  # noqa: E402
 
 VARIANTS = ("cios", "ptx", "cios_v", "eo", "eo_r", "eo_c", "eo_sq")
 FIELDS = {"fr": (R_MOD, 8), "fp": (P_MOD, 12)}

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_fleet.py [--quick] [--skip-overhead] [--out FILE]
 
-1. scale: a synthetic stream of 100 hosts x 8 GPUs x 4 workers (tests/tui/tui_synth.py's
+1. scale: a synthetic stream of 100 hosts x 8 GPUs x 4 workers (tests/helpers/tui_synth.py's
    model, tagged the way a host actor tags its events: host, fleet-wide GPU and worker
    numbers), in the batches a 50 ms poll returns, round by round. Measured:
    - produced: events per second of (modelled, real-time) run the 100 hosts emit;
@@ -24,20 +24,17 @@ import gc
 import json
 import os
 import pickle
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "tui"))
-sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_tui: the frame loop both benchmarks time
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover import events as ev  # noqa: E402
 from prover.state import DashboardState  # noqa: E402
-from fleet_synth import GPUS, WORKERS, fleet_start, fleet_stream, host_events, tagged  # noqa: E402,F401
+from tests.helpers.fleet_synth import GPUS, WORKERS, fleet_start, fleet_stream, host_events, tagged  # noqa: E402,F401
 
 
 def base_rounds(seed: int, until: float, poll_s: float) -> list[list]:
@@ -204,8 +201,7 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="default results/fleet_bench.json (--dashboard: "
                                                 "results/fleet_dashboard_<H>x8.json)")
     a = ap.parse_args()
-    res: dict = {"machine": {"platform": platform.platform(), "python": platform.python_version(),
-                             "cpus": os.cpu_count(), "load_avg_at_start": [round(x, 2) for x in os.getloadavg()]},
+    res: dict = {"machine": {**harness.machine(), "load_avg_at_start": [round(x, 2) for x in os.getloadavg()]},
                  "when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "argv": sys.argv}
     if a.dashboard:
         res["dashboard"] = bench_dashboard(a.hosts, a.quick)

@@ -57,8 +57,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from bench_attach_native import LIVE, Client  # noqa: E402
 from bench_native import ListSink, wait_first  # noqa: E402
@@ -196,8 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # loopback (prover/fleet/cluster.py)
     a.out_dir.mkdir(parents=True, exist_ok=True)
     json_path = a.out_dir / "fleet_native.json"
-    res: dict[str, Any] = {"machine": {"platform": platform.platform(), "python": platform.python_version(),
-                                       "cpus": os.cpu_count()}, "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+    res: dict[str, Any] = {"machine": harness.machine(gpu=a.backend == "cuda"), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
                            "argv": sys.argv, "runs": []}
     t0 = time.time()
     setup = setup_in_child(a.log2, a.seed, cache)

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 GROWTH = 1.06  # per doubling beyond linear (the sorts and NTTs are n log n)
 
@@ -119,10 +119,11 @@ def stand_in_key(circuit, uniq: int = 4096):
 def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, stand_in: bool = False) -> None:
     import cupy as cp
 
-    from prover.kernels.gpu_adapter import make_gpu_phases
+    from prover.groth16 import compose
     from prover.groth16 import phases as P
     from prover.groth16 import setup as S
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels.cuda_backend import CudaBackend
+    from prover.settings import KernelSettings
 
     pool = cp.get_default_memory_pool()
     with timed(row, "make_circuit_s", rows):
@@ -152,7 +153,7 @@ def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, st
     row["batch_add_points"] = {k: len(getattr(prep, k).ones) for k in ("a", "b_g1", "l", "b_g2")}
     row["tail_points"] = {k: len(getattr(prep, k).tail) for k in ("a", "b_g1", "l", "b_g2")}
     rows.save()
-    fns = make_gpu_phases(gp)
+    fns = compose.gpu_phases(CudaBackend(KernelSettings.from_env()))
     stream = cp.cuda.Stream(non_blocking=True)
     runs = []
     out = None
@@ -163,12 +164,12 @@ def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, st
             d_abc = [cp.asarray(x) for x in (syn.a, syn.b, syn.c)]  # the pre-stage's upload
             stream.synchronize()
             t1 = time.perf_counter()
-            h = fns["ntt_h"](*d_abc)
+            h = fns.ntt_h(*d_abc)
             stream.synchronize()
             t2 = time.perf_counter()
-            g1 = fns["msm_g1"](prep, h, pk)
+            g1 = fns.msm_g1(prep, h, pk)
             t3 = time.perf_counter()
-            b2 = fns["b_g2_msm"](prep, pk)
+            b2 = fns.b_g2_msm(prep, pk)
             stream.synchronize()
             t4 = time.perf_counter()
             del d_abc

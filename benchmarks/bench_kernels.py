@@ -22,10 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover.kernels import gpu_phases as gp  # noqa: E402
-from prover.kernels.pyref import R_MOD, fr_random  # noqa: E402
+from prover.settings import KernelSettings  # noqa: E402
+from prover.field.ref import R_MOD, fr_random  # noqa: E402
 
 
 def logs(s: str) -> list[int]:
@@ -126,13 +127,13 @@ def main() -> int:
 
     # ---------------------------------------------------------------- NTT family --
     for variant, L in [(v, L) for L in logs(args.ntt) for v in args.ntt_variants.split(",")]:
-        gp.NTT_VARIANT = variant
+        ks = KernelSettings(ntt_variant=variant)
         n = 1 << L
         with stream:
             a0 = cp.asarray(fr_random(n, rng)).view(cp.uint32).reshape(n, 8)
             b0, c0 = cp.asarray(fr_random(n, rng)).view(cp.uint32).reshape(n, 8), cp.asarray(fr_random(n, rng)).view(cp.uint32).reshape(n, 8)
             a, b, c, tmp = a0.copy(), b0.copy(), c0.copy(), cp.empty_like(a0)
-        plan = gp.ntt_plan(L, stream)
+        plan = gp.ntt_plan(L, stream, ks)
         with stream:
             t_ntt = timed(lambda: plan._run_passes(a, plan.tw_fwd, dif=False), stream, args.reps)
             t_nat = timed(lambda: plan.ntt(a, tmp), stream, args.reps)
@@ -151,7 +152,7 @@ def main() -> int:
         save()
         cp.get_default_memory_pool().free_all_blocks()
     gp._plans.clear()
-    gp.NTT_VARIANT = args.ntt_variant
+    ks_run = KernelSettings(ntt_variant=args.ntt_variant)  # the build the later sections use
     cp.get_default_memory_pool().free_all_blocks()
 
     # --------------------------------------------------------------------- MSM G1 --
@@ -189,7 +190,7 @@ def main() -> int:
             if args.precompute:  # the same MSM over precomputed window shifts of the first n points
                 with stream:
                     sub = gp.DevicePoints.__new__(gp.DevicePoints)
-                    sub.group, sub.n, sub.pre, sub.d = "g1", n, None, dp_all.d[:n]
+                    sub.group, sub.n, sub.pre, sub.d, sub.ks = "g1", n, None, dp_all.d[:n], dp_all.ks
                     e0, e1 = cp.cuda.Event(), cp.cuda.Event()
                     e0.record(stream)
                     pre = sub.precompute(stream=stream)
@@ -268,14 +269,12 @@ def main() -> int:
                 d_tail_s = d_sc[tail_idx]
                 a0 = cp.asarray(fr_random(n, rng)); b0 = cp.asarray(fr_random(n, rng)); c0 = cp.asarray(fr_random(n, rng))  # noqa: E702
                 a, b, c = a0.copy(), b0.copy(), c0.copy()
-            tail_pts = gp.DevicePoints.__new__(gp.DevicePoints)
-            tail_pts.group, tail_pts.d = "g1", dp_all.d[tail_idx]
-            tail_pts.n = int(tail_pts.d.shape[0])
-            gp.ntt_plan(L, stream)
+            tail_pts = dp_all.take(tail_idx, stream)  # a gathered subset: .pre None, the key's settings
+            gp.ntt_plan(L, stream, ks_run)
 
             def section():
                 a[...] = a0; b[...] = b0; c[...] = c0  # noqa: E702
-                h = gp.ntt_h_device(a, b, c, stream)
+                h = gp.ntt_h_device(a, b, c, stream, ks_run)
                 v = args.msm_variants.split(",")[-1]
                 gp._msm_device(dp_all, h[: n - 1], stream, variant=v, device_final=False)   # H query
                 for _ in range(3):                                                          # A, B_G1, L

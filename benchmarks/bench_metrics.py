@@ -34,8 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from bench_engine import mixed_events  # noqa: E402
 from prover.config import load_config  # noqa: E402
@@ -232,7 +231,7 @@ def main() -> None:
     book_ratio = med(book, "ms_per_partition", False) / med(book, "ms_per_partition", True)
     res = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+        "machine": {**harness.machine(),
                     "load_avg_1m_at_start": round(load0, 2), "load_avg_1m_at_end": round(os.getloadavg()[0], 2)},
         "command": " ".join(["python3", "benchmarks/bench_metrics.py", *sys.argv[1:]]),
         "sim": {"profile": "rtx5070ti-16g", "proved_log2": 8, "time_scale": a.scale, "partitions": a.parts,

@@ -21,7 +21,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
+
+ROOT = harness.ROOT
 PROVE_PHASES = ("synthesize", "prep_msm", "ntt_h", "msm_g1", "b_g2_msm", "assemble")
 
 
@@ -48,7 +50,6 @@ def _prove_once(P, circuit, pk, vk, seed: int, instance: int) -> dict:  # type: 
 
 
 def run_one(k: int, seed: int, cache_dir: Path, repeat: int) -> dict:
-    sys.path.insert(0, str(ROOT))
     from prover.groth16 import phases as P
     from prover.groth16.setup import cache_path, save_keys, setup
 
@@ -93,7 +94,7 @@ def main() -> None:
     doc = {
         "benchmark": "prover_cpu",
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(), "python": platform.python_version()},
+        "machine": {**harness.machine(), "processor": platform.processor()},
         "command": "python3 benchmarks/bench_prover.py --sizes " + " ".join(map(str, args.sizes)),
         "results": results,
     }

@@ -18,11 +18,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 import numpy as np  # noqa: E402
 
-from prover.bls import fr  # noqa: E402
+from prover.field import blocks, fr  # noqa: E402
+from prover.settings import KernelSettings  # noqa: E402
+
+blocks.configure(KernelSettings.from_env().fr_thread_count())  # C2TUI_FR_THREADS, as the engine does
 from prover.groth16 import phases as P  # noqa: E402
 from prover.groth16 import setup  # noqa: E402
 
@@ -33,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--deadline", type=float, default=None)
     a = ap.parse_args(argv)
-    res: dict = {"log2": a.log2, "cpus": os.cpu_count(), "fr_threads": fr._threads(), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+    res: dict = {"log2": a.log2, "cpus": os.cpu_count(), "fr_threads": blocks.threads(), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
                  "what": "setup's QAP products m^T . lagrange, native (no model), seconds wall per matrix"}
 
     def save() -> None:

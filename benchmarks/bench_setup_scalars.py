@@ -1,4 +1,4 @@
-"""The key setup's scalars side by side: compiled (prover/host/setup_scalars.py, what setup
+"""The key setup's scalars side by side: compiled (prover/groth16/setup_scalars_nb.py, what setup
 runs now) against the numpy field code (what it ran before), same inputs, one process, the
 outputs compared.
 
@@ -17,12 +17,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 import numpy as np  # noqa: E402
 
-from prover.bls import fr  # noqa: E402
-from prover.host import setup_scalars as S  # noqa: E402
+from prover.field import blocks, fr  # noqa: E402
+from prover.settings import KernelSettings  # noqa: E402
+
+blocks.configure(KernelSettings.from_env().fr_thread_count())  # C2TUI_FR_THREADS, as the engine does
+from prover.groth16 import setup_scalars_nb as S  # noqa: E402
 
 
 def numpy_path(u, v, w, alpha, beta, gamma, delta, ni, tau, k):  # noqa: ANN001, ANN201 - setup's code before
@@ -46,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     consts = [int(x) for x in fr.to_ints(fr.random(6, 4))]
     args = (u, v, w, *consts[:4], 1, consts[4], consts[5])
     compiled_path(*(x[:64] if isinstance(x, np.ndarray) else x for x in args))  # numba compile / cache load
-    res = {"log2": a.log2, "cpus": os.cpu_count(), "fr_threads": fr._threads(), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+    res = {"log2": a.log2, "cpus": os.cpu_count(), "fr_threads": blocks.threads(), "when": time.strftime("%Y-%m-%d %H:%M:%S"),
            "what": "setup's scalars (combo over 2^log2 rows, 2^log2 - 1 powers), seconds wall, native"}
     t0 = time.perf_counter()
     got = compiled_path(*args)

@@ -9,7 +9,7 @@
    - full: draw + Textual's whole-screen composition to ANSI (compositor render_update(full=True)
      printed through a truecolor Console, as the driver would write it) - an upper bound.
    At 200x60 (what fits) and 240x160 (every GPU panel and all 64 partitions on screen).
-2. fps under load: a synthetic prover (tests/tui/tui_synth.py, 8 GPUs x 4 workers) fires
+2. fps under load: a synthetic prover (tests/helpers/tui_synth.py, 8 GPUs x 4 workers) fires
    >= 5k events/s into a LiveSource (the same sink the engine uses); the app runs headless at
    its default 10 Hz for a while; we count frames actually painted (header renders) and how
    far the fold thread fell behind.
@@ -36,8 +36,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "tui"))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from rich.console import Console  # noqa: E402
 
@@ -46,7 +45,7 @@ from c2tui.sources import LiveSource, ReplaySource, fast_snapshot  # noqa: E402
 from c2tui.widgets.common import StateView  # noqa: E402
 from c2tui.widgets.header_bar import HeaderBar  # noqa: E402
 from prover.state import DashboardState  # noqa: E402
-from tui_synth import Synth  # noqa: E402
+from tests.helpers.tui_synth import Synth  # noqa: E402
 
 
 def pct(xs: list[float], q: float) -> float:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 import bench_tui as bt  # noqa: E402
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover.record import read_recording  # noqa: E402
 from prover.state import fold  # noqa: E402

@@ -35,7 +35,7 @@ from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable
 from c2tui.widgets.quit_dialog import DRAIN, NOW, QuitDialog, in_flight, record_abandoned
 from c2tui.widgets.replay_bar import ReplayBar
-from prover.knobs import KNOBS
+from prover import KNOBS
 
 SWITCH_INTERVAL = 0.001  # seconds; see on_mount
 # live controls: the knobs' keys (prover.knobs), then submitting a sector; each goes to the Controller
@@ -387,7 +387,8 @@ class DashboardApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.replay))
+            kernels = self.state.config.get("kernels") if self.state is not None else None
+            self.push_screen(HelpScreen(self.replay, kernels if isinstance(kernels, dict) else None))
 
     # --- quitting: never drop in-flight work without asking (or, on Ctrl-C, without a record) --
     def _engine(self) -> Any:

@@ -21,7 +21,7 @@ def cluster_option(func: F) -> F:
 
 def make_engine(cfg: Any, cluster: str | None) -> Any:
     """The one-host Engine, or a FleetEngine over the cluster; click errors for bad input."""
-    from prover.pipeline.engine import BackendError, Engine
+    from prover import BackendError, Engine
 
     if cluster is None:
         try:
@@ -30,13 +30,13 @@ def make_engine(cfg: Any, cluster: str | None) -> Any:
             from c2tui.exits import RUN, fail
 
             fail(str(exc), RUN)
-    from prover.fleet.cluster import ClusterError, parse_cluster
+    from prover import ClusterError, parse_cluster
 
     try:
         parse_cluster(cluster)
     except ClusterError as exc:
         raise click.BadParameter(str(exc).removeprefix("--cluster: "), param_hint="--cluster") from None
-    from prover.fleet.driver import FleetEngine
+    from prover import FleetEngine
 
     try:
         return FleetEngine(cfg, cluster)

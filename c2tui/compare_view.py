@@ -10,9 +10,9 @@ from rich.text import Text
 
 from c2tui.fit_table import fit_tables
 from c2tui.segment_view import segment_tables
-from prover.compare import Comparison, ComparedRun
-from prover.state import on_off
-from prover.summary import Summary
+from prover import Comparison, ComparedRun
+from prover import on_off
+from prover import Summary
 
 ANCHOR_WORDS = {"start": "its start", "first-gpu": "its first GPU section (first lock acquired)",
                 "steady": "its first verified partition"}

@@ -27,8 +27,8 @@ def start_listening(engine: Any, listen: str | None, token_file: str | None, hea
     """An AttachServer serving `engine` at `listen` (None: no server). Bad or busy address -> exit 2."""
     if listen is None:
         return None
-    from prover.attach.address import AttachError, parse_address, server_token
-    from prover.attach.server import AttachServer
+    from prover import AttachError, parse_address, server_token
+    from prover import AttachServer
 
     try:
         addr = parse_address(listen)

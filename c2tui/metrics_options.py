@@ -36,7 +36,7 @@ def start_metrics(engine: Any, port: int | None, addr: str) -> Any:
     """Attach an exporter to the engine and serve it; None when no port was given."""
     if port is None:
         return None
-    from prover.observe.metrics import MetricsExporter
+    from prover import MetricsExporter
 
     exp = MetricsExporter()
     try:

@@ -18,7 +18,7 @@ from typing import Any, Callable, TypeVar
 
 import click
 
-from prover.knobs import KNOBS, Knob
+from prover import KNOBS, Knob
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,7 +27,7 @@ CLI_KNOBS = ("workers_per_gpu", "lock_mode", "mem_sync", "prestage", "b_g2")  # 
 
 def _profiles_help() -> str:
     try:
-        from prover.device.profiles import PROFILES
+        from prover import PROFILES
 
         return ", ".join(sorted(PROFILES))
     except Exception:  # pragma: no cover
@@ -85,6 +85,8 @@ def run_options(func: F) -> F:
                      help="phase duration = modelled time x this (0.1 = ten times faster)  [default: 1]"),
         click.option("--verify-share", type=float, default=None, help="share of proofs self-checked  [default: 1]"),
         click.option("--cache-dir", default=None, help="proving-key cache directory"),
+        click.option("--msm-max-c", "msm_max_c", type=click.IntRange(6, 22), default=None,
+                     help="widest MSM window (bits) the kernels' cost model may pick (kernels.msm_max_c)  [default: 16]"),
         click.option("--insecure-seeded-setup", is_flag=True, default=None,
                      help="derive the setup's toxic waste from --seed: reproducible keys, INSECURE (the seed forges proofs)"),
     ]
@@ -127,11 +129,13 @@ def config_from_options(**kwargs: Any) -> Any:
     """Build a RunConfig from the options' values (plus any extra RunConfig fields passed,
     e.g. sectors=, faults=). Unknown keys that are not RunConfig fields are ignored, so a
     command can pass its whole **kwargs. Raises prover.config.ConfigError."""
-    from prover.config import RunConfig, load_config
+    from prover import RunConfig, load_config
 
     path = kwargs.pop("config", None)
     over: dict[str, Any] = {}
     for k, v in kwargs.items():
         if k in RunConfig.model_fields:
             over[k] = _gpus(v) if k == "gpus" else v
+    if kwargs.get("msm_max_c") is not None:  # a kernel setting with a run option of its own
+        over["kernels"] = {**over.get("kernels", {}), "msm_max_c": kwargs["msm_max_c"]}
     return load_config(path, **over)

@@ -7,8 +7,8 @@ from typing import Sequence
 from rich.table import Table
 
 from c2tui.fit_table import fit_tables
-from prover.state import on_off
-from prover.state_segments import SegmentSummary
+from prover import on_off
+from prover import SegmentSummary
 
 COLUMNS = ["#", "from", "for", "knobs", "change", "verified", "verified/min", "ratio", "fallbacks", "OOMs",
            "mem wait", "mem hold", "compute held", "device sync"]

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol
 
 from prover import events as ev
-from prover.state import DashboardState, GpuState, LockState, PartitionState, PhaseStats, Segment
-from prover.state_segments import copy_segments
+from prover import DashboardState, GpuState, LockState, PartitionState, PhaseStats, Segment
+from prover import copy_segments
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 CHECKPOINT_EVERY = 2000
@@ -197,7 +197,7 @@ class AttachSource(LiveSource):
 
     def __init__(self, address: str, name: str | None = None, token_file: str | None = None,
                  snapshot_hz: float = 20.0) -> None:
-        from prover.attach.client import AttachClient, RemoteController
+        from prover import AttachClient, RemoteController
 
         self.client = AttachClient(address, name=name, token_file=token_file)
         a = self.client.address
@@ -249,7 +249,7 @@ def check_at(at: float | None, events: list) -> None:
 def load_recording(path: str | Path) -> Recording:
     """Read a recording with prover.record (pydantic-validated; a torn tail gives the valid
     prefix and an error naming the line). Raises RecordingError if it is not a recording."""
-    from prover.record import RecordingError, read_recording
+    from prover import RecordingError, read_recording
 
     rec = read_recording(path)
     if rec.header is None:

@@ -14,9 +14,9 @@ from rich.text import Text
 from c2tui.fit_table import fit_tables
 from c2tui.segment_view import segment_tables
 
-from prover.events import Phase
-from prover.state import on_off
-from prover.summary import Summary
+from prover import Phase
+from prover import on_off
+from prover import Summary
 
 _PHASE_ORDER = [p.value for p in Phase]  # SupraSeal C2 order
 

@@ -272,7 +272,7 @@ def load_config(path: Path | str | None = None, **overrides: Any) -> RunConfig:
     """Read TOML (optional), apply overrides (None = not given), validate.
 
     The TOML may be flat or hold the keys under a `[run]` table; `[faults]` is the faults
-    section. Overrides may use `faults={...}` (merged into the file's faults table).
+    section. Overrides may use `faults={...}` or `kernels={...}` (merged into the file's table).
     """
     data: dict[str, Any] = {}
     if path is not None:
@@ -296,10 +296,10 @@ def load_config(path: Path | str | None = None, **overrides: Any) -> RunConfig:
     for k, v in overrides.items():
         if v is None:
             continue
-        if k == "faults" and isinstance(v, dict) and isinstance(data.get("faults"), dict):
-            merged = dict(data["faults"])
+        if k in ("faults", "kernels") and isinstance(v, dict) and isinstance(data.get(k), dict):
+            merged = dict(data[k])
             merged.update(v)
-            data["faults"] = merged
+            data[k] = merged
         else:
             data[k] = v
     return make_config(data)

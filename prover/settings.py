@@ -3,14 +3,15 @@
 read when settings are made (`KernelSettings.from_env()`), never at import; docs/settings.md
 lists them.
 
-The modules that use a tunable (kernels/loader.py, kernels/gpu_phases.py, groth16/setup.py,
-bls/fr.py) read `current()` when they need it: the settings an engine installed for its run
-(`use`), else the environment's.
+Settings are passed in, never read from a global: the engine builds its compute backend
+with the run's (prover/backend.py select -> kernels/cuda_backend.py, which hands them to every
+kernel call), gives setup its kernels=, the CudaDevice its pinned_host, and sizes fr's block
+pool (prover/field/blocks.py configure). Code run outside an engine (benchmarks, c2tui prove)
+makes them from the environment (`KernelSettings.from_env()`) or passes nothing (defaults).
 """
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -51,31 +52,3 @@ class KernelSettings(BaseModel):
 
     def fr_thread_count(self) -> int:
         return self.fr_threads or min(32, os.cpu_count() or 1)
-
-
-_installed: KernelSettings | None = None
-_lock = threading.Lock()
-
-
-def use(settings: KernelSettings | None) -> None:
-    """Install the settings of a run (None: back to the environment's)."""
-    global _installed
-    with _lock:
-        _installed = settings
-
-
-_from_env: tuple[tuple[str | None, ...], KernelSettings] | None = None
-
-
-def current() -> KernelSettings:
-    """The installed settings, else the environment's (re-made only when a variable changed:
-    fr and the kernels ask on every large operation)."""
-    global _from_env
-    s = _installed
-    if s is not None:
-        return s
-    key = tuple(os.environ.get(KernelSettings.env_name(n)) for n in KernelSettings.model_fields)
-    cached = _from_env
-    if cached is None or cached[0] != key:
-        cached = _from_env = (key, KernelSettings.from_env())
-    return cached[1]

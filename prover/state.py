@@ -17,8 +17,9 @@ from prover.knobs import KNOBS
 from prover.state_history import HISTORY_HANDLERS, History, advance
 from prover.state_hosts import HostState, host_joined, host_left
 from prover.state_parts import GpuState, LockState, PartitionState, PhaseStats, Segment  # noqa: F401 (re-exported)
+from prover.state_parts import _close_lane, lane  # noqa: F401 (lane: re-exported; beside the parts it updates)
 from prover.state_rates import RATE_WINDOW_S, OkTimes, Rates, rates
-from prover.state_segments import SEGMENT_HANDLERS, RunSegment
+from prover.state_segments import SEGMENT_HANDLERS, RunSegment, on_off  # noqa: F401 (on_off: re-exported)
 from prover.state_sync import device_sync_end, device_sync_start
 
 LOG_LINES, RECENT_PARTITIONS = 200, 64
@@ -206,20 +207,6 @@ def _phase_end(s: DashboardState, e: ev.PhaseEnd) -> None:
         _close_lane(g, e.worker, e.t)
 
 
-def lane(g: GpuState, worker: str, label: str, t: float, detail: str | None = None) -> None:
-    """Start a new stretch of the worker's timeline lane (closing the one before)."""
-    _close_lane(g, worker, t)
-    g.timeline.append(Segment(worker=worker, label=label, t0=t, detail=detail))
-
-
-def _close_lane(g: GpuState, worker: str, t: float) -> None:
-    for seg in reversed(g.timeline):
-        if seg.worker == worker:
-            if seg.t1 is None:
-                seg.t1 = t
-            return
-
-
 def _lock_requested(s: DashboardState, e: ev.LockRequested) -> None:
     g = s.gpu(e.gpu)
     g.locks[e.lock].waiters[e.worker] = (e.part, e.t)
@@ -297,13 +284,6 @@ def _oom(s: DashboardState, e: ev.Oom) -> None:
     s.ooms += 1
     s.gpu(e.gpu).ooms += 1
     s.note("warn", f"gpu{e.gpu} OOM {e.worker} {e.part or ''}: wanted {e.requested >> 20} MiB, {e.free >> 20} MiB free", e)
-
-
-def on_off(v: object) -> str:
-    """Booleans as an operator says them (on/off), in the event log and text output."""
-    if isinstance(v, bool):
-        return "on" if v else "off"
-    return {"True": "on", "False": "off"}.get(str(v), str(v))
 
 
 def _mode_change(s: DashboardState, e: ev.ModeChange) -> None:

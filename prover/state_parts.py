@@ -6,7 +6,35 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from prover.state_rates import OkTimes
-from prover.state_sync import DeviceSyncState
+
+
+@dataclass
+class DeviceSyncState:
+    """One device-global sync by a mem holder, in progress (duration None) or finished."""
+
+    gpu: int
+    worker: str
+    part: str | None
+    t0: float
+    behind_worker: str | None = None  # the compute holder when it started (None: nobody else)
+    behind_part: str | None = None
+    trim: bool = True
+    duration: float | None = None  # None while it still waits
+
+    def waited(self, now: float) -> float:
+        """Seconds waited so far (the whole wait once it ended)."""
+        return self.duration if self.duration is not None else max(0.0, now - self.t0)
+
+    @property
+    def behind(self) -> str:
+        """"g0w0 s3p1", or "nobody" when no other worker held compute."""
+        if self.behind_worker is None:
+            return "nobody"
+        return f"{self.behind_worker} {self.behind_part}" if self.behind_part else self.behind_worker
+
+    def label(self, now: float) -> str:
+        """The lane's words: "mem g0w2 device sync behind g0w0 s3p1 41 ms"."""
+        return f"mem {self.worker} device sync behind {self.behind} {self.waited(now) * 1000:.0f} ms"
 
 
 @dataclass
@@ -121,3 +149,17 @@ class PhaseStats:
     @property
     def mean(self) -> float:
         return self.total / self.count if self.count else 0.0
+
+
+def lane(g: GpuState, worker: str, label: str, t: float, detail: str | None = None) -> None:
+    """Start a new stretch of the worker's timeline lane (closing the one before)."""
+    _close_lane(g, worker, t)
+    g.timeline.append(Segment(worker=worker, label=label, t0=t, detail=detail))
+
+
+def _close_lane(g: GpuState, worker: str, t: float) -> None:
+    for seg in reversed(g.timeline):
+        if seg.worker == worker:
+            if seg.t1 is None:
+                seg.t1 = t
+            return

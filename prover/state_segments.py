@@ -110,9 +110,14 @@ def open_segment(s: "DashboardState", t: float, change: str | None) -> RunSegmen
     return seg
 
 
-def change_label(e: ev.ModeChange) -> str:
-    from prover.state import on_off
+def on_off(v: object) -> str:
+    """Booleans as an operator says them (on/off), in the event log and text output."""
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    return {"True": "on", "False": "off"}.get(str(v), str(v))
 
+
+def change_label(e: ev.ModeChange) -> str:
     where = "" if e.gpu is None else f"gpu{e.gpu} "
     return f"{where}{e.knob}: {on_off(e.old)} -> {on_off(e.new)} ({e.source})"
 

@@ -9,10 +9,10 @@ and a stretch of its own on the worker's timeline lane.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prover import events as ev
+from prover.state_parts import DeviceSyncState, lane  # noqa: F401 (DeviceSyncState: re-exported)
 
 if TYPE_CHECKING:  # pragma: no cover
     from prover.state import DashboardState
@@ -20,37 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 DEVICE_SYNC_LABEL = "device_sync"  # the timeline lane label while a worker waits in a device sync
 
 
-@dataclass
-class DeviceSyncState:
-    """One device-global sync by a mem holder, in progress (duration None) or finished."""
-
-    gpu: int
-    worker: str
-    part: str | None
-    t0: float
-    behind_worker: str | None = None  # the compute holder when it started (None: nobody else)
-    behind_part: str | None = None
-    trim: bool = True
-    duration: float | None = None  # None while it still waits
-
-    def waited(self, now: float) -> float:
-        """Seconds waited so far (the whole wait once it ended)."""
-        return self.duration if self.duration is not None else max(0.0, now - self.t0)
-
-    @property
-    def behind(self) -> str:
-        """"g0w0 s3p1", or "nobody" when no other worker held compute."""
-        if self.behind_worker is None:
-            return "nobody"
-        return f"{self.behind_worker} {self.behind_part}" if self.behind_part else self.behind_worker
-
-    def label(self, now: float) -> str:
-        """The lane's words: "mem g0w2 device sync behind g0w0 s3p1 41 ms"."""
-        return f"mem {self.worker} device sync behind {self.behind} {self.waited(now) * 1000:.0f} ms"
-
-
 def device_sync_start(s: "DashboardState", e: ev.DeviceSyncStart) -> None:
-    from prover.state import lane  # the timeline helper lives with the fold
 
     g = s.gpu(e.gpu)
     g.device_sync = DeviceSyncState(gpu=e.gpu, worker=e.worker, part=e.part, t0=e.t, behind_worker=e.behind_worker,
@@ -59,7 +29,6 @@ def device_sync_start(s: "DashboardState", e: ev.DeviceSyncStart) -> None:
 
 
 def device_sync_end(s: "DashboardState", e: ev.DeviceSyncEnd) -> None:
-    from prover.state import lane
 
     g = s.gpu(e.gpu)
     done = DeviceSyncState(gpu=e.gpu, worker=e.worker, part=e.part, t0=e.start, behind_worker=e.behind_worker,

@@ -27,8 +27,8 @@ import click
 def command(address: str, name: str | None, token_file: str | None, raw: bool, send: str | None,
             theme: str, fps: float) -> None:
     """Attach the dashboard to a running `c2tui record/run --listen PATH`."""
-    from prover.attach.address import AttachError
-    from prover.attach.client import AttachClient, RemoteController
+    from prover import AttachError
+    from prover import AttachClient, RemoteController
 
     if raw or send:
         try:

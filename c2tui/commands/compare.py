@@ -12,8 +12,8 @@ from pathlib import Path
 import click
 
 from c2tui.exits import OutPath
-from prover.align import ANCHORS
-from prover.state_rates import RATE_WINDOW_S
+from prover import ANCHORS
+from prover import RATE_WINDOW_S
 
 
 @click.command("compare")
@@ -35,8 +35,8 @@ def command(files: tuple[Path, ...], align: str, window: float, step: float | No
             theme: str, at: float, out: str | None, size: str) -> None:
     """Compare recordings side by side, aligned at each one's first GPU section."""
     from c2tui.exits import USAGE, fail
-    from prover.compare import compare
-    from prover.record import RecordingError, read_recording
+    from prover import compare_runs as compare
+    from prover import RecordingError, read_recording
 
     if len(files) < 2:
         raise click.UsageError("compare needs two recordings or more")

@@ -38,7 +38,7 @@ def _type_name(ann: Any) -> str:
 
 
 def _allowed(name: str, f: Any) -> str:
-    from prover.knobs import KNOBS
+    from prover import KNOBS
 
     ann = f.annotation
     k = KNOBS.get(name)
@@ -47,11 +47,11 @@ def _allowed(name: str, f: Any) -> str:
     if typing.get_origin(ann) is typing.Literal:
         return " | ".join(str(a) for a in typing.get_args(ann))
     if name == "profile":
-        from prover.device.profiles import PROFILES
+        from prover import PROFILES
 
         return " | ".join(sorted(PROFILES))
     if name == "vram_budget":
-        from prover.device.budget import SCENARIOS
+        from prover import SCENARIOS
 
         return "a size (24GiB, 16GB, 512MiB or bytes) or a scenario: " + " | ".join(SCENARIOS)
     if name == "gpus":
@@ -85,7 +85,7 @@ def settings(model: Any = None, prefix: str = "") -> list[dict[str, Any]]:
     gives its own keys as table.key."""
     from pydantic import BaseModel
 
-    from prover.config import RunConfig
+    from prover import RunConfig
 
     model = model or RunConfig
     helps = _option_help() if not prefix else {}
@@ -108,7 +108,7 @@ def settings(model: Any = None, prefix: str = "") -> list[dict[str, Any]]:
 def command(show: bool, as_json: bool, check: Path | None) -> None:
     """Run settings: what each key means, and whether a file is valid."""
     if check is not None:
-        from prover.config import ConfigError, load_config
+        from prover import ConfigError, load_config
 
         try:
             load_config(check)

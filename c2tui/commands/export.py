@@ -22,7 +22,7 @@ import click
               help="file to write ('-' for stdout); .gz gzips a perfetto trace")
 def command(file: Path, fmt: str, out: Path) -> None:
     """Export a recording as a Perfetto/Chrome trace or a CSV table."""
-    from prover.record import RecordingError, read_recording
+    from prover import RecordingError, read_recording
 
     try:
         rec = read_recording(file)
@@ -33,11 +33,11 @@ def command(file: Path, fmt: str, out: Path) -> None:
     if rec.error:
         click.echo(f"warning: {file}: {rec.error}; exporting the {len(rec.events)} events before it", err=True)
     if fmt == "csv":
-        from prover.observe.phase_table import phase_csv
+        from prover import phase_csv
 
         data = phase_csv(rec.events).encode()
     else:
-        from prover.observe.trace import to_trace
+        from prover import to_trace
 
         data = json.dumps(to_trace(rec), separators=(",", ":")).encode()
         if out.suffix == ".gz":

@@ -32,9 +32,9 @@ T = TypeVar("T")
 def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None, insecure: bool) -> None:
     """Prove one instance of the 2^K circuit; exit 0 only if the proof verifies."""
     from c2tui.exits import INVALID, writable_dir
-    from prover.groth16 import export
-    from prover.groth16 import phases as P
-    from prover.groth16.setup import default_cache_dir
+    from prover import proof_files as export
+    from prover import groth16_phases as P
+    from prover import default_cache_dir
 
     writable_dir(out, "--out")
     writable_dir(cache_dir or default_cache_dir(), "--cache-dir")

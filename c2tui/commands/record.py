@@ -35,8 +35,8 @@ MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers
 
 
 def _budget_spec(text: str) -> None:
-    from prover.config import parse_bytes
-    from prover.device.budget import SCENARIOS
+    from prover import parse_bytes
+    from prover import SCENARIOS
 
     if text.strip().lower() not in SCENARIOS:
         try:
@@ -46,7 +46,7 @@ def _budget_spec(text: str) -> None:
 
 
 def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
-    from prover.knobs import parse_switch
+    from prover import parse_switch
 
     out = []
     for spec in specs:
@@ -90,9 +90,8 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
             quiet: bool, force: bool, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
             listen: str | None, token_file: str | None, cluster: str | None, **kwargs: Any) -> None:
     """Run the prover headless and record every event."""
-    from prover.config import ConfigError
-    from prover.record import RecordingError, RecordingHeader, RecordingWriter
-    from prover.state import DashboardState
+    from prover import ConfigError
+    from prover import DashboardState, RecordingHeader
 
     if duration is not None and sectors is not None:
         raise click.UsageError("give --duration or --sectors, not both")
@@ -115,14 +114,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # before the file: a busy port leaves none
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
     server = start_listening(engine, listen, token_file, header.model_dump())
-    try:
-        writer = RecordingWriter(out, header, force=force)
-    except RecordingError as exc:
-        if server is not None:
-            server.close()
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(RUN)
-
+    writer = _open_writer(out, header, force, server)
     state = DashboardState()
     slock = threading.Lock()
 
@@ -144,31 +136,8 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     t_start = time.monotonic()
     engine.start()
     try:
-        pending = list(plan)
-        draining = False
-        last_line = 0.0
-        while not engine.wait(0.05):
-            el = time.monotonic() - t_start
-            while pending and pending[0][0] <= el:
-                _, mode = pending.pop(0)
-                try:
-                    engine.controller.apply(mode, source="switch")
-                except ValueError as exc:  # e.g. a budget below one partition: refused, run goes on
-                    click.echo(f"c2tui record: --switch {mode!r} refused: {exc}", err=True)
-            if writer.error is not None:
-                failure = writer.error
-                engine.stop(timeout=30, reason=f"error: {writer.error}")
-                break
-            if duration is not None and el >= duration and not draining:
-                draining = True
-                if live is not None:
-                    live.update(Text(f"{el:6.1f}s  duration reached: letting in-flight partitions finish...", style="yellow"))
-                threading.Thread(target=engine.drain, kwargs={"timeout": drain_timeout}, daemon=True).start()
-            if live is not None and el - last_line >= 0.25:
-                last_line = el
-                with slock:
-                    line = _progress(state, el)
-                live.update(Text.assemble(("draining  ", "yellow"), line) if draining else line)
+        failure = _watch(engine, plan, writer, duration, drain_timeout, live, lambda el: _locked_progress(slock, state, el),
+                         t_start)
     except KeyboardInterrupt:
         interrupted = True
         if live is not None:
@@ -193,12 +162,60 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     sys.exit(_report(out, failure, interrupted, quiet))
 
 
+def _open_writer(out: Path, header: Any, force: bool, server: Any) -> Any:
+    """The recording's writer; an unwritable file closes the listener and exits (RUN)."""
+    from prover import RecordingError, RecordingWriter
+
+    try:
+        return RecordingWriter(out, header, force=force)
+    except RecordingError as exc:
+        if server is not None:
+            server.close()
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(RUN)
+
+
+def _locked_progress(slock: threading.Lock, state: Any, el: float) -> Any:
+    with slock:
+        return _progress(state, el)
+
+
+def _watch(engine: Any, plan: list, writer: Any, duration: float | None, drain_timeout: float, live: Any,
+           progress: Any, t_start: float) -> str | None:
+    """Until the run ends: apply the --switch plan on time, stop on a writer error (returned),
+    drain once the duration is reached, refresh the progress line."""
+    pending = list(plan)
+    draining = False
+    last_line = 0.0
+    while not engine.wait(0.05):
+        el = time.monotonic() - t_start
+        while pending and pending[0][0] <= el:
+            _, mode = pending.pop(0)
+            try:
+                engine.controller.apply(mode, source="switch")
+            except ValueError as exc:  # e.g. a budget below one partition: refused, run goes on
+                click.echo(f"c2tui record: --switch {mode!r} refused: {exc}", err=True)
+        if writer.error is not None:
+            engine.stop(timeout=30, reason=f"error: {writer.error}")
+            return writer.error
+        if duration is not None and el >= duration and not draining:
+            draining = True
+            if live is not None:
+                live.update(Text(f"{el:6.1f}s  duration reached: letting in-flight partitions finish...", style="yellow"))
+            threading.Thread(target=engine.drain, kwargs={"timeout": drain_timeout}, daemon=True).start()
+        if live is not None and el - last_line >= 0.25:
+            last_line = el
+            line = progress(el)
+            live.update(Text.assemble(("draining  ", "yellow"), line) if draining else line)
+    return None
+
+
 def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> int:
     """Print the summary of what was written (a prefix if writing failed) and choose the exit status."""
-    from prover.record import RecordingError, read_recording
-    from prover.state import fold
+    from prover import RecordingError, read_recording
+    from prover import fold
     from c2tui.summary_view import print_summary
-    from prover.summary import summarize
+    from prover import summarize
 
     try:
         rec = read_recording(out)

@@ -24,7 +24,7 @@ def command(file: str, speed: float, at: str | None, paused: bool, theme: str, f
     if not 0.5 <= fps <= 60:
         raise click.BadParameter("fps must be within 0.5..60", param_hint="--fps")
     _check_theme(theme)
-    from prover.record import RecordingError
+    from prover import RecordingError
 
     try:
         rec = load_recording(file)
@@ -32,7 +32,7 @@ def command(file: str, speed: float, at: str | None, paused: bool, theme: str, f
         fail(f"{file}: {exc}", USAGE)
     if not rec.events:
         fail(f"{file}: no events" + (f" ({rec.error})" if rec.error else ""), USAGE)
-    from prover.align import resolve_at
+    from prover import resolve_at
 
     try:
         t = None if at is None else resolve_at(at, rec.events)

@@ -40,7 +40,7 @@ def command(theme: str, fps: float, cluster: str | None, record: Path | None, li
         raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
     if not 0.5 <= fps <= 60:
         raise click.BadParameter("fps must be within 0.5..60", param_hint="--fps")
-    from prover.config import ConfigError
+    from prover import ConfigError
 
     try:
         cfg = config_from_options(**kwargs)
@@ -48,7 +48,7 @@ def command(theme: str, fps: float, cluster: str | None, record: Path | None, li
         raise click.UsageError(str(exc)) from None
     from c2tui.app import DashboardApp
     from c2tui.sources import LiveSource
-    from prover.record import RecordingError, RecordingHeader, RecordingWriter
+    from prover import RecordingError, RecordingHeader, RecordingWriter
 
     engine = make_engine(cfg, cluster)  # e.g. --backend cuda without a visible GPU: the run cannot start (exit 3)
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # first: a busy port leaves nothing open
@@ -82,11 +82,11 @@ def _print_summary(source: Any, writer: Any, how: str) -> None:
     """What the session did: the summary of the recording when there is one (what a later
     `c2tui summary FILE` prints), else of the live fold."""
     from c2tui.summary_view import print_summary
-    from prover.summary import summarize
+    from prover import summarize
 
     if writer is not None:
-        from prover.record import read_recording
-        from prover.state import fold
+        from prover import read_recording
+        from prover import fold
 
         rec = read_recording(writer.path)
         sm = summarize(fold(rec.events))

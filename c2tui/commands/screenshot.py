@@ -58,8 +58,8 @@ def command(file: str, at: str, size: str, theme: str, help_screen: bool, out: s
     to_png = _png_renderer() if suffix == ".png" else None
     from c2tui.exits import USAGE, fail, writable_file
     from c2tui.sources import check_at, load_recording
-    from prover.align import parse_at, resolve_at
-    from prover.record import RecordingError
+    from prover import parse_at, resolve_at
+    from prover import RecordingError
 
     dims = parse_size(size)
     writable_file(Path(out), "--out")

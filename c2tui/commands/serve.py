@@ -52,7 +52,7 @@ def _loopback(host: str) -> bool:
 def command(theme: str, fps: float, port: int, host: str, **kwargs: Any) -> None:
     """Serve the live dashboard to a web browser (textual-serve)."""
     import themes
-    from prover.config import ConfigError
+    from prover import ConfigError
 
     if theme not in themes.names():
         raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")

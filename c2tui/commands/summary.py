@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from prover.state_rates import RATE_WINDOW_S
+from prover import RATE_WINDOW_S
 
 
 @click.command("summary")
@@ -23,10 +23,10 @@ from prover.state_rates import RATE_WINDOW_S
               help="seconds of the windowed verified/min")
 def command(file: Path, as_json: bool, window: float) -> None:
     """Throughput, per-phase times, lock waits and holds, fallbacks, OOMs, proofs."""
-    from prover.record import RecordingError, read_recording
-    from prover.state import DashboardState, fold
+    from prover import RecordingError, read_recording
+    from prover import DashboardState, fold
     from c2tui.summary_view import print_summary
-    from prover.summary import summarize
+    from prover import summarize
 
     from c2tui.exits import INVALID, USAGE, fail
 

@@ -15,8 +15,10 @@ from rich.console import Console
 @click.argument("directory", type=click.Path(path_type=Path))
 def command(directory: Path) -> None:
     """Verify DIR/proof.json against DIR/verification_key.json and DIR/public.json."""
-    from prover.groth16 import export
-    from prover.groth16.phases import verify
+    from prover import proof_files as export
+    from prover import groth16_phases
+
+    verify = groth16_phases.verify
 
     console = Console(stderr=True, soft_wrap=True)  # never break a file path across lines
     if not directory.is_dir():

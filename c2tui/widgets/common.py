@@ -19,10 +19,10 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from prover.events import Phase
+from prover import Phase
 
 if TYPE_CHECKING:
-    from prover.state import DashboardState
+    from prover import DashboardState
     from themes import Palette
 
 PHASES: tuple[str, ...] = tuple(p.value for p in Phase)

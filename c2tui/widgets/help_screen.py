@@ -10,8 +10,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from prover.events import Phase
-from prover.knobs import KNOBS
+from prover import Phase
+from prover import KNOBS
 
 
 def live_keys() -> list[tuple[str, str]]:
@@ -85,6 +85,17 @@ def legend(pal) -> list[tuple[Text, Text]]:
     ]
 
 
+def kernel_section(kernels: dict) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The kernel settings in force (the run's RunStarted config, `[kernels]`: c2tui config --show
+    says what each means); none before the run has said."""
+    if not kernels:
+        return []
+    from prover import on_off
+
+    rows = [(f"kernels.{k}", "none" if v is None or v == "" else on_off(v)) for k, v in kernels.items()]
+    return [("Kernel settings in force (this run)", rows)]
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close", show=True),
                 Binding("up", "scroll(-1)", "scroll up", key_display="↑"),
@@ -99,9 +110,10 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, replay: bool) -> None:
+    def __init__(self, replay: bool, kernels: dict | None = None) -> None:
         super().__init__()
         self.replay = replay
+        self.kernels = kernels or {}
 
     def compose(self) -> ComposeResult:
         t = Table.grid(padding=(0, 2))
@@ -109,7 +121,8 @@ class HelpScreen(ModalScreen[None]):
         t.add_column()
         sections = [("Replay" if self.replay else "Controls (sent to the prover's controller)",
                      REPLAY_KEYS if self.replay else live_keys()), ("Always", COMMON_KEYS),
-                    *panel_sections(), ("Legend", legend(self.app.palette))]  # type: ignore[attr-defined]
+                    *panel_sections(), ("Legend", legend(self.app.palette)),  # type: ignore[attr-defined]
+                    *kernel_section(self.kernels)]
         for title, rows in sections:
             t.add_row(Text(title, style="bold underline"), "")
             for k, d in rows:

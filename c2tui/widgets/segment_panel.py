@@ -86,7 +86,7 @@ def _cell(c: Col, text: str) -> str:
 
 
 def render_segments(st, pal, width: int, height: int) -> list[Line]:
-    from prover.state_segments import segment_rows
+    from prover import segment_rows
 
     rows = segment_rows(st)
     cols = columns(width)

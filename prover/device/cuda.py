@@ -91,8 +91,9 @@ class CudaDevice(BaseDevice):
 
     def __init__(self, index: int, profile: Profile, budget: int, emit: Emit, stop: threading.Event,
                  time_scale: float = 1.0, clock: Callable[[], float] = time.monotonic, nvml: bool = True,
-                 async_pool: bool = True, device_id: int | None = None) -> None:
+                 async_pool: bool = True, device_id: int | None = None, pinned_host: bool = True) -> None:
         super().__init__(index, budget, emit, stop, time_scale, clock)
+        self.pinned_host = pinned_host  # the run's kernels.pinned_host, given when built
         import cupy as cp
 
         self.cp = cp
@@ -233,14 +234,12 @@ class CudaDevice(BaseDevice):
 
     # --- host side -------------------------------------------------------------------------
     def host_out(self, worker: str, rows: int) -> tuple[Any, Any, Any] | None:
-        """Page-locked a, b, c for `worker` (settings.pinned_host): the pre-stage upload from
+        """Page-locked a, b, c for `worker` (kernels.pinned_host): the pre-stage upload from
         them is a DMA at the link's speed, where a pageable copy is staged by the driver on a
         CPU core (~6 GB/s, 60 ms for 2^22's 384 MiB on the H200) and runs beside the compute
         section. A worker proves one partition at a time, so its set is free again when its
         next synthesis starts. None when off or when the host cannot pin that much."""
-        from prover import settings
-
-        if not settings.current().pinned_host or rows <= 0:
+        if not self.pinned_host or rows <= 0:
             return None
         with self._host_lock:
             bufs = self._host_bufs.get(worker)

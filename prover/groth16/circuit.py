@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from prover.bls import fr
+from prover.field import fr
 from prover.groth16.r1cs import SparseMatrix
 
 NUM_PUBLIC = 4  # public inputs, not counting the constant one

@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from prover.bls import curve, fr
+from prover.field import curve, fr
 from prover.groth16.keys import VerifyingKey
 from prover.groth16.proof import Proof
 

@@ -6,81 +6,40 @@ engine calls one by one (plain data in and out, no global state):
 
 The CPU versions here are the reference the CUDA kernels must match bit for bit. The host
 phases of every partition (synthesize, prep_msm) run as compiled nogil kernels
-(prover/host), bit-identical to their numpy references (*_reference, kept for the tests).
+(groth16/*_nb.py, prover/host), bit-identical to their numpy references (*_reference, kept for the tests).
 """
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from prover.bls import curve, fr, ntt
+from prover.backend import REFERENCE, settle
+from prover.field import curve, fr, ntt
+from prover.groth16 import compose
 from prover.groth16.circuit import Circuit
 from prover.groth16.circuit import make_circuit as _make_circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey
 from prover.groth16.proof import Proof
+from prover.groth16.results import ONE, OTHER, ZERO, G1Msms, MsmPrep, QuerySplit, Synthesis  # noqa: F401
 from prover.groth16.setup import load_or_setup as _load_or_setup
 from prover.groth16.witness import generate_witness
-from prover.host import prep as host_prep
-from prover.host import witness as host_witness
-
-ZERO, ONE, OTHER = 0, 1, 2  # density classes of witness values
-
-
-@dataclass(frozen=True)
-class Synthesis:
-    z: fr.FrArray  # (num_vars, 4): [1, public..., private...]
-    public_inputs: fr.FrArray  # (num_public, 4)
-    a: fr.FrArray  # (n, 4) evaluations A.z over the domain
-    b: fr.FrArray
-    c: fr.FrArray
-    # ZERO / ONE / OTHER per value of z when the host kernels made it (prep_msm reuses it)
-    density: np.ndarray | None = field(default=None, compare=False, repr=False)
-
-    def public_ints(self) -> list[int]:
-        return fr.to_ints(self.public_inputs)
-
-
-@dataclass(frozen=True)
-class QuerySplit:
-    """One MSM split: rows summed by batch addition (scalar 1) and the tail MSM (other)."""
-
-    ones: np.ndarray  # (k,) int64 row indices into the query
-    tail: np.ndarray  # (t,) int64 row indices
-    tail_scalars: fr.FrArray  # (t, 4)
-
-
-@dataclass(frozen=True)
-class MsmPrep:
-    density: np.ndarray  # (num_vars,) uint8: ZERO / ONE / OTHER per witness value
-    a: QuerySplit
-    b_g1: QuerySplit
-    b_g2: QuerySplit
-    l: QuerySplit  # indices relative to the L query (private variables)
-
-
-@dataclass(frozen=True)
-class G1Msms:
-    """MSM results as 96-byte affine xy encodings."""
-
-    h: bytes
-    l: bytes
-    a: bytes
-    b_g1: bytes
-
+from prover.settings import KernelSettings
+from prover.groth16 import prep_nb as host_prep
+from prover.groth16 import witness_nb as host_witness
 
 # circuit and keys --------------------------------------------------------------------------------
 def make_circuit(constraints_log2: int, seed: int) -> Circuit:
     return _make_circuit(constraints_log2, seed)
 
 
-def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None, *,
-                  insecure_seeded: bool = False) -> tuple[ProvingKey, VerifyingKey]:
+def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None, *, insecure_seeded: bool = False,
+                  kernels: KernelSettings | None = None) -> tuple[ProvingKey, VerifyingKey]:
     """Keys for ``circuit`` (cached). The toxic waste comes from the OS's randomness; only with
-    ``insecure_seeded`` is it derived from ``seed`` (reproducible bytes, forgeable keys)."""
-    return _load_or_setup(circuit, cache_dir, insecure_seed=seed if insecure_seeded else None)
+    ``insecure_seeded`` is it derived from ``seed`` (reproducible bytes, forgeable keys).
+    `kernels`: the run's settings (setup on the GPU, key cache), else the environment's."""
+    return _load_or_setup(circuit, cache_dir, insecure_seed=seed if insecure_seeded else None, kernels=kernels)
 
 
 # phases -----------------------------------------------------------------------------------------
@@ -88,7 +47,7 @@ def synthesize(circuit: Circuit, instance: int, out: tuple[np.ndarray, np.ndarra
                z: np.ndarray | None = None) -> Synthesis:
     """Witness for ``instance`` and the constraint evaluations a = A.z, b = B.z, c = C.z
     (length n = 2^k: the matrices have exactly n rows, unused ones zero), by the compiled
-    nogil host kernels (prover/host): the same arrays as synthesize_reference. out: three
+    nogil host kernels (groth16/witness_nb.py, prover/host/matvec.py): the same arrays as synthesize_reference. out: three
     (n, 4) uint64 arrays to write a, b, c into (the device's page-locked buffers); z: a
     (num_vars, 4) one for the witness (both reused by a worker, partition after partition)."""
     z, public, cls = host_witness.generate_witness(circuit, instance, z)
@@ -143,35 +102,21 @@ def prep_msm_reference(syn: Synthesis, pk: ProvingKey) -> MsmPrep:
 
 
 def ntt_h(a: fr.FrArray, b: fr.FrArray, c: fr.FrArray) -> fr.FrArray:
-    """h = (a*b - c) / Z as coefficients: iNTT each of a, b, c (evaluations over the
-    domain), coset NTT (shift g = 7), divide by Z(g w^i) = g^n - 1 (constant on the
-    coset), coset iNTT. Length n; the top coefficient is zero for a satisfied circuit."""
-    n = a.shape[0]
-    ea, eb, ec = (ntt.coset_ntt_mont(ntt.intt_mont(fr.to_mont(x))) for x in (a, b, c))
-    z_inv = pow((pow(ntt.GENERATOR, n, fr.R_MOD) - 1) % fr.R_MOD, -1, fr.R_MOD)
-    q = fr.mont_mul(fr.mont_sub(fr.mont_mul(ea, eb), ec), fr.mont_const(z_inv))
-    return fr.from_mont(ntt.coset_intt_mont(q))
+    """h = (a*b - c) / Z as coefficients (prover.field.ntt.ntt_h, the reference's NTT-H)."""
+    return REFERENCE.ntt_h(a, b, c)
 
 
-def _split_msm_g1(points: np.ndarray, split: QuerySplit) -> curve.G1:
-    return curve.batch_add_g1(points[split.ones]) + curve.msm_g1(points[split.tail], split.tail_scalars)
+_KEYS = compose.KeyPoints(REFERENCE)
 
 
 def msm_g1(prep: MsmPrep, h: fr.FrArray, pk: ProvingKey) -> G1Msms:
-    """H (plain MSM over h_0..h_{n-2}), and L, A, B_G1 each as batch addition + tail MSM."""
-    n_h = len(pk.h_query)
-    return G1Msms(
-        h=curve.g1_to_bytes(curve.msm_g1(pk.h_query, h[:n_h])),
-        l=curve.g1_to_bytes(_split_msm_g1(pk.l_query, prep.l)),
-        a=curve.g1_to_bytes(_split_msm_g1(pk.a_query, prep.a)),
-        b_g1=curve.g1_to_bytes(_split_msm_g1(pk.b_g1_query, prep.b_g1)),
-    )
+    """H (plain MSM over h_0..h_{n-2}), and L, A, B_G1 each as batch addition + tail MSM:
+    the composition (groth16/compose.py) over the CPU reference."""
+    return settle(compose.msm_g1(REFERENCE, _KEYS, prep, h, pk))
 
 
 def b_g2_msm(prep: MsmPrep, pk: ProvingKey) -> bytes:
-    q, split = pk.b_g2_query, prep.b_g2
-    total = curve.batch_add_g2(q[split.ones]) + curve.msm_g2(q[split.tail], split.tail_scalars)
-    return curve.g2_to_bytes(total)
+    return settle(compose.b_g2_msm(REFERENCE, _KEYS, prep, pk))
 
 
 def assemble(syn: Synthesis, g1: G1Msms, b_g2: bytes, pk: ProvingKey, r: int, s: int) -> Proof:

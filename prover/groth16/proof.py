@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prover.bls import curve
+from prover.field import curve
 
 PROOF_BYTES = 48 + 96 + 48
 

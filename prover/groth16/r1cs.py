@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from prover.bls import fr
+from prover.field import fr
 from prover.host.matvec import MatrixPlan, make_plan
 from prover.host.matvec import matvec as host_matvec
 

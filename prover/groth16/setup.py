@@ -27,11 +27,12 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from prover import settings
-from prover.bls import curve, fr, ntt
+from prover.backend import cuda_backend
+from prover.settings import KernelSettings
+from prover.field import curve, fr, ntt
 from prover.groth16.circuit import CIRCUIT_NAME, Circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey
-from prover.host import setup_scalars
+from prover.groth16 import setup_scalars_nb as setup_scalars
 
 log = logging.getLogger(__name__)
 
@@ -73,12 +74,12 @@ def _seeded_waste(seed: int, circuit: Circuit) -> dict[str, int]:
 GPU_NTT_MIN = 1 << 14  # below this the numpy iNTT is as fast as an upload and a kernel compile
 
 
-def _lagrange_at(tau: int, n: int) -> fr.FrArray:
+def _lagrange_at(tau: int, n: int, ks: KernelSettings | None = None) -> fr.FrArray:
     """[L_j(tau)] for the size-n domain (assumes tau is not in the domain): the iNTT of the
     powers of tau, on the GPU where there is one (the numpy iNTT is O(n log n) Python-driven
     butterflies: minutes at 2^24); the same bytes either way."""
     powers = fr.mont_powers(tau, n)
-    intt = gpu_intt() if n >= GPU_NTT_MIN else None
+    intt = gpu_intt(ks) if n >= GPU_NTT_MIN else None
     if intt is not None:
         try:
             return np.ascontiguousarray(intt(fr.from_mont(powers)), dtype=np.uint64)
@@ -87,10 +88,10 @@ def _lagrange_at(tau: int, n: int) -> fr.FrArray:
     return fr.from_mont(ntt.intt_mont(powers))
 
 
-def qap_at(circuit: Circuit, tau: int) -> tuple[fr.FrArray, fr.FrArray, fr.FrArray]:
+def qap_at(circuit: Circuit, tau: int, ks: KernelSettings | None = None) -> tuple[fr.FrArray, fr.FrArray, fr.FrArray]:
     """u_i(tau), v_i(tau), w_i(tau) for every variable i."""
     with _step("lagrange"):
-        lag = _lagrange_at(tau, circuit.domain_size)
+        lag = _lagrange_at(tau, circuit.domain_size, ks)
     with _step("qap_matvecs"):
         return tuple(_transpose_times(m, lag) for m in (circuit.a, circuit.b, circuit.c))  # type: ignore[return-value]
 
@@ -99,7 +100,8 @@ def _transpose_times(m: Any, lag: fr.FrArray) -> fr.FrArray:
     """m^T . lag by the compiled host kernel in row blocks on fr's pool (the numpy reference
     took 126 of a 2^24 setup's 234 s on 32 cores); the same canonical rows either way, and the
     reference where the kernel cannot take the matrix (a row over its int64 sum bound)."""
-    from prover.host import matvec, prep
+    from prover.groth16 import prep_nb as prep
+    from prover.host import matvec
 
     t = m.transpose()
     try:
@@ -112,47 +114,48 @@ def _transpose_times(m: Any, lag: fr.FrArray) -> fr.FrArray:
 GPU_FIXED_BASE_MIN = 1 << 12  # below this the CPU tables win: no upload, no kernel compile
 
 
-def _gpu_kernel(name: str) -> Callable[..., Any] | None:
-    """The named function of prover.kernels.gpu_phases, so that large keys are set up on the
-    GPU; None without CuPy or a visible device, or with setup_gpu off (C2TUI_SETUP_GPU=0)."""
-    if not settings.current().setup_gpu:
+def _settings(ks: KernelSettings | None) -> KernelSettings:
+    """The settings given (a run's), else the environment's, read now."""
+    return ks if ks is not None else KernelSettings.from_env()
+
+
+def _gpu(ks: KernelSettings | None) -> Any | None:
+    """The CUDA backend (prover.backend.cuda_backend, the one check of whether CUDA can compute),
+    so that large keys are set up on the GPU; None without one, or with setup_gpu off
+    (C2TUI_SETUP_GPU=0)."""
+    ks = _settings(ks)
+    if not ks.setup_gpu:
         return None
-    try:
-        import cupy
-
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None
-        from prover.kernels import gpu_phases
-    except Exception:
-        return None
-    return getattr(gpu_phases, name, None)
+    return cuda_backend(ks)[0]
 
 
-def gpu_fixed_base_g1() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
+def gpu_fixed_base_g1(ks: KernelSettings | None = None) -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
     """The GPU's batched G1 fixed-base multiplication (base xy, scalars) -> (n, 96), or None."""
-    return _gpu_kernel("fixed_base_g1_gpu")
+    bk = _gpu(ks)
+    return None if bk is None else lambda base, coeffs: bk.fixed_base(base, coeffs, "g1")
 
 
-def gpu_fixed_base_g2() -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
+def gpu_fixed_base_g2(ks: KernelSettings | None = None) -> Callable[[np.ndarray, fr.FrArray], np.ndarray] | None:
     """The GPU's batched G2 fixed-base multiplication (base xy, scalars) -> (n, 192), or None."""
-    return _gpu_kernel("fixed_base_g2_gpu")
+    bk = _gpu(ks)
+    return None if bk is None else lambda base, coeffs: bk.fixed_base(base, coeffs, "g2")
 
 
-def gpu_intt() -> Callable[[fr.FrArray], fr.FrArray] | None:
-    """The GPU's natural-order inverse NTT (FrArray -> FrArray, 1/n included: prover.bls.ntt.intt's
+def gpu_intt(ks: KernelSettings | None = None) -> Callable[[fr.FrArray], fr.FrArray] | None:
+    """The GPU's natural-order inverse NTT (FrArray -> FrArray, 1/n included: prover.field.ntt.intt's
     convention), or None."""
-    ntt_gpu = _gpu_kernel("ntt_gpu")
-    return None if ntt_gpu is None else lambda x: ntt_gpu(x, inverse=True)
+    bk = _gpu(ks)
+    return None if bk is None else bk.intt
 
 
-def _fixed(coeffs: fr.FrArray, g2: bool) -> np.ndarray:
+def _fixed(coeffs: fr.FrArray, g2: bool, ks: KernelSettings | None = None) -> np.ndarray:
     """coeffs * generator, skipping zero coefficients (identity stays all-zero bytes). Large
     batches go to the GPU where there is one; the keys are the same bytes either way."""
     nbytes = curve.G2_BYTES if g2 else curve.G1_BYTES
     gen = curve.g2_generator() if g2 else curve.g1_generator()
     nz = np.flatnonzero(coeffs.any(axis=1))
     dense = len(nz) == len(coeffs)
-    gpu = (gpu_fixed_base_g2 if g2 else gpu_fixed_base_g1)() if len(nz) >= GPU_FIXED_BASE_MIN else None
+    gpu = (gpu_fixed_base_g2 if g2 else gpu_fixed_base_g1)(ks) if len(nz) >= GPU_FIXED_BASE_MIN else None
     if gpu is not None:
         try:
             base = np.frombuffer(gen.to_xy_bytes_le(), dtype=np.uint8)
@@ -169,26 +172,29 @@ def _fixed(coeffs: fr.FrArray, g2: bool) -> np.ndarray:
     return out
 
 
-def _fixed_g1(coeffs: fr.FrArray) -> np.ndarray:
+def _fixed_g1(coeffs: fr.FrArray, ks: KernelSettings | None = None) -> np.ndarray:
     with _step("fixed_base_g1"):
-        return _fixed(coeffs, g2=False)
+        return _fixed(coeffs, False, ks)
 
 
-def _fixed_g2(coeffs: fr.FrArray) -> np.ndarray:
+def _fixed_g2(coeffs: fr.FrArray, ks: KernelSettings | None = None) -> np.ndarray:
     with _step("fixed_base_g2"):
-        return _fixed(coeffs, g2=True)
+        return _fixed(coeffs, True, ks)
 
 
-def setup(circuit: Circuit, *, insecure_seed: int | None = None) -> tuple[ProvingKey, VerifyingKey]:
+def setup(circuit: Circuit, *, insecure_seed: int | None = None,
+          kernels: KernelSettings | None = None) -> tuple[ProvingKey, VerifyingKey]:
     """Generate keys for ``circuit`` from fresh OS randomness; with ``insecure_seed`` the same
-    (circuit, seed) gives the same keys (for tests and benchmarks only: forgeable)."""
+    (circuit, seed) gives the same keys (for tests and benchmarks only: forgeable). `kernels`:
+    the run's settings (setup_gpu, the kernels' build), else the environment's."""
+    ks = _settings(kernels)
     t = _toxic_waste(circuit, insecure_seed)
     r = fr.R_MOD
-    u, v, w = qap_at(circuit, t["tau"])
+    u, v, w = qap_at(circuit, t["tau"], ks)
     n, ni = circuit.domain_size, circuit.num_inputs
     with _step("scalars"):
         # beta*u + alpha*v + w, divided by gamma (inputs) or delta (private variables); the
-        # powers of tau times Z(tau)/delta for H (compiled: prover/host/setup_scalars.py)
+        # powers of tau times Z(tau)/delta for H (compiled: prover/groth16/setup_scalars_nb.py)
         combo = setup_scalars.combo(u, v, w, t["alpha"], t["beta"], t["gamma"], t["delta"], ni)
         ic, lq = combo[:ni], combo[ni:]
         z_tau = (pow(t["tau"], n, r) - 1) % r
@@ -204,18 +210,18 @@ def setup(circuit: Circuit, *, insecure_seed: int | None = None) -> tuple[Provin
     pk = ProvingKey(
         alpha_g1=pt1(t["alpha"]), beta_g1=pt1(t["beta"]), beta_g2=pt2(t["beta"]),
         delta_g1=pt1(t["delta"]), delta_g2=pt2(t["delta"]),
-        a_query=_fixed_g1(u), b_g1_query=_fixed_g1(v), b_g2_query=_fixed_g2(v),
-        l_query=_fixed_g1(lq), h_query=_fixed_g1(hq), num_inputs=ni,
+        a_query=_fixed_g1(u, ks), b_g1_query=_fixed_g1(v, ks), b_g2_query=_fixed_g2(v, ks),
+        l_query=_fixed_g1(lq, ks), h_query=_fixed_g1(hq, ks), num_inputs=ni,
     )
-    vk = VerifyingKey(alpha_g1=pk.alpha_g1, beta_g2=pk.beta_g2, gamma_g2=pt2(t["gamma"]), delta_g2=pk.delta_g2, ic=_fixed_g1(ic),
+    vk = VerifyingKey(alpha_g1=pk.alpha_g1, beta_g2=pk.beta_g2, gamma_g2=pt2(t["gamma"]), delta_g2=pk.delta_g2, ic=_fixed_g1(ic, ks),
                       setup_label=RANDOM if insecure_seed is None else INSECURE)
     del t, u, v, w, combo, lq, hq  # toxic waste: nothing derived from it outlives setup
     return pk, vk
 
 
 # cache ----------------------------------------------------------------------------------------
-def default_cache_dir() -> Path:
-    given = settings.current().cache_dir
+def default_cache_dir(kernels: KernelSettings | None = None) -> Path:
+    given = _settings(kernels).cache_dir
     return Path(given) if given else Path.home() / ".cache" / "c2tui" / "keys"
 
 
@@ -291,11 +297,11 @@ def load_keys(path: Path, circuit: Circuit) -> tuple[ProvingKey, VerifyingKey]:
     return ProvingKey(**pk_f, num_inputs=int(arrays["meta"][1])), VerifyingKey(**vk_f, setup_label=label)
 
 
-def load_or_setup(circuit: Circuit, cache_dir: Path | None = None, *,
-                  insecure_seed: int | None = None) -> tuple[ProvingKey, VerifyingKey]:
+def load_or_setup(circuit: Circuit, cache_dir: Path | None = None, *, insecure_seed: int | None = None,
+                  kernels: KernelSettings | None = None) -> tuple[ProvingKey, VerifyingKey]:
     """Keys from the cache if an intact file of the asked kind is there (the newest), else a
     fresh setup written to the cache. A default (random) lookup never returns seeded keys."""
-    cache = cache_dir or default_cache_dir()
+    cache = cache_dir or default_cache_dir(kernels)
     for path in cached_keys(circuit, cache, insecure_seed):
         try:
             with _step("load_keys"):
@@ -307,7 +313,7 @@ def load_or_setup(circuit: Circuit, cache_dir: Path | None = None, *,
             continue
         if vk.setup_label == (RANDOM if insecure_seed is None else INSECURE):
             return pk, vk
-    pk, vk = setup(circuit, insecure_seed=insecure_seed)
+    pk, vk = setup(circuit, insecure_seed=insecure_seed, kernels=kernels)
     with _step("save_keys"):
         save_keys(cache_path(circuit, vk, cache, insecure_seed), pk, vk, circuit)
     return pk, vk

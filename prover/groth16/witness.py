@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from prover.bls import fr
+from prover.field import fr
 from prover.groth16.circuit import NUM_PUBLIC, WORD, Circuit, output_vars
 
 _POW2 = (np.uint64(1) << np.arange(WORD + 1, dtype=np.uint64))

@@ -1,40 +1,5 @@
-"""Compiled host kernels of a partition (numba, ``nogil=True``, ``cache=True``): Fr
-arithmetic (fr_nb), witness generation (witness), the sparse products A.z, B.z, C.z
-(matvec) and prep_msm's splits (prep). Each call is single-threaded and releases the GIL,
-so worker threads running whole partitions really run in parallel.
-
-The kernels compile on first use (a few seconds per process, then ~0.1-0.5 s from numba's
-on-disk cache); ``warm_up()`` pays that once, e.g. at engine or benchmark start.
+"""Generic compiled host kernels (numba, ``nogil=True``, ``cache=True``): the sparse Fr
+products of a CSR matrix (matvec). Each call is single-threaded and releases the GIL, so
+worker threads running whole partitions really run in parallel. The circuit-specific kernels
+live beside their references in prover/groth16/ (*_nb.py); their warm-up is groth16/warm.py.
 """
-from __future__ import annotations
-
-import time
-
-
-def warm_up() -> float:
-    """Compile (or load from numba's cache) every host kernel on the smallest circuit;
-    returns the seconds it took. Safe to call from any thread, any number of times."""
-    from prover.groth16.circuit import MIN_LOG2, make_circuit
-    import numpy as np
-
-    from prover.host import fp_nb, matvec, prep, witness
-
-    t0 = time.perf_counter()
-    circuit = _smallest(MIN_LOG2, make_circuit)
-    z, _, cls = witness.generate_witness(circuit, 0)
-    for m in (circuit.a, circuit.b, circuit.c):
-        matvec.matvec(m.host_plan, z, cls)
-    prep.density(z)
-    prep.warm_up(cls, z)
-    for group, width in (("g1", 48), ("g2", 96)):  # the GPU MSMs' last host step
-        fp_nb.finish_windows(np.zeros((2, width), dtype=np.uint32), 1, group)
-    return time.perf_counter() - t0
-
-
-_circuits: dict[int, object] = {}
-
-
-def _smallest(k: int, make):  # type: ignore[no-untyped-def]
-    if k not in _circuits:
-        _circuits[k] = make(k, 0)
-    return _circuits[k]

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from prover.bls import fr
-from prover.host import fr_nb as F
+from prover.field import fr
+from prover.field import fr_nb as F
 
 SMALL_BITS = 40  # |coefficient| < 2^40: an int64 row sum of < 2^23 such terms cannot overflow
 BIG = 255  # code of a full-size coefficient: the k-th such entry (in entry order) is big row k

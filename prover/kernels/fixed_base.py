@@ -58,13 +58,13 @@ def fixed_base_table(group: str, base_xy) -> np.ndarray:
     return np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(TABLE_WINDOWS * 256, nbytes).copy()
 
 
-def _table_on_device(group: str, base: bytes, stream):
+def _table_on_device(group: str, base: bytes, stream, ks=None):
     cp = _cp()
-    key = (cp.cuda.Device().id, group, base)
+    key = (cp.cuda.Device().id, group, base, ks)
     with _tables_lock:
         tab = _tables.get(key)
         if tab is None:
-            tab = _tables[key] = DevicePoints(group, fixed_base_table(group, base), stream)
+            tab = _tables[key] = DevicePoints(group, fixed_base_table(group, base), stream, ks)
     return tab
 
 
@@ -74,21 +74,21 @@ def fixed_base_threads(n: int) -> int:
     return -(-per // FB_TPB) * FB_TPB
 
 
-def fixed_base_gpu(group: str, base_xy, scalars, stream=None, out_device: bool = False):
+def fixed_base_gpu(group: str, base_xy, scalars, stream=None, out_device: bool = False, ks=None):
     """[s_i * B] as (n, 96|192) uint8 xy: numpy (synchronises `stream` for the download), or a
     cupy array with out_device=True (no synchronisation)."""
     cp = _cp()
     nbytes = _BYTES[group]
     base = _base_bytes(base_xy)
     with _stream_ctx(stream):
-        tab = _table_on_device(group, base, stream)
+        tab = _table_on_device(group, base, stream, ks)
         s = _as_u32_rows(scalars, 8, stream, copy=False)
         n = int(s.shape[0])
         words = nbytes // 4
         out = cp.empty((n, words), dtype=cp.uint32)
         if n:
             T = fixed_base_threads(n)
-            _gk(group, f"{group}_fixed_base")((T // FB_TPB,), (FB_TPB,), (tab.d, s, np.uint32(n), out))
+            _gk(group, f"{group}_fixed_base", ks=tab.ks)((T // FB_TPB,), (FB_TPB,), (tab.d, s, np.uint32(n), out))
         out8 = out.view(cp.uint8).reshape(n, nbytes)
         if out_device:
             return out8

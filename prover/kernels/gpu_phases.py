@@ -1,7 +1,7 @@
 """Host wrappers of the CUDA kernels: the GPU side of the prover's GPU phases.
 
 Formats (project-wide): FrArray = uint64 (n, 4) canonical LE; G1 xy = uint8 (n, 96);
-G2 xy = uint8 (n, 192) (x.c0, x.c1, y.c0, y.c1). Results are bit-identical to prover.bls /
+G2 xy = uint8 (n, 192) (x.c0, x.c1, y.c0, y.c1). Results are bit-identical to prover.field /
 py_arkworks on the same inputs.
 
 Every launch goes to the caller's stream (``stream=None`` -> CuPy's current stream); nothing
@@ -14,22 +14,22 @@ import threading
 
 import numpy as np
 
-from prover import settings
 from prover.kernels import loader
 from prover.kernels.cupy_util import _TPB, _as_u32_rows, _cp, _grid, _stream_ctx  # noqa: F401
 # batched fixed-base multiplication (setup of large keys): prover.kernels.fixed_base, re-exported
 from prover.kernels.fixed_base import fixed_base_g1_gpu, fixed_base_g2_gpu  # noqa: F401
-from prover.kernels.pyref import FR_GENERATOR, R_MOD, root_of_unity
+from prover.field.params import FR_MONT_R as FR_R
+from prover.field.params import GENERATOR as FR_GENERATOR
+from prover.field.params import R_MOD, root_of_unity
 
-FR_R = 1 << 256  # Montgomery radix of Fr (8 x 32-bit limbs)
-# NTT build: "c" (the default product of field.cuh, eo_sq unless nvrtc_opts sets FIELD_MUL)
-# or "ptx" (the PTX rows, -DFIELD_PTX). None: the settings' ntt_variant (tests and benches set it)
-NTT_VARIANT: str | None = None
+from prover.settings import KernelSettings
 
 
-def _nk(fn: str):
-    variant = NTT_VARIANT or settings.current().ntt_variant
-    return loader.get_kernel("ntt.cu", fn, ("FIELD_PTX",) if variant == "ptx" else ())
+def _nk(fn: str, ks: KernelSettings | None = None):
+    """An NTT kernel of the build `ks` names: ntt_variant "c" (the default product of field.cuh,
+    eo_sq unless nvrtc_opts sets FIELD_MUL) or "ptx" (the PTX rows, -DFIELD_PTX)."""
+    ks = ks or loader.DEFAULTS
+    return loader.get_kernel("ntt.cu", fn, ("FIELD_PTX",) if ks.ntt_variant == "ptx" else (), ks)
 
 
 def _fr_mont_array(vals) -> np.ndarray:
@@ -63,8 +63,9 @@ class NttPlan:
     """Device tables for one domain size 2^L on one device: per-stage twiddles of w and w^-1
     (n entries each, Montgomery form; 2 * 32n bytes), and small two-level tables for the coset/1/n scalings."""
 
-    def __init__(self, L: int, stream=None):
+    def __init__(self, L: int, stream=None, ks: KernelSettings | None = None):
         cp = _cp()
+        self.ks = ks
         if not 1 <= L <= 28:
             raise ValueError("NTT size 2^L needs 1 <= L <= 28")
         self.L, self.n = L, 1 << L
@@ -73,7 +74,7 @@ class NttPlan:
         winv = pow(w, R_MOD - 2, R_MOD)
         ninv = pow(n, R_MOD - 2, R_MOD)
         g, ginv = FR_GENERATOR, pow(FR_GENERATOR, R_MOD - 2, R_MOD)
-        k_pow = _nk("powers_table")
+        k_pow = _nk("powers_table", ks)
         with _stream_ctx(stream):
             self.tw = []
             half_log = max(L - 1, 0)
@@ -83,7 +84,7 @@ class NttPlan:
                 t = cp.empty((max(n // 2, 1), 8), dtype=cp.uint32)
                 k_pow(_grid(t.shape[0]), (_TPB,), (t, dA, dB, np.int32(lo), np.uint32(t.shape[0])))
                 tws = cp.empty((n, 8), dtype=cp.uint32)
-                _nk("twiddle_stages")(_grid(n), (_TPB,), (t, tws, np.int32(L)))
+                _nk("twiddle_stages", ks)(_grid(n), (_TPB,), (t, tws, np.int32(L)))
                 del t
                 self.tw.append(tws)
             self.tw_fwd, self.tw_inv = self.tw
@@ -115,7 +116,7 @@ class NttPlan:
 
     # building blocks -------------------------------------------------------------------
     def _run_passes(self, x, tw, dif: bool):
-        k = _nk("ntt_pass")
+        k = _nk("ntt_pass", self.ks)
         passes = list(reversed(self.passes)) if dif else self.passes
         for lo, S in passes:
             lc = min(2, lo)  # C = 2^lc groups a block (4 once the stride allows)
@@ -126,11 +127,11 @@ class NttPlan:
 
     def _scale_bitrev(self, x, tables):
         A, B, lo = tables
-        k = _nk("scale_bitrev")
+        k = _nk("scale_bitrev", self.ks)
         k(_grid(self.n), (_TPB,), (x, A, B, np.int32(lo), np.int32(self.L)))
 
     def _bitrev(self, x, out):
-        k = _nk("bitrev_permute")
+        k = _nk("bitrev_permute", self.ks)
         k(_grid(self.n), (_TPB,), (x, out, np.int32(self.L)))
 
     # natural-order transforms (in place on x (n, 8) u32; `tmp` is scratch of the same shape)
@@ -156,7 +157,7 @@ class NttPlan:
             self._run_passes(x, self.tw_inv, dif=True)          # evaluations -> bitrev coeffs * n
             self._scale_bitrev(x, self.scale_coset_fwd)         # * g^i / n
             self._run_passes(x, self.tw_fwd, dif=False)         # -> natural evaluations on g*H
-        k = _nk("pointwise_h")
+        k = _nk("pointwise_h", self.ks)
         k(_grid(self.n), (_TPB,), (a, b, c, self.k_h, np.uint32(self.n)))
         self._run_passes(a, self.tw_inv, dif=True)
         self._scale_bitrev(a, self.scale_coset_inv)
@@ -164,17 +165,18 @@ class NttPlan:
         return b
 
 
-_plans: dict[tuple[int, int], NttPlan] = {}
+_plans: dict[tuple, NttPlan] = {}
 _plans_lock = threading.Lock()
 
 
-def ntt_plan(L: int, stream=None) -> NttPlan:
+def ntt_plan(L: int, stream=None, ks: KernelSettings | None = None) -> NttPlan:
     cp = _cp()
-    key = (cp.cuda.Device().id, L)
+    ks = ks or loader.DEFAULTS
+    key = (cp.cuda.Device().id, L, ks.ntt_variant, ks.nvrtc_arch, ks.nvrtc_opts)
     with _plans_lock:
         plan = _plans.get(key)
         if plan is None:
-            plan = _plans[key] = NttPlan(L, stream)
+            plan = _plans[key] = NttPlan(L, stream, ks)
     return plan
 
 
@@ -193,18 +195,18 @@ def _return_like(x_in, dev_u32):
     return cp.asnumpy(out)
 
 
-def ntt_h_device(d_a, d_b, d_c, stream=None):
+def ntt_h_device(d_a, d_b, d_c, stream=None, ks: KernelSettings | None = None):
     """NTT-H in place on device FrArrays (cupy uint64 (n, 4) or uint32 (n, 8)); returns the
     device array holding h (aliases d_b). Launches only, no synchronisation."""
     cp = _cp()
     a, b, c = (x.view(cp.uint32).reshape(-1, 8) for x in (d_a, d_b, d_c))
-    plan = ntt_plan(_log2_exact(a.shape[0]), stream)
+    plan = ntt_plan(_log2_exact(a.shape[0]), stream, ks)
     with _stream_ctx(stream):
         h = plan.ntt_h(a, b, c)
     return h.view(cp.uint64).reshape(-1, 4)
 
 
-def ntt_h_gpu(a, b, c, stream=None, out_device: bool = False):
+def ntt_h_gpu(a, b, c, stream=None, out_device: bool = False, ks: KernelSettings | None = None):
     """h = coset_iNTT((coset_NTT(iNTT a) * coset_NTT(iNTT b) - coset_NTT(iNTT c)) / (g^n - 1)).
 
     a, b, c: FrArray (numpy or cupy). Returns numpy for numpy inputs (synchronising the
@@ -213,18 +215,18 @@ def ntt_h_gpu(a, b, c, stream=None, out_device: bool = False):
     cp = _cp()
     with _stream_ctx(stream):
         da, db, dc = (_as_u32_rows(x, 8, stream, copy=True) for x in (a, b, c))
-        h = ntt_h_device(da, db, dc, stream)
+        h = ntt_h_device(da, db, dc, stream, ks)
         if out_device or isinstance(a, cp.ndarray):
             return h
         return cp.asnumpy(h, stream=stream)
 
 
-def ntt_gpu(x, inverse: bool = False, coset: bool = False, stream=None):
-    """Natural-order (coset) NTT / iNTT of one FrArray, same conventions as prover.bls.ntt."""
+def ntt_gpu(x, inverse: bool = False, coset: bool = False, stream=None, ks: KernelSettings | None = None):
+    """Natural-order (coset) NTT / iNTT of one FrArray, same conventions as prover.field.ntt."""
     cp = _cp()
     with _stream_ctx(stream):
         d = _as_u32_rows(x, 8, stream, copy=True)
-        plan = ntt_plan(_log2_exact(d.shape[0]), stream)
+        plan = ntt_plan(_log2_exact(d.shape[0]), stream, ks)
         tmp = cp.empty_like(d)
         (plan.intt if inverse else plan.ntt)(d, tmp, coset=coset)
         if isinstance(x, cp.ndarray):
@@ -232,24 +234,24 @@ def ntt_gpu(x, inverse: bool = False, coset: bool = False, stream=None):
         return cp.asnumpy(d.view(cp.uint64).reshape(-1, 4), stream=stream)
 
 
-def fr_elementwise_gpu(a, b, op: str, stream=None):
+def fr_elementwise_gpu(a, b, op: str, stream=None, ks: KernelSettings | None = None):
     """Test helper: element-wise Fr op ('mul','add','sub','sqr','inv') on canonical FrArrays."""
-    return _elementwise("fr_elementwise", 8, a, b, op, stream)
+    return _elementwise("fr_elementwise", 8, a, b, op, stream, ks)
 
 
-def fp_elementwise_gpu(a, b, op: str, stream=None):
+def fp_elementwise_gpu(a, b, op: str, stream=None, ks: KernelSettings | None = None):
     """Test helper: element-wise Fp op on (n, 6) uint64 canonical LE arrays."""
-    return _elementwise("fp_elementwise", 12, a, b, op, stream)
+    return _elementwise("fp_elementwise", 12, a, b, op, stream, ks)
 
 
-def _elementwise(fn, words, a, b, op, stream):
+def _elementwise(fn, words, a, b, op, stream, ks=None):
     cp = _cp()
     code = {"mul": 0, "add": 1, "sub": 2, "sqr": 3, "inv": 4}[op]
     with _stream_ctx(stream):
         da, db = _as_u32_rows(a, words, stream, False), _as_u32_rows(b, words, stream, False)
         out = cp.empty_like(da)
         n = da.shape[0]
-        _nk(fn)(_grid(n), (_TPB,), (da, db, out, np.uint32(n), np.int32(code)))
+        _nk(fn, ks)(_grid(n), (_TPB,), (da, db, out, np.uint32(n), np.int32(code)))
         return cp.asnumpy(out.view(cp.uint64).reshape(n, words // 2), stream=stream)
 
 

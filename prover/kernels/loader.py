@@ -8,7 +8,9 @@ import hashlib
 import threading
 from pathlib import Path
 
-from prover import settings
+from prover.settings import KernelSettings
+
+DEFAULTS = KernelSettings()  # what a caller that passes no settings gets (never the environment)
 
 CUDA_DIR = Path(__file__).resolve().parent / "cuda"  # the .cu/.cuh sources (package data)
 SOURCES = ("ntt.cu", "msm_g1.cu", "msm_g2.cu")
@@ -25,10 +27,11 @@ def device_arch(device_id: int | None = None) -> str:
     return f"sm_{major}{minor}"
 
 
-def compile_options(arch: str | None = None, defines: tuple[str, ...] = ()) -> tuple[str, ...]:
+def compile_options(arch: str | None = None, defines: tuple[str, ...] = (),
+                    ks: KernelSettings | None = None) -> tuple[str, ...]:
     """NVRTC options. CuPy itself adds the current device's -arch, so none is given here unless
     asked for (arch=... or the settings' nvrtc_arch, e.g. sm_90)."""
-    ks = settings.current()
+    ks = ks or DEFAULTS
     opts = ["-I" + str(CUDA_DIR), "-std=c++17"] + ["-D" + d for d in defines]
     arch = arch or ks.nvrtc_arch
     if arch:
@@ -44,13 +47,14 @@ def headers_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def get_module(name: str, defines: tuple[str, ...] = ()):
+def get_module(name: str, defines: tuple[str, ...] = (), ks: KernelSettings | None = None):
     """The cupy.RawModule for kernels/<name> (with -D defines) on the current device, compiled
     on first use."""
     import cupy
 
     dev = cupy.cuda.Device().id
-    key = (name, dev, tuple(defines))
+    options = compile_options(defines=tuple(defines), ks=ks)
+    key = (name, dev, options)
     mod = _cache.get(key)
     if mod is not None:
         return mod
@@ -61,11 +65,11 @@ def get_module(name: str, defines: tuple[str, ...] = ()):
             # CuPy's on-disk kernel cache keys on the source text only: stamp the headers' hash
             # into it so that an edited header recompiles.
             code = f"// headers {headers_digest()}\n" + code
-            mod = cupy.RawModule(code=code, options=compile_options(defines=tuple(defines)), backend="nvrtc")
+            mod = cupy.RawModule(code=code, options=options, backend="nvrtc")
             mod.compile()
             _cache[key] = mod
     return mod
 
 
-def get_kernel(module: str, fn: str, defines: tuple[str, ...] = ()):
-    return get_module(module, defines).get_function(fn)
+def get_kernel(module: str, fn: str, defines: tuple[str, ...] = (), ks: KernelSettings | None = None):
+    return get_module(module, defines, ks).get_function(fn)

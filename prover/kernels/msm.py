@@ -8,11 +8,11 @@ from typing import Callable
 
 import numpy as np
 
-from prover import settings
 from prover.kernels import loader
 from prover.kernels.cupy_util import _TPB, _as_u32_rows, _cp, _grid, _stream_ctx
-from prover.kernels.host_curve import finish_windows
-from prover.kernels.pyref import R_MOD
+from prover.field.curve_int import finish_windows
+from prover.field.params import R_MOD
+from prover.settings import KernelSettings
 
 
 # ------------------------------------------------------------------------------- MSM ----
@@ -28,22 +28,22 @@ MSM_VARIANTS = {"call": ("FP_MUL_CALL=1",), "ptx_call": ("FP_MUL_CALL=1", "FIELD
                 "ptx": ("FIELD_PTX",)}
 
 
-def _defines(group: str, variant: str | None = None) -> tuple[str, ...]:
-    ks = settings.current()
+def _defines(group: str, variant: str | None = None, ks: KernelSettings | None = None) -> tuple[str, ...]:
+    ks = ks or loader.DEFAULTS
     return MSM_VARIANTS[variant or (ks.g1_variant if group == "g1" else ks.g2_variant)]
 
 
-def _gk(group: str, fn: str, variant: str | None = None):
-    return loader.get_kernel(_GROUPS[group][0], fn, _defines(group, variant))
+def _gk(group: str, fn: str, variant: str | None = None, ks: KernelSettings | None = None):
+    return loader.get_kernel(_GROUPS[group][0], fn, _defines(group, variant, ks), ks)
 
 
 class DevicePoints:
     """Affine points uploaded once (Montgomery form on the device), reusable across
-    partitions and MSMs of one proving key."""
+    partitions and MSMs of one proving key; `ks` names the kernels' build and MSM limits."""
 
-    def __init__(self, group: str, xy, stream=None):
+    def __init__(self, group: str, xy, stream=None, ks: KernelSettings | None = None):
         cp = _cp()
-        self.group = group
+        self.group, self.ks = group, ks or loader.DEFAULTS
         mod, aw, _, nbytes = _GROUPS[group]
         with _stream_ctx(stream):
             if isinstance(xy, cp.ndarray):
@@ -52,7 +52,7 @@ class DevicePoints:
                 d = cp.asarray(np.ascontiguousarray(xy, dtype=np.uint8).reshape(-1, nbytes))
             self.d = d.view(cp.uint32).reshape(-1, aw)
             self.n = self.d.shape[0]
-            _gk(group, f"{group}_points_to_mont")(_grid(self.n), (_TPB,), (self.d, np.uint32(self.n)))
+            _gk(group, f"{group}_points_to_mont", ks=self.ks)(_grid(self.n), (_TPB,), (self.d, np.uint32(self.n)))
         self.pre: tuple[int, int] | None = None  # (c, W) once precompute() has run
 
     def precompute(self, c: int | None = None, stream=None) -> "DevicePoints":
@@ -63,10 +63,10 @@ class DevicePoints:
         c = c or msm_window_bits_precomputed(self.n)
         W = _num_windows(c)
         out = DevicePoints.__new__(DevicePoints)
-        out.group, out.n, out.pre = self.group, self.n, (c, W)
+        out.group, out.n, out.pre, out.ks = self.group, self.n, (c, W), self.ks
         with _stream_ctx(stream):
             out.d = cp.empty((W * self.n, self.d.shape[1]), dtype=cp.uint32)
-            _gk(self.group, f"{self.group}_msm_precompute")(_grid(self.n, 128), (128,), (
+            _gk(self.group, f"{self.group}_msm_precompute", ks=self.ks)(_grid(self.n, 128), (128,), (
                 self.d, np.uint32(self.n), np.int32(c), np.int32(W), out.d))
         return out
 
@@ -79,9 +79,10 @@ class DevicePoints:
         the tail MSM of a query uses a subset of the key's points."""
         cp = _cp()
         sub = DevicePoints.__new__(DevicePoints)
-        sub.group, sub.pre = self.group, None  # rows < n of a precomputed array are the points
+        sub.group, sub.pre, sub.ks = self.group, None, self.ks  # rows < n of a precomputed array are the points
         with _stream_ctx(stream):
-            sub.d = self.d[cp.asarray(np.asarray(idx, dtype=np.int64))]
+            d_idx = idx if isinstance(idx, cp.ndarray) else cp.asarray(np.asarray(idx, dtype=np.int64))
+            sub.d = self.d[d_idx]
         sub.n = int(sub.d.shape[0])
         return sub
 
@@ -91,16 +92,17 @@ class ProvingKeyOnDevice:
     ``pk_dev = ProvingKeyOnDevice(h=..., l=..., a=..., b_g1=..., b_g2=...)``; each argument
     is an xy array (G1 (n, 96), b_g2 (n, 192)). Absent queries are skipped."""
 
-    def __init__(self, stream=None, precompute: str | None = None, **queries):
+    def __init__(self, stream=None, precompute: str | None = None, ks: KernelSettings | None = None, **queries):
+        ks = ks or loader.DEFAULTS
         self.points: dict[str, DevicePoints] = {}
         for name, xy in queries.items():
             if xy is None:
                 continue
             group = "g2" if np.asarray(xy).shape[-1] == 192 or name.endswith("g2") else "g1"
-            self.points[name] = DevicePoints(group, xy, stream)
+            self.points[name] = DevicePoints(group, xy, stream, ks)
         # The H query is the one MSM with full random scalars (the others are mostly 0/1 and go
         # to batch addition): give it precomputed window shifts where the memory allows.
-        mode = precompute or settings.current().msm_precompute
+        mode = precompute or ks.msm_precompute
         if "h" in self.points and mode in ("auto", "h"):
             self.points["h"] = _try_precompute(self.points["h"], mode == "auto", stream)
 
@@ -137,7 +139,7 @@ def _try_precompute(points: DevicePoints, auto: bool, stream) -> DevicePoints:
 def msm_window_bits(n: int, max_c: int | None = None) -> int:
     """Window width c from a cost model: W(c) * (n mixed adds + ~3 * 2^(c-1) bucket-reduce adds)."""
     best, best_cost = 8, None
-    for c in range(6, (max_c or settings.current().msm_max_c) + 1):
+    for c in range(6, (max_c or loader.DEFAULTS.msm_max_c) + 1):
         W = _num_windows(c)
         cost = W * (n + 3 * (1 << (c - 1)))
         if best_cost is None or cost < best_cost:
@@ -165,8 +167,8 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
     cp = _cp()
     group = points.group
     mod, aw, xw, _ = _GROUPS[group]
-    k = lambda name: _gk(group, f"{group}_{name}", variant)  # noqa: E731
-    kk = lambda name: _gk(group, name, variant)  # noqa: E731
+    k = lambda name: _gk(group, f"{group}_{name}", variant, points.ks)  # noqa: E731
+    kk = lambda name: _gk(group, name, variant, points.ks)  # noqa: E731
 
     def mark(stage):
         if marks is not None:
@@ -188,7 +190,7 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
             B = 1 << (c - 1)
             nb, bstride, pstride, WB = B, 0, points.n, 1
         else:
-            c = c or msm_window_bits(n)
+            c = c or msm_window_bits(n, points.ks.msm_max_c)
             W = _num_windows(c)
             B = 1 << (c - 1)
             nb, bstride, pstride, WB = W * B, B, 0, W
@@ -226,25 +228,32 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         k("msm_bucket_final")(_grid(nb, 128), (128,), (part, pc, pincl, np.uint32(nb), buckets))
         del part
         mark("accn")
-        # window reduction: SB blocks x G threads of segments per window, then a tree
-        # (WB bucket sets: one per window, or a single shared one for precomputed points)
-        G = min(128, B)
-        SB = max(1, min(B // G // 4, max(32, 256 // WB)))  # reduce_xyzz runs SB threads: G2 needs <= 256
-        scratch = cp.empty((WB * SB * G, xw), dtype=u32)
-        wpart = cp.empty((WB * SB, xw), dtype=u32)
-        k("msm_window_reduce")((WB * SB,), (G,), (buckets, np.uint32(B), np.uint32(SB), scratch, wpart))
-        win = cp.empty((WB, xw), dtype=u32)
-        G2 = 1
-        while G2 < SB:
-            G2 *= 2
-        k("reduce_xyzz")((WB,), (G2,), (wpart, np.uint32(WB * SB), np.uint32(SB), scratch, win))
-        out = cp.empty((1, aw), dtype=u32)
+        win = _reduce_windows(k, buckets, B, WB, xw)
         mark("window_reduce")
         if not device_final:
             return win, c
+        out = cp.empty((1, aw), dtype=u32)
         k("msm_final")((1,), (1,), (win, np.int32(WB), np.int32(c), out))
         mark("final")
         return out
+
+
+def _reduce_windows(k, buckets, B: int, WB: int, xw: int):
+    """Window reduction: SB blocks x G threads of segments per window, then a tree (WB bucket
+    sets: one per window, or a single shared one for precomputed points) -> (WB, xyzz) sums."""
+    cp = _cp()
+    u32 = cp.uint32
+    G = min(128, B)
+    SB = max(1, min(B // G // 4, max(32, 256 // WB)))  # reduce_xyzz runs SB threads: G2 needs <= 256
+    scratch = cp.empty((WB * SB * G, xw), dtype=u32)
+    wpart = cp.empty((WB * SB, xw), dtype=u32)
+    k("msm_window_reduce")((WB * SB,), (G,), (buckets, np.uint32(B), np.uint32(SB), scratch, wpart))
+    win = cp.empty((WB, xw), dtype=u32)
+    G2 = 1
+    while G2 < SB:
+        G2 *= 2
+    k("reduce_xyzz")((WB,), (G2,), (wpart, np.uint32(WB * SB), np.uint32(SB), scratch, win))
+    return win
 
 
 def _to_bytes(dev_u32, stream) -> bytes:
@@ -252,14 +261,14 @@ def _to_bytes(dev_u32, stream) -> bytes:
     return cp.asnumpy(dev_u32, stream=stream).tobytes()
 
 
-def _points(group: str | None, points, stream) -> DevicePoints:
+def _points(group: str | None, points, stream, ks: KernelSettings | None = None) -> DevicePoints:
     """points as DevicePoints of `group` (uploading an xy array; group None: a DevicePoints'
     own group, G1 for an array)."""
     if isinstance(points, DevicePoints):
         if group is not None and points.group != group:
             raise ValueError(f"{points.group} points given to a {group} MSM")
         return points
-    return DevicePoints(group or "g1", points, stream)
+    return DevicePoints(group or "g1", points, stream, ks)
 
 
 class Pending:
@@ -282,16 +291,16 @@ class Pending:
 
 
 def msm_launch(points, scalars, stream=None, c: int | None = None, variant: str | None = None,
-               group: str | None = None) -> Pending:
+               group: str | None = None, ks: KernelSettings | None = None) -> Pending:
     """Launch sum_i scalars[i] * points[i] (xy array or DevicePoints); see Pending."""
-    pts = _points(group, points, stream)
+    pts = _points(group, points, stream, ks)
     win, c = _msm_device(pts, scalars, stream, c, variant, device_final=False)
     return Pending(win, lambda w: finish_windows(w, c, pts.group), stream)
 
 
-def batch_add_launch(points, idx, stream=None, group: str | None = None) -> Pending:
+def batch_add_launch(points, idx, stream=None, group: str | None = None, ks: KernelSettings | None = None) -> Pending:
     """Launch sum of points[idx]; see Pending."""
-    pts = _points(group, points, stream)
+    pts = _points(group, points, stream, ks)
     return Pending(_batch_add_device(pts, idx, stream), lambda a: a.tobytes(), stream)
 
 
@@ -301,22 +310,22 @@ def msm_bytes(points: DevicePoints, scalars, stream=None, c: int | None = None, 
     return msm_launch(points, scalars, stream, c, variant).result()
 
 
-def msm_g1_gpu(points, scalars, stream=None, c: int | None = None) -> bytes:
+def msm_g1_gpu(points, scalars, stream=None, c: int | None = None, ks: KernelSettings | None = None) -> bytes:
     """sum_i scalars[i] * points[i] as 96-byte xy (G1Point.to_xy_bytes_le form; identity = zeros).
     points: (n, 96) uint8 xy, or a DevicePoints uploaded earlier (its first len(scalars) points are used)."""
-    return msm_bytes(_points("g1", points, stream), scalars, stream, c)
+    return msm_bytes(_points("g1", points, stream, ks), scalars, stream, c)
 
 
-def msm_g2_gpu(points, scalars, stream=None, c: int | None = None) -> bytes:
+def msm_g2_gpu(points, scalars, stream=None, c: int | None = None, ks: KernelSettings | None = None) -> bytes:
     """G2 MSM; 192-byte xy result (G2Point.to_xy_bytes_le form)."""
-    return msm_bytes(_points("g2", points, stream), scalars, stream, c)
+    return msm_bytes(_points("g2", points, stream, ks), scalars, stream, c)
 
 
 def _batch_add_device(points: DevicePoints, idx, stream=None):
     cp = _cp()
     group = points.group
     mod, aw, xw, _ = _GROUPS[group]
-    k = lambda name: _gk(group, f"{group}_{name}")  # noqa: E731
+    k = lambda name: _gk(group, f"{group}_{name}", ks=points.ks)  # noqa: E731
     with _stream_ctx(stream):
         if isinstance(idx, cp.ndarray):
             d_idx = idx

@@ -23,8 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
+from prover import backend as compute_backend
 from prover import events as ev
-from prover import settings
+from prover.field import blocks
 from prover.config import RunConfig
 from prover.device import budget
 from prover.device.base import BaseDevice
@@ -32,7 +33,7 @@ from prover.device.profiles import get_profile
 from prover.pipeline.bus import EventBus, Sink
 from prover.pipeline.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
-from prover.pipeline.gpu_load import GpuFns, load_gpu_fns
+from prover.pipeline.gpu_load import load_gpu_fns, reference_fns
 from prover.pipeline.locks import LockSet
 from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
@@ -66,21 +67,16 @@ def resolve_backend(backend: str) -> str:
     return "cuda" if ok else "sim"
 
 
-def _cuda_kernels_importable() -> bool:
-    try:
-        gp = importlib.import_module("prover.kernels.gpu_phases")
-    except Exception:
-        return False
-    return all(hasattr(gp, n) for n in ("msm_launch", "batch_add_launch"))
-
-
-def resolve_auto_knobs(config: RunConfig, backend: str) -> RunConfig:
-    """b_g2 "auto": gpu on a cuda backend whose kernels import, else cpu (the value the
-    run's RunStarted.config, the fold and the controller then carry)."""
+def resolve_auto_knobs(config: RunConfig, compute: object) -> RunConfig:
+    """b_g2 "auto": gpu where the run's compute backend is a device one that runs the G2 MSM
+    and batch addition itself (its capabilities), else cpu (the value the run's
+    RunStarted.config, the fold and the controller then carry)."""
     if config.b_g2 != "auto":
         return config
-    b_g2 = "gpu" if backend == "cuda" and _cuda_kernels_importable() else "cpu"
-    return config.model_copy(update={"b_g2": b_g2})
+    caps = getattr(compute, "capabilities", frozenset())
+    on_device = compute is not compute_backend.REFERENCE
+    g2 = {compute_backend.MSM_G2, compute_backend.BATCH_ADD_G2} <= caps
+    return config.model_copy(update={"b_g2": "gpu" if on_device and g2 else "cpu"})
 
 
 class Engine(RunHandle):
@@ -93,7 +89,9 @@ class Engine(RunHandle):
         self.profile = get_profile(config.profile)
         self.modelled_log2 = config.modelled
         self.backend = resolve_backend(config.backend)
-        self.config = config = resolve_auto_knobs(config, self.backend)
+        # the one decision of what computes: the CUDA backend (behind the fallback) or the reference
+        self.compute, self._compute_why = compute_backend.select(self.backend, config.kernels, self.emit)
+        self.config = config = resolve_auto_knobs(config, self.compute)
         self.P: Phases | None = phases
         self._stop = threading.Event()
         self._draining = threading.Event()
@@ -152,7 +150,7 @@ class Engine(RunHandle):
             raise RuntimeError("engine already started")
         self._started = True
         self._bus.restart_clock()
-        settings.use(self.config.kernels)  # kernels, setup and fr read the run's tunables
+        blocks.configure(self.config.kernels.fr_thread_count())  # fr's block pool, a process resource
         cfg = self.config
         self.emit(ev.RunStarted, backend=self.backend, simulated=self.backend == "sim", profile=self.profile.name,
                   proved_log2=cfg.constraints_log2, modelled_log2=self.modelled_log2, gpus=cfg.n_gpus,
@@ -188,7 +186,7 @@ class Engine(RunHandle):
             self._warm_host_kernels()
             self._make_devices()
             if self.backend == "cuda":
-                prover.gpu = load_gpu_fns(prover.phases, self.emit)
+                prover.gpu = load_gpu_fns(self.compute, self._compute_why, prover.phases, self.emit)
                 self._switch_interval = sys.getswitchinterval()
                 sys.setswitchinterval(min(self._switch_interval, GIL_SWITCH_S))
             if self._stop.is_set():
@@ -237,8 +235,6 @@ class Engine(RunHandle):
         self.emit(ev.RunEnded, reason=reason)
         if self._switch_interval is not None:
             sys.setswitchinterval(self._switch_interval)
-        if settings.current() is self.config.kernels:
-            settings.use(None)
         self._finished.set()
 
     def _init_prover(self) -> Prover:
@@ -248,7 +244,8 @@ class Engine(RunHandle):
         t0 = time.monotonic()
         circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
         cache = None if cfg.cache_dir is None else Path(cfg.cache_dir)
-        pk, vk = P.load_or_setup(circuit, cfg.seed, cache, insecure_seeded=cfg.insecure_seeded_setup)
+        pk, vk = P.load_or_setup(circuit, cfg.seed, cache, insecure_seeded=cfg.insecure_seeded_setup,
+                                 kernels=cfg.kernels)
         if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
             self.emit(ev.Note, level="warn", text=(
                 "INSECURE seeded setup: the keys' toxic waste comes from the seed; anyone who knows it can forge proofs"))
@@ -256,17 +253,17 @@ class Engine(RunHandle):
             f"circuit 2^{cfg.constraints_log2} proved for real; modelled 2^{self.modelled_log2} "
             f"({self.profile.name}); setup {time.monotonic() - t0:.2f}s"))
         impl = "sim" if self.backend == "sim" else "cpu-reference"
-        return Prover(P, circuit, pk, vk, GpuFns(P.ntt_h, P.msm_g1, None, impl))
+        return Prover(P, circuit, pk, vk, reference_fns(P, impl))
 
     def _warm_host_kernels(self) -> None:
         """Compile (or load from numba's cache) the host kernels before any worker needs them,
         so the first partitions' synthesis times are not JIT time."""
-        from prover import host
+        from prover.groth16 import warm
 
         if not getattr(self.P, "uses_host_kernels", True):
             return
         try:
-            took = host.warm_up()
+            took = warm.warm_up()
         except Exception as exc:  # the workers would hit the same error: say it once here
             self.emit(ev.Note, level="warn", text=f"host kernels warm-up failed: {type(exc).__name__}: {exc}")
             return
@@ -288,7 +285,8 @@ class Engine(RunHandle):
                 from prover.device.cuda import CudaDevice
 
                 dev = CudaDevice(g, self.profile, want or 0, self.emit, self._stop, cfg.time_scale, self.clock,
-                                 nvml=not cfg.faults.nvml_missing, device_id=dev_id)
+                                 nvml=not cfg.faults.nvml_missing, device_id=dev_id,
+                                 pinned_host=cfg.kernels.pinned_host)
                 if want is None:  # "card" on profile native: this device's whole memory
                     dev.budget = dev.total_bytes
             budget.check(dev.budget, self.profile, self.modelled_log2, self._budget_spec)

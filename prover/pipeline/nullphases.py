@@ -34,7 +34,8 @@ class NullPhases:
     def make_circuit(self, constraints_log2: int, seed: int) -> Any:
         return ("circuit", constraints_log2, seed)
 
-    def load_or_setup(self, circuit: Any, seed: int, cache_dir: Any = None, *, insecure_seeded: bool = False) -> tuple[Any, Any]:
+    def load_or_setup(self, circuit: Any, seed: int, cache_dir: Any = None, *, insecure_seeded: bool = False,
+                      kernels: Any = None) -> tuple[Any, Any]:
         return ("pk", seed), ("vk", seed)
 
     def synthesize(self, circuit: Any, instance: int, out: Any = None, z: Any = None) -> _Syn:

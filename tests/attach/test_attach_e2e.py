@@ -23,8 +23,7 @@ from prover import events as ev
 from prover.attach.client import AttachClient
 from prover.record import read_recording
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))  # the shared pilot helpers
-from pilot_wait import until as _until
+from tests.helpers.pilot_wait import until as _until
 
 
 async def until(pilot, cond, timeout: float = 20.0) -> None:

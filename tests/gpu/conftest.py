@@ -1,14 +1,7 @@
 """GPU tests: skipped unless CuPy is importable and a CUDA device is visible."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # shared input builders live in test_kernels_gpu.py
-    sys.path.insert(0, str(HERE))
 
 
 def _cuda_ok() -> tuple[bool, str]:

@@ -26,7 +26,6 @@ from prover.device.base import OomError  # noqa: E402
 from prover.device.cuda import CudaDevice  # noqa: E402
 from prover.device.profiles import get_profile  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipeline"))
 GiB = 1024**3
 
 
@@ -89,7 +88,7 @@ def test_device_sync_waits_for_other_streams_stream_alloc_does_not():
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("mem_sync", ["device", "stream"])
 def test_engine_records_on_cuda(tmp_path, mem_sync):
-    from invariants import InvariantChecker
+    from tests.helpers.invariants import InvariantChecker
     from prover.pipeline.engine import Engine
     from prover.state import fold
     from prover.summary import summarize

@@ -9,7 +9,6 @@ import pytest
 
 pytestmark = pytest.mark.gpu  # tests/gpu/conftest.py skips these where no CUDA device is visible
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipeline"))
 GiB = 1024**3
 
 
@@ -22,7 +21,7 @@ def _bad_launch() -> None:
 
 @pytest.mark.timeout(180)
 def test_a_real_cuda_error_in_a_kernel_is_survived(monkeypatch):
-    from invariants import InvariantChecker
+    from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
     from prover.kernels import gpu_phases as gp
     from prover.pipeline.engine import Engine

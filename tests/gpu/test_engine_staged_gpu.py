@@ -22,7 +22,6 @@ ok, why = cuda_mod.available()
 if not ok:
     pytest.skip(f"no CUDA: {why}", allow_module_level=True)
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipeline"))
 
 
 @pytest.mark.timeout(300)
@@ -30,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipeline"))
 def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
     import cupy as cp
 
-    from invariants import InvariantChecker
+    from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
     from prover.device.cuda import CudaDevice
     from prover.groth16 import phases as P

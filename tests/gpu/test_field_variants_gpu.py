@@ -13,12 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import bench_field as bf  # noqa: E402
 from prover.kernels import gpu_phases as gp  # noqa: E402
 from prover.kernels import loader  # noqa: E402
-from prover.kernels.pyref import R_MOD, fr_random, fr_to_ints, ntt_ref  # noqa: E402
+from prover.field.ref import R_MOD, fr_random, fr_to_ints, ntt_ref  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -45,8 +44,10 @@ def test_products_match_python_ints(variant, n):
 @pytest.fixture(params=["eo", "eo_c"])
 def eo_build(request, monkeypatch):
     """The real modules compiled with -DFIELD_MUL=eo / eo_c (fresh loader cache, restored afterwards)."""
-    monkeypatch.setenv("C2TUI_NVRTC_OPTS", "-DFIELD_MUL=" + request.param)
+    from prover.settings import KernelSettings
+
     monkeypatch.setattr(loader, "_cache", {})
+    return KernelSettings(nvrtc_opts="-DFIELD_MUL=" + request.param)
 
 
 def test_real_kernels_with_eo(eo_build):
@@ -55,7 +56,7 @@ def test_real_kernels_with_eo(eo_build):
     a = fr_random(1 << 12, rng)
     ai = fr_to_ints(a)
     for inverse in (False, True):
-        assert fr_to_ints(gp.ntt_gpu(a, inverse=inverse, coset=True)) == ntt_ref(ai, inverse=inverse, coset=True)
+        assert fr_to_ints(gp.ntt_gpu(a, inverse=inverse, coset=True, ks=eo_build)) == ntt_ref(ai, inverse=inverse, coset=True)
     r = random.Random(12)
     for group, G in (("g1", ark.G1Point), ("g2", ark.G2Point)):
         n = 1 << (12 if group == "g1" else 8)
@@ -66,4 +67,4 @@ def test_real_kernels_with_eo(eo_build):
         scal = [ark.Scalar.from_le_bytes(v.to_bytes(32, "little")) for v in fr_to_ints(s)]
         want = G.multiexp_unchecked(objs, scal).to_xy_bytes_le()
         f = gp.msm_g1_gpu if group == "g1" else gp.msm_g2_gpu
-        assert f(xy, s) == want, group
+        assert f(xy, s, ks=eo_build) == want, group

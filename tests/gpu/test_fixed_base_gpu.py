@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from prover.bls import curve, fr
+from prover.field import curve, fr
 
 pytestmark = pytest.mark.gpu
 

@@ -11,24 +11,25 @@ pytestmark = pytest.mark.gpu
 def test_gpu_proof_equals_cpu_proof(log2: int, tmp_path) -> None:
     import cupy as cp
 
-    from prover.kernels.gpu_adapter import make_gpu_phases
+    from prover.backend import settle
+    from prover.groth16 import compose
     from prover.groth16 import phases as P
-    from prover.kernels import gpu_phases as gp
-    from prover.pipeline.phases import settle
+    from prover.kernels.cuda_backend import CudaBackend
+    from prover.settings import KernelSettings
 
-    fns = make_gpu_phases(gp)
+    fns = compose.gpu_phases(CudaBackend(KernelSettings()))  # the bare backend: a failure fails here
     circuit = P.make_circuit(log2, 5)
     pk, vk = P.load_or_setup(circuit, 5, cache_dir=tmp_path)
     for instance in (1, 2):
         syn = P.synthesize(circuit, instance)
         prep = P.prep_msm(syn, pk)
-        pinned = fns["pin_prep"](prep)  # page-locked copies, uploaded asynchronously
+        pinned = fns.pin_prep(prep)  # page-locked copies, uploaded asynchronously
         r, s = P.randomisers(5, instance)
         with cp.cuda.Stream(non_blocking=True):
-            h_gpu = fns["ntt_h"](syn.a, syn.b, syn.c)
+            h_gpu = fns.ntt_h(syn.a, syn.b, syn.c)
             # the host step is deferred (finished after the GPU section in the engine)
-            g1_gpu = settle(fns["msm_g1"](pinned, h_gpu, pk))
-            bg2_gpu = settle(fns["b_g2_msm"](pinned, pk))
+            g1_gpu = settle(fns.msm_g1(pinned, h_gpu, pk))
+            bg2_gpu = settle(fns.b_g2_msm(pinned, pk))
         h_cpu = P.ntt_h(syn.a, syn.b, syn.c)
         h_host = cp.asnumpy(h_gpu) if isinstance(h_gpu, cp.ndarray) else h_gpu  # the adapter keeps h on the device
         assert np.array_equal(h_host, h_cpu)

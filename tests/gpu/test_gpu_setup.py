@@ -23,8 +23,8 @@ def test_gpu_setup_equals_cpu_setup(log2: int, monkeypatch) -> None:
     assert S.gpu_fixed_base_g1() is not None and S.gpu_fixed_base_g2() is not None and S.gpu_intt() is not None
     calls = {"g2": 0, "intt": 0}
     g2, intt = S.gpu_fixed_base_g2(), S.gpu_intt()
-    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda: lambda b, c: calls.__setitem__("g2", calls["g2"] + 1) or g2(b, c))
-    monkeypatch.setattr(S, "gpu_intt", lambda: lambda x: calls.__setitem__("intt", calls["intt"] + 1) or intt(x))
+    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda ks=None: lambda b, c: calls.__setitem__("g2", calls["g2"] + 1) or g2(b, c))
+    monkeypatch.setattr(S, "gpu_intt", lambda ks=None: lambda x: calls.__setitem__("intt", calls["intt"] + 1) or intt(x))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         pk_gpu, vk_gpu = S.setup(circuit, insecure_seed=21)
@@ -44,7 +44,7 @@ def test_gpu_setup_equals_cpu_setup(log2: int, monkeypatch) -> None:
 
 
 def test_gpu_lagrange_equals_numpy() -> None:
-    from prover.bls import fr, ntt
+    from prover.field import fr, ntt
     from prover.groth16 import setup as S
 
     intt = S.gpu_intt()

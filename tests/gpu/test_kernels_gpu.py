@@ -1,6 +1,8 @@
-"""CUDA kernels vs the CPU references on fresh random inputs (pytest -m gpu).
+"""What is device-specific about the CUDA kernels, on fresh random inputs (pytest -m gpu): both
+NTT builds, window widths and MSM builds, streams and device-resident inputs, the field
+products. Every primitive against the reference at 2^8..2^22 is tests/backends/test_conformance.py.
 
-References: Python integers (prover.kernels.pyref, the same conventions as prover.bls.ntt and
+References: Python integers (prover.field.ref, the same conventions as prover.field.ntt and
 prover.groth16.phases.ntt_h) and py_arkworks_bls12381 for curve results.
 """
 from __future__ import annotations
@@ -12,7 +14,8 @@ import numpy as np
 import pytest
 
 from prover.kernels import gpu_phases as gp
-from prover.kernels.pyref import (P_MOD, R_MOD, fr_from_ints, fr_random, fr_to_ints, ntt_h_ref, ntt_ref,
+from tests.helpers.inputs import msm_inputs
+from prover.field.ref import (P_MOD, R_MOD, fr_from_ints, fr_random, fr_to_ints, ntt_h_ref, ntt_ref,
                                   root_of_unity)
 
 pytestmark = pytest.mark.gpu
@@ -31,8 +34,9 @@ def sizes(*logs):
 @pytest.fixture(params=["c", "ptx"])
 def ntt_variant(request, monkeypatch):
     """Both builds of ntt.cu: portable C++ and PTX carry-chain Montgomery products."""
-    monkeypatch.setattr(gp, "NTT_VARIANT", request.param)
-    return request.param
+    from prover.settings import KernelSettings
+
+    return KernelSettings(ntt_variant=request.param)  # passed to the kernels, never installed
 
 
 # --------------------------------------------------------------------------- fields ----
@@ -55,9 +59,9 @@ def test_field_elementwise(ntt_variant):
         A, B = arr(a), arr(b)
         for op, ref in (("mul", lambda x, y: x * y % m), ("add", lambda x, y: (x + y) % m),
                         ("sub", lambda x, y: (x - y) % m), ("sqr", lambda x, y: x * x % m)):
-            assert ints(f(A, B, op)) == [ref(x, y) for x, y in zip(a, b)], (prefix, op)
+            assert ints(f(A, B, op, ks=ntt_variant)) == [ref(x, y) for x, y in zip(a, b)], (prefix, op)
         k = 64
-        assert ints(f(A[:k], B[:k], "inv")) == [pow(x, m - 2, m) for x in a[:k]], (prefix, "inv")
+        assert ints(f(A[:k], B[:k], "inv", ks=ntt_variant)) == [pow(x, m - 2, m) for x in a[:k]], (prefix, "inv")
 
 
 # ------------------------------------------------------------------------------ NTT ----
@@ -67,7 +71,7 @@ def test_ntt_family_exact(L, ntt_variant):
     ai = fr_to_ints(a)
     for inverse in (False, True):
         for coset in (False, True):
-            got = fr_to_ints(gp.ntt_gpu(a, inverse=inverse, coset=coset))
+            got = fr_to_ints(gp.ntt_gpu(a, inverse=inverse, coset=coset, ks=ntt_variant))
             assert got == ntt_ref(ai, inverse=inverse, coset=coset), (L, inverse, coset)
 
 
@@ -76,7 +80,7 @@ def test_ntt_h_exact(L, ntt_variant):
     rng = rng_for(f"ntth{L}")
     a, b, c = (fr_random(1 << L, rng) for _ in range(3))
     want = ntt_h_ref(fr_to_ints(a), fr_to_ints(b), fr_to_ints(c))
-    got = gp.ntt_h_gpu(a, b, c)
+    got = gp.ntt_h_gpu(a, b, c, ks=ntt_variant)
     assert got.dtype == np.uint64 and got.shape == (1 << L, 4)
     assert fr_to_ints(got) == want
     # inputs untouched
@@ -116,10 +120,10 @@ def test_ntt_h_satisfied_identity(L, ntt_variant):
     a, b = fr_random(n, rng), fr_random(n, rng)
     ai, bi = fr_to_ints(a), fr_to_ints(b)
     c = fr_from_ints([x * y % R_MOD for x, y in zip(ai, bi)])
-    h = fr_to_ints(gp.ntt_h_gpu(a, b, c))
+    h = fr_to_ints(gp.ntt_h_gpu(a, b, c, ks=ntt_variant))
     assert h[-1] == 0
     t = random.Random(SEED + L).randrange(R_MOD)
-    A, B, C = (_horner(fr_to_ints(gp.ntt_gpu(x, inverse=True)), t) for x in (a, b, c))
+    A, B, C = (_horner(fr_to_ints(gp.ntt_gpu(x, inverse=True, ks=ntt_variant)), t) for x in (a, b, c))
     assert _horner(h, t) * (pow(t, n, R_MOD) - 1) % R_MOD == (A * B - C) % R_MOD
 
 
@@ -143,38 +147,7 @@ def test_ntt_h_on_a_stream_with_device_inputs():
 ark = pytest.importorskip("py_arkworks_bls12381")
 
 
-def _random_points(group: str, k: int, seed: int):
-    G = ark.G1Point if group == "g1" else ark.G2Point
-    r = random.Random(seed)
-    pts = [G() * ark.Scalar(r.randrange(1, R_MOD)) for _ in range(k)]
-    return pts, np.stack([np.frombuffer(p.to_xy_bytes_le(), dtype=np.uint8) for p in pts])
-
-
-def _msm_inputs(group: str, L: int, tag: str):
-    """2^L points (a few hundred distinct ones tiled, with identities) and scalars with edge
-    values (0, 1, r-1, small, repeated)."""
-    n = 1 << L
-    rng = rng_for(tag)
-    uniq, uniq_xy = _random_points(group, min(n, 257), int(rng.integers(1 << 30)))
-    G = ark.G1Point if group == "g1" else ark.G2Point
-    reps = -(-n // len(uniq))
-    objs = (uniq * reps)[:n]
-    xy = np.tile(uniq_xy, (reps, 1))[:n].copy()
-    if n >= 16:
-        for i in (3, n // 2):
-            objs[i] = G.identity()
-            xy[i] = 0
-    s = fr_random(n, rng)
-    si = fr_to_ints(s)
-    if n >= 16:
-        special = [0, 1, R_MOD - 1, 2, 3, (1 << 16) - 1, 1 << 200, R_MOD - 2]
-        for j, v in enumerate(special):
-            si[5 + j] = v
-        for j in range(13, min(n, 40)):
-            si[j] = 5  # a crowded bucket
-        s = fr_from_ints(si)
-    scal = [ark.Scalar.from_le_bytes(v.to_bytes(32, "little")) for v in si]
-    return objs, xy, scal, s
+_msm_inputs = msm_inputs
 
 
 @pytest.mark.parametrize("L", sizes(0, 4, 8, 12, 16, 20))
@@ -217,54 +190,3 @@ def test_msm_g2_matches_arkworks(L):
         dp = gp.DevicePoints("g2", xy)
         assert gp.msm_bytes(dp, s, variant="ptx_call") == want
         assert gp._to_bytes(gp._msm_device(dp, s), None) == want
-
-
-@pytest.mark.parametrize("L", sizes(8, 16, 20))
-def test_batch_add_g1(L):
-    n = 1 << L
-    objs, xy, _, _ = _msm_inputs("g1", L, f"ba{L}")
-    rng = rng_for(f"bamask{L}")
-    mask = rng.random(n) < 0.3
-    idx = np.nonzero(mask)[0]
-    acc = ark.G1Point.identity()
-    want = ark.G1Point.multiexp_unchecked([objs[i] for i in idx], [ark.Scalar(1)] * len(idx)).to_xy_bytes_le()
-    dp = gp.DevicePoints("g1", xy)
-    assert gp.batch_add_g1_gpu(dp, mask) == want
-    assert gp.batch_add_g1_gpu(dp, idx) == want
-    del acc
-
-
-@pytest.mark.parametrize("L", sizes(10, 16, 20))
-def test_batch_add_g2(L):
-    objs, xy, _, _ = _msm_inputs("g2", L, f"ba2{L}")
-    idx = np.arange(0, len(objs), 3)
-    want = ark.G2Point.multiexp_unchecked([objs[i] for i in idx], [ark.Scalar(1)] * len(idx)).to_xy_bytes_le()
-    assert gp.batch_add_g2_gpu(xy, idx) == want
-
-
-@pytest.mark.parametrize("L", sizes(4, 10, 16, 20))
-def test_fixed_base_g1(L):
-    n = 1 << L
-    rng = rng_for(f"fb{L}")
-    base = ark.G1Point() * ark.Scalar(int(rng.integers(1, 1 << 62)))
-    s = fr_random(n, rng)
-    si = fr_to_ints(s)
-    si[0], si[1], si[2] = 0, 1, R_MOD - 1
-    s = fr_from_ints(si)
-    got = gp.fixed_base_g1_gpu(np.frombuffer(base.to_xy_bytes_le(), dtype=np.uint8), s)
-    assert got.shape == (n, 96)
-    for i in list(range(3)) + list(rng.integers(0, n, size=min(n, 64))):
-        want = (base * ark.Scalar(si[i])).to_xy_bytes_le()
-        assert got[i].tobytes() == want, i
-
-
-@pytest.mark.parametrize("L", sizes(14, 16, 18, 20))
-def test_ntt_h_equals_the_cpu_reference_at_large_sizes(L):
-    """Bit for bit against prover.groth16.phases.ntt_h (numpy), where Python ints are too slow."""
-    from prover.bls import fr
-    from prover.groth16 import phases as P
-
-    rng = rng_for(f"nttcpu{L}")
-    n = 1 << L
-    a, b, c = (fr.random(n, int(rng.integers(1 << 30))) for _ in range(3))
-    assert np.array_equal(np.asarray(gp.ntt_h_gpu(a, b, c)), P.ntt_h(a, b, c))

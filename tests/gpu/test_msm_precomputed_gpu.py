@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from prover.kernels import gpu_phases as gp
-from prover.kernels.pyref import fr_from_ints
+from prover.field.ref import fr_from_ints
 
-from test_kernels_gpu import _msm_inputs, ark, sizes
+from tests.gpu.test_kernels_gpu import ark, sizes
+from tests.helpers.inputs import msm_inputs as _msm_inputs
 
 
 @pytest.mark.parametrize("L", sizes(0, 4, 8, 12, 16, 18, 20))

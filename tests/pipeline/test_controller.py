@@ -7,8 +7,7 @@ import time
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the invariants helper beside this file
-from invariants import InvariantChecker  # noqa: E402
+from tests.helpers.invariants import InvariantChecker  # noqa: E402
 from prover.config import load_config
 from prover.pipeline.controller import parse_switch
 from prover.pipeline.engine import Engine

@@ -144,7 +144,7 @@ def make_fake_cupy():
 def fake_cupy(monkeypatch):
     cp = make_fake_cupy()
     monkeypatch.setitem(sys.modules, "cupy", cp)
-    monkeypatch.setitem(sys.modules, "prover.kernels.gpu_phases", None)  # no kernels: cpu-reference
+    monkeypatch.setitem(sys.modules, "prover.kernels.cuda_backend", None)  # no kernels: cpu-reference
     return cp
 
 
@@ -192,8 +192,7 @@ def test_cuda_device_budget_and_calls(fake_cupy):
 
 @pytest.mark.timeout(60)
 def test_engine_on_fake_cuda(fake_cupy):
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "pipeline"))
-    from invariants import InvariantChecker
+    from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
     from prover.pipeline.engine import Engine
     from prover.pipeline.nullphases import NullPhases
@@ -214,68 +213,50 @@ def test_engine_on_fake_cuda(fake_cupy):
     assert st.gpus[0].nvml is False and st.gpus[0].name == "Fake H200"
 
 
-def cpu_kernels_module():
-    """A stand-in for prover.kernels.gpu_phases built from the CPU reference primitives."""
-    from prover.bls import curve
+def cpu_backend_module(staged=None):
+    """A stand-in for prover.kernels.cuda_backend: a "cuda" backend whose primitives are the CPU
+    reference's (a test double of the protocol; `staged` adds an in-place NTT-H primitive)."""
+    from prover import backend as B
+
+    class StandIn(B.ReferenceBackend):
+        name, impl = "cuda", "cuda"
+        capabilities = B.ALL - {B.NTT_H_STAGED, B.PINNED} | ({B.NTT_H_STAGED} if staged else set())
+        host_ntt_calls = 0
+
+        def __init__(self, settings):
+            self.settings = settings
+
+        def ntt_h(self, a, b, c):
+            StandIn.host_ntt_calls += 1
+            return super().ntt_h(a, b, c)
+
+        def ntt_h_staged(self, d_a, d_b, d_c):
+            return staged(d_a, d_b, d_c)
+
+        def device_key(self):
+            return 0
+
+    mod = types.ModuleType("prover.kernels.cuda_backend")
+    mod.CudaBackend = StandIn
+    return mod
+
+
+def test_composition_over_a_device_backend_is_bit_identical():
+    from prover import backend as B
+    from prover.groth16 import compose
     from prover.groth16 import phases as P
-
-    import numpy as np
-
-    class Pts:  # a DevicePoints stand-in: points "on the device", gathered by index
-        def __init__(self, xy):
-            self.xy = np.asarray(xy)
-
-        def take(self, idx, stream=None):
-            return Pts(self.xy[idx])
-
-    def xy(p):
-        return p.xy if isinstance(p, Pts) else p
-
-    stream = types.SimpleNamespace(synchronize=lambda: None)
-    cuda = types.SimpleNamespace(Device=lambda: types.SimpleNamespace(id=0), get_current_stream=lambda: stream)
-    gp = types.ModuleType("prover.kernels.gpu_phases")
-    gp._cp = lambda: types.SimpleNamespace(cuda=cuda)
-    gp.ProvingKeyOnDevice = lambda stream=None, **q: {k: Pts(v) for k, v in q.items() if v is not None}
-    class Done:  # a gpu_phases.Pending stand-in: the work has run already
-        def __init__(self, value: bytes):
-            self.value = value
-
-        def result(self) -> bytes:
-            return self.value
-
-        def fetch(self):
-            return lambda: self.value
-
-    def msm(pts, sc, stream=None, group="g1"):
-        if group == "g1":
-            return Done(curve.g1_to_bytes(curve.msm_g1(xy(pts)[: len(sc)], sc)))
-        return Done(curve.g2_to_bytes(curve.msm_g2(xy(pts)[: len(sc)], sc)))
-
-    def batch_add(pts, idx, stream=None, group="g1"):
-        if group == "g1":
-            return Done(curve.g1_to_bytes(curve.batch_add_g1(xy(pts)[idx])))
-        return Done(curve.g2_to_bytes(curve.batch_add_g2(xy(pts)[idx])))
-
-    gp.ntt_h_gpu = lambda a, b, c, stream=None, out_device=False: P.ntt_h(a, b, c)
-    gp.msm_launch, gp.batch_add_launch = msm, batch_add
-    return gp
-
-
-def test_gpu_adapter_composes_phases_bit_identically():
-    from prover.kernels.gpu_adapter import make_gpu_phases
-    from prover.groth16 import phases as P
-
     from prover.pipeline.phases import Deferred, settle
+    from prover.settings import KernelSettings
 
-    fns = make_gpu_phases(cpu_kernels_module())
-    assert set(fns) == {"ntt_h", "msm_g1", "b_g2_msm", "pin_prep"}
+    fns = compose.gpu_phases(B.Fallback(cpu_backend_module().CudaBackend(KernelSettings()), lambda *a, **k: None))
+    assert fns.in_use() == ["b_g2_msm", "msm_g1", "ntt_h"]
     c = P.make_circuit(8, 1)
     pk, vk = P.load_or_setup(c, 1)
     syn = P.synthesize(c, 3)
     prep = P.prep_msm(syn, pk)
-    h = fns["ntt_h"](syn.a, syn.b, syn.c)
+    h = fns.ntt_h(syn.a, syn.b, syn.c)
     # the MSMs' host step is left for after the GPU section (a Deferred), with the same bytes
-    g1, b2 = fns["msm_g1"](prep, h, pk), fns["b_g2_msm"](prep, pk)
+    g1, b2 = fns.msm_g1(prep, h, pk), fns.b_g2_msm(prep, pk)
     assert isinstance(g1, Deferred) and isinstance(b2, Deferred)
     assert settle(g1) == P.msm_g1(prep, h, pk)
     assert settle(b2) == P.b_g2_msm(prep, pk)
@@ -284,13 +265,12 @@ def test_gpu_adapter_composes_phases_bit_identically():
 
 @pytest.mark.timeout(60)
 def test_engine_uses_cuda_kernels_when_present(fake_cupy, monkeypatch):
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "pipeline"))
-    from invariants import InvariantChecker
+    from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
     from prover.pipeline.engine import Engine
     from prover.state import fold
 
-    monkeypatch.setitem(sys.modules, "prover.kernels.gpu_phases", cpu_kernels_module())
+    monkeypatch.setitem(sys.modules, "prover.kernels.cuda_backend", cpu_backend_module())
     cfg = load_config(None, backend="cuda", profile="tiny", constraints_log2=8, sectors=1, partitions=3,
                       workers_per_gpu=2, b_g2="gpu", faults={"nvml_missing": True})
     chk = InvariantChecker()
@@ -306,30 +286,25 @@ def test_engine_uses_cuda_kernels_when_present(fake_cupy, monkeypatch):
 
 @pytest.mark.timeout(120)
 def test_engine_ntt_h_reads_the_prestaged_buffers(fake_cupy, monkeypatch):
-    """With kernels offering ntt_h_device, the engine hands NTT-H views of the pre-staged d_a /
+    """With a backend offering the staged NTT-H, the engine hands NTT-H views of the pre-staged d_a /
     d_bc (a at d_a + 0, b at d_bc + 0, c at d_bc + nbytes/2) instead of the host arrays; the
     in-place result (h in b's place) makes proofs that verify. b_g2 "auto" resolves to gpu."""
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "pipeline"))
-    from invariants import InvariantChecker
+    from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
     from prover.device.cuda import CudaDevice
     from prover.groth16 import phases as P
     from prover.pipeline.engine import Engine
     from prover.state import fold
 
-    gp = cpu_kernels_module()
     seen, staged_bufs = [], []
 
-    def ntt_h_device(d_a, d_b, d_c, stream=None):
+    def ntt_h_device(d_a, d_b, d_c):
         seen.append((d_a, d_b, d_c))
         d_b[...] = P.ntt_h(d_a.copy(), d_b.copy(), d_c.copy())  # in place, h where b was (as the kernel)
         return d_b
 
-    def no_host_copy(*a, **k):
-        raise AssertionError("NTT-H took the host arrays although the buffers were pre-staged")
-
-    gp.ntt_h_device, gp.ntt_h_gpu = ntt_h_device, no_host_copy
-    monkeypatch.setitem(sys.modules, "prover.kernels.gpu_phases", gp)
+    mod = cpu_backend_module(staged=ntt_h_device)
+    monkeypatch.setitem(sys.modules, "prover.kernels.cuda_backend", mod)
     real_alloc = CudaDevice._device_alloc
 
     def alloc(self, buf, stream):
@@ -347,6 +322,7 @@ def test_engine_ntt_h_reads_the_prestaged_buffers(fake_cupy, monkeypatch):
     st = fold(chk.events)
     assert st.proofs_ok == 3 and st.proofs_failed == 0 and st.knobs["b_g2"] == "gpu"
     assert len(seen) == 3
+    assert mod.CudaBackend.host_ntt_calls == 0, "NTT-H took the host arrays although the buffers were pre-staged"
     for d_a, d_b, d_c in seen:
         assert d_a.shape == (256, 4) and d_a.dtype == np.uint64
         a_mem = next(m for m in staged_bufs if np.shares_memory(d_a, m))

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the invariants helper beside this file
-from invariants import InvariantChecker  # noqa: E402
+from tests.helpers.invariants import InvariantChecker  # noqa: E402
 from prover.config import load_config
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases

@@ -18,8 +18,7 @@ from prover.record import RecordingHeader, RecordingWriter, read_recording  # no
 from prover.state import DashboardState, fold  # noqa: E402
 from prover.summary import summarize  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the invariants helper beside this file
-from invariants import InvariantChecker  # noqa: E402
+from tests.helpers.invariants import InvariantChecker  # noqa: E402
 
 
 def _until(cond, timeout: float, what: str, state=None) -> None:

@@ -18,8 +18,7 @@ from prover.record import read_recording
 from prover.state import fold
 from prover.summary import summarize
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the invariants helper beside this file
-from invariants import InvariantChecker  # noqa: E402
+from tests.helpers.invariants import InvariantChecker  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 GiB = 1024**3

@@ -16,8 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the invariants helper beside this file
-from invariants import InvariantChecker  # noqa: E402
+from tests.helpers.invariants import InvariantChecker  # noqa: E402
 from prover.config import load_config
 from prover.device.profiles import get_profile
 from prover.events import Phase

@@ -1,6 +1,6 @@
 """Regenerate the small recordings under tests/tui/recordings/ (then refresh the snapshots:
 pytest tests/tui --snapshot-update). Uses `c2tui record` (the real engine, sim backend)
-when it exists, else the synthetic model in tui_synth.py."""
+when it exists, else the synthetic model in tests/helpers/tui_synth.py."""
 from __future__ import annotations
 
 import gzip
@@ -15,12 +15,11 @@ OUT = HERE / "recordings"
 
 
 def synth(path: Path, **kw) -> None:
-    sys.path.insert(0, str(HERE))
-    from tui_synth import synth_events
+    from tests.helpers.tui_synth import synth_events
 
     evs = synth_events(**kw)
     with open(path, "w") as f:
-        f.write(json.dumps({"kind": "c2tui-recording", "schema_version": 1, "tool": "tests/tui/tui_synth.py"}) + "\n")
+        f.write(json.dumps({"kind": "c2tui-recording", "schema_version": 1, "tool": "tests/helpers/tui_synth.py"}) + "\n")
         for e in evs:
             f.write(e.model_dump_json() + "\n")
 

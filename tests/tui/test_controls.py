@@ -17,7 +17,7 @@ from prover import events as ev
 from prover.config import load_config
 from prover.pipeline.engine import Engine
 
-from pilot_wait import until as _until
+from tests.helpers.pilot_wait import until as _until
 
 
 async def until(pilot, cond, timeout: float = 15.0) -> None:

@@ -22,7 +22,7 @@ from c2tui.widgets.header_bar import HeaderBar
 from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable, failed
 
-from pilot_wait import until as _until
+from tests.helpers.pilot_wait import until as _until
 
 
 async def until(pilot, cond, timeout: float = 15.0) -> None:
@@ -240,7 +240,7 @@ def notes_of(app) -> list[str]:
 async def test_refused_workers_change_says_why_in_words(workers, key, said):
     """+ past the knob's maximum and - at its minimum: a toast in words, no internal name,
     and nothing sent to the controller (no ModeChange)."""
-    from test_controls import make, running
+    from tests.tui.test_controls import make, running
 
     app, eng, rec = make(workers_per_gpu=workers)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -282,7 +282,7 @@ async def test_footer_keeps_quit_and_help_first_at_80x24():
 
 @sync
 async def test_footer_keeps_quit_and_help_first_live():
-    from test_controls import make
+    from tests.tui.test_controls import make
 
     app, eng, rec = make()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -324,7 +324,7 @@ async def test_every_binding_is_in_the_help(replay):
 @sync
 async def test_overview_names_the_gpus_it_has_no_room_for(tmp_path):
     """8 GPUs at 80x24: the overview is capped at 4 lines, the last names the other GPUs."""
-    import make_recordings
+    from tests.tui import make_recordings
 
     path = tmp_path / "eight.jsonl"
     make_recordings.synth(path, gpus=8, workers_per_gpu=2, sectors=2, partitions=8, progress_steps=1,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 
-from fleet_synth import fleet_stream
+from tests.helpers.fleet_synth import fleet_stream
 
 from c2tui.app import DashboardApp
 from c2tui.sources import ReplaySource, fast_snapshot

@@ -15,7 +15,7 @@ from prover.config import load_config
 from prover.pipeline.engine import Engine
 from prover.record import RecordingWriter, read_recording
 
-from pilot_wait import until as _until
+from tests.helpers.pilot_wait import until as _until
 
 
 async def until(pilot, cond, timeout: float = 30.0) -> None:

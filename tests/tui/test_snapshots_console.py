@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_snapshots import make_app
+from tests.tui.test_snapshots import make_app
 
 RECORDINGS = Path(__file__).parent / "recordings"
 FAILURES = RECORDINGS / "synth_failures.jsonl"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from c2tui import sources
 from c2tui.sources import SPEEDS, LiveSource, ReplaySource, fast_snapshot
 from prover.state import fold
-from tui_synth import synth_events
+from tests.helpers.tui_synth import synth_events
 
 EVENTS = synth_events(gpus=2, workers_per_gpu=3, sectors=2, switches=[(9.0, "mem_sync", "device")], fail_every=5)
 

@@ -91,3 +91,14 @@ def test_timeline_lanes_show_phases_and_lock_waits():
     assert set(body0[:half - 1]) == {"█"} and set(body0[half + 1:]) == {"·"}   # ran, then idle
     assert set(body1[:half - 1]) == {"▒"} and set(body1[half + 1:]) == {"█"}   # waited, then ran
     assert axis.rstrip().endswith("now") and "-5s" in axis
+
+
+def test_help_lists_the_kernel_settings_in_force() -> None:
+    from c2tui.widgets.help_screen import kernel_section
+    from prover import KernelSettings
+
+    kernels = KernelSettings(msm_max_c=12).model_dump(mode="json")
+    [(title, rows)] = kernel_section(kernels)
+    assert "in force" in title and ("kernels.msm_max_c", "12") in rows and ("kernels.nvrtc_arch", "none") in rows
+    assert ("kernels.setup_gpu", "on") in rows
+    assert kernel_section({}) == []  # a recording from before the run said nothing

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prover.bls import curve, fr
+from prover.field import curve, fr
 from prover.kernels import fixed_base as fb
 from prover.kernels import loader
 

@@ -1,13 +1,13 @@
-"""The compiled MSM last step (prover/host/fp_nb.py) gives host_curve's bytes, and the right
+"""The compiled MSM last step (prover/field/fp_nb.py) gives host_curve's bytes, and the right
 point: sum_w 2^(c w) P_w checked against py_arkworks."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from prover.host import fp_nb
-from prover.kernels import host_curve
-from prover.kernels.pyref import P_MOD
+from prover.field import fp_nb
+from prover.field import curve_int as host_curve
+from prover.field.ref import P_MOD
 
 R = 1 << 384
 

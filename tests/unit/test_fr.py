@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prover.bls import fr
+from prover.field import fr
 
 R = fr.R_MOD
 elems = st.lists(st.one_of(st.integers(0, R - 1), st.sampled_from([0, 1, 2, R - 1, R - 2, 2**64 - 1, 2**255 % R])), min_size=1, max_size=40)

@@ -7,23 +7,23 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from prover.bls import fr
+from prover.field import blocks, fr
 
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    monkeypatch.setattr(fr, "CHUNK", 64)
-    monkeypatch.setattr(fr, "PARALLEL_MIN", 128)
-    monkeypatch.setattr(fr, "THREADS", 4)
-    monkeypatch.setattr(fr, "_pool", None)
+    monkeypatch.setattr(blocks, "CHUNK", 64)
+    monkeypatch.setattr(blocks, "PARALLEL_MIN", 128)
+    monkeypatch.setattr(blocks, "_threads", 4)
+    monkeypatch.setattr(blocks, "_pool", None)
 
 
 def _serial(monkeypatch, fn):
-    monkeypatch.setattr(fr, "THREADS", 1)
+    monkeypatch.setattr(blocks, "_threads", 1)
     try:
         return fn()
     finally:
-        monkeypatch.setattr(fr, "THREADS", 4)
+        monkeypatch.setattr(blocks, "_threads", 4)
 
 
 def test_pooled_ops_equal_serial(monkeypatch, small_blocks) -> None:
@@ -55,5 +55,5 @@ def test_concurrent_callers_and_nested_use(small_blocks) -> None:
         outs = list(ex.map(lambda _: fr.mul(a, b), range(12)))
     assert all(np.array_equal(o, want) for o in outs)
     # an op running inside a pool worker runs its blocks inline (no deadlock)
-    got = fr._executor().submit(lambda: fr.mul(a, b)).result(timeout=60)
+    got = blocks.executor().submit(lambda: fr.mul(a, b)).result(timeout=60)
     assert np.array_equal(got, want)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prover.bls import curve, fr
+from prover.field import curve, fr
 from prover.groth16 import phases as P
 from prover.groth16.proof import Proof
 from prover.groth16.setup import cache_path, load_or_setup
@@ -59,7 +59,7 @@ def test_instances_differ_and_are_deterministic() -> None:
 
 def test_h_matches_quotient(key_dir: Path) -> None:
     """h * Z == a*b - c as polynomials: check at one random point via the NTT forms."""
-    from prover.bls import ntt
+    from prover.field import ntt
 
     circuit = P.make_circuit(8, 1)
     syn = P.synthesize(circuit, 2)

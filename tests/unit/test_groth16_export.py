@@ -44,7 +44,7 @@ def test_round_trip(proved, tmp_path: Path) -> None:  # type: ignore[no-untyped-
 
 
 def test_identity_points_round_trip() -> None:
-    from prover.bls import curve
+    from prover.field import curve
 
     assert export.g1_json(bytes(96)) == ["0", "1", "0"]
     assert export.g1_from_json(["0", "1", "0"]) == curve.G1.identity()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from prover.bls import curve, ntt
+from prover.field import curve, ntt
 from prover.groth16 import phases as P
 from prover.groth16 import setup as S
 
@@ -27,15 +27,15 @@ def small_gpu_threshold(monkeypatch):
     monkeypatch.setattr(S, "GPU_FIXED_BASE_MIN", 16)
     monkeypatch.setattr(S, "GPU_NTT_MIN", 16)
     for name in ("gpu_fixed_base_g2", "gpu_intt"):  # no device here anyway; be explicit
-        monkeypatch.setattr(S, name, lambda: None)
+        monkeypatch.setattr(S, name, lambda ks=None: None)
 
 
 def test_the_gpu_path_gives_the_same_key(monkeypatch, small_gpu_threshold) -> None:
     circuit = P.make_circuit(8, 11)
-    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: None)
+    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda ks=None: None)
     pk_cpu, vk_cpu = S.setup(circuit, insecure_seed=11)
     calls = []
-    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: lambda b, c: calls.append(len(c)) or _cpu_stand_in(b, c))
+    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda ks=None: lambda b, c: calls.append(len(c)) or _cpu_stand_in(b, c))
     pk_gpu, vk_gpu = S.setup(circuit, insecure_seed=11)
     assert calls, "the GPU path was not taken"
     for name in ("a_query", "b_g1_query", "l_query", "h_query"):
@@ -44,13 +44,13 @@ def test_the_gpu_path_gives_the_same_key(monkeypatch, small_gpu_threshold) -> No
 
 def test_a_failing_gpu_falls_back_to_the_cpu(monkeypatch, small_gpu_threshold) -> None:
     circuit = P.make_circuit(8, 12)
-    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: None)
+    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda ks=None: None)
     pk_cpu, _ = S.setup(circuit, insecure_seed=12)
 
     def broken(b, c):
         raise RuntimeError("CUDA_ERROR_ILLEGAL_ADDRESS")
 
-    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: broken)
+    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda ks=None: broken)
     with pytest.warns(RuntimeWarning, match="GPU fixed-base failed"):
         pk, _ = S.setup(circuit, insecure_seed=12)
     assert np.array_equal(pk.h_query, pk_cpu.h_query)
@@ -69,9 +69,9 @@ def test_every_gpu_path_gives_the_same_key_bytes(monkeypatch, small_gpu_threshol
     circuit = P.make_circuit(9, 13)
     pk_cpu, vk_cpu = S.setup(circuit, insecure_seed=13)
     calls: dict[str, list[int]] = {"g1": [], "g2": [], "intt": []}
-    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: lambda b, c: calls["g1"].append(len(c)) or _cpu_stand_in(b, c))
-    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda: lambda b, c: calls["g2"].append(len(c)) or _cpu_stand_in_g2(b, c))
-    monkeypatch.setattr(S, "gpu_intt", lambda: lambda x: calls["intt"].append(len(x)) or ntt.intt(x))
+    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda ks=None: lambda b, c: calls["g1"].append(len(c)) or _cpu_stand_in(b, c))
+    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda ks=None: lambda b, c: calls["g2"].append(len(c)) or _cpu_stand_in_g2(b, c))
+    monkeypatch.setattr(S, "gpu_intt", lambda ks=None: lambda x: calls["intt"].append(len(x)) or ntt.intt(x))
     pk_gpu, vk_gpu = S.setup(circuit, insecure_seed=13)
     assert calls["g1"] and calls["g2"] == [int(pk_cpu.b_g2_query.any(axis=1).sum())] and calls["intt"] == [512]
     want, got = _all_keys(pk_cpu, vk_cpu), _all_keys(pk_gpu, vk_gpu)
@@ -87,8 +87,8 @@ def test_failing_g2_and_intt_fall_back_to_the_cpu(monkeypatch, small_gpu_thresho
     def broken(*_a):
         raise RuntimeError("CUDA_ERROR_LAUNCH_FAILED")
 
-    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda: broken)
-    monkeypatch.setattr(S, "gpu_intt", lambda: broken)
+    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda ks=None: broken)
+    monkeypatch.setattr(S, "gpu_intt", lambda ks=None: broken)
     with pytest.warns(RuntimeWarning) as rec:
         pk, _ = S.setup(circuit, insecure_seed=14)
     msgs = " ".join(str(w.message) for w in rec)
@@ -97,12 +97,12 @@ def test_failing_g2_and_intt_fall_back_to_the_cpu(monkeypatch, small_gpu_thresho
 
 
 def test_dense_and_sparse_batches_land_in_their_rows(monkeypatch, small_gpu_threshold) -> None:
-    from prover.bls import fr
+    from prover.field import fr
 
     coeffs = fr.random(40, 5)
     coeffs[[3, 17, 39]] = 0
-    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda: _cpu_stand_in_g2)
-    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda: _cpu_stand_in)
+    monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda ks=None: _cpu_stand_in_g2)
+    monkeypatch.setattr(S, "gpu_fixed_base_g1", lambda ks=None: _cpu_stand_in)
     for g2, fn in ((False, curve.fixed_base_g1), (True, curve.fixed_base_g2)):
         gen = curve.g2_generator() if g2 else curve.g1_generator()
         for c in (coeffs, coeffs[coeffs.any(axis=1)]):

@@ -1,4 +1,4 @@
-"""The compiled host kernels (prover/host) against the numpy reference: the same Synthesis
+"""The compiled host kernels (prover/groth16/*_nb.py, prover/host) against the numpy reference: the same Synthesis
 and MsmPrep arrays, bit for bit, and the same proof bytes."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prover.bls import fr
+from prover.field import fr
 from prover.groth16 import phases as P
 
 
@@ -38,7 +38,7 @@ def test_synthesis_matches_reference(k: int, seed: int) -> None:
 def test_matvec_on_field_valued_vectors() -> None:
     """Every z value full-size (no 0/1 shortcut): the wide path, negative coefficients and the
     full-size coefficients times field values."""
-    from prover.host.prep import density
+    from prover.groth16.prep_nb import density
 
     circuit = P.make_circuit(10, 3)
     for seed in (1, 2):
@@ -87,7 +87,7 @@ def test_proof_bytes_equal_reference(key_dir: Path) -> None:
 
 
 def test_warm_up_compiles_every_kernel() -> None:
-    from prover.host import warm_up
+    from prover.groth16.warm import warm_up
 
     assert warm_up() >= 0.0
 
@@ -95,7 +95,7 @@ def test_warm_up_compiles_every_kernel() -> None:
 @pytest.mark.parametrize(("k", "seed"), [(8, 1), (10, 1), (12, 3)])
 def test_presence_from_circuit_is_the_keys(k: int, seed: int, key_dir: Path) -> None:
     """The structural presence the benchmark uses at sizes without a key is the real key's."""
-    from prover.host import prep
+    from prover.groth16 import prep_nb as prep
 
     circuit = P.make_circuit(k, seed)
     pk, _ = P.load_or_setup(circuit, seed, key_dir)
@@ -111,7 +111,9 @@ def test_kernels_release_the_gil() -> None:
     import threading
     import time
 
-    from prover.host import matvec, prep, witness
+    from prover.groth16 import prep_nb as prep
+    from prover.groth16 import witness_nb as witness
+    from prover.host import matvec
 
     for kernel in (witness.witness_kernel, matvec.matvec_kernel, prep._count, prep._fill, prep._density_kernel):
         assert kernel.targetoptions.get("nogil") is True, kernel

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from prover.kernels.pyref import P_MOD, R_MOD
+from prover.field.ref import P_MOD, R_MOD
 from prover.kernels import loader
 
 GXX = shutil.which("g++")

@@ -11,7 +11,7 @@ from itertools import accumulate
 import pytest
 
 from prover.kernels import gpu_phases as gp
-from prover.kernels.pyref import R_MOD, ntt_ref, root_of_unity
+from prover.field.ref import R_MOD, ntt_ref, root_of_unity
 
 
 def _brev(x: int, L: int) -> int:
@@ -85,6 +85,29 @@ def test_ntt_plans_cover_every_size():
 Q = (1 << 127) - 1  # the "group": integers mod a prime, infinity = 0
 
 
+def _window_sums(buckets, B, WB):
+    """msm_window_reduce + reduce_xyzz: per window, the running sums of its buckets in SB * G
+    segments, each segment's offset added once."""
+    G = min(128, B)
+    SB = max(1, min(B // G // 4, max(32, 256 // WB)))
+    per = (B + SB * G - 1) // (SB * G)
+    win = []
+    for w in range(WB):
+        tot = 0
+        for g in range(SB * G):
+            vlo = g * per + 1
+            vhi = min(vlo + per - 1, B)
+            T = R = 0
+            for v in range(vhi, vlo - 1, -1):
+                T = (T + buckets[w * B + v - 1]) % Q
+                R = (R + T) % Q
+            if vlo <= vhi and vlo > 1:
+                R = (R + (vlo - 1) * T) % Q
+            tot = (tot + R) % Q
+        win.append(tot)
+    return win
+
+
 def _msm_emu(P, s, c=None, pre=False):
     """pre: the precomputed-windows mode (points 2^(c*w) * P_i after each other, one shared
     set of buckets, bstride 0 / pstride n in the kernels)."""
@@ -149,23 +172,7 @@ def _msm_emu(P, s, c=None, pre=False):
         bound = -(-bound // gp.LCN)
     assert max(pc) <= 1
     buckets = [part[pincl[b] - 1] if pc[b] else 0 for b in range(nb)]
-    G = min(128, B)
-    SB = max(1, min(B // G // 4, max(32, 256 // WB)))
-    per = (B + SB * G - 1) // (SB * G)
-    win = []
-    for w in range(WB):
-        tot = 0
-        for g in range(SB * G):
-            vlo = g * per + 1
-            vhi = min(vlo + per - 1, B)
-            T = R = 0
-            for v in range(vhi, vlo - 1, -1):
-                T = (T + buckets[w * B + v - 1]) % Q
-                R = (R + T) % Q
-            if vlo <= vhi and vlo > 1:
-                R = (R + (vlo - 1) * T) % Q
-            tot = (tot + R) % Q
-        win.append(tot)
+    win = _window_sums(buckets, B, WB)
     acc = win[-1]
     for w in range(len(win) - 2, -1, -1):
         acc = (acc * (1 << c) + win[w]) % Q

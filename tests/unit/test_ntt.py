@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from prover.bls import fr, ntt
+from prover.field import fr, ntt
 
 R = fr.R_MOD
 

@@ -26,24 +26,29 @@ def test_bad_value_names_the_field(monkeypatch):
         load_config(None, kernels={"g1_variant": "fast"})
 
 
-def test_read_when_used_not_at_import(monkeypatch):
+def test_kernels_take_their_settings_never_the_environment(monkeypatch):
     from prover.groth16 import setup
     from prover.kernels import gpu_phases, loader
 
     monkeypatch.setenv("C2TUI_NVRTC_OPTS", "-DFIELD_MUL=x")
-    assert "-DFIELD_MUL=x" in loader.compile_options()
+    assert "-DFIELD_MUL=x" not in loader.compile_options()  # the environment is read into settings only
+    assert "-DFIELD_MUL=x" in loader.compile_options(ks=KernelSettings.from_env())
     monkeypatch.setenv("C2TUI_MSM_MAX_C", "8")
-    assert gpu_phases.msm_window_bits(1 << 20) <= 8
+    assert gpu_phases.msm_window_bits(1 << 20, KernelSettings.from_env().msm_max_c) <= 8
     monkeypatch.setenv("C2TUI_CACHE", "/tmp/somewhere")
     assert str(setup.default_cache_dir()) == "/tmp/somewhere"
 
 
-def test_a_run_installs_its_settings(monkeypatch):
-    k = KernelSettings(msm_max_c=7)
-    settings.use(k)
-    try:
-        assert settings.current() is k
-    finally:
-        settings.use(None)
-    monkeypatch.setenv("C2TUI_MSM_MAX_C", "9")
-    assert settings.current().msm_max_c == 9
+def test_no_process_global_settings():
+    """The run's settings travel as arguments (issue 23): there is nothing to install."""
+    assert not hasattr(settings, "use") and not hasattr(settings, "current")
+
+
+def test_msm_max_c_has_a_run_option(tmp_path):
+    from c2tui.options import config_from_options
+
+    assert config_from_options(msm_max_c=9).kernels.msm_max_c == 9
+    f = tmp_path / "c.toml"
+    f.write_text("[kernels]\nntt_variant = \"ptx\"\n")
+    k = config_from_options(config=f, msm_max_c=10).kernels  # merged into the file's [kernels]
+    assert (k.msm_max_c, k.ntt_variant) == (10, "ptx")

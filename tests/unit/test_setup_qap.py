@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from prover.bls import fr
+from prover.field import fr
 from prover.groth16 import phases as P
 from prover.groth16 import setup
 

@@ -1,12 +1,12 @@
-"""The key setup's scalars by the compiled kernels (prover/host/setup_scalars.py) equal the
+"""The key setup's scalars by the compiled kernels (prover/groth16/setup_scalars_nb.py) equal the
 numpy field code's rows, whatever the block size."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from prover.bls import fr
-from prover.host import setup_scalars as S
+from prover.field import fr
+from prover.groth16 import setup_scalars_nb as S
 
 R = fr.R_MOD
 

@@ -1,14 +1,14 @@
 """Python-integer XYZZ arithmetic for the last, tiny step of an MSM: the Horner sum of the
 window sums (2^c-fold doublings) and the conversion to affine. On the GPU it would be one
 latency-bound thread. `finish_windows` runs the compiled, GIL-free version
-(prover.host.fp_nb); `finish_windows_reference` here is what it is tested against."""
+(prover.field.fp_nb); `finish_windows_reference` here is what it is tested against."""
 from __future__ import annotations
 
 import numpy as np
 
-from prover.kernels.pyref import P_MOD
+from prover.field.params import FP_MONT_R, P_MOD
 
-_RINV = pow(1 << 384, -1, P_MOD)
+_RINV = pow(FP_MONT_R, -1, P_MOD)
 
 
 class Fp:
@@ -97,7 +97,7 @@ def to_xy_bytes(F, p) -> bytes:
 def finish_windows(win: np.ndarray, c: int, group: str) -> bytes:
     """win: (W, xyzz words) u32 Montgomery XYZZ window sums -> xy bytes of sum_w 2^(c w) win[w]
     (compiled; the same bytes as finish_windows_reference)."""
-    from prover.host import fp_nb
+    from prover.field import fp_nb
 
     return fp_nb.finish_windows(win, c, group)
 

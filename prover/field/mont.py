@@ -1,94 +1,45 @@
-"""BLS12-381 scalar field Fr, vectorised over numpy arrays. Two representations:
-
-* ``FrArray`` -- the interchange format other code (and the CUDA kernels) depends on:
-  ``numpy.uint64`` (n, 4), little-endian 64-bit limbs, canonical in ``[0, r)``, not Montgomery.
-* ``Mont`` -- the working form: ``numpy.uint64`` (8, ...), eight little-endian 32-bit limbs of
-  ``x * 2^256 mod r``; limb-major so every step of an operation is one numpy call.
+"""Fr's working form, vectorised over numpy: ``Mont`` -- ``numpy.uint64`` (8, ...), eight
+little-endian 32-bit limbs of ``x * 2^256 mod r``; limb-major so every step of an operation is
+one numpy call.
 
 32-bit limbs in uint64 words: a 32x32-bit product fits exactly and sums of a few dozen
 still fit, so the Montgomery product adds limb products *without* carries and resolves them
 once at the end (~14 numpy calls per limb round, not ~80 for CIOS; docs/prover.md).
-Python ints appear only at the boundary (``from_ints``/``to_ints``) and in constants.
+Large operations run in blocks of blocks.CHUNK elements on blocks' pool.
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from prover import settings
+from prover.field import blocks as B
+from prover.field.params import FR_LIMBS32 as NLIMBS
+from prover.field.params import FR_MONT_R, R_MOD, limbs32, mont_n0
 
-# the field modulus and its constants --------------------------------------------------
-R_MOD = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
-NLIMBS = 8  # 32-bit limbs
 MASK32 = np.uint64(0xFFFFFFFF)
 SHIFT32 = np.uint64(32)
-_R = 1 << 256  # Montgomery radix
-_R2 = _R * _R % R_MOD  # to_mont multiplies by R^2 (then REDC divides by R)
-_N0 = (-pow(R_MOD, -1, 1 << 32)) % (1 << 32)  # -r^-1 mod 2^32 for REDC
+R2 = FR_MONT_R * FR_MONT_R % R_MOD  # to_mont multiplies by R^2 (then REDC divides by R)
+N0 = mont_n0(R_MOD)  # -r^-1 mod 2^32 for REDC
 
 FrArray = np.ndarray  # (n, 4) uint64, canonical, little-endian 64-bit limbs
 Mont = np.ndarray  # (8, ...) uint64, 32-bit limbs of x*R mod r
 
 
 def _int_to_limbs32(x: int) -> np.ndarray:
-    return np.array([(x >> (32 * i)) & 0xFFFFFFFF for i in range(NLIMBS)], dtype=np.uint64)
+    return limbs32(x, NLIMBS)
 
 
-_P32 = _int_to_limbs32(R_MOD)
-_NEG_P32 = _int_to_limbs32((1 << 256) - R_MOD)  # 2^256 - r
+P32 = _int_to_limbs32(R_MOD)
+_NEGP32 = _int_to_limbs32((1 << 256) - R_MOD)  # 2^256 - r
 # r with borrows pre-applied: limb0 + 2^32, limbs 1..6 + 2^32 - 1, limb7 - 1 (same value)
-_P32_BORROWED = _P32 + np.array([1 << 32] + [(1 << 32) - 1] * 6 + [0], dtype=np.uint64) - np.array([0] * 7 + [1], dtype=np.uint64)
-_N0_U64 = np.uint64(_N0)
+P32_BORROWED = P32 + np.array([1 << 32] + [(1 << 32) - 1] * 6 + [0], dtype=np.uint64) - np.array([0] * 7 + [1], dtype=np.uint64)
+_N0_U64 = np.uint64(N0)
 
 
 def _col(limbs: np.ndarray, ndim: int) -> np.ndarray:
     """Reshape an (8,) constant so that it broadcasts against an (8, ...) array."""
     return limbs.reshape((NLIMBS,) + (1,) * (ndim - 1))
-
-
-# conversions ----------------------------------------------------------------------------
-def from_ints(values: list[int] | tuple[int, ...]) -> FrArray:
-    """Python ints -> FrArray (reduced mod r). Boundary/test use only."""
-    out = np.empty((len(values), 4), dtype=np.uint64)
-    for i, v in enumerate(values):
-        v %= R_MOD
-        out[i] = [(v >> (64 * j)) & 0xFFFFFFFFFFFFFFFF for j in range(4)]
-    return out
-
-
-def to_ints(a: FrArray) -> list[int]:
-    """FrArray -> Python ints. Boundary/test use only."""
-    return [int(r[0]) | int(r[1]) << 64 | int(r[2]) << 128 | int(r[3]) << 192 for r in a]
-
-
-def from_u64(values: np.ndarray) -> FrArray:
-    """Small non-negative integers (uint64) -> FrArray, vectorised."""
-    out = np.zeros((len(values), 4), dtype=np.uint64)
-    out[:, 0] = values
-    return out
-
-
-def from_i64(values: np.ndarray) -> FrArray:
-    """Small signed integers -> FrArray (negatives become r - |v|), vectorised."""
-    values = np.asarray(values, dtype=np.int64)
-    out = from_u64(np.abs(values).astype(np.uint64))
-    negative = np.flatnonzero(values < 0)
-    if len(negative):
-        out[negative] = neg(out[negative])
-    return out
-
-
-def zeros(n: int) -> FrArray:
-    return np.zeros((n, 4), dtype=np.uint64)
-
-
-def ones(n: int) -> FrArray:
-    out = zeros(n)
-    out[:, 0] = 1
-    return out
 
 
 def _split32(a: FrArray) -> np.ndarray:
@@ -97,11 +48,11 @@ def _split32(a: FrArray) -> np.ndarray:
     out = np.empty((NLIMBS, a.shape[0]), dtype=np.uint64)
 
     def block(lo: int) -> None:
-        blk = a[lo : lo + CHUNK]
-        out[0::2, lo : lo + CHUNK] = (blk & MASK32).T
-        out[1::2, lo : lo + CHUNK] = (blk >> SHIFT32).T
+        blk = a[lo : lo + B.CHUNK]
+        out[0::2, lo : lo + B.CHUNK] = (blk & MASK32).T
+        out[1::2, lo : lo + B.CHUNK] = (blk >> SHIFT32).T
 
-    _for_blocks(a.shape[0], block)
+    B.for_blocks(a.shape[0], block)
     return out
 
 
@@ -111,9 +62,9 @@ def _join32(x: np.ndarray) -> FrArray:
     out = np.empty((n, 4), dtype=np.uint64)
 
     def block(lo: int) -> None:
-        out[lo : lo + CHUNK] = (x[0::2, lo : lo + CHUNK] | (x[1::2, lo : lo + CHUNK] << SHIFT32)).T
+        out[lo : lo + B.CHUNK] = (x[0::2, lo : lo + B.CHUNK] | (x[1::2, lo : lo + B.CHUNK] << SHIFT32)).T
 
-    _for_blocks(n, block)
+    B.for_blocks(n, block)
     return out
 
 
@@ -123,7 +74,7 @@ def _cond_sub_p(x: np.ndarray) -> np.ndarray:
 
     x >= r exactly when x + (2^256 - r) carries out of 256 bits; unsigned limb adds with
     one carry pass, no signed casts."""
-    s = _normalise(_with_carry_limb(x + _col(_NEG_P32, x.ndim)))
+    s = _normalise(_with_carry_limb(x + _col(_NEGP32, x.ndim)))
     return np.where(s[NLIMBS].astype(bool), s[:NLIMBS], x)
 
 
@@ -134,7 +85,7 @@ def _redc(t: np.ndarray) -> np.ndarray:
     lowest limb determine the reduction multiplier, so no carry chain is needed inside
     the loop. Requires the value < r * R; returns canonical (8, ...) limbs in [0, r).
     """
-    p = _col(_P32, t.ndim)
+    p = _col(P32, t.ndim)
     for i in range(NLIMBS):
         m = (t[i] * _N0_U64) & MASK32
         q = m * p
@@ -153,53 +104,15 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     return x
 
 
-CHUNK = 1 << 13  # elements per block of a large operation: temporaries stay cache-sized
-# Blocks of one large operation run on a thread pool (numpy releases the GIL in its loops and
-# blocks are independent: same bytes; 2^22+ set-ups take minutes on one core). fr_threads=1: off.
-THREADS: int | None = None  # set: overrides the settings (tests)
-PARALLEL_MIN = 16 * CHUNK  # below this the blocks run inline
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-_in_worker = threading.local()
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(_threads(), thread_name_prefix="fr-block",
-                                       initializer=lambda: setattr(_in_worker, "active", True))
-        return _pool
-
-
-def _threads() -> int:
-    return THREADS or settings.current().fr_thread_count()
-
-
-def _for_blocks(size: int, body: Callable[[int], None]) -> None:
-    """body(lo) for lo in range(0, size, CHUNK), on the pool when large (never nested)."""
-    starts = range(0, size, CHUNK)
-    if size >= PARALLEL_MIN and _threads() > 1 and not getattr(_in_worker, "active", False):
-        list(_executor().map(body, starts))
-    else:
-        for lo in starts:
-            body(lo)
-
-
-def for_row_blocks(n: int, body: Callable[[int, int], None]) -> None:
-    """body(lo, hi) over [0, n) in blocks of CHUNK rows, on the pool when large: for compiled
-    nogil kernels that take a row range (setup's one-off products and scalars)."""
-    _for_blocks(n, lambda lo: body(lo, min(lo + CHUNK, n)))
-
 
 def take_columns(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """x[:, idx] for a (k, m) array (e.g. Montgomery limbs), gathered in blocks on the pool."""
     out = np.empty((x.shape[0], len(idx)), dtype=x.dtype)
 
     def block(lo: int) -> None:
-        out[:, lo : lo + CHUNK] = x[:, idx[lo : lo + CHUNK]]
+        out[:, lo : lo + B.CHUNK] = x[:, idx[lo : lo + B.CHUNK]]
 
-    _for_blocks(len(idx), block)
+    B.for_blocks(len(idx), block)
     return out
 
 
@@ -208,9 +121,9 @@ def take_rows(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
     out = np.empty((len(idx),) + a.shape[1:], dtype=a.dtype)
 
     def block(lo: int) -> None:
-        out[lo : lo + CHUNK] = a[idx[lo : lo + CHUNK]]
+        out[lo : lo + B.CHUNK] = a[idx[lo : lo + B.CHUNK]]
 
-    _for_blocks(len(idx), block)
+    B.for_blocks(len(idx), block)
     return out
 
 
@@ -225,16 +138,16 @@ def _blockwise(op: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     def run(*arrays: np.ndarray) -> np.ndarray:
         shape = np.broadcast_shapes(*(a.shape for a in arrays))[1:]
         size = int(np.prod(shape))
-        if size <= 2 * CHUNK:
+        if size <= 2 * B.CHUNK:
             return op(*arrays)
         # a constant (8, 1) stays a broadcast column; other operands are flattened
         flat = [a.reshape(NLIMBS, 1) if a[0].size == 1 else np.broadcast_to(a, (NLIMBS,) + shape).reshape(NLIMBS, size) for a in arrays]
         out = np.empty((NLIMBS, size), dtype=np.uint64)
 
         def block(lo: int) -> None:
-            out[:, lo : lo + CHUNK] = op(*(f if f.shape[1] == 1 else f[:, lo : lo + CHUNK] for f in flat))
+            out[:, lo : lo + B.CHUNK] = op(*(f if f.shape[1] == 1 else f[:, lo : lo + B.CHUNK] for f in flat))
 
-        _for_blocks(size, block)
+        B.for_blocks(size, block)
         return out.reshape((NLIMBS,) + shape)
 
     run.__doc__, run.__name__ = op.__doc__, op.__name__
@@ -268,11 +181,11 @@ def mont_add(a: Mont, b: Mont) -> Mont:
 def mont_sub(a: Mont, b: Mont) -> Mont:
     """a - b mod r, computed as a + (r - b) in [1, 2r) then one conditional subtraction.
 
-    r - b is taken limbwise against a borrow-preloaded copy of r (``_P32_BORROWED``: same
+    r - b is taken limbwise against a borrow-preloaded copy of r (``P32_BORROWED``: same
     value, every limb but the top raised by 2^32 - 1 or 2^32), so no limb goes negative;
     the top limb may wrap below zero mid-way, which uint64 arithmetic mod 2^64 undoes once
     the carries arrive."""
-    d = a + (_col(_P32_BORROWED, a.ndim) - b)
+    d = a + (_col(P32_BORROWED, a.ndim) - b)
     return _cond_sub_p(_normalise(d))
 
 
@@ -282,7 +195,7 @@ def mont_neg(a: Mont) -> Mont:
 
 def to_mont(a: FrArray) -> Mont:
     """FrArray (n, 4) -> Montgomery (8, n)."""
-    return mont_mul(_split32(a), _col(_int_to_limbs32(_R2), 2))
+    return mont_mul(_split32(a), _col(_int_to_limbs32(R2), 2))
 
 
 def from_mont(x: Mont) -> FrArray:
@@ -299,7 +212,7 @@ def _from_mont_limbs(x: Mont) -> np.ndarray:
 
 def mont_const(value: int) -> Mont:
     """A single constant in Montgomery form, shaped (8, 1) to broadcast over (8, n)."""
-    return _int_to_limbs32(value % R_MOD * _R % R_MOD).reshape(NLIMBS, 1)
+    return _int_to_limbs32(value % R_MOD * FR_MONT_R % R_MOD).reshape(NLIMBS, 1)
 
 
 def mont_pow(x: Mont, e: int) -> Mont:
@@ -372,85 +285,11 @@ def csr_sums(terms_of: Callable[[int, int], Mont], indptr: np.ndarray) -> FrArra
     out = np.empty((NLIMBS, n), dtype=np.uint64)
 
     def block(lo: int) -> None:
-        hi = min(lo + CHUNK, n)
+        hi = min(lo + B.CHUNK, n)
         e0, e1 = int(indptr[lo]), int(indptr[hi])
         out[:, lo:hi] = _segment_sums_block(terms_of(e0, e1), indptr[lo : hi + 1] - e0)
 
-    _for_blocks(n, block)
+    B.for_blocks(n, block)
     return _join32(out)
 
 
-# public FrArray operations ------------------------------------------------------------------
-def add(a: FrArray, b: FrArray) -> FrArray:
-    """(a + b) mod r; works on canonical values directly (no Montgomery needed)."""
-    return _join32(mont_add(_split32(a), _split32(b)))
-
-
-def sub(a: FrArray, b: FrArray) -> FrArray:
-    return _join32(mont_sub(_split32(a), _split32(b)))
-
-
-def neg(a: FrArray) -> FrArray:
-    return _join32(mont_neg(_split32(a)))
-
-
-def mul(a: FrArray, b: FrArray) -> FrArray:
-    return from_mont(mont_mul(to_mont(a), to_mont(b)))
-
-
-def mul_const(a: FrArray, k: int) -> FrArray:
-    """a * k for one constant k, in one Montgomery pass: plain limbs times k*R, reduced once,
-    are the plain product (no to_mont / from_mont passes)."""
-    return _join32(mont_mul(_split32(a), mont_const(k)))
-
-
-def from_mont_mul_const(x: Mont, k: int) -> FrArray:
-    """from_mont(x) * k in one pass: x*R times plain k, reduced once, is the plain x*k."""
-    return _join32(mont_mul(x, _int_to_limbs32(k % R_MOD).reshape(NLIMBS, 1)))
-
-
-def pow_(a: FrArray, e: int) -> FrArray:
-    """a^e elementwise for a common exponent e."""
-    return from_mont(mont_pow(to_mont(a), e))
-
-
-def batch_inverse(a: FrArray) -> FrArray:
-    """Elementwise inverse; 0 maps to 0."""
-    return from_mont(mont_batch_inverse(to_mont(a)))
-
-
-def inverse(a: FrArray) -> FrArray:
-    """Inverse of a single element (shape (1, 4)); raises on zero."""
-    if not a.any():
-        raise ZeroDivisionError("inverse of zero in Fr")
-    return from_mont(mont_pow(to_mont(a), R_MOD - 2))
-
-
-def random(n: int, seed: int) -> FrArray:
-    """n uniform field elements from a seeded generator (rejection sampling on 255 bits)."""
-    rng = np.random.default_rng(seed)
-    out = np.empty((0, 4), dtype=np.uint64)
-    while out.shape[0] < n:
-        cand = rng.integers(0, 2**64, size=(2 * (n - out.shape[0]) + 8, 4), dtype=np.uint64, endpoint=False)
-        cand[:, 3] &= np.uint64((1 << 63) - 1)  # 255-bit candidates; r > 2^254 so > 1/2 accepted
-        out = np.concatenate([out, cand[less_than_r(cand)]])
-    return np.ascontiguousarray(out[:n])
-
-
-def less_than_r(a: FrArray) -> np.ndarray:
-    """Boolean mask of rows whose 256-bit value is < r (compare from the top limb)."""
-    r64 = [np.uint64((R_MOD >> (64 * j)) & 0xFFFFFFFFFFFFFFFF) for j in range(4)]
-    lt = np.zeros(a.shape[0], dtype=bool)
-    eq = np.ones(a.shape[0], dtype=bool)
-    for j in (3, 2, 1, 0):
-        lt |= eq & (a[:, j] < r64[j])
-        eq &= a[:, j] == r64[j]
-    return lt
-
-
-def equal(a: FrArray, b: FrArray) -> bool:
-    return a.shape == b.shape and bool(np.array_equal(a, b))
-
-
-def is_canonical(a: FrArray) -> bool:
-    return a.ndim == 2 and a.shape[1] == 4 and a.dtype == np.uint64 and bool(less_than_r(a).all())

@@ -1,10 +1,10 @@
 """The last host step of a GPU MSM, compiled: the Horner sum of the window sums
 (sum_w 2^(c w) S_w) and the affine conversion, for G1 (Fp) and G2 (Fp2), in numba with the GIL
-released. The pure-Python version (prover.kernels.host_curve) took ~10 ms a partition at 2^22
+released. The pure-Python version (prover.field.curve_int) took ~10 ms a partition at 2^22
 and held the GIL for all of it, beside every other worker's Python.
 
 Values stay in the GPU's form: 32-bit Montgomery limbs (R = 2^384) held in uint64 slots, as
-prover.host.fr_nb does for Fr (a 32x32-bit product fits a uint64 and sums of a few dozen stay
+prover.field.fr_nb does for Fr (a 32x32-bit product fits a uint64 and sums of a few dozen stay
 exact). An Fp2 element is a (2, NL) array (c0, c1), an Fp one (1, NL), so one set of XYZZ
 formulas serves both groups: `d` says which. The formulas are host_curve's, so the points and
 the bytes are the same.
@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from prover.kernels.pyref import P_MOD
+from prover.field.params import FP_LIMBS32, FP_MONT_R, P_MOD, limbs32, mont_n0
 
-NL = 12
+NL = FP_LIMBS32
 M32 = np.uint64(0xFFFFFFFF)
 S32 = np.uint64(32)
 ZERO = np.uint64(0)
@@ -25,12 +25,12 @@ B32 = np.uint64(1 << 32)
 
 
 def _limbs(x: int) -> np.ndarray:
-    return np.array([(x >> (32 * j)) & 0xFFFFFFFF for j in range(NL)], dtype=np.uint64)
+    return limbs32(x, NL)
 
 
 P32 = _limbs(P_MOD)
-N0 = np.uint64((-pow(P_MOD, -1, 1 << 32)) % (1 << 32))
-ONE_M = _limbs((1 << 384) % P_MOD)  # 1 in Montgomery form
+N0 = np.uint64(mont_n0(P_MOD))
+ONE_M = _limbs(FP_MONT_R % P_MOD)  # 1 in Montgomery form
 PLAIN_ONE = _limbs(1)  # mont_mul(x, 1) leaves Montgomery form
 EXP_INV = np.array([int(b) for b in bin(P_MOD - 2)[2:]], dtype=np.uint8)  # p - 2, most significant first
 

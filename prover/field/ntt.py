@@ -12,18 +12,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from prover.bls import fr
-
-TWO_ADICITY = 32
-GENERATOR = 7  # multiplicative generator of Fr*; also the coset shift
-# primitive 2^32-th root of unity: 7^((r-1)/2^32)
-ROOT_OF_UNITY = pow(GENERATOR, (fr.R_MOD - 1) >> TWO_ADICITY, fr.R_MOD)
+from prover.field import fr
+from prover.field.params import GENERATOR, ROOT_OF_UNITY, TWO_ADICITY  # noqa: F401  (re-exported)
+from prover.field.params import root_of_unity as _root_of_unity_log2
 
 
 def root_of_unity(n: int) -> int:
     """Primitive n-th root of unity for n = 2^k, k <= 32."""
-    k = _log2(n)
-    return pow(ROOT_OF_UNITY, 1 << (TWO_ADICITY - k), fr.R_MOD)
+    return _root_of_unity_log2(_log2(n))
 
 
 def _log2(n: int) -> int:
@@ -154,3 +150,14 @@ def coset_ntt(a: fr.FrArray) -> fr.FrArray:
 
 def coset_intt(a: fr.FrArray) -> fr.FrArray:
     return fr.from_mont(coset_intt_mont(fr.to_mont(a)))
+
+
+def ntt_h(a: fr.FrArray, b: fr.FrArray, c: fr.FrArray) -> fr.FrArray:
+    """h = (a*b - c) / Z as coefficients: iNTT each of a, b, c (evaluations over the
+    domain), coset NTT (shift g = 7), divide by Z(g w^i) = g^n - 1 (constant on the
+    coset), coset iNTT. Length n; the top coefficient is zero for a satisfied circuit."""
+    n = a.shape[0]
+    ea, eb, ec = (coset_ntt_mont(intt_mont(fr.to_mont(x))) for x in (a, b, c))
+    z_inv = pow((pow(GENERATOR, n, fr.R_MOD) - 1) % fr.R_MOD, -1, fr.R_MOD)
+    q = fr.mont_mul(fr.mont_sub(fr.mont_mul(ea, eb), ec), fr.mont_const(z_inv))
+    return fr.from_mont(coset_intt_mont(q))

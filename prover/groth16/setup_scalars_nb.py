@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from prover.bls import fr
-from prover.host import fr_nb as F
+from prover.field import fr
+from prover.field import fr_nb as F
 
 
 def _mont(k: int) -> np.ndarray:

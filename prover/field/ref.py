@@ -1,41 +1,18 @@
-"""Python-integer reference for the kernels' tests (independent of the CUDA code).
-
-Interchange formats (fixed project-wide):
-  FrArray  numpy uint64 (n, 4), little-endian limbs, canonical values in [0, r)
-  G1 xy    numpy uint8 (n, 96): x || y, 48-byte little-endian canonical each; identity = zeros
-  G2 xy    numpy uint8 (n, 192): x.c0 || x.c1 || y.c0 || y.c1, 48-byte LE each
-"""
+"""Python-integer references (independent of numpy's and the CUDA code's arithmetic): the NTT
+and NTT-H the backends' conformance tests and the kernels' tests check against, and test data.
+Formats: params.py's docstring."""
 from __future__ import annotations
 
 import numpy as np
 
-R_MOD = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
-P_MOD = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
-FR_GENERATOR = 7
-TWO_ADICITY = 32
-FR_MONT_R = 1 << 256  # Montgomery radix of the 8 x 32-bit limb Fr
-FP_MONT_R = 1 << 384
-
-
-def root_of_unity(log_n: int) -> int:
-    """Primitive 2^log_n-th root of unity: 7^((r-1)/2^32) squared down to order 2^log_n."""
-    if log_n > TWO_ADICITY:
-        raise ValueError("log_n > 32")
-    w = pow(FR_GENERATOR, (R_MOD - 1) >> TWO_ADICITY, R_MOD)
-    return pow(w, 1 << (TWO_ADICITY - log_n), R_MOD)
+from prover.field.fr import from_ints as fr_from_ints  # noqa: F401  (re-exported for the tests)
+from prover.field.fr import to_ints as _to_ints
+from prover.field.params import FP_MONT_R, FR_MONT_R, P_MOD, R_MOD, TWO_ADICITY, root_of_unity  # noqa: F401
+from prover.field.params import GENERATOR as FR_GENERATOR
 
 
 def fr_to_ints(a: np.ndarray) -> list[int]:
-    a = np.ascontiguousarray(a, dtype=np.uint64).reshape(-1, 4)
-    return [int(x[0]) | int(x[1]) << 64 | int(x[2]) << 128 | int(x[3]) << 192 for x in a.tolist()]
-
-
-def fr_from_ints(vals) -> np.ndarray:
-    out = np.empty((len(vals), 4), dtype=np.uint64)
-    m = (1 << 64) - 1
-    for i, v in enumerate(vals):
-        out[i] = (v & m, (v >> 64) & m, (v >> 128) & m, (v >> 192) & m)
-    return out
+    return _to_ints(np.ascontiguousarray(a, dtype=np.uint64).reshape(-1, 4))
 
 
 def fr_random(n: int, rng: np.random.Generator) -> np.ndarray:

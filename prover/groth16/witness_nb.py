@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from prover.bls import fr
+from prover.field import fr
 from prover.groth16.circuit import NUM_PUBLIC, WORD, Circuit, output_vars
 from prover.groth16.witness import _pack, instance_bits
-from prover.host import fr_nb as F
+from prover.field import fr_nb as F
 
 ZERO_CLS, ONE_CLS, OTHER_CLS = 0, 1, 2
 _W32 = np.uint64(WORD)

@@ -16,7 +16,7 @@ from operator import add, getitem
 import numpy as np
 from py_arkworks_bls12381 import GT, G1Point, G2Point, Scalar  # noqa: F401  (GT, Scalar re-exported)
 
-from prover.bls import fr
+from prover.field import fr
 
 G1_BYTES = 96
 G2_BYTES = 192

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from prover import events as ev
 from prover.fleet.host import tag
-from tui_synth import Synth
+from tests.helpers.tui_synth import Synth
 
 GPUS, WORKERS = 8, 4
 

@@ -1,5 +1,5 @@
 """BLS12-381 Fr in compiled scalar code (numba, nogil): the per-element counterpart of
-``prover.bls.fr``'s vectorised numpy arithmetic, for the host kernels of a partition.
+``prover.field.fr``'s vectorised numpy arithmetic, for the host kernels of a partition.
 
 Values are eight little-endian 32-bit limbs held in ``uint64`` slots (a 32x32-bit product
 fits a uint64 exactly and sums of a few dozen stay exact, the same reasoning as fr.py), so
@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from prover.bls import fr
+from prover.field import mont
+from prover.field.params import R_MOD, limbs64
 
 NL = 8  # limbs
 M32 = np.uint64(0xFFFFFFFF)
@@ -23,10 +24,10 @@ S32 = np.uint64(32)
 ZERO = np.uint64(0)
 ONE = np.uint64(1)
 B32 = np.uint64(1 << 32)
-N0 = np.uint64(fr._N0)
-P32 = fr._P32.copy()  # r in 32-bit limbs
-R2_32 = fr._int_to_limbs32(fr._R2)  # R^2 mod r: mont_mul(x, R2) = x * R
-P64 = np.array([(fr.R_MOD >> (64 * j)) & 0xFFFFFFFFFFFFFFFF for j in range(4)], dtype=np.uint64)
+N0 = np.uint64(mont.N0)
+P32 = mont.P32.copy()  # r in 32-bit limbs
+R2_32 = mont._int_to_limbs32(mont.R2)  # R^2 mod r: mont_mul(x, R2) = x * R
+P64 = limbs64(R_MOD, 4)
 
 _jit = njit(nogil=True, cache=True)
 

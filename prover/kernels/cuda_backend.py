@@ -1,0 +1,77 @@
+"""The CUDA backend: the kernels' primitives behind the compute protocol (prover/backend.py),
+built with a run's KernelSettings (NTT and MSM builds, MSM window limit, H precompute, NVRTC
+options, page-locked uploads). Primitives only: the Groth16 composition lives in
+prover/groth16/compose.py, and nothing here imports groth16/ or pipeline/.
+
+Every launch goes to CuPy's current stream: CudaDevice.launch runs the phases inside the
+worker's stream context. Building one needs CuPy and a visible device (else it raises, and
+prover.backend.select runs the reference)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from prover.kernels import fixed_base, gpu_phases, msm, pinned
+from prover.kernels.cupy_util import _cp
+from prover.settings import KernelSettings
+
+_QUERY_GROUP = {"h": "g1", "l": "g1", "a": "g1", "b_g1": "g1", "b_g2": "g2"}
+
+
+class CudaBackend:
+    name, impl = "cuda", "cuda"
+
+    def __init__(self, settings: KernelSettings) -> None:
+        cp = _cp()
+        if cp.cuda.runtime.getDeviceCount() < 1:
+            raise RuntimeError("no CUDA device visible")
+        self.settings = settings
+        self.capabilities = frozenset({
+            "ntt_h", "ntt_h_staged", "intt", "msm_g1", "msm_g2", "batch_add_g1", "batch_add_g2",
+            "fixed_base_g1", "fixed_base_g2"} | ({"pinned"} if settings.pinned_host else set()))
+
+    # NTT ----------------------------------------------------------------------------------
+    def ntt_h(self, a: Any, b: Any, c: Any) -> Any:
+        # h stays on the device (a cupy array) for the MSM that reads it next
+        return gpu_phases.ntt_h_gpu(a, b, c, out_device=True, ks=self.settings)
+
+    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any) -> Any:
+        # device views of the pre-staged buffers: transformed in place, no copy (h aliases d_b)
+        return gpu_phases.ntt_h_device(d_a, d_b, d_c, ks=self.settings)
+
+    def intt(self, x: np.ndarray) -> np.ndarray:
+        return gpu_phases.ntt_gpu(x, inverse=True, ks=self.settings)
+
+    # MSM ----------------------------------------------------------------------------------
+    def points(self, pk: Any, query: str) -> msm.DevicePoints:
+        """A key's query uploaded (Montgomery form on the device); the H query with its window
+        shifts precomputed where msm_precompute allows. The upload is waited for: other
+        workers' streams read the points next."""
+        xy = getattr(pk, query + "_query")
+        pts = msm.DevicePoints(_QUERY_GROUP[query], xy, ks=self.settings)
+        if query == "h" and self.settings.msm_precompute in ("auto", "h"):
+            pts = msm._try_precompute(pts, self.settings.msm_precompute == "auto", None)
+        _cp().cuda.get_current_stream().synchronize()
+        return pts
+
+    def msm(self, points: msm.DevicePoints, scalars: Any, group: str, rows: Any = None) -> msm.Pending:
+        pts = points if rows is None else points.take(rows)
+        return msm.msm_launch(pts, scalars, group=group, ks=self.settings)
+
+    def batch_add(self, points: msm.DevicePoints, rows: Any, group: str) -> msm.Pending:
+        return msm.batch_add_launch(points, rows, group=group, ks=self.settings)
+
+    # setup, host memory -------------------------------------------------------------------
+    def fixed_base(self, base_xy: np.ndarray, coeffs: np.ndarray, group: str) -> np.ndarray:
+        return fixed_base.fixed_base_gpu(group, base_xy, coeffs, ks=self.settings)
+
+    def pin(self, x: np.ndarray) -> np.ndarray:
+        # size classes: CuPy's pinned pool reuses a block only at the same size
+        return pinned.pinned_copy(x) if self.settings.pinned_host else x
+
+    def to_host(self, x: Any) -> Any:
+        return x.get() if type(x).__module__.startswith("cupy") else x
+
+    def device_key(self) -> int:
+        return int(_cp().cuda.Device().id)
