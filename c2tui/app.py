@@ -29,6 +29,7 @@ from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.history_view import HistoryView
 from c2tui.widgets.segment_panel import SegmentPanel
 from c2tui.widgets.timeline import lane_workers
+from c2tui.widgets.host_ram_bar import HostRamBar
 from c2tui.widgets.header_bar import HeaderBar
 from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.help_screen import HelpScreen
@@ -134,6 +135,7 @@ class DashboardApp(App[None]):
         if self.replay:
             yield ReplayBar(id="replay")
         yield GpuOverview(id="overview")
+        yield HostRamBar(id="host-ram", classes="ops")  # the operators' bars: rows above the GPU panels
         with Horizontal(id="top"):
             with VerticalScroll(id="gpus"):
                 pass
@@ -214,6 +216,8 @@ class DashboardApp(App[None]):
         self.query_one(HistoryView).show(st)
         self.query_one(SegmentPanel).show(st)
         self.query_one(GpuOverview).show(st)
+        for w in self.query(".ops"):  # host RAM, start-up, queues by class
+            w.show(st)
         self.query_one(PartitionTable).show(st)
         self.query_one(EventLog).show(st)
 
@@ -221,6 +225,7 @@ class DashboardApp(App[None]):
         """Share the screen (c2tui/layout.py): every panel's height from one plan."""
         lanes = max((len(lane_workers(st.gpus[p.gpu])) for p in panels if p.gpu in st.gpus), default=1)
         used = self.query_one(HeaderBar).wanted_height(st) + (1 if self.replay else 0) + 1  # + footer
+        used += sum(w.wanted_height(st) for w in self.query(".ops"))  # host RAM, start-up, queues
         args = dict(ngpu=len(panels), lanes=lanes, segments=len(st.segments), history_first=self.history_first)
         pl = layout.plan(self.size.width, self.size.height - used, **args)
         overflow = -(-len(panels) // pl.gpu_cols) * pl.panel_h > pl.gpus_h

@@ -15,6 +15,7 @@ from c2tui.fit_table import fit_tables
 from c2tui.segment_view import segment_tables
 
 from prover.events import Phase
+from prover.knobs import KNOBS
 from prover.state import on_off
 from prover.summary import Summary
 
@@ -31,6 +32,23 @@ def _ms(x: float) -> str:
 
 def _gib(n: int) -> str:
     return f"{n / 1024**3:.1f} GiB"
+
+
+def _knob(name: str, v: Any) -> str:
+    if name in KNOBS and KNOBS[name].size and isinstance(v, int):
+        return _gib(v) if v else "off"
+    return on_off(v)
+
+
+def _host_ram_line(sm: Summary) -> str:
+    h = sm.host_ram
+    if h is None:
+        return ""
+    what = f"modelled 2^{h.log2}" if h.modelled else f"native 2^{h.log2}"
+    budget = f" of the {_gib(h.budget)} budget" if h.budget else " (no budget)"
+    return (f"host RAM ({what}): peak {_gib(h.peak)}{budget}, key {_gib(h.key)}, pinned {_gib(h.pinned)}; "
+            f"workers held back {h.waits}x, {h.wait_total:.1f} s in all (longest {h.wait_max:.1f} s)"
+            + (f", {h.waiting_at_end} still waiting at the end" if h.waiting_at_end else "") + "\n")
 
 
 def verdict(sm: Summary) -> tuple[str, str]:
@@ -91,12 +109,13 @@ def _head(sm: Summary) -> Text:
         (f"c2tui run summary{sim}\n", "bold"),
         f"backend {sm.backend}, profile {sm.profile}, proved 2^{sm.proved_log2}, modelled 2^{sm.modelled_log2}, "
         f"time scale {sm.time_scale:g}, {sm.duration_s:.1f} s, ended: {sm.end_reason or 'no (recording cut short)'}\n",
-        "knobs: " + ", ".join(f"{k}={on_off(v)}" for k, v in sm.knobs.items()) + "\n",
+        "knobs: " + ", ".join(f"{k}={_knob(k, v)}" for k, v in sm.knobs.items()) + "\n",
     )
     abandoned = ""
     if sm.partitions_abandoned:
         ids = " ".join(sm.abandoned[:8]) + (" ..." if len(sm.abandoned) > 8 else "")
         abandoned = f", abandoned (stopped mid-way) {sm.partitions_abandoned}: {ids}"
+    head.append(_host_ram_line(sm))
     head.append_text(Text.assemble(
         f"partitions ok (verified) {sm.partitions_ok}, unchecked {sm.partitions_unchecked}, failed {sm.partitions_failed}"
         f"{abandoned}; proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ",

@@ -284,6 +284,51 @@ class HostLeft(_Ev):
     requeued: list[str] = Field(default_factory=list)
 
 
+class HostRamInfo(_Ev):
+    """The host's memory: its size and whether the figures that follow are modelled (sim:
+    sizes scaled from the proved circuit to the modelled one) or native (the real arrays)."""
+
+    kind: Literal["host_ram_info"] = "host_ram_info"
+    total_bytes: int = Field(ge=0, description="the host's physical memory")
+    modelled: bool = True
+    log2: int = Field(description="the size the host bytes are for")
+
+
+class HostRam(_Ev):
+    """Host bytes one owner holds under one name, absolute (0: given back). Owners: `key`
+    (the proving key, name its size), `pinned`, a worker id (names witness, abc, prep)."""
+
+    kind: Literal["host_ram"] = "host_ram"
+    owner: str
+    name: str
+    bytes: int = Field(ge=0)
+    pinned: bool = Field(False, description="page-locked (counted against the pinned pool too)")
+    part: str | None = None
+
+
+class HostRamWait(_Ev):
+    """A worker is held back before its partition's host buffers would exceed the host-RAM
+    budget (a wait like a lock wait; never an OOM kill)."""
+
+    kind: Literal["host_ram_wait"] = "host_ram_wait"
+    worker: str
+    part: str | None = None
+    need: int = Field(ge=0)
+    free: int = Field(description="budget minus what is held (may be negative after a budget cut)")
+    budget: int = Field(ge=0)
+
+
+class HostRamAdmit(_Ev):
+    """A held-back worker's wait ended after `wait` seconds: admitted (it holds its host
+    bytes now), or not (stopped, drained or scaled down while it waited)."""
+
+    kind: Literal["host_ram_admit"] = "host_ram_admit"
+    worker: str
+    part: str | None = None
+    wait: float = Field(ge=0.0)
+    admitted: bool = True
+
+
 class RunEnded(_Ev):
     kind: Literal["run_ended"] = "run_ended"
     reason: str = "done"
@@ -294,7 +339,8 @@ Event = Annotated[
         RunStarted, GpuInfo, WorkerStarted, WorkerStopped, PartitionQueued, PhaseStart,
         PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
         VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
-        ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, RunEnded,
+        ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
+        HostRamAdmit, RunEnded,
     ],
     Field(discriminator="kind"),
 ]

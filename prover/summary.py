@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from prover.state import DashboardState, LockState
 from prover.state_segments import SegmentSummary, segment_rows, typed_knobs  # noqa: F401 (typed_knobs re-exported)
+from prover.state_host_ram import HostRamSummary, summarize_host_ram
 
 
 class LockSummary(BaseModel):
@@ -111,6 +112,7 @@ class Summary(BaseModel):
     gpus: list[GpuSummary]
     hosts: list[HostSummary] = Field(default_factory=list, description="fleet hosts (empty on one host)")
     requeued: int = Field(0, description="fleet: partitions requeued from lost hosts")
+    host_ram: HostRamSummary | None = Field(None, description="host memory (None in older recordings)")
     events: int
     errors: list[str] = Field(default_factory=list)
 
@@ -163,7 +165,8 @@ def summarize(state: DashboardState) -> Summary:
         phases={k: PhaseSummary(count=v.count, mean=v.mean, max=v.max, total=v.total, failed=v.failed)
                 for k, v in s.phase_stats.items()},
         gpus=gpus, hosts=[_host(h, dur) for h in s.hosts.values()],
-        requeued=sum(h.requeued for h in s.hosts.values()), events=s.events, errors=errors[-10:])
+        requeued=sum(h.requeued for h in s.hosts.values()), host_ram=summarize_host_ram(s.host_ram, s.knobs),
+        events=s.events, errors=errors[-10:])
 
 
 def _host(h: Any, dur: float) -> HostSummary:

@@ -1,5 +1,6 @@
-"""The metrics an on-call person alerts on that are not counts: how long each lock has been
-held by its current holder and how long its oldest waiter has waited.
+"""The metrics an on-call person alerts on beside the counts: how long each lock has been
+held by its current holder and how long its oldest waiter has waited; host memory by owner
+against its budget, the pinned share, and the workers the budget holds back.
 
 Read from the one fold at scrape time (like the rest of prover/observe/metrics.py). Ages are in
 run time (the latest event's `t`): the monitor samples VRAM every few tenths of a second while
@@ -13,6 +14,7 @@ from typing import Any, Callable, Iterator
 from prometheus_client.core import Metric
 
 from prover.state import DashboardState
+from prover.state_host_ram import budget_of
 
 Gauge = Callable[[str, str, list[str], Any], Any]
 
@@ -29,3 +31,23 @@ def lock_age_families(s: DashboardState, lab: Any, gauge: Gauge) -> Iterator[Met
             oldest.add_metric(lab.v(i, name), 0.0 if first is None else max(0.0, s.t - first))
     yield held
     yield oldest
+
+
+def host_ram_families(s: DashboardState, lab: Any, gauge: Gauge, counter: Any) -> Iterator[Metric]:
+    h = s.host_ram
+    used = gauge("host_ram_bytes", "host bytes by owner kind: key (proving keys), workers (their buffers)",
+                 ["owner"], lab)
+    for kind, n in h.by_kind().items():
+        used.add_metric(lab.v(kind), n)
+    yield used
+    for name, doc, value in (
+            ("host_ram_budget_bytes", "the host_ram_budget knob (0: no budget)", budget_of(s.knobs)),
+            ("host_ram_pinned_bytes", "page-locked host bytes among them", h.pinned_bytes),
+            ("host_ram_total_bytes", "the host's physical memory", h.total),
+            ("host_ram_waiters", "workers held back by the host-RAM budget", len(h.waiters)),
+            ("host_ram_workers", "workers holding their host buffers", h.workers_held())):
+        g = gauge(name, doc, [], lab)
+        g.add_metric(lab.v(), value)
+        yield g
+    yield counter("host_ram_waits", "times a worker was held back for host RAM", [], {(): h.waits}, lab)
+    yield counter("host_ram_wait_seconds", "seconds workers waited for host RAM", [], {(): h.wait_total}, lab)

@@ -25,6 +25,7 @@ class Knobs:
     prestage: bool
     b_g2: str
     paused: bool
+    host_ram_budget: int = 0
 
     @classmethod
     def from_config(cls, config: Any) -> "Knobs":

@@ -36,6 +36,7 @@ from prover.pipeline.gpu_load import GpuFns, load_gpu_fns
 from prover.pipeline.locks import LockSet
 from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
+from prover.pipeline.host_ram import HostRam, size_host_ram
 from prover.pipeline.inbox import Inbox
 from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
 from prover.pipeline.run_handle import RunHandle
@@ -108,8 +109,9 @@ class Engine(RunHandle):
         # external: partitions come from outside (a fleet's driver) through self.inbox
         self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining) if external else None
         self._queue = self.inbox or WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop)
+        self.host_ram = HostRam(self.emit, clock, self._stop, lambda: self.controller.snapshot().host_ram_budget)
         self._pool = WorkerPool(config, self.emit, self._stop, self._draining, self.controller, self._faults,
-                                self._queue)
+                                self._queue, self.host_ram)
         self._prep_pool: ThreadPoolExecutor | None = None
         self._main: threading.Thread | None = None
         self._monitor: Monitor | None = None
@@ -185,6 +187,7 @@ class Engine(RunHandle):
         reason = None
         try:
             prover = self._init_prover()
+            size_host_ram(self.host_ram, self.emit, prover, self.config, self.modelled_log2, self.backend)
             self._warm_host_kernels()
             self._make_devices()
             if self.backend == "cuda":

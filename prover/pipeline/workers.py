@@ -13,6 +13,7 @@ from prover.config import RunConfig
 from prover.device.base import BaseDevice, Stopped
 from prover.pipeline.controller import Controller
 from prover.pipeline.faults import Faults, WorkerDeath
+from prover.pipeline.host_ram import HostRam
 from prover.pipeline.locks import LockSet
 from prover.pipeline.partition import Outcome, Partition, PartitionFlow
 
@@ -125,8 +126,10 @@ class WorkerPool:
     """Workers per GPU: each takes a partition, runs its flow, retries or counts the outcome."""
 
     def __init__(self, config: RunConfig, emit: Emit, stop: threading.Event, draining: threading.Event,
-                 controller: Controller, faults: Faults, queue: Any) -> None:
-        """`queue`: a WorkQueue, or an Inbox (prover.pipeline.inbox) placed from outside."""
+                 controller: Controller, faults: Faults, queue: Any, host_ram: HostRam | None = None) -> None:
+        """`queue`: a WorkQueue, or an Inbox (prover.pipeline.inbox) placed from outside;
+        `host_ram`: admits each worker under the host-RAM budget before it takes work."""
+        self._host_ram = host_ram
         self._n_gpus, self._retries = config.n_gpus, config.faults.retries
         self._emit, self._stop, self._draining = emit, stop, draining
         self._controller, self._faults, self._queue = controller, faults, queue
@@ -210,6 +213,8 @@ class WorkerPool:
                 me.dead = True
             assert self._flow is not None
             self._flow.current.pop(name, None)
+            if self._host_ram is not None:
+                self._host_ram.release(name)
             self._emit(ev.WorkerStopped, gpu=gpu, worker=name, reason=reason)
 
     def _work(self, name: str, gpu: int) -> str:
@@ -224,6 +229,8 @@ class WorkerPool:
                 return "drained"
             if self._faults.worker_dies():
                 raise WorkerDeath()
+            if self._host_ram is not None and not self._host_ram.admit(name, lambda: self._leaving(name, gpu)):
+                continue  # stopped, draining or retired while held back: the checks above say which
             p = self._queue.take(gpu)
             if p is None:
                 continue
@@ -232,6 +239,10 @@ class WorkerPool:
             except Stopped:
                 break
         return "stopped"
+
+    def _leaving(self, name: str, gpu: int) -> bool:
+        me = self._me(name, gpu)
+        return self._draining.is_set() or (me is not None and me.retire)
 
     def _prove(self, name: str, gpu: int, p: Partition) -> None:
         assert self._flow is not None

@@ -45,6 +45,12 @@ def switch(path: Path) -> None:
     with open(plain, "rb") as f, open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as g:
         g.write(f.read())
     plain.unlink()
+def host_ram(path: Path) -> None:
+    """One GPU, 3 workers under a host-RAM budget that holds 2 (a modelled 2^27 key of ~69 GiB
+    + ~20 GiB a worker): the third waits for room, shown like a lock wait."""
+    subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--gpus", "1",
+                    "--workers-per-gpu", "3", "--duration", "6", "--time-scale", "0.3", "--host-ram-budget", "110GiB",
+                    "--seed", "1", "--quiet", "--force", "--out", str(path)], check=True, cwd=HERE.parent.parent)
 
 
 def main() -> None:
@@ -57,6 +63,7 @@ def main() -> None:
           progress_steps=1, sample_every=1.0)
     real(OUT / "two_gpus.jsonl")
     switch(OUT / "switch_device_stream.jsonl.gz")
+    host_ram(OUT / "host_ram.jsonl")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 
 

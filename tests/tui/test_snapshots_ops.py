@@ -1,0 +1,14 @@
+"""Snapshots of what operators asked for (issue 26): the host-RAM bar with a worker held back
+by the budget. Committed recordings (tests/tui/make_recordings.py), fixed run times."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.tui.test_snapshots import make_app
+
+REC = Path(__file__).parent / "recordings"
+
+
+def test_host_ram_bar_with_a_worker_held_back(snap_compare):
+    """1 GPU x 3 workers, a 110 GiB budget holds the modelled key + 2 workers: g0w2 waits."""
+    assert snap_compare(make_app(REC / "host_ram.jsonl", at=4.0), terminal_size=(120, 40))
