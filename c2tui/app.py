@@ -30,6 +30,7 @@ from c2tui.widgets.history_view import HistoryView
 from c2tui.widgets.segment_panel import SegmentPanel
 from c2tui.widgets.timeline import lane_workers
 from c2tui.widgets.host_ram_bar import HostRamBar
+from c2tui.widgets.startup_panel import StartupPanel
 from c2tui.widgets.header_bar import HeaderBar
 from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.help_screen import HelpScreen
@@ -136,6 +137,7 @@ class DashboardApp(App[None]):
             yield ReplayBar(id="replay")
         yield GpuOverview(id="overview")
         yield HostRamBar(id="host-ram", classes="ops")  # the operators' bars: rows above the GPU panels
+        yield StartupPanel(id="startup", classes="ops")
         with Horizontal(id="top"):
             with VerticalScroll(id="gpus"):
                 pass

@@ -51,6 +51,16 @@ def _host_ram_line(sm: Summary) -> str:
             + (f", {h.waiting_at_end} still waiting at the end" if h.waiting_at_end else "") + "\n")
 
 
+def _startup_line(sm: Summary) -> str:
+    u = sm.startup
+    if u is None:
+        return ""
+    steps = ", ".join(f"{n.replace('_', ' ')} {_ms(sec)}" + (f" ({u.details[n]})" if n == "keys" and n in u.details else "")
+                      for n, sec in u.steps.items())
+    failed = f"; FAILED: {', '.join(u.failed)}" if u.failed else ""
+    return f"start-up {_ms(u.seconds)}: {steps}{failed}\n"
+
+
 def verdict(sm: Summary) -> tuple[str, str]:
     """One phrase for how the proofs went, and its style; "all proofs verified" only when it is so."""
     if sm.all_proofs_verified:
@@ -116,6 +126,7 @@ def _head(sm: Summary) -> Text:
         ids = " ".join(sm.abandoned[:8]) + (" ..." if len(sm.abandoned) > 8 else "")
         abandoned = f", abandoned (stopped mid-way) {sm.partitions_abandoned}: {ids}"
     head.append(_host_ram_line(sm))
+    head.append(_startup_line(sm))
     head.append_text(Text.assemble(
         f"partitions ok (verified) {sm.partitions_ok}, unchecked {sm.partitions_unchecked}, failed {sm.partitions_failed}"
         f"{abandoned}; proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ",

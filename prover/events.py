@@ -329,6 +329,21 @@ class HostRamAdmit(_Ev):
     admitted: bool = True
 
 
+class Startup(_Ev):
+    """A start-up step before the first partition: circuit, keys (set-up or load), host
+    kernels (numba compile or cache load), gpu kernels (CUDA compile), devices. `start`,
+    then any `progress` (frac of the step, detail: what it is doing), then `end` with its
+    seconds (ok False: it failed, detail says why)."""
+
+    kind: Literal["startup"] = "startup"
+    step: str
+    state: Literal["start", "progress", "end"]
+    frac: float = Field(0.0, ge=0.0, le=1.0)
+    detail: str = ""
+    seconds: float | None = Field(None, ge=0.0, description="at end: how long the step took")
+    ok: bool = True
+
+
 class RunEnded(_Ev):
     kind: Literal["run_ended"] = "run_ended"
     reason: str = "done"
@@ -340,7 +355,7 @@ Event = Annotated[
         PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
         VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
         ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
-        HostRamAdmit, RunEnded,
+        HostRamAdmit, Startup, RunEnded,
     ],
     Field(discriminator="kind"),
 ]

@@ -17,6 +17,8 @@ from prover.knobs import KNOBS
 from prover.state_history import HISTORY_HANDLERS, History, advance
 from prover.state_host_ram import HANDLERS as HOST_RAM_HANDLERS
 from prover.state_host_ram import HostRamState
+from prover.state_startup import HANDLERS as STARTUP_HANDLERS
+from prover.state_startup import StartupState
 from prover.state_hosts import HostState, host_joined, host_left
 from prover.state_parts import GpuState, LockState, PartitionState, PhaseStats, Segment  # noqa: F401 (re-exported)
 from prover.state_rates import RATE_WINDOW_S, OkTimes, Rates, rates
@@ -44,6 +46,7 @@ class DashboardState:
     gpus: dict[int, GpuState] = field(default_factory=dict)
     hosts: dict[str, HostState] = field(default_factory=dict)  # empty on one host
     host_ram: HostRamState = field(default_factory=HostRamState)
+    startup: StartupState = field(default_factory=StartupState)
     trim_at: int = 0  # partitions table size at which it is trimmed next
     partitions: dict[str, PartitionState] = field(default_factory=dict)
     phase_stats: dict[str, PhaseStats] = field(default_factory=dict)
@@ -388,7 +391,7 @@ _HANDLERS = {
     ev.ModeChange: _mode_change, ev.SectorSubmitted: _sector_submitted,
     ev.ProofResult: _proof_result, ev.PartitionDone: _partition_done, ev.Stall: _stall,
     ev.Note: _note, ev.HostJoined: host_joined, ev.HostLeft: host_left, ev.RunEnded: _run_ended,
-    **HOST_RAM_HANDLERS,
+    **HOST_RAM_HANDLERS, **STARTUP_HANDLERS,
 }
 
 

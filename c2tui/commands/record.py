@@ -30,6 +30,8 @@ from c2tui.cluster import cluster_option, make_engine
 from c2tui.listen import listen_options, start_listening
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.options import config_from_options, finite, run_options
+from c2tui.startup_view import startup_table
+from prover.state_startup import starting
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
 
@@ -167,8 +169,8 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
             if live is not None and el - last_line >= 0.25:
                 last_line = el
                 with slock:
-                    line = _progress(state, el)
-                live.update(Text.assemble(("draining  ", "yellow"), line) if draining else line)
+                    line = startup_table(state, el) if starting(state) else _progress(state, el)
+                live.update(Text.assemble(("draining  ", "yellow"), line) if draining and isinstance(line, Text) else line)
     except KeyboardInterrupt:
         interrupted = True
         if live is not None:

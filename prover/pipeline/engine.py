@@ -40,6 +40,7 @@ from prover.pipeline.host_ram import HostRam, size_host_ram
 from prover.pipeline.inbox import Inbox
 from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
 from prover.pipeline.run_handle import RunHandle
+from prover.pipeline.startup import StartupSteps
 
 # On a GPU the compute-lock holder gives the GIL up at every launch and stream sync, then waits
 # for it behind the other workers' Python glue: up to the switch interval (5 ms by default) each
@@ -109,6 +110,7 @@ class Engine(RunHandle):
         # external: partitions come from outside (a fleet's driver) through self.inbox
         self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining) if external else None
         self._queue = self.inbox or WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop)
+        self._startup = StartupSteps(self.emit, clock)
         self.host_ram = HostRam(self.emit, clock, self._stop, lambda: self.controller.snapshot().host_ram_budget)
         self._pool = WorkerPool(config, self.emit, self._stop, self._draining, self.controller, self._faults,
                                 self._queue, self.host_ram)
@@ -188,10 +190,13 @@ class Engine(RunHandle):
         try:
             prover = self._init_prover()
             size_host_ram(self.host_ram, self.emit, prover, self.config, self.modelled_log2, self.backend)
-            self._warm_host_kernels()
-            self._make_devices()
+            with self._startup.step("host_kernels", "numba compile or cache load"):
+                self._warm_host_kernels()
+            with self._startup.step("devices", f"{self.config.n_gpus} x {self.backend}"):
+                self._make_devices()
             if self.backend == "cuda":
-                prover.gpu = load_gpu_fns(prover.phases, self.emit)
+                with self._startup.step("gpu_kernels", "CUDA kernels: compile or cache load"):
+                    prover.gpu = load_gpu_fns(prover.phases, self.emit)
                 self._switch_interval = sys.getswitchinterval()
                 sys.setswitchinterval(min(self._switch_interval, GIL_SWITCH_S))
             if self._stop.is_set():
@@ -249,9 +254,11 @@ class Engine(RunHandle):
             self.P = importlib.import_module("prover.groth16.phases")
         P, cfg = self.P, self.config
         t0 = time.monotonic()
-        circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
+        with self._startup.step("circuit", f"2^{cfg.constraints_log2} R1CS"):
+            circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
         cache = None if cfg.cache_dir is None else Path(cfg.cache_dir)
-        pk, vk = P.load_or_setup(circuit, cfg.seed, cache, insecure_seeded=cfg.insecure_seeded_setup)
+        with self._startup.step("keys", "cache lookup") as step, self._startup.setup_progress(step):
+            pk, vk = P.load_or_setup(circuit, cfg.seed, cache, insecure_seeded=cfg.insecure_seeded_setup)
         if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
             self.emit(ev.Note, level="warn", text=(
                 "INSECURE seeded setup: the keys' toxic waste comes from the seed; anyone who knows it can forge proofs"))

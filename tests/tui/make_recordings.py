@@ -53,6 +53,17 @@ def host_ram(path: Path) -> None:
                     "--seed", "1", "--quiet", "--force", "--out", str(path)], check=True, cwd=HERE.parent.parent)
 
 
+def startup(path: Path) -> None:
+    """A fresh key set-up at 2^12 (an empty key cache) then a second of proving: the start-up
+    steps with the set-up's progress."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as cache:
+        subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--constraints-log2", "12",
+                        "--cache-dir", cache, "--duration", "3", "--time-scale", "0.05", "--seed", "1", "--quiet",
+                        "--force", "--out", str(path)], check=True, cwd=HERE.parent.parent)
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     synth(OUT / "synth_failures.jsonl", gpus=2, workers_per_gpu=3, sectors=2,
@@ -64,6 +75,7 @@ def main() -> None:
     real(OUT / "two_gpus.jsonl")
     switch(OUT / "switch_device_stream.jsonl.gz")
     host_ram(OUT / "host_ram.jsonl")
+    startup(OUT / "startup.jsonl")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 
 

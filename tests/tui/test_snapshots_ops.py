@@ -12,3 +12,8 @@ REC = Path(__file__).parent / "recordings"
 def test_host_ram_bar_with_a_worker_held_back(snap_compare):
     """1 GPU x 3 workers, a 110 GiB budget holds the modelled key + 2 workers: g0w2 waits."""
     assert snap_compare(make_app(REC / "host_ram.jsonl", at=4.0), terminal_size=(120, 40))
+
+
+def test_startup_panel_during_key_setup(snap_compare):
+    """A fresh 2^12 key set-up: circuit done, keys at their fixed-base step, nothing proved yet."""
+    assert snap_compare(make_app(REC / "startup.jsonl", at=1.0), terminal_size=(120, 40))
