@@ -116,7 +116,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     engine = make_engine(cfg, cluster)  # no GPU for --backend cuda, a bad --cluster: a clean error
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # before the file: a busy port leaves none
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
-    server = start_listening(engine, listen, token_file, header.model_dump())
+    server = start_listening(engine, listen, token_file, header.model_dump(), kwargs.pop("readonly_token_file", None))
     try:
         writer = RecordingWriter(out, header, force=force)
     except RecordingError as exc:
