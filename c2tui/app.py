@@ -30,6 +30,7 @@ from c2tui.widgets.history_view import HistoryView
 from c2tui.widgets.segment_panel import SegmentPanel
 from c2tui.widgets.timeline import lane_workers
 from c2tui.widgets.host_ram_bar import HostRamBar
+from c2tui.widgets.queue_bar import QueueBar
 from c2tui.widgets.startup_panel import StartupPanel
 from c2tui.widgets.header_bar import HeaderBar
 from c2tui.widgets.key_footer import KeyFooter
@@ -42,7 +43,7 @@ from prover.knobs import KNOBS
 SWITCH_INTERVAL = 0.001  # seconds; see on_mount
 # live controls: the knobs' keys (prover.knobs), then submitting a sector; each goes to the Controller
 LIVE_BINDINGS = [*(Binding(k.key, k.action, k.label, key_display=k.display) for knob in KNOBS.values() for k in knob.keys),
-                 Binding("n", "submit", "submit sector")]
+                 Binding("n", "submit", "submit sector"), Binding("W", "submit_winning", "winning", show=False)]  # w filters partitions
 LIVE_ACTIONS = {b.action for b in LIVE_BINDINGS}
 # keys that go together show once in the footer ("← → seek 5s"), so 80 columns hold more
 SEEK, SPEED, ENDS = Binding.Group("seek 5s"), Binding.Group("speed"), Binding.Group("start/end")
@@ -137,6 +138,7 @@ class DashboardApp(App[None]):
             yield ReplayBar(id="replay")
         yield GpuOverview(id="overview")
         yield HostRamBar(id="host-ram", classes="ops")  # the operators' bars: rows above the GPU panels
+        yield QueueBar(id="queues", classes="ops")
         yield StartupPanel(id="startup", classes="ops")
         with Horizontal(id="top"):
             with VerticalScroll(id="gpus"):
@@ -275,14 +277,14 @@ class DashboardApp(App[None]):
     def _knob(self, name: str, default: str = "") -> str:
         return (self.state.knobs.get(name, default) if self.state is not None else default)
 
-    def _control(self, method: str, *args: Any) -> None:
+    def _control(self, method: str, *args: Any, **kw: Any) -> None:
         ctl = getattr(self.source, "controller", None)
         if ctl is None:
             self.notify("no controller: this source is read-only", severity="warning")
             return
         def call() -> None:
             try:
-                getattr(ctl, method)(*args, source="key")
+                getattr(ctl, method)(*args, source="key", **kw)
             except Exception as exc:  # noqa: BLE001 - a refused change is shown, not fatal
                 self.errors.append(f"{method}: {exc}")
                 what = words(method.removeprefix("set_"))
@@ -338,6 +340,10 @@ class DashboardApp(App[None]):
 
     def action_submit(self) -> None:
         self._control("submit_sector")
+
+    def action_submit_winning(self) -> None:
+        """A WinningPoSt sector: served before every queued c2 partition (prover/classes.py)."""
+        self._control("submit_sector", cls="winning")
 
     # --- replay controls ----------------------------------------------------------------
     def _replay(self, fn: str, *args: Any) -> None:

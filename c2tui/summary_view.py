@@ -61,6 +61,14 @@ def _startup_line(sm: Summary) -> str:
     return f"start-up {_ms(u.seconds)}: {steps}{failed}\n"
 
 
+def _classes_line(sm: Summary) -> str:
+    if set(sm.classes) <= {"c2"} and not any(c.deadlines_missed for c in sm.classes.values()):
+        return ""
+    return "classes: " + "; ".join(
+        f"{n} {c.sectors_done} sector(s) in {c.sector_latency_mean_s:.1f} s (max {c.sector_latency_max_s:.1f} s), "
+        f"{c.deadlines_missed} deadline(s) missed" for n, c in sm.classes.items()) + "\n"
+
+
 def verdict(sm: Summary) -> tuple[str, str]:
     """One phrase for how the proofs went, and its style; "all proofs verified" only when it is so."""
     if sm.all_proofs_verified:
@@ -127,6 +135,7 @@ def _head(sm: Summary) -> Text:
         abandoned = f", abandoned (stopped mid-way) {sm.partitions_abandoned}: {ids}"
     head.append(_host_ram_line(sm))
     head.append(_startup_line(sm))
+    head.append(_classes_line(sm))
     head.append_text(Text.assemble(
         f"partitions ok (verified) {sm.partitions_ok}, unchecked {sm.partitions_unchecked}, failed {sm.partitions_failed}"
         f"{abandoned}; proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ",

@@ -82,6 +82,7 @@ class PartitionQueued(_Ev):
     part: str = Field(description="partition id, e.g. s0p3")
     sector: int
     index: int
+    proof_class: str = Field("c2", description="prover/classes.py: winning, window, c2")
 
 
 class PhaseStart(_Ev):
@@ -225,7 +226,21 @@ class SectorSubmitted(_Ev):
     kind: Literal["sector_submitted"] = "sector_submitted"
     sector: int
     partitions: int
+    proof_class: str = Field("c2", description="prover/classes.py: winning, window, c2")
+    deadline_s: float | None = Field(None, ge=0.0, description="seconds from now (t) by which it must be done, "
+                                     "the class's modelled deadline x time_scale (None: no deadline)")
     source: str | None = Field(None, description="who asked: key | attach:NAME | config | auto | controller (None: older recordings)")
+
+
+class DeadlineMissed(_Ev):
+    """A sector's deadline passed with `left` partitions unfinished (reported then, once), or
+    its last partition finished `late_s` after it (left 0)."""
+
+    kind: Literal["deadline_missed"] = "deadline_missed"
+    sector: int
+    proof_class: str
+    late_s: float = Field(ge=0.0, description="seconds past the deadline")
+    left: int = Field(0, ge=0)
 
 
 class ProofResult(_Ev):
@@ -355,7 +370,7 @@ Event = Annotated[
         PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
         VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
         ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
-        HostRamAdmit, Startup, RunEnded,
+        HostRamAdmit, Startup, DeadlineMissed, RunEnded,
     ],
     Field(discriminator="kind"),
 ]

@@ -17,6 +17,8 @@ from prover.knobs import KNOBS
 from prover.state_history import HISTORY_HANDLERS, History, advance
 from prover.state_host_ram import HANDLERS as HOST_RAM_HANDLERS
 from prover.state_host_ram import HostRamState
+from prover.state_queues import HANDLERS as QUEUE_HANDLERS
+from prover.state_queues import QueueState
 from prover.state_startup import HANDLERS as STARTUP_HANDLERS
 from prover.state_startup import StartupState
 from prover.state_hosts import HostState, host_joined, host_left
@@ -47,6 +49,7 @@ class DashboardState:
     hosts: dict[str, HostState] = field(default_factory=dict)  # empty on one host
     host_ram: HostRamState = field(default_factory=HostRamState)
     startup: StartupState = field(default_factory=StartupState)
+    queues: QueueState = field(default_factory=QueueState)  # by proof class
     trim_at: int = 0  # partitions table size at which it is trimmed next
     partitions: dict[str, PartitionState] = field(default_factory=dict)
     phase_stats: dict[str, PhaseStats] = field(default_factory=dict)
@@ -80,6 +83,9 @@ class DashboardState:
         if e.t > h.bucket_t0 + h.step_s:
             advance(self, e.t)  # history buckets that end before this event
         for handler in _DISPATCH.get(type(e), ()):
+            handler(self, e)
+        handler = QUEUE_HANDLERS.get(type(e))  # after the main one: it reads the partition's sector
+        if handler is not None:
             handler(self, e)
 
     def snapshot(self) -> "DashboardState":
@@ -320,7 +326,8 @@ def _mode_change(s: DashboardState, e: ev.ModeChange) -> None:
 
 
 def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted) -> None:
-    s.note("info", f"sector {e.sector} submitted ({e.partitions} partitions{f', {e.source}' if e.source else ''})", e)
+    cls = "" if e.proof_class == "c2" else f"{e.proof_class} "
+    s.note("info", f"{cls}sector {e.sector} submitted ({e.partitions} partitions{f', {e.source}' if e.source else ''})", e)
 
 
 def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:

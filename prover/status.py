@@ -54,6 +54,9 @@ class QueueStatus(BaseModel):
     queued: int
     in_flight: int
     oldest_queued_s: float = Field(0.0, description="age of the oldest partition not yet started")
+    done: int = 0
+    deadlines_missed: int = 0
+    overdue: int = Field(0, description="unfinished sectors past their deadline now")
 
 
 class HostRamStatus(BaseModel):
@@ -115,11 +118,14 @@ def _gpu(s: DashboardState, g: GpuState) -> GpuStatus:
 
 
 def _queues(s: DashboardState) -> dict[str, QueueStatus]:
-    """By proof class; every partition is class c2 until classes are recorded."""
-    waiting = [p for p in s.partitions.values() if p.done_t is None and not p.phases]
-    flying = [p for p in s.partitions.values() if p.done_t is None and p.phases]
-    oldest = max((s.t - p.queued_t for p in waiting), default=0.0)
-    return {"c2": QueueStatus(queued=len(waiting), in_flight=len(flying), oldest_queued_s=max(0.0, oldest))}
+    """By proof class, most urgent first (classes with nothing in them left out, c2 always in)."""
+    out = {}
+    overdue = [c for _, c, _ in s.queues.overdue(s.t)]
+    for name, c in s.queues.classes.items():
+        if name == "c2" or c.queued or c.in_flight or c.done or c.missed:
+            out[name] = QueueStatus(queued=len(c.queued), in_flight=len(c.in_flight), oldest_queued_s=c.oldest(s.t),
+                                    done=c.done, deadlines_missed=c.missed, overdue=overdue.count(name))
+    return out
 
 
 def _host_ram(s: DashboardState) -> HostRamStatus | None:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from prover.state import DashboardState, LockState
 from prover.state_segments import SegmentSummary, segment_rows, typed_knobs  # noqa: F401 (typed_knobs re-exported)
 from prover.state_host_ram import HostRamSummary, summarize_host_ram
+from prover.state_queues import ClassSummary, summarize_queues
 from prover.state_startup import StartupSummary, summarize_startup
 
 
@@ -115,6 +116,7 @@ class Summary(BaseModel):
     requeued: int = Field(0, description="fleet: partitions requeued from lost hosts")
     host_ram: HostRamSummary | None = Field(None, description="host memory (None in older recordings)")
     startup: StartupSummary | None = Field(None, description="start-up steps timed (None in older recordings)")
+    classes: dict[str, ClassSummary] = Field(default_factory=dict, description="by proof class: latency, deadlines")
     events: int
     errors: list[str] = Field(default_factory=list)
 
@@ -168,7 +170,7 @@ def summarize(state: DashboardState) -> Summary:
                 for k, v in s.phase_stats.items()},
         gpus=gpus, hosts=[_host(h, dur) for h in s.hosts.values()],
         requeued=sum(h.requeued for h in s.hosts.values()), host_ram=summarize_host_ram(s.host_ram, s.knobs),
-        startup=summarize_startup(s.startup),
+        startup=summarize_startup(s.startup), classes=summarize_queues(s.queues),
         events=s.events, errors=errors[-10:])
 
 

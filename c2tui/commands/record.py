@@ -65,6 +65,10 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
             name, eq, value = mode.partition("=")
             if eq and name.strip().replace("-", "_").lower() in ("vram_budget", "budget"):
                 _budget_spec(value)  # its size against the partition is checked when applied
+            elif name.strip().lower() == "submit":  # submit[=CLASS]: a sector of a proof class
+                from prover.classes import proof_class
+
+                proof_class(value or "c2")
             else:
                 parse_switch(mode)
         except ValueError as exc:

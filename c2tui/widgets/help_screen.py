@@ -15,8 +15,9 @@ from prover.knobs import KNOBS
 
 
 def live_keys() -> list[tuple[str, str]]:
-    """The knobs' keys and help (prover.knobs, read when the screen opens), then submit."""
-    return [k.key_row() for k in KNOBS.values() if k.keys] + [("n", "submit a new sector")]
+    """The knobs' keys and help (prover.knobs, read when the screen opens), then submitting."""
+    return [k.key_row() for k in KNOBS.values() if k.keys] + [("n", "submit a new sector"),
+                                                                  ("W", "submit a WinningPoSt sector (served first)")]
 
 
 REPLAY_KEYS = [

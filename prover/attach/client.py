@@ -199,7 +199,9 @@ class RemoteController:
     def resume(self, source: str | None = None) -> bool:
         return self.apply("resume")
 
-    def submit_sector(self, partitions: int | None = None, source: str | None = None) -> int:
+    def submit_sector(self, partitions: int | None = None, source: str | None = None, cls: str | None = None) -> int:
+        if cls is not None:  # a proof class: the controller's textual form (submit=winning)
+            return self.apply(f"submit={cls}")
         r = self.client.request(wire.Submit, partitions=partitions)
         if not r.ok:
             raise ValueError(r.error or "refused")

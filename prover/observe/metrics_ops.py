@@ -51,3 +51,21 @@ def host_ram_families(s: DashboardState, lab: Any, gauge: Gauge, counter: Any) -
         yield g
     yield counter("host_ram_waits", "times a worker was held back for host RAM", [], {(): h.waits}, lab)
     yield counter("host_ram_wait_seconds", "seconds workers waited for host RAM", [], {(): h.wait_total}, lab)
+
+
+def queue_families(s: DashboardState, lab: Any, gauge: Gauge, counter: Any) -> Iterator[Metric]:
+    parts = gauge("queue_partitions", "partitions by proof class: queued (not started) or in flight",
+                  ["class", "state"], lab)
+    oldest = gauge("queue_oldest_seconds", "age of the oldest queued partition of the class (0: none)", ["class"], lab)
+    overdue = gauge("sectors_overdue", "unfinished sectors past their deadline", ["class"], lab)
+    late = {c: 0 for c in s.queues.classes}
+    for _, c, _ in s.queues.overdue(s.t):
+        late[c] = late.get(c, 0) + 1
+    for name, c in s.queues.classes.items():
+        parts.add_metric(lab.v(name, "queued"), len(c.queued))
+        parts.add_metric(lab.v(name, "in_flight"), len(c.in_flight))
+        oldest.add_metric(lab.v(name), c.oldest(s.t))
+        overdue.add_metric(lab.v(name), late.get(name, 0))
+    yield from (parts, oldest, overdue)
+    yield counter("deadlines_missed", "sectors that missed their deadline (reported once each)", ["class"],
+                  {(n,): c.missed for n, c in s.queues.classes.items()}, lab)

@@ -37,7 +37,7 @@ class EngineHooks(Protocol):
 
     def resize_workers(self, n: int) -> None: ...
 
-    def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int: ...
+    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None) -> int: ...
 
     def request_stop(self, reason: str) -> None: ...
 
@@ -166,11 +166,15 @@ class Controller:
     def toggle_pause(self, source: str = "controller") -> bool:
         return self.resume(source) if self.snapshot().paused else self.pause(source)
 
-    def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
-        """Queue one more sector; returns its number."""
+    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None) -> int:
+        """Queue one more sector (of proof class `cls`: winning, window, c2); returns its number."""
         if self._engine is None:
             raise RuntimeError("controller is not attached to an engine")
-        return self._engine.submit_sector(partitions, source=source)
+        if cls is None:
+            return self._engine.submit_sector(partitions, source=source)
+        from prover.classes import proof_class
+
+        return self._engine.submit_sector(partitions, source=source, cls=proof_class(cls).name)
 
     def stop(self, source: str = "controller") -> None:
         if self._engine is not None:
@@ -178,9 +182,12 @@ class Controller:
 
     def apply(self, spec: str, source: str = "switch") -> bool:
         """Apply 'single' | 'two-lock' | 'KNOB=VALUE' (see prover.knobs.parse_switch) |
-        'vram_budget=SIZE|card|two-prestage'."""
+        'vram_budget=SIZE|card|two-prestage' | 'submit[=CLASS]'."""
         name, eq, value = spec.partition("=")
         if eq and name.strip().replace("-", "_").lower() in ("vram_budget", "budget"):
             return self.set_vram_budget(value.strip(), source)
+        if name.strip().lower() == "submit":  # 'submit' | 'submit=winning': a sector of that class
+            self.submit_sector(source=source, cls=value.strip() or None)
+            return True
         knob, parsed = parse_switch(spec)
         return self.set(knob, parsed, source)

@@ -124,8 +124,10 @@ class Engine(RunHandle):
         if self._started:
             self._pool.resize(n)
 
-    def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
-        return self._queue.submit_sector(partitions, source)
+    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None) -> int:
+        if cls is None:
+            return self._queue.submit_sector(partitions, source)
+        return self._queue.submit_sector(partitions, source, cls=cls)
 
     def set_vram_budget(self, spec: int | str) -> tuple[int, int]:
         """Resolve and check a budget, then give it to every device (the next reservation
@@ -212,7 +214,10 @@ class Engine(RunHandle):
                                     self._pool, flow.current)
             self._pool.start(flow)
             self._monitor.thread.start()
+            check_deadlines = getattr(self._queue, "check_deadlines", None)  # a fleet host's inbox has none
             while not self._stop.wait(0.05):
+                if check_deadlines is not None:
+                    check_deadlines()
                 if self._draining.is_set() and self._queue.inflight == 0:
                     self.request_stop("done (drained)")
         except Exception as exc:

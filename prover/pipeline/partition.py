@@ -47,6 +47,7 @@ class Partition:
     instance: int
     queued_t: float
     attempts: int = 0
+    cls: str = "c2"  # proof class (prover/classes.py)
 
 
 class Outcome(enum.Enum):

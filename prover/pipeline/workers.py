@@ -13,6 +13,8 @@ from prover.config import RunConfig
 from prover.device.base import BaseDevice, Stopped
 from prover.pipeline.controller import Controller
 from prover.pipeline.faults import Faults, WorkerDeath
+from prover.classes import DEFAULT, proof_class
+from prover.pipeline.class_queue import ClassQueues
 from prover.pipeline.host_ram import HostRam
 from prover.pipeline.locks import LockSet
 from prover.pipeline.partition import Outcome, Partition, PartitionFlow
@@ -35,7 +37,8 @@ class WorkQueue:
         self._sectors_left = config.sectors  # the run's sectors not queued yet; None: no end
         self._emit, self._clock, self._stop, self._draining = emit, clock, stop, draining
         self._request_stop = request_stop
-        self._queue: deque[Partition] = deque()
+        self._queue = ClassQueues(emit)  # one FIFO per proof class, most urgent first
+        self._time_scale = config.time_scale
         self.cv = threading.Condition()
         self._count_lock = threading.Lock()
         self._next_sector = self._next_instance = 0
@@ -50,27 +53,33 @@ class WorkQueue:
         with self.cv:
             self.cv.notify_all()
 
-    def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
-        """Queue one sector of `partitions` (default: the config's); returns its number."""
-        n = partitions or self._partitions
+    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None) -> int:
+        """Queue one sector of `partitions` (default: its class's, else the config's) of proof
+        class `cls` (default c2); returns its number."""
+        pc = proof_class(cls or DEFAULT)
+        n = partitions or pc.partitions or self._partitions
         with self.cv:
             sector = self._next_sector
             self._next_sector += 1
             self._queued_total += n
-            self._emit(ev.SectorSubmitted, sector=sector, partitions=n, source=source)
+            now = self._clock()
+            within = None if pc.deadline_s is None else pc.deadline_s * self._time_scale
+            self._queue.add_sector(sector, pc.name, None if within is None else now + within, n)
+            self._emit(ev.SectorSubmitted, sector=sector, partitions=n, proof_class=pc.name, deadline_s=within,
+                       source=source)
             for i in range(n):
                 p = Partition(id=f"s{sector}p{i}", sector=sector, index=i, instance=self._next_instance,
-                              queued_t=self._clock())
+                              queued_t=now, cls=pc.name)
                 self._next_instance += 1
                 self._queue.append(p)
-                self._emit(ev.PartitionQueued, part=p.id, sector=sector, index=i)
+                self._emit(ev.PartitionQueued, part=p.id, sector=sector, index=i, proof_class=pc.name)
             self.cv.notify_all()
         return sector
 
     def top_up(self) -> None:
         """Queue the run's next sectors while fewer than LOOKAHEAD_SECTORS' partitions wait."""
         with self.cv:
-            while (len(self._queue) < LOOKAHEAD_SECTORS * self._partitions and not self._stop.is_set()
+            while (self._queue.waiting() < LOOKAHEAD_SECTORS * self._partitions and not self._stop.is_set()
                    and (self._sectors_left is None or self._sectors_left > 0)):
                 if self._sectors_left is not None:
                     self._sectors_left -= 1
@@ -96,12 +105,18 @@ class WorkQueue:
         """A failed partition goes back to the front for another attempt."""
         with self.cv:
             self._queue.appendleft(p)
-            self._emit(ev.PartitionQueued, part=p.id, sector=p.sector, index=p.index)
+            self._emit(ev.PartitionQueued, part=p.id, sector=p.sector, index=p.index, proof_class=p.cls)
             self.cv.notify_all()
         with self._count_lock:
             self._inflight -= 1
 
+    def check_deadlines(self) -> None:
+        with self.cv:
+            self._queue.check(self._clock())
+
     def finished(self, p: Partition) -> None:
+        with self.cv:
+            self._queue.finished(p, self._clock())
         with self._count_lock:
             self._inflight -= 1
             self._done_total += 1

@@ -64,6 +64,15 @@ def startup(path: Path) -> None:
                         "--force", "--out", str(path)], check=True, cwd=HERE.parent.parent)
 
 
+def classes(path: Path) -> None:
+    """1 GPU x 3 workers with two sectors of c2 queued; a winning sector at 3 s and a window
+    sector at 3.5 s jump the queue (proof classes, served at the next partition boundary)."""
+    subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--gpus", "1", "--workers-per-gpu", "3",
+                    "--constraints-log2", "8", "--time-scale", "0.3", "--sectors", "2", "--partitions", "6",
+                    "--switch", "3:submit=winning", "--switch", "3.5:submit=window", "--seed", "1", "--quiet",
+                    "--force", "--out", str(path)], check=True, cwd=HERE.parent.parent)
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     synth(OUT / "synth_failures.jsonl", gpus=2, workers_per_gpu=3, sectors=2,
@@ -76,6 +85,7 @@ def main() -> None:
     switch(OUT / "switch_device_stream.jsonl.gz")
     host_ram(OUT / "host_ram.jsonl")
     startup(OUT / "startup.jsonl")
+    classes(OUT / "classes.jsonl")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 
 

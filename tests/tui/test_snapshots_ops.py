@@ -17,3 +17,8 @@ def test_host_ram_bar_with_a_worker_held_back(snap_compare):
 def test_startup_panel_during_key_setup(snap_compare):
     """A fresh 2^12 key set-up: circuit done, keys at their fixed-base step, nothing proved yet."""
     assert snap_compare(make_app(REC / "startup.jsonl", at=1.0), terminal_size=(120, 40))
+
+
+def test_class_queues_with_winning_and_window_ahead_of_c2(snap_compare):
+    """Two c2 sectors queued; winning (3 s) and window (3.5 s) submitted behind them."""
+    assert snap_compare(make_app(REC / "classes.jsonl", at=5.0), terminal_size=(120, 40))
