@@ -43,7 +43,8 @@ from prover.knobs import KNOBS
 SWITCH_INTERVAL = 0.001  # seconds; see on_mount
 # live controls: the knobs' keys (prover.knobs), then submitting a sector; each goes to the Controller
 LIVE_BINDINGS = [*(Binding(k.key, k.action, k.label, key_display=k.display) for knob in KNOBS.values() for k in knob.keys),
-                 Binding("n", "submit", "submit sector"), Binding("W", "submit_winning", "winning", show=False)]  # w filters partitions
+                 Binding("n", "submit", "submit sector"), Binding("W", "submit_winning", "winning", show=False),
+                 Binding("a", "job", "job action", show=False)]  # w filters partitions
 LIVE_ACTIONS = {b.action for b in LIVE_BINDINGS}
 # keys that go together show once in the footer ("← → seek 5s"), so 80 columns hold more
 SEEK, SPEED, ENDS = Binding.Group("seek 5s"), Binding.Group("speed"), Binding.Group("start/end")
@@ -340,6 +341,18 @@ class DashboardApp(App[None]):
 
     def action_submit(self) -> None:
         self._control("submit_sector")
+
+    def action_job(self) -> None:
+        """A job action typed in a prompt: cancel s3p2 | cancel s3 | requeue s3p2 | cordon 1 | uncordon 1."""
+        from c2tui.widgets.filter_prompt import FilterPrompt
+
+        def done(text: str | None) -> None:
+            spec = "=".join((text or "").split(maxsplit=1))  # "cordon 1" -> "cordon=1" (attach --send's form)
+            if spec:
+                self._control("apply", spec)
+
+        self.push_screen(FilterPrompt("job action (through the controller, recorded as key)", "",
+                                      "cancel s3p2 | cancel s3 | requeue s3p2 | cordon 1 | uncordon 1"), done)
 
     def action_submit_winning(self) -> None:
         """A WinningPoSt sector: served before every queued c2 partition (prover/classes.py)."""

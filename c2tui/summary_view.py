@@ -138,7 +138,8 @@ def _head(sm: Summary) -> Text:
     head.append(_classes_line(sm))
     head.append_text(Text.assemble(
         f"partitions ok (verified) {sm.partitions_ok}, unchecked {sm.partitions_unchecked}, failed {sm.partitions_failed}"
-        f"{abandoned}; proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ",
+        f"{abandoned}" + (f", cancelled {sm.partitions_cancelled}" if sm.partitions_cancelled else "")
+        + f"; proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ",
         verdict(sm), "\n", _rates_line(sm)))
     return head
 

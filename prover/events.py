@@ -232,6 +232,26 @@ class SectorSubmitted(_Ev):
     source: str | None = Field(None, description="who asked: key | attach:NAME | config | auto | controller (None: older recordings)")
 
 
+class JobAction(_Ev):
+    """An operator's job action (prover/pipeline/jobs.py) and what it did, with its source."""
+
+    kind: Literal["job_action"] = "job_action"
+    action: Literal["cancel", "requeue", "cordon", "uncordon"]
+    target: str = Field(description="s3p2 (a partition), s3 (a sector), gpu1")
+    source: str
+    detail: str = ""
+
+
+class PartitionCancelled(_Ev):
+    """A partition cancelled by a job action: left the queue, or stopped in flight at a
+    boundary (`where`: queued | before <phase>). Counted as cancelled, never as failed."""
+
+    kind: Literal["partition_cancelled"] = "partition_cancelled"
+    part: str
+    where: str
+    source: str
+
+
 class DeadlineMissed(_Ev):
     """A sector's deadline passed with `left` partitions unfinished (reported then, once), or
     its last partition finished `late_s` after it (left 0)."""
@@ -370,7 +390,7 @@ Event = Annotated[
         PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
         VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
         ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
-        HostRamAdmit, Startup, DeadlineMissed, RunEnded,
+        HostRamAdmit, Startup, DeadlineMissed, JobAction, PartitionCancelled, RunEnded,
     ],
     Field(discriminator="kind"),
 ]

@@ -17,6 +17,8 @@ from prover.knobs import KNOBS
 from prover.state_history import HISTORY_HANDLERS, History, advance
 from prover.state_host_ram import HANDLERS as HOST_RAM_HANDLERS
 from prover.state_host_ram import HostRamState
+from prover.state_jobs import HANDLERS as JOB_HANDLERS
+from prover.state_jobs import JobsState
 from prover.state_queues import HANDLERS as QUEUE_HANDLERS
 from prover.state_queues import QueueState
 from prover.state_startup import HANDLERS as STARTUP_HANDLERS
@@ -50,6 +52,7 @@ class DashboardState:
     host_ram: HostRamState = field(default_factory=HostRamState)
     startup: StartupState = field(default_factory=StartupState)
     queues: QueueState = field(default_factory=QueueState)  # by proof class
+    jobs: JobsState = field(default_factory=JobsState)  # cancelled partitions, cordoned GPUs
     trim_at: int = 0  # partitions table size at which it is trimmed next
     partitions: dict[str, PartitionState] = field(default_factory=dict)
     phase_stats: dict[str, PhaseStats] = field(default_factory=dict)
@@ -84,7 +87,7 @@ class DashboardState:
             advance(self, e.t)  # history buckets that end before this event
         for handler in _DISPATCH.get(type(e), ()):
             handler(self, e)
-        handler = QUEUE_HANDLERS.get(type(e))  # after the main one: it reads the partition's sector
+        handler = _EXTRA.get(type(e))  # after the main one: they read the partition it made
         if handler is not None:
             handler(self, e)
 
@@ -398,8 +401,9 @@ _HANDLERS = {
     ev.ModeChange: _mode_change, ev.SectorSubmitted: _sector_submitted,
     ev.ProofResult: _proof_result, ev.PartitionDone: _partition_done, ev.Stall: _stall,
     ev.Note: _note, ev.HostJoined: host_joined, ev.HostLeft: host_left, ev.RunEnded: _run_ended,
-    **HOST_RAM_HANDLERS, **STARTUP_HANDLERS,
+    **HOST_RAM_HANDLERS, **STARTUP_HANDLERS, **JOB_HANDLERS,
 }
+_EXTRA = QUEUE_HANDLERS  # for events the table above handles too (proof classes)
 
 
 # the fold step of each event type: its own handler, then the segments' and the history's

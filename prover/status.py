@@ -48,6 +48,7 @@ class GpuStatus(BaseModel):
     verified: int
     fallbacks: int
     ooms: int
+    cordoned: bool = Field(False, description="takes no new work (a job action); in-flight work finishes")
 
 
 class QueueStatus(BaseModel):
@@ -83,7 +84,7 @@ class StatusReport(BaseModel):
     gpus: list[GpuStatus]
     queues: dict[str, QueueStatus] = Field(description="by proof class")
     proofs: dict[str, int] = Field(description="verified, failed, unchecked")
-    partitions: dict[str, int] = Field(description="ok, failed, unchecked, in_flight, queued")
+    partitions: dict[str, int] = Field(description="ok, failed, unchecked, cancelled, in_flight, queued")
     fallbacks: int
     ooms: int
     stalls: int
@@ -114,7 +115,8 @@ def _gpu(s: DashboardState, g: GpuState) -> GpuStatus:
     return GpuStatus(gpu=g.gpu, name=g.name, simulated=g.simulated, host=g.host, vram_total=g.total, vram_budget=budget,
                      vram_used=used, vram_free=max(0, budget - used), nvml_used=g.device_used if g.nvml else None,
                      util=g.util, workers=len(g.workers), current=sorted(cur, key=lambda c: c.part),
-                     locks=_locks(g, s.t), done=g.done, verified=g.verified, fallbacks=g.fallbacks, ooms=g.ooms)
+                     locks=_locks(g, s.t), done=g.done, verified=g.verified, fallbacks=g.fallbacks, ooms=g.ooms,
+                     cordoned=g.gpu in s.jobs.cordoned)
 
 
 def _queues(s: DashboardState) -> dict[str, QueueStatus]:
@@ -145,6 +147,7 @@ def status_of(s: DashboardState, history_dropped: int = 0) -> StatusReport:
         gpus=[_gpu(s, s.gpus[i]) for i in sorted(s.gpus)], queues=q,
         proofs={"verified": s.proofs_ok, "failed": s.proofs_failed, "unchecked": s.proofs_unchecked},
         partitions={"ok": s.partitions_ok, "failed": s.partitions_failed, "unchecked": s.partitions_unchecked,
+                    "cancelled": s.jobs.cancelled,
                     "in_flight": sum(x.in_flight for x in q.values()), "queued": sum(x.queued for x in q.values())},
         fallbacks=s.fallbacks, ooms=s.ooms, stalls=s.stalls, host_ram=_host_ram(s), starting=s.startup.open,
         history_dropped=history_dropped)

@@ -92,6 +92,7 @@ class Summary(BaseModel):
     partitions_failed: int
     partitions_abandoned: int = Field(0, description="stopped mid-way (quit now, ctrl+c, SIGINT): not failed")
     abandoned: list[str] = Field(default_factory=list, description="their ids (the first 50)")
+    partitions_cancelled: int = Field(0, description="cancelled by a job action (not failed)")
     proofs_ok: int
     proofs_failed: int
     proofs_unchecked: int
@@ -159,7 +160,7 @@ def summarize(state: DashboardState) -> Summary:
         backend=s.backend, simulated=s.simulated, profile=s.profile, proved_log2=s.proved_log2,
         modelled_log2=s.modelled_log2, time_scale=scale, duration_s=dur, ended=s.ended, end_reason=s.end_reason,
         knobs=typed_knobs(s.knobs), partitions_ok=s.partitions_ok, partitions_unchecked=s.partitions_unchecked,
-        partitions_failed=s.partitions_failed,
+        partitions_failed=s.partitions_failed, partitions_cancelled=s.jobs.cancelled,
         proofs_ok=s.proofs_ok, proofs_failed=s.proofs_failed, proofs_unchecked=s.proofs_unchecked,
         all_proofs_verified=(s.proofs_ok > 0 and s.proofs_failed == s.proofs_unchecked == 0
                              and s.partitions_failed == s.partitions_unchecked == 0),

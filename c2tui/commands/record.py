@@ -65,6 +65,10 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
             name, eq, value = mode.partition("=")
             if eq and name.strip().replace("-", "_").lower() in ("vram_budget", "budget"):
                 _budget_spec(value)  # its size against the partition is checked when applied
+            elif eq and name.strip().lower() in ("cancel", "requeue", "cordon", "uncordon"):
+                from prover.pipeline.jobs import parse_target
+
+                parse_target(name.strip().lower(), value)
             elif name.strip().lower() == "submit":  # submit[=CLASS]: a sector of a proof class
                 from prover.classes import proof_class
 

@@ -49,7 +49,7 @@ def _render(r: Any) -> Any:
     for g in r.gpus:
         locks = [f"{lk.holder or 'free'}" + (f" {lk.part}" if lk.part else "") + (f" {lk.held_s:.1f}s" if lk.holder else "")
                  + (f" +{len(lk.waiters)} waiting" if lk.waiters else "") for lk in (g.locks["mem"], g.locks["compute"])]
-        t.add_row(str(g.gpu), g.name, f"{_gib(g.vram_used)}/{_gib(g.vram_budget)}", _gib(g.vram_free),
+        t.add_row(str(g.gpu) + (" CORDONED" if g.cordoned else ""), g.name, f"{_gib(g.vram_used)}/{_gib(g.vram_budget)}", _gib(g.vram_free),
                   "-" if g.util is None else f"{g.util:.0%}", *locks,
                   " ".join(f"{c.part}:{c.phase or '-'}" for c in g.current) or "-", str(g.done), str(g.fallbacks),
                   str(g.ooms))

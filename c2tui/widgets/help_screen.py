@@ -17,7 +17,9 @@ from prover.knobs import KNOBS
 def live_keys() -> list[tuple[str, str]]:
     """The knobs' keys and help (prover.knobs, read when the screen opens), then submitting."""
     return [k.key_row() for k in KNOBS.values() if k.keys] + [("n", "submit a new sector"),
-                                                                  ("W", "submit a WinningPoSt sector (served first)")]
+                                                                  ("W", "submit a WinningPoSt sector (served first)"),
+                                                                  ("a", "job action: cancel s3p2 / s3, requeue s3p2, "
+                                                                        "cordon / uncordon 1")]
 
 
 REPLAY_KEYS = [

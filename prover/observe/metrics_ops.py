@@ -67,5 +67,11 @@ def queue_families(s: DashboardState, lab: Any, gauge: Gauge, counter: Any) -> I
         oldest.add_metric(lab.v(name), c.oldest(s.t))
         overdue.add_metric(lab.v(name), late.get(name, 0))
     yield from (parts, oldest, overdue)
+    yield counter("partitions_cancelled", "partitions cancelled by a job action (never counted as failed)", [],
+                  {(): s.jobs.cancelled}, lab)
+    cordoned = gauge("gpu_cordoned", "1 while the GPU is cordoned (no new work)", ["gpu"], lab)
+    for i in sorted(s.gpus):
+        cordoned.add_metric(lab.v(i), float(i in s.jobs.cordoned))
+    yield cordoned
     yield counter("deadlines_missed", "sectors that missed their deadline (reported once each)", ["class"],
                   {(n,): c.missed for n, c in s.queues.classes.items()}, lab)

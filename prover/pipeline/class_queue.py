@@ -49,6 +49,15 @@ class ClassQueues:
                 return self._q[c].popleft()
         raise IndexError("no partition waiting")
 
+    def remove(self, match: Any) -> list:
+        """Take every waiting partition `match(p)` is true of out of the queues."""
+        out = []
+        for c, q in self._q.items():
+            keep = deque(p for p in q if not match(p))
+            out += [p for p in q if match(p)]
+            self._q[c] = keep
+        return out
+
     def finished(self, p: Any, now: float) -> None:
         s = self._sectors.get(p.sector)
         if s is None:

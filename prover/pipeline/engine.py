@@ -38,6 +38,7 @@ from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
 from prover.pipeline.host_ram import HostRam, size_host_ram
 from prover.pipeline.inbox import Inbox
+from prover.pipeline.jobs import JobBoard, act
 from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
 from prover.pipeline.run_handle import RunHandle
 from prover.pipeline.startup import StartupSteps
@@ -111,6 +112,7 @@ class Engine(RunHandle):
         self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining) if external else None
         self._queue = self.inbox or WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop)
         self._startup = StartupSteps(self.emit, clock)
+        self.jobs = JobBoard()  # cancel / requeue flags the partitions' flow reads
         self.host_ram = HostRam(self.emit, clock, self._stop, lambda: self.controller.snapshot().host_ram_budget)
         self._pool = WorkerPool(config, self.emit, self._stop, self._draining, self.controller, self._faults,
                                 self._queue, self.host_ram)
@@ -145,6 +147,10 @@ class Engine(RunHandle):
         for d in devs:
             d.set_budget(new if new is not None else d.budget)
         return old, (new if new is not None else old)
+
+    def job_action(self, action: str, target: str, source: str) -> str:
+        """cancel / requeue / cordon / uncordon (prover/pipeline/jobs.py): what it did, in words."""
+        return act(self._queue, self.jobs, self.emit, action, target, source)
 
     def request_stop(self, reason: str) -> None:
         if not self._stop.is_set():
@@ -207,7 +213,8 @@ class Engine(RunHandle):
                                                  thread_name_prefix="prep")
             flow = PartitionFlow(self.config, self.profile.times(self.modelled_log2),
                                  self.profile.buffer_bytes(self.modelled_log2), self.emit, self.clock, self._stop,
-                                 self.controller, self._faults, self.devices, self.locksets, prover, self._prep_pool)
+                                 self.controller, self._faults, self.devices, self.locksets, prover, self._prep_pool,
+                                 self.jobs)
             if self.inbox is None:  # a fleet's driver feeds the inbox; a one-host run queues its own
                 self._queue.top_up()  # a bounded look-ahead; take() tops it up as partitions go
             self._monitor = Monitor(self.config, self.emit, self.clock, self._stop, self.devices, self.locksets,

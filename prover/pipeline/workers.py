@@ -38,6 +38,8 @@ class WorkQueue:
         self._emit, self._clock, self._stop, self._draining = emit, clock, stop, draining
         self._request_stop = request_stop
         self._queue = ClassQueues(emit)  # one FIFO per proof class, most urgent first
+        self._running: dict[str, Partition] = {}  # taken and not finished (job actions find them here)
+        self.cordoned: set[int] = set()  # GPUs that take no new partition (prover/pipeline/jobs.py)
         self._time_scale = config.time_scale
         self.cv = threading.Condition()
         self._count_lock = threading.Lock()
@@ -89,7 +91,7 @@ class WorkQueue:
         """The next partition for any GPU (`gpu` matters only to an Inbox)."""
         with self.cv:
             self.top_up()
-            while not self._queue:
+            while not self._queue or gpu in self.cordoned:
                 if self._stop.is_set() or self._draining.is_set():
                     return None
                 self.cv.wait(0.1)
@@ -97,6 +99,7 @@ class WorkQueue:
             if self._stop.is_set() or self._draining.is_set():
                 return None
             p = self._queue.popleft()
+            self._running[p.id] = p
             with self._count_lock:
                 self._inflight += 1
             return p
@@ -104,6 +107,7 @@ class WorkQueue:
     def requeue(self, p: Partition, gpu: int) -> None:
         """A failed partition goes back to the front for another attempt."""
         with self.cv:
+            self._running.pop(p.id, None)
             self._queue.appendleft(p)
             self._emit(ev.PartitionQueued, part=p.id, sector=p.sector, index=p.index, proof_class=p.cls)
             self.cv.notify_all()
@@ -114,11 +118,36 @@ class WorkQueue:
         with self.cv:
             self._queue.check(self._clock())
 
-    def finished(self, p: Partition) -> None:
+    def running(self) -> list[Partition]:
         with self.cv:
+            return list(self._running.values())
+
+    def cordon(self, gpu: int, on: bool) -> str:
+        with self.cv:
+            was = gpu in self.cordoned
+            (self.cordoned.add if on else self.cordoned.discard)(gpu)
+            self.cv.notify_all()
+        if was == on:
+            return f"gpu{gpu} already {'cordoned' if on else 'uncordoned'}"
+        return f"gpu{gpu} {'cordoned: no new work, in-flight work finishes' if on else 'uncordoned'}"
+
+    def remove_queued(self, match: Callable[[Partition], bool]) -> list[Partition]:
+        """Cancel the waiting partitions `match` picks: out of the queue, counted as finished."""
+        with self.cv:
+            gone = self._queue.remove(match)
+        for p in gone:
+            self._count_finished(p, inflight=False)
+        return gone
+
+    def finished(self, p: Partition) -> None:
+        self._count_finished(p, inflight=True)
+
+    def _count_finished(self, p: Partition, inflight: bool) -> None:
+        with self.cv:
+            self._running.pop(p.id, None)
             self._queue.finished(p, self._clock())
         with self._count_lock:
-            self._inflight -= 1
+            self._inflight -= inflight
             self._done_total += 1
             done = self._bounded and not self._sectors_left and self._done_total >= self._queued_total
         if done:
@@ -262,6 +291,10 @@ class WorkerPool:
     def _prove(self, name: str, gpu: int, p: Partition) -> None:
         assert self._flow is not None
         res = self._flow.run(name, gpu, p)
+        self._flow.jobs.drop(p.id)  # a flag that came too late (the partition got through) is spent
+        if res.outcome is Outcome.requeued:
+            self._queue.requeue(p, gpu)
+            return
         if res.outcome is Outcome.failed and p.attempts < self._retries:
             p.attempts += 1
             self._emit(ev.Note, level="warn", text=f"{p.id} failed ({res.reason}); retry {p.attempts}")

@@ -4,7 +4,8 @@ Library level: a read-only client (asked for on a Unix socket, or by the read-on
 TCP) gets every event and every control of its is refused with a clear Reply; the full token
 still steers. End to end on a live sim `c2tui record --listen`: `status --json` (cuzk's
 GetStatus fields), `status` as text, `attach --readonly --send` refused (exit 2, nothing
-changed in the recording), a full client's `--send` applied, and nothing to attach to (exit 2)."""
+changed in the recording), a full client's `--send cordon=gpu1` applied and recorded with its
+source, and nothing to attach to (exit 2)."""
 from __future__ import annotations
 
 import json
@@ -115,13 +116,14 @@ def test_status_and_readonly_attach_on_a_live_sim_run(tmp_path):
         assert text.returncode == 0 and "per GPU" in text.stdout and "host RAM" in text.stdout, text.stderr
         ro = c2tui("attach", str(sock), "--readonly", "--name", "watcher", "--send", "mem_sync=stream")
         assert ro.returncode == 2 and "read-only client: attach:watcher may watch" in ro.stderr, ro.stderr
-        ok = c2tui("attach", str(sock), "--name", "ops", "--send", "prestage=off")
+        ok = c2tui("attach", str(sock), "--name", "ops", "--send", "cordon=gpu1")
         assert ok.returncode == 0, ok.stderr
         assert rec.wait(timeout=90) == 0, rec.stderr.read()
     finally:
         if rec.poll() is None:
             rec.kill()
-    changes = [(e.knob, e.source) for e in read_recording(out).events if e.kind == "mode_change"]
-    assert changes == [("prestage", "attach:ops")]
+    events = read_recording(out).events
+    assert not [e for e in events if e.kind == "mode_change"]  # the watcher changed nothing
+    assert [(e.action, e.target, e.source) for e in events if e.kind == "job_action"] == [("cordon", "gpu1", "attach:ops")]
     gone = c2tui("status", str(sock), "--json")
     assert gone.returncode == 2 and "cannot attach" in gone.stderr

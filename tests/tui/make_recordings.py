@@ -73,6 +73,15 @@ def classes(path: Path) -> None:
                     "--force", "--out", str(path)], check=True, cwd=HERE.parent.parent)
 
 
+def cordon(path: Path) -> None:
+    """2 GPUs x 2 workers; gpu1 cordoned at 1.5 s (its in-flight work finishes, nothing new
+    starts there) and sector 1 cancelled at 2 s (queued: out at once, counted as cancelled)."""
+    subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--gpus", "2", "--workers-per-gpu", "2",
+                    "--constraints-log2", "8", "--time-scale", "0.3", "--duration", "6", "--partitions", "6",
+                    "--switch", "1.5:cordon=gpu1", "--switch", "2:cancel=s1", "--seed", "1", "--quiet", "--force",
+                    "--out", str(path)], check=True, cwd=HERE.parent.parent)
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     synth(OUT / "synth_failures.jsonl", gpus=2, workers_per_gpu=3, sectors=2,
@@ -86,6 +95,7 @@ def main() -> None:
     host_ram(OUT / "host_ram.jsonl")
     startup(OUT / "startup.jsonl")
     classes(OUT / "classes.jsonl")
+    cordon(OUT / "cordon.jsonl")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 
 

@@ -22,3 +22,8 @@ def test_startup_panel_during_key_setup(snap_compare):
 def test_class_queues_with_winning_and_window_ahead_of_c2(snap_compare):
     """Two c2 sectors queued; winning (3 s) and window (3.5 s) submitted behind them."""
     assert snap_compare(make_app(REC / "classes.jsonl", at=5.0), terminal_size=(120, 40))
+
+
+def test_cordoned_gpu_and_a_cancelled_sector(snap_compare):
+    """gpu1 cordoned at 1.5 s (its panel says so, its lanes go idle), sector 1 cancelled at 2 s."""
+    assert snap_compare(make_app(REC / "cordon.jsonl", at=4.5), terminal_size=(120, 48))
