@@ -106,3 +106,31 @@ def test_bad_targets_are_refused_by_name():
         eng.controller.apply("cordon=s1")
     with pytest.raises(ValueError, match=r"requeue takes a partition \(s3p2\)"):
         eng.controller.apply("requeue=s1")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("seed", range(3))
+def test_random_job_actions_keep_the_invariants(seed):
+    """Cancels, requeues and cordons at random moments: locks released, no live bytes left,
+    one compute holder a GPU, every partition done or cancelled exactly once."""
+    import random
+
+    rng = random.Random(seed)
+    eng, chk = _engine(sectors=2, partitions=5, time_scale=3.0, lock_mode=rng.choice(["single", "two-lock"]))
+    eng.start()
+    c = eng.controller
+    for _ in range(12):
+        time.sleep(rng.random() * 0.05)
+        running = [p.id for p in eng._queue.running()]
+        action, target = rng.choice([("cancel", rng.choice(running or ["s0p0"])), ("requeue", rng.choice(running or ["s0p0"])),
+                                     ("cordon", str(rng.randrange(2))), ("uncordon", str(rng.randrange(2))),
+                                     ("cancel", f"s{rng.randrange(2)}")])
+        try:
+            c.job(action, target, source="random")
+        except ValueError:
+            pass  # nothing of that name now (finished, or not in flight): refused, nothing changed
+    c.job("uncordon", "0", source="random")
+    c.job("uncordon", "1", source="random")
+    assert eng.wait(90)
+    assert chk.final(all_done=False) == []
+    _finished_once(chk)
