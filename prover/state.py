@@ -87,9 +87,6 @@ class DashboardState:
             advance(self, e.t)  # history buckets that end before this event
         for handler in _DISPATCH.get(type(e), ()):
             handler(self, e)
-        handler = _EXTRA.get(type(e))  # after the main one: they read the partition it made
-        if handler is not None:
-            handler(self, e)
 
     def snapshot(self) -> "DashboardState":
         return copy.deepcopy(self)
@@ -403,12 +400,13 @@ _HANDLERS = {
     ev.Note: _note, ev.HostJoined: host_joined, ev.HostLeft: host_left, ev.RunEnded: _run_ended,
     **HOST_RAM_HANDLERS, **STARTUP_HANDLERS, **JOB_HANDLERS,
 }
-_EXTRA = QUEUE_HANDLERS  # for events the table above handles too (proof classes)
 
 
-# the fold step of each event type: its own handler, then the segments' and the history's
-_DISPATCH = {t: tuple(h for h in (_HANDLERS.get(t), SEGMENT_HANDLERS.get(t), HISTORY_HANDLERS.get(t)) if h)
-             for t in {*_HANDLERS, *SEGMENT_HANDLERS, *HISTORY_HANDLERS}}
+# the fold step of each event type: its own handler, then the segments', the history's and the
+# proof classes' (which read the partition the main one made)
+_DISPATCH = {t: tuple(h for h in (_HANDLERS.get(t), SEGMENT_HANDLERS.get(t), HISTORY_HANDLERS.get(t),
+                                  QUEUE_HANDLERS.get(t)) if h)
+             for t in {*_HANDLERS, *SEGMENT_HANDLERS, *HISTORY_HANDLERS, *QUEUE_HANDLERS}}
 
 
 def fold(events: Iterable[ev.Event], state: DashboardState | None = None) -> DashboardState:
