@@ -74,7 +74,7 @@ def test_real_prometheus_fires_fallback_collapse_on_a_sim_run(tmp_path):
         while time.monotonic() < deadline and "C2tuiFallbackCollapse" not in firing:
             assert prom.poll() is None, (tmp_path / "prometheus.log").read_text()[-2000:]
             time.sleep(0.5)
-            firing = _firing(url)
+            firing |= _firing(url)
         assert "C2tuiFallbackCollapse" in firing, (firing, (tmp_path / "prometheus.log").read_text()[-2000:])
         assert "C2tuiProofFailed" not in firing  # every sim proof verifies
     finally:
