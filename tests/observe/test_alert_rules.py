@@ -37,7 +37,8 @@ def test_rules_name_only_metrics_the_exporter_serves():
     served = set()
     for m in families(fold):
         served.add(m.name)
-        served.add(m.name + ("_total" if m.type == "counter" else "_info" if m.type == "info" else ""))
+        suffixes = {"counter": ("_total",), "info": ("_info",), "histogram": ("_sum", "_count", "_bucket")}
+        served.update(m.name + x for x in suffixes.get(m.type, ()))
     missing = rule_metric_names() - served
     assert not missing, f"the rules name metrics the exporter does not serve: {sorted(missing)}"
 
