@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.observe.test_metrics_endpoint import ROOT, _port
+from tests.observe.test_metrics_endpoint import ROOT
 
 RULES = ROOT / "docs" / "alerts" / "c2tui.rules.yml"
 RUN = ["--backend", "sim", "--profile", "rtx5070ti-16g", "--constraints-log2", "8", "--time-scale", "0.05",
@@ -41,6 +41,14 @@ def _firing(prom: str) -> set[str]:
     return {a["labels"]["alertname"] for a in body["data"]["alerts"] if a["state"] == "firing"}
 
 
+def _api(prom: str, what: str) -> str:
+    """An API answer for the failure message (what Prometheus scraped and evaluated)."""
+    try:
+        return urllib.request.urlopen(f"{prom}/api/v1/{what}", timeout=2).read().decode()[:1500]
+    except OSError as exc:
+        return f"{what}: {exc}"
+
+
 def _prometheus_config(tmp: Path, target_port: int) -> Path:
     doc = yaml.safe_load(RULES.read_text())
     for g in doc["groups"]:
@@ -54,28 +62,43 @@ def _prometheus_config(tmp: Path, target_port: int) -> Path:
     return tmp / "prometheus.yml"
 
 
+def _ready(prom: str) -> bool:
+    try:
+        return urllib.request.urlopen(f"{prom}/-/ready", timeout=1).status == 200
+    except OSError:
+        return False
+
+
 @pytest.mark.skipif(shutil.which("prometheus") is None,
                     reason="prometheus not installed (Debian package prometheus; .ci/run installs it)")
 @pytest.mark.timeout(90)
 def test_real_prometheus_fires_fallback_collapse_on_a_sim_run(tmp_path):
+    """Prometheus first (ready before the run starts, so it scrapes the counters rising), then
+    the run on the port Prometheus was told."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    rec = subprocess.Popen([sys.executable, "-m", "c2tui", "record", "-q", "--out", str(tmp_path / "r.jsonl"), *RUN,
-                            "--metrics-port", "0", "--metrics-linger", "20"],
-                           cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    prom_port, lines, prom = _free_port(), [], None
+    prom_port, metrics_port = _free_port(), _free_port()
+    url, log = f"http://127.0.0.1:{prom_port}", tmp_path / "prometheus.log"
+    prom = rec = None
     try:
-        cfg = _prometheus_config(tmp_path, _port(rec, lines))
-        with open(tmp_path / "prometheus.log", "w") as log:
+        cfg = _prometheus_config(tmp_path, metrics_port)
+        with open(log, "w") as out:
             prom = subprocess.Popen(["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
                                      f"--web.listen-address=127.0.0.1:{prom_port}"],
-                                    cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
-        url, firing = f"http://127.0.0.1:{prom_port}", set()
-        deadline = time.monotonic() + 60
+                                    cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while not _ready(url):
+            assert prom.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
+            time.sleep(0.2)
+        rec = subprocess.Popen([sys.executable, "-m", "c2tui", "record", "-q", "--out", str(tmp_path / "r.jsonl"), *RUN,
+                                "--metrics-port", str(metrics_port), "--metrics-linger", "10"],
+                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        firing: set[str] = set()
+        deadline = time.monotonic() + 45
         while time.monotonic() < deadline and "C2tuiFallbackCollapse" not in firing:
-            assert prom.poll() is None, (tmp_path / "prometheus.log").read_text()[-2000:]
+            assert prom.poll() is None, log.read_text()[-2000:]
             time.sleep(0.5)
             firing |= _firing(url)
-        assert "C2tuiFallbackCollapse" in firing, (firing, (tmp_path / "prometheus.log").read_text()[-2000:])
+        assert "C2tuiFallbackCollapse" in firing, (firing, _api(url, "targets"), _api(url, "rules"))
         assert "C2tuiProofFailed" not in firing  # every sim proof verifies
     finally:
         for p in (prom, rec):
