@@ -94,7 +94,7 @@ def test_status_and_readonly_attach_on_a_live_sim_run(tmp_path):
     sock, out = tmp_path / "run.sock", tmp_path / "run.jsonl"
     rec = subprocess.Popen([sys.executable, "-m", "c2tui", "record", "-q", "--out", str(out), "--listen", str(sock),
                             "--backend", "sim", "--gpus", "2", "--workers-per-gpu", "2", "--constraints-log2", "8",
-                            "--time-scale", "0.1", "--duration", "7", "--host-ram-budget", "200GiB"],
+                            "--time-scale", "0.1", "--duration", "10", "--host-ram-budget", "200GiB"],
                            cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         end = time.monotonic() + 60
