@@ -139,8 +139,8 @@ class DashboardApp(App[None]):
             yield ReplayBar(id="replay")
         yield GpuOverview(id="overview")
         yield HostRamBar(id="host-ram", classes="ops")  # the operators' bars: rows above the GPU panels
-        yield QueueBar(id="queues", classes="ops")
         yield StartupPanel(id="startup", classes="ops")
+        yield QueueBar(id="queues", classes="ops")
         with Horizontal(id="top"):
             with VerticalScroll(id="gpus"):
                 pass
