@@ -29,6 +29,9 @@ from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.history_view import HistoryView
 from c2tui.widgets.segment_panel import SegmentPanel
 from c2tui.widgets.timeline import lane_workers
+from c2tui.widgets.host_ram_bar import HostRamBar
+from c2tui.widgets.queue_bar import QueueBar
+from c2tui.widgets.startup_panel import StartupPanel
 from c2tui.widgets.header_bar import HeaderBar
 from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.help_screen import HelpScreen
@@ -40,7 +43,8 @@ from prover import KNOBS
 SWITCH_INTERVAL = 0.001  # seconds; see on_mount
 # live controls: the knobs' keys (prover.knobs), then submitting a sector; each goes to the Controller
 LIVE_BINDINGS = [*(Binding(k.key, k.action, k.label, key_display=k.display) for knob in KNOBS.values() for k in knob.keys),
-                 Binding("n", "submit", "submit sector")]
+                 Binding("n", "submit", "submit sector"), Binding("W", "submit_winning", "winning", show=False),
+                 Binding("a", "job", "job action", show=False)]  # w filters partitions
 LIVE_ACTIONS = {b.action for b in LIVE_BINDINGS}
 # keys that go together show once in the footer ("← → seek 5s"), so 80 columns hold more
 SEEK, SPEED, ENDS = Binding.Group("seek 5s"), Binding.Group("speed"), Binding.Group("start/end")
@@ -134,6 +138,9 @@ class DashboardApp(App[None]):
         if self.replay:
             yield ReplayBar(id="replay")
         yield GpuOverview(id="overview")
+        yield HostRamBar(id="host-ram", classes="ops")  # the operators' bars: rows above the GPU panels
+        yield StartupPanel(id="startup", classes="ops")
+        yield QueueBar(id="queues", classes="ops")
         with Horizontal(id="top"):
             with VerticalScroll(id="gpus"):
                 pass
@@ -214,6 +221,8 @@ class DashboardApp(App[None]):
         self.query_one(HistoryView).show(st)
         self.query_one(SegmentPanel).show(st)
         self.query_one(GpuOverview).show(st)
+        for w in self.query(".ops"):  # host RAM, start-up, queues by class
+            w.show(st)
         self.query_one(PartitionTable).show(st)
         self.query_one(EventLog).show(st)
 
@@ -221,6 +230,7 @@ class DashboardApp(App[None]):
         """Share the screen (c2tui/layout.py): every panel's height from one plan."""
         lanes = max((len(lane_workers(st.gpus[p.gpu])) for p in panels if p.gpu in st.gpus), default=1)
         used = self.query_one(HeaderBar).wanted_height(st) + (1 if self.replay else 0) + 1  # + footer
+        used += sum(w.wanted_height(st) for w in self.query(".ops"))  # host RAM, start-up, queues
         args = dict(ngpu=len(panels), lanes=lanes, segments=len(st.segments), history_first=self.history_first)
         pl = layout.plan(self.size.width, self.size.height - used, **args)
         # the panels scroll, or a fleet has GPUs without a panel: the overview's lines (its
@@ -269,14 +279,14 @@ class DashboardApp(App[None]):
     def _knob(self, name: str, default: str = "") -> str:
         return (self.state.knobs.get(name, default) if self.state is not None else default)
 
-    def _control(self, method: str, *args: Any) -> None:
+    def _control(self, method: str, *args: Any, **kw: Any) -> None:
         ctl = getattr(self.source, "controller", None)
         if ctl is None:
             self.notify("no controller: this source is read-only", severity="warning")
             return
         def call() -> None:
             try:
-                getattr(ctl, method)(*args, source="key")
+                getattr(ctl, method)(*args, source="key", **kw)
             except Exception as exc:  # noqa: BLE001 - a refused change is shown, not fatal
                 self.errors.append(f"{method}: {exc}")
                 what = words(method.removeprefix("set_"))
@@ -332,6 +342,22 @@ class DashboardApp(App[None]):
 
     def action_submit(self) -> None:
         self._control("submit_sector")
+
+    def action_job(self) -> None:
+        """A job action typed in a prompt: cancel s3p2 | cancel s3 | requeue s3p2 | cordon 1 | uncordon 1."""
+        from c2tui.widgets.filter_prompt import FilterPrompt
+
+        def done(text: str | None) -> None:
+            spec = "=".join((text or "").split(maxsplit=1))  # "cordon 1" -> "cordon=1" (attach --send's form)
+            if spec:
+                self._control("apply", spec)
+
+        self.push_screen(FilterPrompt("job action (through the controller, recorded as key)", "",
+                                      "cancel s3p2 | cancel s3 | requeue s3p2 | cordon 1 | uncordon 1"), done)
+
+    def action_submit_winning(self) -> None:
+        """A WinningPoSt sector: served before every queued c2 partition (prover/classes.py)."""
+        self._control("submit_sector", cls="winning")
 
     # --- replay controls ----------------------------------------------------------------
     def _replay(self, fn: str, *args: Any) -> None:

@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "serve": "serve",
     "attach": "attach",
     "config": "config",
+    "status": "status",
 }
 
 

@@ -22,7 +22,7 @@ from prover import KNOBS, Knob
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-CLI_KNOBS = ("workers_per_gpu", "lock_mode", "mem_sync", "prestage", "b_g2")  # paused: a key, not a flag
+CLI_KNOBS = ("workers_per_gpu", "lock_mode", "mem_sync", "prestage", "b_g2", "host_ram_budget")  # paused: a key, not a flag
 
 
 def _profiles_help() -> str:
@@ -51,6 +51,8 @@ class KnobChoice(click.Choice):
 
 
 def _shown(k: Knob) -> str:
+    if k.size and not k.default:
+        return "off"
     if k.kind is bool:
         return "on" if k.default else "off"
     return str(k.default)
@@ -62,7 +64,7 @@ def knob_option(name: str) -> Callable[[F], F]:
     help_ = f"{k.help}  [default: {_shown(k)}]"
     if k.kind is bool:
         return click.option(f"{k.flag}/--no-{k.flag[2:]}", name, default=None, help=help_)
-    kind: Any = int if k.kind is int else KnobChoice(name)
+    kind: Any = str if k.size else int if k.kind is int else KnobChoice(name)
     return click.option(k.flag, name, type=kind, default=None, help=help_)
 
 

@@ -196,13 +196,13 @@ class AttachSource(LiveSource):
     kind = "attach"
 
     def __init__(self, address: str, name: str | None = None, token_file: str | None = None,
-                 snapshot_hz: float = 20.0) -> None:
+                 snapshot_hz: float = 20.0, readonly: bool = False) -> None:
         from prover import AttachClient, RemoteController
 
-        self.client = AttachClient(address, name=name, token_file=token_file)
+        self.client = AttachClient(address, name=name, token_file=token_file, readonly=readonly)
         a = self.client.address
         where = f"{a.host}:{a.port}" if a.tcp else Path(a.path or "").name  # short: the header is one line
-        super().__init__(None, snapshot_hz=snapshot_hz, label=f"ATTACHED {where}")
+        super().__init__(None, snapshot_hz=snapshot_hz, label=f"ATTACHED{' READ-ONLY' if readonly else ''} {where}")
         self._remote = RemoteController(self.client)
 
     @property
@@ -211,7 +211,10 @@ class AttachSource(LiveSource):
 
     def connect(self) -> Any:
         """Handshake now (raises AttachRefused / AttachError), so a refusal is told before the UI starts."""
-        return self.client.connect()
+        welcome = self.client.connect()
+        if welcome.readonly and "READ-ONLY" not in self.label:  # the read-only token: the server says so
+            self.label = self.label.replace("ATTACHED", "ATTACHED READ-ONLY", 1)
+        return welcome
 
     def start(self) -> None:
         if self.client.welcome is None:

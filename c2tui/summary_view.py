@@ -14,9 +14,7 @@ from rich.text import Text
 from c2tui.fit_table import fit_tables
 from c2tui.segment_view import segment_tables
 
-from prover import Phase
-from prover import on_off
-from prover import Summary
+from prover import KNOBS, Phase, Summary, on_off
 
 _PHASE_ORDER = [p.value for p in Phase]  # SupraSeal C2 order
 
@@ -31,6 +29,41 @@ def _ms(x: float) -> str:
 
 def _gib(n: int) -> str:
     return f"{n / 1024**3:.1f} GiB"
+
+
+def _knob(name: str, v: Any) -> str:
+    if name in KNOBS and KNOBS[name].size and isinstance(v, int):
+        return _gib(v) if v else "off"
+    return on_off(v)
+
+
+def _host_ram_line(sm: Summary) -> str:
+    h = sm.host_ram
+    if h is None:
+        return ""
+    what = f"modelled 2^{h.log2}" if h.modelled else f"native 2^{h.log2}"
+    budget = f" of the {_gib(h.budget)} budget" if h.budget else " (no budget)"
+    return (f"host RAM ({what}): peak {_gib(h.peak)}{budget}, key {_gib(h.key)}, pinned {_gib(h.pinned)}; "
+            f"workers held back {h.waits}x, {h.wait_total:.1f} s in all (longest {h.wait_max:.1f} s)"
+            + (f", {h.waiting_at_end} still waiting at the end" if h.waiting_at_end else "") + "\n")
+
+
+def _startup_line(sm: Summary) -> str:
+    u = sm.startup
+    if u is None:
+        return ""
+    steps = ", ".join(f"{n.replace('_', ' ')} {_ms(sec)}" + (f" ({u.details[n]})" if n == "keys" and n in u.details else "")
+                      for n, sec in u.steps.items())
+    failed = f"; FAILED: {', '.join(u.failed)}" if u.failed else ""
+    return f"start-up {_ms(u.seconds)}: {steps}{failed}\n"
+
+
+def _classes_line(sm: Summary) -> str:
+    if set(sm.classes) <= {"c2"} and not any(c.deadlines_missed for c in sm.classes.values()):
+        return ""
+    return "classes: " + "; ".join(
+        f"{n} {c.sectors_done} sector(s) in {c.sector_latency_mean_s:.1f} s (max {c.sector_latency_max_s:.1f} s), "
+        f"{c.deadlines_missed} deadline(s) missed" for n, c in sm.classes.items()) + "\n"
 
 
 def verdict(sm: Summary) -> tuple[str, str]:
@@ -91,15 +124,19 @@ def _head(sm: Summary) -> Text:
         (f"c2tui run summary{sim}\n", "bold"),
         f"backend {sm.backend}, profile {sm.profile}, proved 2^{sm.proved_log2}, modelled 2^{sm.modelled_log2}, "
         f"time scale {sm.time_scale:g}, {sm.duration_s:.1f} s, ended: {sm.end_reason or 'no (recording cut short)'}\n",
-        "knobs: " + ", ".join(f"{k}={on_off(v)}" for k, v in sm.knobs.items()) + "\n",
+        "knobs: " + ", ".join(f"{k}={_knob(k, v)}" for k, v in sm.knobs.items()) + "\n",
     )
     abandoned = ""
     if sm.partitions_abandoned:
         ids = " ".join(sm.abandoned[:8]) + (" ..." if len(sm.abandoned) > 8 else "")
         abandoned = f", abandoned (stopped mid-way) {sm.partitions_abandoned}: {ids}"
+    head.append(_host_ram_line(sm))
+    head.append(_startup_line(sm))
+    head.append(_classes_line(sm))
     head.append_text(Text.assemble(
         f"partitions ok (verified) {sm.partitions_ok}, unchecked {sm.partitions_unchecked}, failed {sm.partitions_failed}"
-        f"{abandoned}; proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ",
+        f"{abandoned}" + (f", cancelled {sm.partitions_cancelled}" if sm.partitions_cancelled else "")
+        + f"; proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ",
         verdict(sm), "\n", _rates_line(sm)))
     return head
 

@@ -37,6 +37,9 @@ _EXPORTS = {
     "RATE_WINDOW_S": "prover.state_rates", "Comparison": "prover.compare", "ComparedRun": "prover.compare",
     "SegmentSummary": "prover.state_segments", "copy_segments": "prover.state_segments",
     "segment_rows": "prover.state_segments",
+    # operators' resources and actions (host RAM, start-up, classes, jobs, status)
+    "budget_of": "prover.state_host_ram", "starting": "prover.state_startup", "CANCELLED": "prover.state_jobs",
+    "parse_target": "prover.pipeline.jobs", "proof_class": "prover.classes", "status_of": "prover.status",
     # proving one circuit outside the engine (c2tui prove / verify)
     "default_cache_dir": "prover.groth16.setup",
 }

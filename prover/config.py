@@ -117,6 +117,7 @@ class RunConfig(BaseModel):
     prestage: bool = Field(KNOBS["prestage"].default, description=KNOBS["prestage"].help)
     b_g2: str = Field(KNOBS["b_g2"].default, description=KNOBS["b_g2"].help)
     paused: bool = Field(KNOBS["paused"].default, description=KNOBS["paused"].help)
+    host_ram_budget: int = Field(KNOBS["host_ram_budget"].default, ge=0, description=KNOBS["host_ram_budget"].help)
     vram_budget: int | str = Field("card", description="bytes ('16GiB', '24GB', ...) or a scenario: card (the "
                                    "profile's card; native: the device's memory), two-prestage (two partitions' "
                                    "pre-stages, not three)")
@@ -150,6 +151,13 @@ class RunConfig(BaseModel):
         if v not in values and not (v == "auto" == k.default):  # read now, not at import: the vocabulary is the one place to extend
             raise ValueError("Input should be " + _one_of(values))
         return v
+
+    @field_validator("host_ram_budget", mode="before")
+    @classmethod
+    def _host_budget(cls, v: Any) -> int:
+        from prover.knobs import parse_size
+
+        return parse_size(v)
 
     @field_validator("vram_budget", mode="before")
     @classmethod

@@ -82,6 +82,7 @@ class PartitionQueued(_Ev):
     part: str = Field(description="partition id, e.g. s0p3")
     sector: int
     index: int
+    proof_class: str = Field("c2", description="prover/classes.py: winning, window, c2")
 
 
 class PhaseStart(_Ev):
@@ -225,7 +226,41 @@ class SectorSubmitted(_Ev):
     kind: Literal["sector_submitted"] = "sector_submitted"
     sector: int
     partitions: int
+    proof_class: str = Field("c2", description="prover/classes.py: winning, window, c2")
+    deadline_s: float | None = Field(None, ge=0.0, description="seconds from now (t) by which it must be done, "
+                                     "the class's modelled deadline x time_scale (None: no deadline)")
     source: str | None = Field(None, description="who asked: key | attach:NAME | config | auto | controller (None: older recordings)")
+
+
+class JobAction(_Ev):
+    """An operator's job action (prover/pipeline/jobs.py) and what it did, with its source."""
+
+    kind: Literal["job_action"] = "job_action"
+    action: Literal["cancel", "requeue", "cordon", "uncordon"]
+    target: str = Field(description="s3p2 (a partition), s3 (a sector), gpu1")
+    source: str
+    detail: str = ""
+
+
+class PartitionCancelled(_Ev):
+    """A partition cancelled by a job action: left the queue, or stopped in flight at a
+    boundary (`where`: queued | before <phase>). Counted as cancelled, never as failed."""
+
+    kind: Literal["partition_cancelled"] = "partition_cancelled"
+    part: str
+    where: str
+    source: str
+
+
+class DeadlineMissed(_Ev):
+    """A sector's deadline passed with `left` partitions unfinished (reported then, once), or
+    its last partition finished `late_s` after it (left 0)."""
+
+    kind: Literal["deadline_missed"] = "deadline_missed"
+    sector: int
+    proof_class: str
+    late_s: float = Field(ge=0.0, description="seconds past the deadline")
+    left: int = Field(0, ge=0)
 
 
 class ProofResult(_Ev):
@@ -284,6 +319,66 @@ class HostLeft(_Ev):
     requeued: list[str] = Field(default_factory=list)
 
 
+class HostRamInfo(_Ev):
+    """The host's memory: its size and whether the figures that follow are modelled (sim:
+    sizes scaled from the proved circuit to the modelled one) or native (the real arrays)."""
+
+    kind: Literal["host_ram_info"] = "host_ram_info"
+    total_bytes: int = Field(ge=0, description="the host's physical memory")
+    modelled: bool = True
+    log2: int = Field(description="the size the host bytes are for")
+
+
+class HostRam(_Ev):
+    """Host bytes one owner holds under one name, absolute (0: given back). Owners: `key`
+    (the proving key, name its size), `pinned`, a worker id (names witness, abc, prep)."""
+
+    kind: Literal["host_ram"] = "host_ram"
+    owner: str
+    name: str
+    bytes: int = Field(ge=0)
+    pinned: bool = Field(False, description="page-locked (counted against the pinned pool too)")
+    part: str | None = None
+
+
+class HostRamWait(_Ev):
+    """A worker is held back before its partition's host buffers would exceed the host-RAM
+    budget (a wait like a lock wait; never an OOM kill)."""
+
+    kind: Literal["host_ram_wait"] = "host_ram_wait"
+    worker: str
+    part: str | None = None
+    need: int = Field(ge=0)
+    free: int = Field(description="budget minus what is held (may be negative after a budget cut)")
+    budget: int = Field(ge=0)
+
+
+class HostRamAdmit(_Ev):
+    """A held-back worker's wait ended after `wait` seconds: admitted (it holds its host
+    bytes now), or not (stopped, drained or scaled down while it waited)."""
+
+    kind: Literal["host_ram_admit"] = "host_ram_admit"
+    worker: str
+    part: str | None = None
+    wait: float = Field(ge=0.0)
+    admitted: bool = True
+
+
+class Startup(_Ev):
+    """A start-up step before the first partition: circuit, keys (set-up or load), host
+    kernels (numba compile or cache load), gpu kernels (CUDA compile), devices. `start`,
+    then any `progress` (frac of the step, detail: what it is doing), then `end` with its
+    seconds (ok False: it failed, detail says why)."""
+
+    kind: Literal["startup"] = "startup"
+    step: str
+    state: Literal["start", "progress", "end"]
+    frac: float = Field(0.0, ge=0.0, le=1.0)
+    detail: str = ""
+    seconds: float | None = Field(None, ge=0.0, description="at end: how long the step took")
+    ok: bool = True
+
+
 class RunEnded(_Ev):
     kind: Literal["run_ended"] = "run_ended"
     reason: str = "done"
@@ -294,7 +389,8 @@ Event = Annotated[
         RunStarted, GpuInfo, WorkerStarted, WorkerStopped, PartitionQueued, PhaseStart,
         PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
         VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
-        ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, RunEnded,
+        ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
+        HostRamAdmit, Startup, DeadlineMissed, JobAction, PartitionCancelled, RunEnded,
     ],
     Field(discriminator="kind"),
 ]

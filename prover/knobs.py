@@ -39,6 +39,7 @@ class Knob:
     live: bool = True  # can change mid-run (through the Controller)
     aliases: tuple[str, ...] = ()  # other spellings in `--switch KNOB=VALUE`
     bare: bool = False  # a bare value is a switch too (`--switch two-lock`)
+    size: bool = False  # an int of bytes, written as a size ('64GiB'); 0 / off: none
 
     @property
     def flag(self) -> str:
@@ -61,6 +62,8 @@ class Knob:
     def parse(self, text: str) -> Any:
         """A value from its textual form (`--switch`), checked."""
         t = text.strip()
+        if self.size:
+            return self.check(parse_size(t))
         if self.kind is bool:
             if t.lower() not in BOOL_WORDS:
                 raise ValueError(f"{self.name} must be on or off, got {text!r}")
@@ -84,11 +87,24 @@ class Knob:
         return self.key_label, self.key_help.format(values=" ↔ ".join(self.values or ()))
 
     def switch_help(self) -> str:
+        if self.size:
+            return f"{self.name}=SIZE|off"
         if self.kind is bool:
             return f"{self.name}=on|off"
         if self.kind is int:
             return f"{self.name}=N"
         return f"{self.name}={'|'.join(self.values or ())}"
+
+
+def parse_size(v: Any) -> int:
+    """A size knob's value: bytes from '64GiB' / 1234, 0 from off / none / 0 (no limit)."""
+    from prover.config import parse_bytes  # config imports this table: import at call time
+
+    if isinstance(v, str) and v.strip().lower() in ("off", "none", "0", ""):
+        return 0
+    if v == 0 and not isinstance(v, bool):
+        return 0
+    return parse_bytes(v)
 
 
 KNOBS: dict[str, Knob] = {k.name: k for k in (
@@ -108,6 +124,9 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          help="where b_g2_msm runs (auto: gpu where the CUDA kernels load, else cpu; resolved at start)",
          key_label="b",
          key_help="b_g2 MSM on {values}", keys=(Key("b", "b_g2", "b_g2 cpu/gpu"),)),
+    Knob("host_ram_budget", int, 0, lo=0, hi=1 << 60, size=True, aliases=("host_budget",),
+         help="host RAM for proving keys and the workers' buffers (e.g. 256GiB; off: no limit): a worker "
+              "whose partition would exceed it waits, never an OOM", key_label="", key_help="", keys=()),
     Knob("paused", bool, False, help="start paused", key_label="space", key_help="pause / resume the prover",
          keys=(Key("space", "pause", "pause/resume", "␣"),)),
 )}

@@ -15,6 +15,14 @@ from prover import events as ev
 from prover.events import Phase
 from prover.knobs import KNOBS
 from prover.state_history import HISTORY_HANDLERS, History, advance
+from prover.state_host_ram import HANDLERS as HOST_RAM_HANDLERS
+from prover.state_host_ram import HostRamState
+from prover.state_jobs import HANDLERS as JOB_HANDLERS
+from prover.state_jobs import JobsState
+from prover.state_queues import HANDLERS as QUEUE_HANDLERS
+from prover.state_queues import QueueState
+from prover.state_startup import HANDLERS as STARTUP_HANDLERS
+from prover.state_startup import StartupState
 from prover.state_hosts import HostState, host_joined, host_left
 from prover.state_parts import GpuState, LockState, PartitionState, PhaseStats, Segment  # noqa: F401 (re-exported)
 from prover.state_parts import _close_lane, lane  # noqa: F401 (lane: re-exported; beside the parts it updates)
@@ -42,6 +50,10 @@ class DashboardState:
     knobs: dict[str, str] = field(default_factory=dict)  # lock_mode, mem_sync, workers_per_gpu, ...
     gpus: dict[int, GpuState] = field(default_factory=dict)
     hosts: dict[str, HostState] = field(default_factory=dict)  # empty on one host
+    host_ram: HostRamState = field(default_factory=HostRamState)
+    startup: StartupState = field(default_factory=StartupState)
+    queues: QueueState = field(default_factory=QueueState)  # by proof class
+    jobs: JobsState = field(default_factory=JobsState)  # cancelled partitions, cordoned GPUs
     trim_at: int = 0  # partitions table size at which it is trimmed next
     partitions: dict[str, PartitionState] = field(default_factory=dict)
     phase_stats: dict[str, PhaseStats] = field(default_factory=dict)
@@ -294,7 +306,8 @@ def _mode_change(s: DashboardState, e: ev.ModeChange) -> None:
 
 
 def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted) -> None:
-    s.note("info", f"sector {e.sector} submitted ({e.partitions} partitions{f', {e.source}' if e.source else ''})", e)
+    cls = "" if e.proof_class == "c2" else f"{e.proof_class} "
+    s.note("info", f"{cls}sector {e.sector} submitted ({e.partitions} partitions{f', {e.source}' if e.source else ''})", e)
 
 
 def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:
@@ -365,12 +378,15 @@ _HANDLERS = {
     ev.ModeChange: _mode_change, ev.SectorSubmitted: _sector_submitted,
     ev.ProofResult: _proof_result, ev.PartitionDone: _partition_done, ev.Stall: _stall,
     ev.Note: _note, ev.HostJoined: host_joined, ev.HostLeft: host_left, ev.RunEnded: _run_ended,
+    **HOST_RAM_HANDLERS, **STARTUP_HANDLERS, **JOB_HANDLERS,
 }
 
 
-# the fold step of each event type: its own handler, then the segments' and the history's
-_DISPATCH = {t: tuple(h for h in (_HANDLERS.get(t), SEGMENT_HANDLERS.get(t), HISTORY_HANDLERS.get(t)) if h)
-             for t in {*_HANDLERS, *SEGMENT_HANDLERS, *HISTORY_HANDLERS}}
+# the fold step of each event type: its own handler, then the segments', the history's and the
+# proof classes' (which read the partition the main one made)
+_DISPATCH = {t: tuple(h for h in (_HANDLERS.get(t), SEGMENT_HANDLERS.get(t), HISTORY_HANDLERS.get(t),
+                                  QUEUE_HANDLERS.get(t)) if h)
+             for t in {*_HANDLERS, *SEGMENT_HANDLERS, *HISTORY_HANDLERS, *QUEUE_HANDLERS}}
 
 
 def fold(events: Iterable[ev.Event], state: DashboardState | None = None) -> DashboardState:

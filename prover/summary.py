@@ -16,6 +16,9 @@ from pydantic import BaseModel, Field
 
 from prover.state import DashboardState, LockState
 from prover.state_segments import SegmentSummary, segment_rows, typed_knobs  # noqa: F401 (typed_knobs re-exported)
+from prover.state_host_ram import HostRamSummary, summarize_host_ram
+from prover.state_queues import ClassSummary, summarize_queues
+from prover.state_startup import StartupSummary, summarize_startup
 
 
 class LockSummary(BaseModel):
@@ -89,6 +92,7 @@ class Summary(BaseModel):
     partitions_failed: int
     partitions_abandoned: int = Field(0, description="stopped mid-way (quit now, ctrl+c, SIGINT): not failed")
     abandoned: list[str] = Field(default_factory=list, description="their ids (the first 50)")
+    partitions_cancelled: int = Field(0, description="cancelled by a job action (not failed)")
     proofs_ok: int
     proofs_failed: int
     proofs_unchecked: int
@@ -111,6 +115,9 @@ class Summary(BaseModel):
     gpus: list[GpuSummary]
     hosts: list[HostSummary] = Field(default_factory=list, description="fleet hosts (empty on one host)")
     requeued: int = Field(0, description="fleet: partitions requeued from lost hosts")
+    host_ram: HostRamSummary | None = Field(None, description="host memory (None in older recordings)")
+    startup: StartupSummary | None = Field(None, description="start-up steps timed (None in older recordings)")
+    classes: dict[str, ClassSummary] = Field(default_factory=dict, description="by proof class: latency, deadlines")
     events: int
     errors: list[str] = Field(default_factory=list)
 
@@ -153,7 +160,7 @@ def summarize(state: DashboardState) -> Summary:
         backend=s.backend, simulated=s.simulated, profile=s.profile, proved_log2=s.proved_log2,
         modelled_log2=s.modelled_log2, time_scale=scale, duration_s=dur, ended=s.ended, end_reason=s.end_reason,
         knobs=typed_knobs(s.knobs), partitions_ok=s.partitions_ok, partitions_unchecked=s.partitions_unchecked,
-        partitions_failed=s.partitions_failed,
+        partitions_failed=s.partitions_failed, partitions_cancelled=s.jobs.cancelled,
         proofs_ok=s.proofs_ok, proofs_failed=s.proofs_failed, proofs_unchecked=s.proofs_unchecked,
         all_proofs_verified=(s.proofs_ok > 0 and s.proofs_failed == s.proofs_unchecked == 0
                              and s.partitions_failed == s.partitions_unchecked == 0),
@@ -163,7 +170,9 @@ def summarize(state: DashboardState) -> Summary:
         phases={k: PhaseSummary(count=v.count, mean=v.mean, max=v.max, total=v.total, failed=v.failed)
                 for k, v in s.phase_stats.items()},
         gpus=gpus, hosts=[_host(h, dur) for h in s.hosts.values()],
-        requeued=sum(h.requeued for h in s.hosts.values()), events=s.events, errors=errors[-10:])
+        requeued=sum(h.requeued for h in s.hosts.values()), host_ram=summarize_host_ram(s.host_ram, s.knobs),
+        startup=summarize_startup(s.startup), classes=summarize_queues(s.queues),
+        events=s.events, errors=errors[-10:])
 
 
 def _host(h: Any, dur: float) -> HostSummary:

@@ -3,8 +3,10 @@
 It first receives the run so far (the server's history), then live events; every control
 key goes to that prover's controller and is recorded there as attach:<name>. `q` detaches
 (the prover goes on). `--raw` prints the event lines instead (for scripts); `--send SPEC`
-applies one control and exits. Exit status 2: refused (other protocol version, bad token)
-or nothing to attach to.
+applies one control and exits. `--readonly` (or, over TCP, the server's read-only token)
+attaches a watcher: every event, no control (the prover refuses each with a Reply saying
+so; `--send` then exits 2). Exit status 2: refused (other protocol version, bad token, a
+control from a read-only client) or nothing to attach to.
 """
 from __future__ import annotations
 
@@ -22,17 +24,19 @@ import click
 @click.option("--raw", is_flag=True, help="print the event stream as JSON lines instead of the dashboard")
 @click.option("--send", "send", default=None, metavar="SPEC",
               help="apply one control (e.g. mem_sync=stream, pause, two-lock) and exit")
+@click.option("--readonly", is_flag=True,
+              help="watch only: this client sees everything and can steer nothing (the prover refuses its controls)")
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
 def command(address: str, name: str | None, token_file: str | None, raw: bool, send: str | None,
-            theme: str, fps: float) -> None:
+            readonly: bool, theme: str, fps: float) -> None:
     """Attach the dashboard to a running `c2tui record/run --listen PATH`."""
     from prover import AttachError
     from prover import AttachClient, RemoteController
 
     if raw or send:
         try:
-            client = AttachClient(address, name=name, token_file=token_file)
+            client = AttachClient(address, name=name, token_file=token_file, readonly=readonly)
             client.connect()
         except AttachError as exc:
             click.echo(f"c2tui attach: {exc}", err=True)
@@ -50,7 +54,7 @@ def command(address: str, name: str | None, token_file: str | None, raw: bool, s
     from c2tui.sources import AttachSource
 
     try:
-        source = AttachSource(address, name=name, token_file=token_file)
+        source = AttachSource(address, name=name, token_file=token_file, readonly=readonly)
         welcome = source.connect()
     except AttachError as exc:
         click.echo(f"c2tui attach: {exc}", err=True)

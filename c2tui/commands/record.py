@@ -30,6 +30,8 @@ from c2tui.cluster import cluster_option, make_engine
 from c2tui.listen import listen_options, start_listening
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.options import config_from_options, finite, run_options
+from c2tui.startup_view import startup_table
+from prover import starting
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
 
@@ -63,6 +65,14 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
             name, eq, value = mode.partition("=")
             if eq and name.strip().replace("-", "_").lower() in ("vram_budget", "budget"):
                 _budget_spec(value)  # its size against the partition is checked when applied
+            elif eq and name.strip().lower() in ("cancel", "requeue", "cordon", "uncordon"):
+                from prover import parse_target
+
+                parse_target(name.strip().lower(), value)
+            elif name.strip().lower() == "submit":  # submit[=CLASS]: a sector of a proof class
+                from prover import proof_class
+
+                proof_class(value or "c2")
             else:
                 parse_switch(mode)
         except ValueError as exc:
@@ -113,7 +123,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     engine = make_engine(cfg, cluster)  # no GPU for --backend cuda, a bad --cluster: a clean error
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # before the file: a busy port leaves none
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
-    server = start_listening(engine, listen, token_file, header.model_dump())
+    server = start_listening(engine, listen, token_file, header.model_dump(), kwargs.pop("readonly_token_file", None))
     writer = _open_writer(out, header, force, server)
     state = DashboardState()
     slock = threading.Lock()
@@ -177,7 +187,7 @@ def _open_writer(out: Path, header: Any, force: bool, server: Any) -> Any:
 
 def _locked_progress(slock: threading.Lock, state: Any, el: float) -> Any:
     with slock:
-        return _progress(state, el)
+        return startup_table(state, el) if starting(state) else _progress(state, el)
 
 
 def _watch(engine: Any, plan: list, writer: Any, duration: float | None, drain_timeout: float, live: Any,
@@ -206,7 +216,7 @@ def _watch(engine: Any, plan: list, writer: Any, duration: float | None, drain_t
         if live is not None and el - last_line >= 0.25:
             last_line = el
             line = progress(el)
-            live.update(Text.assemble(("draining  ", "yellow"), line) if draining else line)
+            live.update(Text.assemble(("draining  ", "yellow"), line) if draining and isinstance(line, Text) else line)
     return None
 
 

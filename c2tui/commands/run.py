@@ -53,7 +53,7 @@ def command(theme: str, fps: float, cluster: str | None, record: Path | None, li
     engine = make_engine(cfg, cluster)  # e.g. --backend cuda without a visible GPU: the run cannot start (exit 3)
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # first: a busy port leaves nothing open
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
-    server = start_listening(engine, listen, token_file, header.model_dump())
+    server = start_listening(engine, listen, token_file, header.model_dump(), kwargs.pop("readonly_token_file", None))
     writer = None
     if record is not None:
         try:

@@ -19,14 +19,14 @@ class FilterPrompt(ModalScreen["str | None"]):
     }
     """
 
-    def __init__(self, title: str, value: str = "") -> None:
+    def __init__(self, title: str, value: str = "", placeholder: str = "text (empty: no filter)") -> None:
         super().__init__()
-        self.title_text, self.value = title, value
+        self.title_text, self.value, self.placeholder = title, value, placeholder
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.title_text)
-            yield Input(value=self.value, placeholder="text (empty: no filter)")
+            yield Input(value=self.value, placeholder=self.placeholder)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)

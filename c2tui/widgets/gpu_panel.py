@@ -108,7 +108,10 @@ class GpuPanel(StateView):
         self.window = float(min(30, max(10, 10 * -(-st.t // 10))))
         g = st.gpus.get(self.gpu)
         if g is not None:
-            self.set_titles(title_text(g, self.palette), subtitle_text(g, self.palette, self.window))
+            title = title_text(g, self.palette)
+            if self.gpu in st.jobs.cordoned:  # a job action: no new work here, in-flight work finishes
+                title.append(" CORDONED", style="bold reverse " + self.palette["warn"])
+            self.set_titles(title, subtitle_text(g, self.palette, self.window))
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:

@@ -15,8 +15,11 @@ from prover import KNOBS
 
 
 def live_keys() -> list[tuple[str, str]]:
-    """The knobs' keys and help (prover.knobs, read when the screen opens), then submit."""
-    return [k.key_row() for k in KNOBS.values()] + [("n", "submit a new sector")]
+    """The knobs' keys and help (prover.knobs, read when the screen opens), then submitting."""
+    return [k.key_row() for k in KNOBS.values() if k.keys] + [("n", "submit a new sector"),
+                                                                  ("W", "submit a WinningPoSt sector (served first)"),
+                                                                  ("a", "job action: cancel s3p2 / s3, requeue s3p2, "
+                                                                        "cordon / uncordon 1")]
 
 
 REPLAY_KEYS = [

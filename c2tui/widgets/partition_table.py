@@ -10,6 +10,7 @@ from textual.binding import Binding
 
 from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_index
 from c2tui.widgets.phase_bar import render_phase_bar, segment_widths
+from prover import CANCELLED
 
 BAR_MAX = 64
 STATES = ("all", "in flight", "done", "failed")
@@ -99,6 +100,8 @@ def current_cell(r: Line, st, p, pal, sync) -> None:
         t0 = p.phases.get(p.current, [st.t])[0] or st.t
         r.append(f"{PHASE_SHORT.get(p.current, p.current):<6}", style="bold " + pal[p.current])
         r.append(f"{fmt_secs(st.t - t0):>7}  ")
+    elif p.done_t is not None and p.reason == CANCELLED:  # a job action: not a failure
+        r.append(f"{'cancelled':<15}", style=pal["warn"])
     elif p.done_t is not None:
         r.append(f"{'done' if p.ok else 'FAILED':<15}", style=pal["ok"] if p.ok else "bold " + pal["fail"])
     elif not p.phases:
@@ -161,6 +164,8 @@ def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" =
             r.append("✗ FAIL", style="bold reverse " + pal["fail"])
         elif p.ok is False:
             r.append("✗ err", style="bold " + pal["fail"])
+        elif p.done_t is not None and p.reason == CANCELLED:
+            r.append("– cancelled", style=pal["dim"])
         elif p.done_t is not None:  # finished, proof never verified
             r.append("? unchecked", style="bold " + pal["warn"])
         else:
@@ -255,7 +260,7 @@ class PartitionTable(StateView, can_focus=True):
 
     def _titles_for(self, st) -> None:
         inflight = sum(1 for p in st.partitions.values() if p.done_t is None and p.phases)
-        queued = sum(1 for p in st.partitions.values() if not p.phases)
+        queued = sum(1 for p in st.partitions.values() if not p.phases and p.done_t is None)
         sub = f"{inflight} in flight · {queued} queued · {st.partitions_ok} ok · {st.partitions_failed} failed"
         how = self.view.describe()
         self.set_titles(f"Partitions · {how}" if how else "Partitions", sub)

@@ -54,11 +54,11 @@ def parse_address(text: str) -> Address:
     return Address(host=host, port=int(port_s))
 
 
-def read_token(token_file: str | Path | None) -> str | None:
-    """The shared token: $C2TUI_ATTACH_TOKEN, else the first line of token_file."""
-    env = os.environ.get(TOKEN_ENV)
-    if env:
-        return env.strip()
+def read_token(token_file: str | Path | None, env: bool = True) -> str | None:
+    """The shared token: $C2TUI_ATTACH_TOKEN (unless env=False), else the first line of token_file."""
+    value = os.environ.get(TOKEN_ENV) if env else None
+    if value:
+        return value.strip()
     if token_file is None:
         return None
     try:
@@ -67,9 +67,11 @@ def read_token(token_file: str | Path | None) -> str | None:
         raise AttachError(f"cannot read token file {token_file}: {exc.strerror or exc}") from None
 
 
-def server_token(token_file: str | Path | None) -> str:
-    """The server's token: as read_token, else a new random one written to token_file (0600)."""
-    tok = read_token(token_file) if token_file is None or Path(token_file).exists() else read_token(None)
+def server_token(token_file: str | Path | None, env: bool = True) -> str:
+    """The server's token: as read_token, else a new random one written to token_file (0600).
+    env=False (the read-only token): the file only, never $C2TUI_ATTACH_TOKEN."""
+    tok = (read_token(token_file, env) if token_file is None or Path(token_file).exists()
+           else read_token(None, env))
     if tok:
         return tok
     if token_file is None:

@@ -35,11 +35,12 @@ def default_name() -> str:
 
 class AttachClient:
     def __init__(self, address: str | Address, name: str | None = None, token: str | None = None,
-                 token_file: str | None = None, protocol: int = wire.PROTOCOL_VERSION) -> None:
+                 token_file: str | None = None, protocol: int = wire.PROTOCOL_VERSION, readonly: bool = False) -> None:
         self.address = parse_address(address) if isinstance(address, str) else address
         self.want_name = name or default_name()
         self.token = token or read_token(token_file)
         self.protocol = protocol
+        self.readonly = readonly
         self.welcome: wire.Welcome | None = None
         self.live = False  # the history has been received
         self.end_reason: str | None = None
@@ -67,7 +68,8 @@ class AttachClient:
             raise AttachError(f"cannot attach to {a}: {exc.strerror or exc} (is a `c2tui record --listen` running?)") from None
         self._sock = s
         self._reader = s.makefile("rb")
-        self._send(wire.ClientHello(protocol=self.protocol, client=self.want_name, token=self.token))
+        self._send(wire.ClientHello(protocol=self.protocol, client=self.want_name, token=self.token,
+                                    readonly=self.readonly))
         try:
             msg = wire.parse_server(self._reader.readline(wire.MAX_LINE) or b"{}")
         except (OSError, wire.WireError) as exc:
@@ -197,7 +199,9 @@ class RemoteController:
     def resume(self, source: str | None = None) -> bool:
         return self.apply("resume")
 
-    def submit_sector(self, partitions: int | None = None, source: str | None = None) -> int:
+    def submit_sector(self, partitions: int | None = None, source: str | None = None, cls: str | None = None) -> int:
+        if cls is not None:  # a proof class: the controller's textual form (submit=winning)
+            return self.apply(f"submit={cls}")
         r = self.client.request(wire.Submit, partitions=partitions)
         if not r.ok:
             raise ValueError(r.error or "refused")

@@ -18,9 +18,10 @@ QUEUE_LIMIT = 50_000  # event lines queued for one client before it is dropped a
 
 class Peer:
     def __init__(self, sock: socket.socket, name: str, on_close: Callable[["Peer"], None],
-                 queue_limit: int = QUEUE_LIMIT) -> None:
+                 queue_limit: int = QUEUE_LIMIT, readonly: bool = False) -> None:
         self.sock = sock
         self.name = name
+        self.readonly = readonly  # sees everything, steers nothing: its controls are refused
         self.queue_limit = queue_limit
         self._on_close = on_close
         self._q: deque[bytes] = deque()
@@ -116,6 +117,11 @@ class Peer:
             if isinstance(msg, wire.Bye):
                 self.close("detached")
                 return
+            if self.readonly and isinstance(msg, (wire.Control, wire.Submit)):
+                reply(self, wire.dump(wire.Reply(id=msg.id, ok=False, error=(
+                    f"read-only client: {source} may watch this run but not steer it (attached read-only); "
+                    f"{msg.kind} refused"))))
+                continue
             reply(self, wire.dump(_handle(msg, controller, source)))
 
 

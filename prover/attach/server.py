@@ -88,13 +88,14 @@ def bind_unix(path: str) -> tuple[socket.socket, int]:
 class AttachServer:
     def __init__(self, engine: Any, address: str | Address, *, header: dict | None = None,
                  token: str | None = None, history_limit: int = HISTORY_LIMIT,
-                 queue_limit: int = QUEUE_LIMIT) -> None:
+                 queue_limit: int = QUEUE_LIMIT, readonly_token: str | None = None) -> None:
         self.engine = engine
         self.address = parse_address(address) if isinstance(address, str) else address
         if self.address.tcp and not token:
             raise AttachError("a TCP listener needs a token")
         self.header = header or {}
         self.token = token
+        self.readonly_token = readonly_token  # TCP: a client with this one watches, never steers
         self.queue_limit = queue_limit
         self._in: deque[Any] = deque()
         self._seq = itertools.count()
@@ -227,7 +228,7 @@ class AttachServer:
         if hello is None:
             return
         conn.settimeout(None)
-        peer = self._join(conn, hello.client)
+        peer = self._join(conn, hello.client, hello.readonly or self._readonly_token(hello))
         if peer is None:
             return
         try:
@@ -244,7 +245,7 @@ class AttachServer:
             _refuse(conn, f"protocol version {msg.protocol} is not spoken here: this prover speaks "
                           f"attach protocol {wire.PROTOCOL_VERSION}; use the c2tui that matches it")
             return None
-        if self.address.tcp and not hmac.compare_digest((msg.token or "").encode(), (self.token or "").encode()):
+        if self.address.tcp and not (_same(msg.token, self.token) or self._readonly_token(msg)):
             _refuse(conn, "bad or missing token")
             return None
         if len(self._peers) >= MAX_CLIENTS:
@@ -252,23 +253,27 @@ class AttachServer:
             return None
         return msg
 
-    def _join(self, conn: socket.socket, want: str) -> Peer | None:
+    def _readonly_token(self, hello: wire.ClientHello) -> bool:
+        return self.address.tcp and self.readonly_token is not None and _same(hello.token, self.readonly_token)
+
+    def _join(self, conn: socket.socket, want: str, readonly: bool = False) -> Peer | None:
         with self._lock:
             name = want
             for i in itertools.count(2):
                 if name not in self._names:
                     break
                 name = f"{want}-{i}"
-            peer = Peer(conn, name, self._left, self.queue_limit)
+            peer = Peer(conn, name, self._left, self.queue_limit, readonly=readonly)
             history = [line for _, line in merge(self._pinned, self._window)]
             dropped = self.total - len(history)
-            welcome = wire.Welcome(client=name, history=len(history), history_dropped=dropped, header=self.header)
+            welcome = wire.Welcome(client=name, history=len(history), history_dropped=dropped, header=self.header,
+                                   readonly=readonly)
             peer.push(wire.dump(welcome) + b"".join(history) + wire.dump(wire.Live(events=len(history))))
             self._peers.append(peer)
             self._names.add(name)
             n = len(self._peers)
         peer.start()
-        self._note("info", f"attach: {name} attached ({n} client(s))")
+        self._note("info", f"attach: {name} attached{' read-only' if readonly else ''} ({n} client(s))")
         return peer
 
     def _left(self, peer: Peer) -> None:
@@ -288,6 +293,10 @@ class AttachServer:
             from prover import events as ev
 
             emit(ev.Note, level=level, text=text)
+
+
+def _same(given: str | None, want: str | None) -> bool:
+    return want is not None and hmac.compare_digest((given or "").encode(), want.encode())
 
 
 def _refuse(conn: socket.socket, reason: str) -> None:

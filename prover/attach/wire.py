@@ -6,6 +6,8 @@ event lines (the same JSON as a recording's lines, prover/events.py), then Live 
 the history), then live event lines, with Reply lines interleaved in order and Bye last.
 Wire messages are told from events by `kind` (no event kind is one of WIRE_KINDS).
 Bump PROTOCOL_VERSION on any incompatible change; both ends refuse another version.
+Version 2: read-only clients (ClientHello.readonly, Welcome.readonly): they get every event
+and every control of theirs is refused with a Reply that says why.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from prover import events as ev
 from prover.events import SCHEMA_VERSION
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_LINE = 1 << 20  # a client line longer than this is a protocol error (bytes)
 
 
@@ -30,6 +32,7 @@ class ClientHello(_Msg):
     protocol: int
     client: str = Field(min_length=1, max_length=64, description="shown in ModeChange.source as attach:<client>")
     token: str | None = Field(None, description="required on TCP listeners, ignored on Unix sockets")
+    readonly: bool = Field(False, description="watch only: the server refuses this client's controls")
 
 
 class Control(_Msg):
@@ -57,6 +60,7 @@ class Welcome(_Msg):
     history: int = Field(description="event lines that follow before Live")
     history_dropped: int = Field(0, description="events of the run left out of the history (its bound)")
     header: dict[str, Any] = Field(default_factory=dict, description="the run's recording header (argv, config)")
+    readonly: bool = Field(False, description="this client may watch, not steer (asked for, or the read-only token)")
 
 
 class Refused(_Msg):

@@ -19,6 +19,7 @@ import logging
 import os
 import secrets
 import tempfile
+import threading
 import time
 import warnings
 from contextlib import contextmanager
@@ -41,8 +42,26 @@ log = logging.getLogger(__name__)
 step_seconds: dict[str, float] = {}
 
 
+# a start-up progress listener per thread (prover/pipeline/startup.py): (step, ended) calls
+_observer = threading.local()
+
+
+@contextmanager
+def observe_steps(fn: Callable[[str, bool], None]) -> Iterator[None]:
+    """Call fn(step, ended) at each setup / cache step this thread runs inside the block."""
+    old = getattr(_observer, "fn", None)
+    _observer.fn = fn
+    try:
+        yield
+    finally:
+        _observer.fn = old
+
+
 @contextmanager
 def _step(name: str) -> Iterator[None]:
+    fn = getattr(_observer, "fn", None)
+    if fn is not None:
+        fn(name, False)
     t0 = time.perf_counter()
     try:
         yield
@@ -50,6 +69,8 @@ def _step(name: str) -> Iterator[None]:
         dt = time.perf_counter() - t0
         step_seconds[name] = step_seconds.get(name, 0.0) + dt
         log.info("setup step %s: %.2f s", name, dt)
+        if fn is not None:
+            fn(name, True)
 CACHE_FORMAT = 2  # 2: keyed by key id, with the setup's label inside
 RANDOM, INSECURE = "random", "insecure-seeded"
 _NAMES = ("tau", "alpha", "beta", "gamma", "delta")

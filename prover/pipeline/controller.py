@@ -13,6 +13,7 @@ from typing import Any, Callable, Protocol
 
 from prover import events as ev
 from prover.knobs import KNOBS, parse_switch
+from prover.pipeline.jobs import ACTIONS as JOB_ACTIONS
 
 __all__ = ["Controller", "EngineHooks", "Knobs", "parse_switch"]
 
@@ -25,6 +26,7 @@ class Knobs:
     prestage: bool
     b_g2: str
     paused: bool
+    host_ram_budget: int = 0
 
     @classmethod
     def from_config(cls, config: Any) -> "Knobs":
@@ -36,9 +38,11 @@ class EngineHooks(Protocol):
 
     def resize_workers(self, n: int) -> None: ...
 
-    def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int: ...
+    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None) -> int: ...
 
     def request_stop(self, reason: str) -> None: ...
+
+    def job_action(self, action: str, target: str, source: str) -> str: ...
 
     def set_vram_budget(self, spec: int | str) -> tuple[int, int]: ...
 
@@ -165,11 +169,28 @@ class Controller:
     def toggle_pause(self, source: str = "controller") -> bool:
         return self.resume(source) if self.snapshot().paused else self.pause(source)
 
-    def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
-        """Queue one more sector; returns its number."""
+    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None) -> int:
+        """Queue one more sector (of proof class `cls`: winning, window, c2); returns its number."""
         if self._engine is None:
             raise RuntimeError("controller is not attached to an engine")
-        return self._engine.submit_sector(partitions, source=source)
+        if cls is None:
+            return self._engine.submit_sector(partitions, source=source)
+        from prover.classes import proof_class
+
+        return self._engine.submit_sector(partitions, source=source, cls=proof_class(cls).name)
+
+    def job(self, action: str, target: str, source: str = "controller") -> str:
+        """cancel s3p2 | cancel s3 | requeue s3p2 | cordon gpu1 | uncordon gpu1 (prover/pipeline/
+        jobs.py); recorded as JobAction with its source. ValueError when there is nothing to act on."""
+        if self._engine is None:
+            raise RuntimeError("controller is not attached to an engine")
+        from prover.pipeline.jobs import parse_target
+
+        kind, key = parse_target(action, target)
+        detail = self._engine.job_action(action, target, source)
+        self._emit(ev.JobAction, action=action, target=f"gpu{key}" if kind == "gpu" else target.strip().lower(),
+                   source=source, detail=detail)
+        return detail
 
     def stop(self, source: str = "controller") -> None:
         if self._engine is not None:
@@ -177,9 +198,15 @@ class Controller:
 
     def apply(self, spec: str, source: str = "switch") -> bool:
         """Apply 'single' | 'two-lock' | 'KNOB=VALUE' (see prover.knobs.parse_switch) |
-        'vram_budget=SIZE|card|two-prestage'."""
+        'vram_budget=SIZE|card|two-prestage' | 'submit[=CLASS]' | 'cancel|requeue|cordon|uncordon=TARGET'."""
         name, eq, value = spec.partition("=")
         if eq and name.strip().replace("-", "_").lower() in ("vram_budget", "budget"):
             return self.set_vram_budget(value.strip(), source)
+        if eq and name.strip().lower() in JOB_ACTIONS:  # cancel=s3p2, requeue=s3p2, cordon=gpu1, ...
+            self.job(name.strip().lower(), value, source)
+            return True
+        if name.strip().lower() == "submit":  # 'submit' | 'submit=winning': a sector of that class
+            self.submit_sector(source=source, cls=value.strip() or None)
+            return True
         knob, parsed = parse_switch(spec)
         return self.set(knob, parsed, source)

@@ -37,9 +37,12 @@ from prover.pipeline.gpu_load import load_gpu_fns, reference_fns
 from prover.pipeline.locks import LockSet
 from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
+from prover.pipeline.host_ram import HostRam, size_host_ram
 from prover.pipeline.inbox import Inbox
+from prover.pipeline.jobs import JobBoard, act
 from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
 from prover.pipeline.run_handle import RunHandle
+from prover.pipeline.startup import StartupSteps
 
 # On a GPU the compute-lock holder gives the GIL up at every launch and stream sync, then waits
 # for it behind the other workers' Python glue: up to the switch interval (5 ms by default) each
@@ -106,8 +109,11 @@ class Engine(RunHandle):
         # external: partitions come from outside (a fleet's driver) through self.inbox
         self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining) if external else None
         self._queue = self.inbox or WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop)
+        self._startup = StartupSteps(self.emit, clock)
+        self.jobs = JobBoard()  # cancel / requeue flags the partitions' flow reads
+        self.host_ram = HostRam(self.emit, clock, self._stop, lambda: self.controller.snapshot().host_ram_budget)
         self._pool = WorkerPool(config, self.emit, self._stop, self._draining, self.controller, self._faults,
-                                self._queue)
+                                self._queue, self.host_ram)
         self._prep_pool: ThreadPoolExecutor | None = None
         self._main: threading.Thread | None = None
         self._monitor: Monitor | None = None
@@ -118,8 +124,10 @@ class Engine(RunHandle):
         if self._started:
             self._pool.resize(n)
 
-    def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
-        return self._queue.submit_sector(partitions, source)
+    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None) -> int:
+        if cls is None:
+            return self._queue.submit_sector(partitions, source)
+        return self._queue.submit_sector(partitions, source, cls=cls)
 
     def set_vram_budget(self, spec: int | str) -> tuple[int, int]:
         """Resolve and check a budget, then give it to every device (the next reservation
@@ -137,6 +145,10 @@ class Engine(RunHandle):
         for d in devs:
             d.set_budget(new if new is not None else d.budget)
         return old, (new if new is not None else old)
+
+    def job_action(self, action: str, target: str, source: str) -> str:
+        """cancel / requeue / cordon / uncordon (prover/pipeline/jobs.py): what it did, in words."""
+        return act(self._queue, self.jobs, self.emit, action, target, source)
 
     def request_stop(self, reason: str) -> None:
         if not self._stop.is_set():
@@ -183,10 +195,14 @@ class Engine(RunHandle):
         reason = None
         try:
             prover = self._init_prover()
-            self._warm_host_kernels()
-            self._make_devices()
+            size_host_ram(self.host_ram, self.emit, prover, self.config, self.modelled_log2, self.backend)
+            with self._startup.step("host_kernels", "numba compile or cache load"):
+                self._warm_host_kernels()
+            with self._startup.step("devices", f"{self.config.n_gpus} x {self.backend}"):
+                self._make_devices()
             if self.backend == "cuda":
-                prover.gpu = load_gpu_fns(self.compute, self._compute_why, prover.phases, self.emit)
+                with self._startup.step("gpu_kernels", "CUDA kernels: compile or cache load"):
+                    prover.gpu = load_gpu_fns(self.compute, self._compute_why, prover.phases, self.emit)
                 self._switch_interval = sys.getswitchinterval()
                 sys.setswitchinterval(min(self._switch_interval, GIL_SWITCH_S))
             if self._stop.is_set():
@@ -195,14 +211,18 @@ class Engine(RunHandle):
                                                  thread_name_prefix="prep")
             flow = PartitionFlow(self.config, self.profile.times(self.modelled_log2),
                                  self.profile.buffer_bytes(self.modelled_log2), self.emit, self.clock, self._stop,
-                                 self.controller, self._faults, self.devices, self.locksets, prover, self._prep_pool)
+                                 self.controller, self._faults, self.devices, self.locksets, prover, self._prep_pool,
+                                 self.jobs)
             if self.inbox is None:  # a fleet's driver feeds the inbox; a one-host run queues its own
                 self._queue.top_up()  # a bounded look-ahead; take() tops it up as partitions go
             self._monitor = Monitor(self.config, self.emit, self.clock, self._stop, self.devices, self.locksets,
                                     self._pool, flow.current)
             self._pool.start(flow)
             self._monitor.thread.start()
+            check_deadlines = getattr(self._queue, "check_deadlines", None)  # a fleet host's inbox has none
             while not self._stop.wait(0.05):
+                if check_deadlines is not None:
+                    check_deadlines()
                 if self._draining.is_set() and self._queue.inflight == 0:
                     self.request_stop("done (drained)")
         except Exception as exc:
@@ -242,10 +262,12 @@ class Engine(RunHandle):
             self.P = importlib.import_module("prover.groth16.phases")
         P, cfg = self.P, self.config
         t0 = time.monotonic()
-        circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
+        with self._startup.step("circuit", f"2^{cfg.constraints_log2} R1CS"):
+            circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
         cache = None if cfg.cache_dir is None else Path(cfg.cache_dir)
-        pk, vk = P.load_or_setup(circuit, cfg.seed, cache, insecure_seeded=cfg.insecure_seeded_setup,
-                                 kernels=cfg.kernels)
+        with self._startup.step("keys", "cache lookup") as step, self._startup.setup_progress(step):
+            pk, vk = P.load_or_setup(circuit, cfg.seed, cache, insecure_seeded=cfg.insecure_seeded_setup,
+                                     kernels=cfg.kernels)
         if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
             self.emit(ev.Note, level="warn", text=(
                 "INSECURE seeded setup: the keys' toxic waste comes from the seed; anyone who knows it can forge proofs"))

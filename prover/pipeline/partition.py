@@ -33,6 +33,7 @@ from prover.pipeline.controller import Controller, Knobs
 from prover.pipeline.device_sync import device_sync
 from prover.pipeline.faults import Faults
 from prover.pipeline.gpu_load import GpuFns
+from prover.pipeline.jobs import Cancelled, JobBoard
 from prover.pipeline.locks import LockSet
 from prover.pipeline.phases import Phases, settle
 
@@ -47,11 +48,14 @@ class Partition:
     instance: int
     queued_t: float
     attempts: int = 0
+    cls: str = "c2"  # proof class (prover/classes.py)
 
 
 class Outcome(enum.Enum):
     done = "done"  # PartitionDone emitted (ok or not)
     failed = "failed"  # an exception; not yet reported: retry or report (Outcome.reason says why)
+    cancelled = "cancelled"  # a job action stopped it (PartitionCancelled emitted)
+    requeued = "requeued"  # a job action sent it back to the queue
 
 
 @dataclass
@@ -74,7 +78,8 @@ class PartitionFlow:
     def __init__(self, config: RunConfig, times: dict[str, float], buffer_sizes: dict[str, int],
                  emit: Callable[..., Any], clock: Callable[[], float], stop: threading.Event,
                  controller: Controller, faults: Faults, devices: dict[int, BaseDevice],
-                 locksets: dict[int, LockSet], prover: Prover, prep_pool: Executor) -> None:
+                 locksets: dict[int, LockSet], prover: Prover, prep_pool: Executor,
+                 jobs: JobBoard | None = None) -> None:
         self.config, self.T, self.buffer_sizes = config, times, buffer_sizes
         self.partition_bytes = sum(buffer_sizes.values())
         self.emit, self.clock, self._stop = emit, clock, stop
@@ -82,6 +87,7 @@ class PartitionFlow:
         self.devices, self.locksets = devices, locksets
         self.pv, self.P = prover, prover.phases
         self._prep_pool = prep_pool
+        self.jobs = jobs or JobBoard()  # cancel / requeue flags, read at the CPU phase boundaries
         self._z: dict[str, Any] = {}  # worker -> its reused witness array (native runs)
         # worker -> (phase, part, gpu, t0): what the watchdog looks at
         self.current: dict[str, tuple[str, str, int | None, float]] = {}
@@ -126,6 +132,7 @@ class PartitionFlow:
 
     def _cpu_phase(self, w: str, p: Partition, phase: Phase, gpu: int | None, modelled: float,
                    fn: Callable[[], Any]) -> Any:
+        self.jobs.check(p.id, phase.value)  # a job action stops it here, between phases (never mid-kernel)
         with self._phase(w, p, phase, gpu, "cpu"):
             return self._paced(modelled, fn)
 
@@ -170,6 +177,7 @@ class PartitionFlow:
         try:
             syn = self._cpu_phase(w, p, Phase.synthesis, g, T["synthesis"], lambda: self._synthesize(w, g, p))
             result: dict[str, Any] = {}
+            self.jobs.check(p.id, "the GPU section")
             prep_f = self._gpu_section_retried(w, g, p, syn, result)
             prep = self._barrier(prep_f)
             g1 = result["g1"]
@@ -184,6 +192,10 @@ class PartitionFlow:
             ok, reason = self._self_check(w, g, p, syn, proof)
         except Stopped:
             raise
+        except Cancelled as c:
+            if not c.requeue:
+                self.emit(ev.PartitionCancelled, part=p.id, where=f"before {c.where}", source=c.source)
+            return Result(Outcome.requeued if c.requeue else Outcome.cancelled, str(c))
         except Exception as exc:
             return Result(Outcome.failed, f"{type(exc).__name__}: {exc}"[:300])
         self.emit(ev.PartitionDone, part=p.id, ok=ok, seconds=max(0.0, self.clock() - p.queued_t), reason=reason)

@@ -13,6 +13,9 @@ from prover.config import RunConfig
 from prover.device.base import BaseDevice, Stopped
 from prover.pipeline.controller import Controller
 from prover.pipeline.faults import Faults, WorkerDeath
+from prover.classes import DEFAULT, proof_class
+from prover.pipeline.class_queue import ClassQueues
+from prover.pipeline.host_ram import HostRam
 from prover.pipeline.locks import LockSet
 from prover.pipeline.partition import Outcome, Partition, PartitionFlow
 
@@ -34,7 +37,10 @@ class WorkQueue:
         self._sectors_left = config.sectors  # the run's sectors not queued yet; None: no end
         self._emit, self._clock, self._stop, self._draining = emit, clock, stop, draining
         self._request_stop = request_stop
-        self._queue: deque[Partition] = deque()
+        self._queue = ClassQueues(emit)  # one FIFO per proof class, most urgent first
+        self._running: dict[str, Partition] = {}  # taken and not finished (job actions find them here)
+        self.cordoned: set[int] = set()  # GPUs that take no new partition (prover/pipeline/jobs.py)
+        self._time_scale = config.time_scale
         self.cv = threading.Condition()
         self._count_lock = threading.Lock()
         self._next_sector = self._next_instance = 0
@@ -49,27 +55,33 @@ class WorkQueue:
         with self.cv:
             self.cv.notify_all()
 
-    def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
-        """Queue one sector of `partitions` (default: the config's); returns its number."""
-        n = partitions or self._partitions
+    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None) -> int:
+        """Queue one sector of `partitions` (default: its class's, else the config's) of proof
+        class `cls` (default c2); returns its number."""
+        pc = proof_class(cls or DEFAULT)
+        n = partitions or pc.partitions or self._partitions
         with self.cv:
             sector = self._next_sector
             self._next_sector += 1
             self._queued_total += n
-            self._emit(ev.SectorSubmitted, sector=sector, partitions=n, source=source)
+            now = self._clock()
+            within = None if pc.deadline_s is None else pc.deadline_s * self._time_scale
+            self._queue.add_sector(sector, pc.name, None if within is None else now + within, n)
+            self._emit(ev.SectorSubmitted, sector=sector, partitions=n, proof_class=pc.name, deadline_s=within,
+                       source=source)
             for i in range(n):
                 p = Partition(id=f"s{sector}p{i}", sector=sector, index=i, instance=self._next_instance,
-                              queued_t=self._clock())
+                              queued_t=now, cls=pc.name)
                 self._next_instance += 1
                 self._queue.append(p)
-                self._emit(ev.PartitionQueued, part=p.id, sector=sector, index=i)
+                self._emit(ev.PartitionQueued, part=p.id, sector=sector, index=i, proof_class=pc.name)
             self.cv.notify_all()
         return sector
 
     def top_up(self) -> None:
         """Queue the run's next sectors while fewer than LOOKAHEAD_SECTORS' partitions wait."""
         with self.cv:
-            while (len(self._queue) < LOOKAHEAD_SECTORS * self._partitions and not self._stop.is_set()
+            while (self._queue.waiting() < LOOKAHEAD_SECTORS * self._partitions and not self._stop.is_set()
                    and (self._sectors_left is None or self._sectors_left > 0)):
                 if self._sectors_left is not None:
                     self._sectors_left -= 1
@@ -79,7 +91,7 @@ class WorkQueue:
         """The next partition for any GPU (`gpu` matters only to an Inbox)."""
         with self.cv:
             self.top_up()
-            while not self._queue:
+            while not self._queue or gpu in self.cordoned:
                 if self._stop.is_set() or self._draining.is_set():
                     return None
                 self.cv.wait(0.1)
@@ -87,6 +99,7 @@ class WorkQueue:
             if self._stop.is_set() or self._draining.is_set():
                 return None
             p = self._queue.popleft()
+            self._running[p.id] = p
             with self._count_lock:
                 self._inflight += 1
             return p
@@ -94,15 +107,47 @@ class WorkQueue:
     def requeue(self, p: Partition, gpu: int) -> None:
         """A failed partition goes back to the front for another attempt."""
         with self.cv:
+            self._running.pop(p.id, None)
             self._queue.appendleft(p)
-            self._emit(ev.PartitionQueued, part=p.id, sector=p.sector, index=p.index)
+            self._emit(ev.PartitionQueued, part=p.id, sector=p.sector, index=p.index, proof_class=p.cls)
             self.cv.notify_all()
         with self._count_lock:
             self._inflight -= 1
 
+    def check_deadlines(self) -> None:
+        with self.cv:
+            self._queue.check(self._clock())
+
+    def running(self) -> list[Partition]:
+        with self.cv:
+            return list(self._running.values())
+
+    def cordon(self, gpu: int, on: bool) -> str:
+        with self.cv:
+            was = gpu in self.cordoned
+            (self.cordoned.add if on else self.cordoned.discard)(gpu)
+            self.cv.notify_all()
+        if was == on:
+            return f"gpu{gpu} already {'cordoned' if on else 'uncordoned'}"
+        return f"gpu{gpu} {'cordoned: no new work, in-flight work finishes' if on else 'uncordoned'}"
+
+    def remove_queued(self, match: Callable[[Partition], bool]) -> list[Partition]:
+        """Cancel the waiting partitions `match` picks: out of the queue, counted as finished."""
+        with self.cv:
+            gone = self._queue.remove(match)
+        for p in gone:
+            self._count_finished(p, inflight=False)
+        return gone
+
     def finished(self, p: Partition) -> None:
+        self._count_finished(p, inflight=True)
+
+    def _count_finished(self, p: Partition, inflight: bool) -> None:
+        with self.cv:
+            self._running.pop(p.id, None)
+            self._queue.finished(p, self._clock())
         with self._count_lock:
-            self._inflight -= 1
+            self._inflight -= inflight
             self._done_total += 1
             done = self._bounded and not self._sectors_left and self._done_total >= self._queued_total
         if done:
@@ -125,8 +170,10 @@ class WorkerPool:
     """Workers per GPU: each takes a partition, runs its flow, retries or counts the outcome."""
 
     def __init__(self, config: RunConfig, emit: Emit, stop: threading.Event, draining: threading.Event,
-                 controller: Controller, faults: Faults, queue: Any) -> None:
-        """`queue`: a WorkQueue, or an Inbox (prover.pipeline.inbox) placed from outside."""
+                 controller: Controller, faults: Faults, queue: Any, host_ram: HostRam | None = None) -> None:
+        """`queue`: a WorkQueue, or an Inbox (prover.pipeline.inbox) placed from outside;
+        `host_ram`: admits each worker under the host-RAM budget before it takes work."""
+        self._host_ram = host_ram
         self._n_gpus, self._retries = config.n_gpus, config.faults.retries
         self._emit, self._stop, self._draining = emit, stop, draining
         self._controller, self._faults, self._queue = controller, faults, queue
@@ -210,6 +257,8 @@ class WorkerPool:
                 me.dead = True
             assert self._flow is not None
             self._flow.current.pop(name, None)
+            if self._host_ram is not None:
+                self._host_ram.release(name)
             self._emit(ev.WorkerStopped, gpu=gpu, worker=name, reason=reason)
 
     def _work(self, name: str, gpu: int) -> str:
@@ -224,6 +273,8 @@ class WorkerPool:
                 return "drained"
             if self._faults.worker_dies():
                 raise WorkerDeath()
+            if self._host_ram is not None and not self._host_ram.admit(name, lambda: self._leaving(name, gpu)):
+                continue  # stopped, draining or retired while held back: the checks above say which
             p = self._queue.take(gpu)
             if p is None:
                 continue
@@ -233,9 +284,17 @@ class WorkerPool:
                 break
         return "stopped"
 
+    def _leaving(self, name: str, gpu: int) -> bool:
+        me = self._me(name, gpu)
+        return self._draining.is_set() or (me is not None and me.retire)
+
     def _prove(self, name: str, gpu: int, p: Partition) -> None:
         assert self._flow is not None
         res = self._flow.run(name, gpu, p)
+        self._flow.jobs.drop(p.id)  # a flag that came too late (the partition got through) is spent
+        if res.outcome is Outcome.requeued:
+            self._queue.requeue(p, gpu)
+            return
         if res.outcome is Outcome.failed and p.attempts < self._retries:
             p.attempts += 1
             self._emit(ev.Note, level="warn", text=f"{p.id} failed ({res.reason}); retry {p.attempts}")

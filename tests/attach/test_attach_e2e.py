@@ -157,9 +157,9 @@ def test_live_socket_refused_and_other_protocol_exits_2(headless):
     assert not (sock.parent / "x.jsonl").exists()
     r = subprocess.run([sys.executable, "-c", (
         "import sys; from prover.attach.client import AttachClient, AttachRefused\n"
-        f"try: AttachClient({str(sock)!r}, protocol=2).connect()\n"
+        f"try: AttachClient({str(sock)!r}, protocol=99).connect()\n"
         "except AttachRefused as e: print(e); sys.exit(2)")], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=30)
-    assert r.returncode == 2 and "protocol version 2 is not spoken here" in r.stdout
+    assert r.returncode == 2 and "protocol version 99 is not spoken here" in r.stdout
     r = subprocess.run([sys.executable, "-m", "c2tui", "attach", str(sock.parent / "nothing.sock")],
                        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "cannot attach" in r.stderr

@@ -44,6 +44,41 @@ def switch(path: Path) -> None:
     with open(plain, "rb") as f, open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as g:
         g.write(f.read())
     plain.unlink()
+def host_ram(path: Path) -> None:
+    """One GPU, 3 workers under a host-RAM budget that holds 2 (a modelled 2^27 key of ~69 GiB
+    + ~20 GiB a worker): the third waits for room, shown like a lock wait."""
+    subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--gpus", "1",
+                    "--workers-per-gpu", "3", "--duration", "6", "--time-scale", "0.3", "--host-ram-budget", "110GiB",
+                    "--seed", "1", "--quiet", "--force", "--out", str(path)], check=True, cwd=HERE.parent.parent)
+
+
+def startup(path: Path) -> None:
+    """A fresh key set-up at 2^12 (an empty key cache) then a second of proving: the start-up
+    steps with the set-up's progress."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as cache:
+        subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--constraints-log2", "12",
+                        "--cache-dir", cache, "--duration", "3", "--time-scale", "0.05", "--seed", "1", "--quiet",
+                        "--force", "--out", str(path)], check=True, cwd=HERE.parent.parent)
+
+
+def classes(path: Path) -> None:
+    """1 GPU x 3 workers with two sectors of c2 queued; a winning sector at 3 s and a window
+    sector at 3.5 s jump the queue (proof classes, served at the next partition boundary)."""
+    subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--gpus", "1", "--workers-per-gpu", "3",
+                    "--constraints-log2", "8", "--time-scale", "0.3", "--sectors", "2", "--partitions", "6",
+                    "--switch", "3:submit=winning", "--switch", "3.5:submit=window", "--seed", "1", "--quiet",
+                    "--force", "--out", str(path)], check=True, cwd=HERE.parent.parent)
+
+
+def cordon(path: Path) -> None:
+    """2 GPUs x 2 workers; gpu1 cordoned at 1.5 s (its in-flight work finishes, nothing new
+    starts there) and sector 1 cancelled at 2 s (queued: out at once, counted as cancelled)."""
+    subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--gpus", "2", "--workers-per-gpu", "2",
+                    "--constraints-log2", "8", "--time-scale", "0.3", "--duration", "6", "--partitions", "6",
+                    "--switch", "1.5:cordon=gpu1", "--switch", "2:cancel=s1", "--seed", "1", "--quiet", "--force",
+                    "--out", str(path)], check=True, cwd=HERE.parent.parent)
 
 
 def main() -> None:
@@ -56,6 +91,10 @@ def main() -> None:
           progress_steps=1, sample_every=1.0)
     real(OUT / "two_gpus.jsonl")
     switch(OUT / "switch_device_stream.jsonl.gz")
+    host_ram(OUT / "host_ram.jsonl")
+    startup(OUT / "startup.jsonl")
+    classes(OUT / "classes.jsonl")
+    cordon(OUT / "cordon.jsonl")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 
 

@@ -1,0 +1,109 @@
+"""`c2tui status PATH [--json]`: one snapshot of a running prover (`--listen PATH`) for an
+on-call person or a script: it attaches read-only, takes the run so far, folds it, prints
+and detaches (the prover goes on; nothing can be steered from here).
+
+Exit status as elsewhere (docs/exit-codes.md): 0 the run is healthy so far; 1 a proof or a
+partition failed; 2 nothing to attach to, or refused (bad token, other protocol).
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+import click
+
+from c2tui.exits import INVALID, OK, USAGE
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def _render(r: Any) -> Any:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    sim = " [SIMULATED]" if r.simulated else ""
+    head = Text.assemble(
+        (f"c2tui status{sim}  ", "bold"),
+        f"{r.backend} {r.profile}, proved 2^{r.proved_log2}, modelled 2^{r.modelled_log2}; up {r.uptime_s:.1f} s",
+        (f"; ENDED ({r.end_reason})" if r.ended else ""), "\n",
+        "proofs ", (f"verified {r.proofs['verified']}", "green"), ", ",
+        (f"failed {r.proofs['failed']}", "bold red" if r.proofs["failed"] else ""), f", unchecked {r.proofs['unchecked']}",
+        f"; partitions ok {r.partitions['ok']}, failed {r.partitions['failed']}, in flight {r.partitions['in_flight']}, "
+        f"queued {r.partitions['queued']}; fallbacks {r.fallbacks}, OOMs {r.ooms}, stalls {r.stalls}\n",
+        "queues: " + ", ".join(f"{c} {q.queued} queued (oldest {q.oldest_queued_s:.1f} s) + {q.in_flight} in flight"
+                               for c, q in r.queues.items()) + "\n")
+    if r.host_ram is not None:
+        h = r.host_ram
+        head.append(f"host RAM {_gib(h.used)} of {_gib(h.budget) if h.budget else 'no budget'} (key {_gib(h.key)}, "
+                    f"pinned {_gib(h.pinned)}, {h.workers_holding} workers{'; modelled' if h.modelled else ''})"
+                    + (f"; held back: {', '.join(h.waiting)}" if h.waiting else "") + "\n")
+    if r.starting:
+        head.append(f"starting: {', '.join(r.starting)}\n", style="yellow")
+    t = Table(title="per GPU", title_justify="left")
+    for col in ("gpu", "name", "VRAM used/budget", "free", "util", "mem", "compute", "on it", "done", "fb", "OOM"):
+        t.add_column(col)
+    for g in r.gpus:
+        locks = [f"{lk.holder or 'free'}" + (f" {lk.part}" if lk.part else "") + (f" {lk.held_s:.1f}s" if lk.holder else "")
+                 + (f" +{len(lk.waiters)} waiting" if lk.waiters else "") for lk in (g.locks["mem"], g.locks["compute"])]
+        t.add_row(str(g.gpu) + (" CORDONED" if g.cordoned else ""), g.name, f"{_gib(g.vram_used)}/{_gib(g.vram_budget)}", _gib(g.vram_free),
+                  "-" if g.util is None else f"{g.util:.0%}", *locks,
+                  " ".join(f"{c.part}:{c.phase or '-'}" for c in g.current) or "-", str(g.done), str(g.fallbacks),
+                  str(g.ooms))
+    return Group(head, t)
+
+
+@click.command("status")
+@click.argument("address", metavar="PATH")
+@click.option("--json", "as_json", is_flag=True, help="the snapshot as JSON (prover.status.StatusReport)")
+@click.option("--token-file", default=None, metavar="FILE", help="TCP only: a token (the read-only one will do)")
+@click.option("--timeout", type=float, default=10.0, show_default=True, help="seconds to wait for the run so far")
+def command(address: str, as_json: bool, token_file: str | None, timeout: float) -> None:
+    """One status snapshot of a prover served with --listen PATH (read-only)."""
+    from prover import AttachError
+    from prover import AttachClient
+    from prover import DashboardState
+    from prover import status_of
+
+    if not 0 < timeout <= 3600:
+        raise click.BadParameter(f"{timeout} is not a number of seconds in (0, 3600]", param_hint="--timeout")
+    state, live = DashboardState(), threading.Event()
+    client = AttachClient(address, name="status", token_file=token_file, readonly=True)
+    try:
+        welcome = client.connect()
+    except AttachError as exc:
+        click.echo(f"c2tui status: {exc}", err=True)
+        sys.exit(USAGE)
+    ended = threading.Event()
+
+    def on_event(e: Any) -> None:
+        if not client.live:  # the run up to the attach: one consistent snapshot, nothing after
+            state.apply(e)
+
+    client.start(on_event, lambda reason: ended.set())
+    arrived = _wait(client, ended, timeout)
+    client.close()
+    if not arrived:
+        click.echo(f"c2tui status: the run so far did not arrive within {timeout:g} s", err=True)
+        sys.exit(USAGE)
+    report = status_of(state, welcome.history_dropped)
+    if as_json:
+        click.echo(report.model_dump_json(indent=1))
+    else:
+        from rich.console import Console
+
+        Console(width=None if sys.stdout.isatty() else 140).print(_render(report))
+    sys.exit(OK if report.healthy else INVALID)
+
+
+def _wait(client: Any, ended: threading.Event, timeout: float) -> bool:
+    """True once the history is in (Live); False if the stream ended first or time ran out."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and not client.live and not ended.is_set():
+        time.sleep(0.02)
+    return client.live

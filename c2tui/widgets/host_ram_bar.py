@@ -1,0 +1,80 @@
+"""The host-RAM bar (beside the GPUs' VRAM bars; host memory is the host's, not a GPU's):
+the proving key, each worker's buffers (witness, a/b/c, prep) in its colour, free and the
+budget mark, the workers the budget holds back and for how long. Modelled figures say so.
+Hidden while the run has said nothing about host memory (older recordings)."""
+from __future__ import annotations
+
+from c2tui.widgets.common import Line, StateView, fmt_secs, gib, worker_index
+from prover import budget_of
+
+CHAR = {"witness": "▒", "abc": "█", "prep": "▓"}
+
+
+def host_parts(h, pal) -> list[tuple[int, str, str]]:
+    """(bytes, char, style) left to right: the key, then each worker's buffers."""
+    parts = [(sum(h.owners.get("key", {}).values()), "█", pal["info"])]
+    for owner in sorted((o for o in h.owners if o != "key"), key=lambda o: (worker_index(o), o)):
+        for name, n in sorted(h.owners[owner].items()):
+            parts.append((n, CHAR.get(name, "█"), pal.worker(worker_index(owner), alt=name == "abc")))
+    return parts
+
+
+def _bar(h, budget: int, pal, bar_w: int) -> Line:
+    used = h.used
+    cap = float(max(budget * 1.08 if budget else 0, used, h.total if not budget else 0, 1))
+    bar, acc, col = Line(no_wrap=True), 0, 0
+    for n, ch, style in host_parts(h, pal):
+        acc += n
+        end = min(bar_w, round(acc / cap * bar_w))
+        if n > 0 and end <= col < bar_w:
+            end = col + 1
+        if end > col:
+            bar.append(ch * (end - col), style=style)
+            col = end
+    mark = min(bar_w - 1, max(0, round(budget / cap * bar_w) - 1)) if budget else -1
+    if col <= mark:
+        bar.append(" " * (mark - col), style=f"on {pal['free']}")
+        bar.append("┃", style=f"bold {pal['budget']} on {pal['free']}")
+        bar.append("·" * (bar_w - mark - 1), style=pal["dim"])
+    elif col < bar_w:
+        bar.append(" " * (bar_w - col), style=f"on {pal['free']}")
+    return bar
+
+
+def render_host_ram(st, pal, width: int) -> list[Line]:
+    h = st.host_ram
+    budget = budget_of(st.knobs)
+    label = "host RAM "
+    suffix = f" {gib(h.used)}/{gib(budget)} GiB" if budget else f" {gib(h.used)} GiB (no budget)"
+    bar = Line(no_wrap=True)
+    bar.append(label, style="bold")
+    bar.append_text(_bar(h, budget, pal, max(10, width - len(label) - len(suffix))))
+    bar.append(suffix, style="bold " + (pal["fail"] if budget and h.used > budget else ""))
+    leg = Line(no_wrap=True, overflow="ellipsis")
+    leg.append(" " * len(label))
+    leg.append("█", style=pal["info"])
+    leg.append(f"key {gib(h.by_kind()['key'])} GiB  ")
+    leg.append(f"{h.workers_held()} workers ", style="bold")
+    leg.append(f"{gib(h.by_kind()['workers'])} GiB  ")
+    if h.pinned_bytes:
+        leg.append(f"pinned {gib(h.pinned_bytes)}  ", style=pal["dim"])
+    if h.waiters:
+        oldest = min(since for since, _ in h.waiters.values())
+        leg.append(f"held back {len(h.waiters)} ({', '.join(sorted(h.waiters))}) {fmt_secs(st.t - oldest)}  ",
+                   style="bold " + pal["warn"])
+    leg.append(f"waits {h.waits}", style=pal["dim"])
+    leg.append(f"  {'modelled' if h.modelled else 'native'} 2^{h.log2}", style=pal["sim" if h.modelled else "info"])
+    leg.truncate(width, overflow="ellipsis")
+    return [bar, leg]
+
+
+class HostRamBar(StateView):
+    DEFAULT_CSS = "HostRamBar { height: 2; padding: 0 1; }"
+
+    def wanted_height(self, st) -> int:
+        shown = bool(st.host_ram.owners or st.host_ram.total)
+        self.display = shown
+        return 2 if shown else 0
+
+    def draw(self, st, width: int, height: int) -> list[Line]:
+        return render_host_ram(st, self.palette, width)

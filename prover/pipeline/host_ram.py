@@ -1,0 +1,168 @@
+"""Host memory as a resource: the bytes of the proving key and of each worker's buffers, and
+a budget (the live `host_ram_budget` knob) that holds a worker back before it would exceed it.
+
+A worker's buffers (witness z, a/b/c, prep_msm's arrays) are its own, reused partition after
+partition (partition.py `_synthesize`, the CUDA device's `host_out`), so a worker holds them
+from its admission until it stops: the budget limits how many workers prove at once, as
+cuzk's "69 + 20 GiB per partition worker" does on a real host. A worker is admitted between
+partitions, before it takes one from the queue (never while it holds work), FIFO; it waits
+like a lock waiter (HostRamWait ... HostRamAdmit). After a budget cut the newest admitted
+worker gives its bytes back at its next partition boundary and waits again. Nothing is ever
+killed; when not even one worker fits, one is let through anyway (with a warning), or the
+run could not move at all.
+
+Sizes: native runs count the real arrays at the proved size; modelled ones scale the proved
+circuit's real sizes to the modelled size (2^modelled / 2^proved), labelled modelled.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from typing import Any, Callable
+
+from prover import events as ev
+
+Emit = Callable[..., Any]
+_POLL_S = 0.05  # a waiter re-reads the budget this often (a knob change wakes it this late)
+
+
+def host_total_bytes() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 0
+
+
+def worker_bytes(num_vars: int, log2: int, scale: float) -> dict[str, int]:
+    """One worker's host buffers: z (32 B a variable), a/b/c (3 x 32 B a row of the 2^log2
+    domain) and prep_msm's scalars (32 B a variable; its bitmaps are noise beside them)."""
+    return {"witness": int(32 * num_vars * scale), "abc": int(96 * (1 << log2) * scale),
+            "prep": int(32 * num_vars * scale)}
+
+
+class HostRam:
+    """Owner -> bytes, and the admission of workers under the budget."""
+
+    def __init__(self, emit: Emit, clock: Callable[[], float], stop: threading.Event,
+                 budget: Callable[[], int]) -> None:
+        self._emit, self._clock, self._stop, self._budget = emit, clock, stop, budget
+        self._cond = threading.Condition()
+        self._fixed: dict[tuple[str, str], int] = {}  # (owner, name) -> bytes: key, pinned pool
+        self._workers: dict[str, int] = {}  # admitted worker -> its bytes, in admission order
+        self._queue: deque[str] = deque()  # waiting workers, first come first admitted
+        self._sizes: dict[str, int] = {}
+        self._pinned: frozenset[str] = frozenset()
+        self._warned = False
+
+    # --- set-up ------------------------------------------------------------------------------
+    def configure(self, sizes: dict[str, int], pinned: frozenset[str] = frozenset()) -> None:
+        """Each worker's buffer sizes by name; `pinned` names those that are page-locked."""
+        with self._cond:
+            self._sizes, self._pinned = dict(sizes), pinned
+
+    def hold_fixed(self, owner: str, name: str, nbytes: int, pinned: bool = False) -> None:
+        """Bytes that are not a worker's (the proving key); absolute, 0 gives them back."""
+        with self._cond:
+            self._fixed[(owner, name)] = nbytes
+            self._emit(ev.HostRam, owner=owner, name=name, bytes=nbytes, pinned=pinned)
+            self._cond.notify_all()
+
+    @property
+    def need(self) -> int:
+        return sum(self._sizes.values())
+
+    def held(self) -> int:
+        with self._cond:
+            return self._held()
+
+    def _held(self) -> int:
+        return sum(self._fixed.values()) + sum(self._workers.values())
+
+    # --- admission ---------------------------------------------------------------------------
+    def admit(self, worker: str, cancel: Callable[[], bool]) -> bool:
+        """Between partitions: True once `worker` holds its buffers within the budget (at
+        once if it already does); False if stopped or `cancel()` says so while it waits."""
+        with self._cond:
+            if worker in self._workers:
+                if not self._over() or self._newest() != worker:
+                    return True
+                self._give_back(worker)  # a budget cut: the newest admitted steps back
+            return self._wait(worker, cancel)
+
+    def release(self, worker: str) -> None:
+        """The worker stopped: its buffers go."""
+        with self._cond:
+            if worker in self._queue:
+                self._queue.remove(worker)
+            if worker in self._workers:
+                self._give_back(worker)
+
+    def _over(self) -> bool:
+        b = self._budget()
+        return b > 0 and self._held() > b
+
+    def _newest(self) -> str | None:
+        return next(reversed(self._workers), None)
+
+    def _fits(self) -> bool:
+        b = self._budget()
+        if b <= 0 or self._held() + self.need <= b:
+            return True
+        if not self._workers:  # not even one worker fits: let one through, said once
+            if not self._warned:
+                self._warned = True
+                self._emit(ev.Note, level="warn", text=(
+                    f"host_ram_budget {b >> 20} MiB holds not even one worker ({self.need >> 20} MiB "
+                    f"beside {self._held() >> 20} MiB held): one worker runs anyway"))
+            return True
+        return False
+
+    def _wait(self, worker: str, cancel: Callable[[], bool]) -> bool:
+        self._queue.append(worker)
+        t0, waited = self._clock(), False
+        try:
+            while not (self._queue[0] == worker and self._fits()):
+                if not waited:
+                    waited = True
+                    b = self._budget()
+                    self._emit(ev.HostRamWait, worker=worker, need=self.need, free=b - self._held(), budget=b)
+                if self._stop.is_set() or cancel():
+                    self._emit(ev.HostRamAdmit, worker=worker, wait=max(0.0, self._clock() - t0), admitted=False)
+                    return False
+                self._cond.wait(_POLL_S)
+        finally:
+            if worker in self._queue:
+                self._queue.remove(worker)
+                self._cond.notify_all()
+        self._take(worker)
+        if waited:
+            self._emit(ev.HostRamAdmit, worker=worker, wait=max(0.0, self._clock() - t0))
+        return True
+
+    def _take(self, worker: str) -> None:
+        self._workers[worker] = self.need
+        for name, n in self._sizes.items():
+            self._emit(ev.HostRam, owner=worker, name=name, bytes=n, pinned=name in self._pinned)
+
+    def _give_back(self, worker: str) -> None:
+        del self._workers[worker]
+        for name in self._sizes:
+            self._emit(ev.HostRam, owner=worker, name=name, bytes=0, pinned=name in self._pinned)
+        self._cond.notify_all()
+
+
+def size_host_ram(host: HostRam, emit: Emit, prover: Any, config: Any, modelled_log2: int, backend: str) -> None:
+    """After set-up: the host's size, the key's bytes and each worker's, native or modelled
+    (the proved circuit's real sizes x 2^modelled / 2^proved)."""
+    from prover import settings
+
+    proved = config.constraints_log2
+    native = modelled_log2 == proved
+    scale = 1.0 if native else float(2 ** (modelled_log2 - proved))
+    emit(ev.HostRamInfo, total_bytes=host_total_bytes(), modelled=not native, log2=modelled_log2)
+    num_vars = getattr(prover.circuit, "num_vars", 1 << proved)
+    pinned = backend == "cuda" and settings.current().pinned_host
+    host.configure(worker_bytes(int(num_vars), proved, scale), frozenset({"abc", "prep"}) if pinned else frozenset())
+    key = int(getattr(prover.pk, "nbytes", 0) * scale)
+    host.hold_fixed("key", f"2^{modelled_log2}", key)

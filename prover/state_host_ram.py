@@ -1,0 +1,112 @@
+"""Host memory in the fold: bytes by owner (the proving key, each worker's buffers), the
+pinned share, the budget (the host_ram_budget knob) and the workers it holds back.
+
+`DashboardState.host_ram` is one of these; prover/state.py registers the handlers below."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from prover import events as ev
+
+
+@dataclass
+class HostRamState:
+    total: int = 0  # the host's physical memory (0: not told)
+    modelled: bool = True  # sizes scaled to the modelled size (sim), or the real arrays
+    log2: int = 0
+    owners: dict[str, dict[str, int]] = field(default_factory=dict)  # owner -> name -> bytes
+    pinned: dict[tuple[str, str], int] = field(default_factory=dict)  # (owner, name) -> page-locked bytes
+    waiters: dict[str, tuple[float, int]] = field(default_factory=dict)  # worker -> (since, bytes needed)
+    waits: int = 0  # times a worker was held back
+    wait_total: float = 0.0
+    max_wait: float = 0.0
+    peak: int = 0
+
+    @property
+    def used(self) -> int:
+        return sum(sum(n.values()) for n in self.owners.values())
+
+    @property
+    def pinned_bytes(self) -> int:
+        return sum(self.pinned.values())
+
+    def by_kind(self) -> dict[str, int]:
+        """key, workers (their buffers together), in that order; for the bar."""
+        key = sum(self.owners.get("key", {}).values())
+        return {"key": key, "workers": self.used - key}
+
+    def workers_held(self) -> int:
+        return sum(1 for o in self.owners if o != "key" and any(self.owners[o].values()))
+
+
+def budget_of(knobs: dict[str, str]) -> int:
+    try:
+        return int(knobs.get("host_ram_budget", "0"))
+    except ValueError:
+        return 0
+
+
+def host_ram_info(s: Any, e: ev.HostRamInfo) -> None:
+    h = s.host_ram
+    h.total, h.modelled, h.log2 = e.total_bytes, e.modelled, e.log2
+
+
+def host_ram(s: Any, e: ev.HostRam) -> None:
+    h = s.host_ram
+    names = h.owners.setdefault(e.owner, {})
+    if e.bytes:
+        names[e.name] = e.bytes
+    else:
+        names.pop(e.name, None)
+        if not names:
+            del h.owners[e.owner]
+    if e.pinned and e.bytes:
+        h.pinned[(e.owner, e.name)] = e.bytes
+    else:
+        h.pinned.pop((e.owner, e.name), None)
+    h.peak = max(h.peak, h.used)
+
+
+def host_ram_wait(s: Any, e: ev.HostRamWait) -> None:
+    s.host_ram.waiters[e.worker] = (e.t, e.need)
+    s.host_ram.waits += 1
+    s.note("warn", f"{e.worker} held back: host RAM {e.need >> 20} MiB needed, {max(0, e.free) >> 20} MiB "
+                   f"free of the {e.budget >> 20} MiB budget", e)
+
+
+def host_ram_admit(s: Any, e: ev.HostRamAdmit) -> None:
+    h = s.host_ram
+    h.waiters.pop(e.worker, None)
+    h.wait_total += e.wait
+    h.max_wait = max(h.max_wait, e.wait)
+
+
+HANDLERS = {ev.HostRamInfo: host_ram_info, ev.HostRam: host_ram, ev.HostRamWait: host_ram_wait,
+            ev.HostRamAdmit: host_ram_admit}
+
+
+class HostRamSummary(BaseModel):
+    """Host memory over the run (`summary`): modelled or native, peak against the budget."""
+
+    modelled: bool
+    log2: int
+    total: int = Field(description="the host's physical memory")
+    budget: int = Field(description="host_ram_budget at the end (0: none)")
+    peak: int = Field(description="most bytes held at once (key + workers' buffers)")
+    key: int = Field(description="proving key bytes")
+    pinned: int = Field(description="page-locked bytes at the end")
+    waits: int = Field(description="times a worker was held back for host RAM")
+    wait_total: float
+    wait_max: float
+    waiting_at_end: int
+
+
+def summarize_host_ram(h: HostRamState, knobs: dict[str, str]) -> HostRamSummary | None:
+    if not h.owners and not h.peak and not h.total:
+        return None  # a recording from before host memory was recorded
+    return HostRamSummary(modelled=h.modelled, log2=h.log2, total=h.total, budget=budget_of(knobs), peak=h.peak,
+                          key=h.by_kind()["key"], pinned=h.pinned_bytes, waits=h.waits, wait_total=h.wait_total,
+                          wait_max=h.max_wait, waiting_at_end=len(h.waiters))

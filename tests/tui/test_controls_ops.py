@@ -1,0 +1,43 @@
+"""Pilot test of the operators' keys (issue 26), one app: `W` submits a WinningPoSt sector
+through the controller (recorded with source key) and the queue line shows the class; `a`
+opens the job prompt, and `cordon 0` / `uncordon 0` go through the controller to the fold."""
+from __future__ import annotations
+
+import pytest
+
+from c2tui.widgets.queue_bar import QueueBar
+from prover import events as ev
+from tests.tui.test_controls import make, running, sync, until
+
+pytestmark = pytest.mark.timeout(120)
+
+
+async def type_job(app, pilot, text: str) -> None:
+    """`a`, then the prompt's text (set on its Input: space is a dashboard key), then enter."""
+    from textual.widgets import Input
+
+    await pilot.press("a")
+    await until(pilot, lambda: bool(app.screen.query(Input)) and app.screen.query_one(Input).has_focus)
+    app.screen.query_one(Input).value = text
+    await pilot.pause()
+    await pilot.press("enter")
+
+
+@sync
+async def test_shift_w_submits_winning_and_a_cordons_through_the_controller():
+    app, eng, rec = make(sectors=3, partitions=10)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: running(app))
+        await pilot.press("W")
+        await until(pilot, lambda: any(isinstance(e, ev.SectorSubmitted) and e.proof_class == "winning"
+                                       for e in rec.events))
+        sub = next(e for e in rec.events if isinstance(e, ev.SectorSubmitted) and e.proof_class == "winning")
+        assert sub.source == "key" and sub.partitions == 1
+        await until(pilot, lambda: "winning" in app.query_one(QueueBar).render().plain)
+        await type_job(app, pilot, "cordon 0")
+        await until(pilot, lambda: any(isinstance(e, ev.JobAction) for e in rec.events))
+        act = next(e for e in rec.events if isinstance(e, ev.JobAction))
+        assert (act.action, act.target, act.source) == ("cordon", "gpu0", "key")
+        await until(pilot, lambda: 0 in app.state.jobs.cordoned)
+        await type_job(app, pilot, "uncordon 0")
+        await until(pilot, lambda: 0 not in app.state.jobs.cordoned)
