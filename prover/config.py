@@ -12,8 +12,6 @@ mode two-lock with mem_sync=device (the seed's Phase 10 as first written).
 """
 from __future__ import annotations
 
-import math
-import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -21,18 +19,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from prover.events import Phase
+from prover.device.budget import parse_bytes  # noqa: F401 (re-exported: one parse of a size)
 from prover.knobs import KNOBS
 from prover.settings import KernelSettings
 
 Backend = Literal["auto", "sim", "cuda"]
 _CHOICE_KNOBS = tuple(k.name for k in KNOBS.values() if k.values)
-
-_UNITS = {
-    "": 1, "b": 1,
-    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
-    "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
-}
-_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -40,28 +32,6 @@ MAX_CONFIG_BYTES = 1 << 20
 
 class ConfigError(ValueError):
     """An invalid configuration; the message names the field(s) and allowed values."""
-
-
-def parse_bytes(v: Any) -> int:
-    """'24GiB' / '16 GB' / '512MiB' / 1234 -> bytes (int). GiB-style = 1024-based, GB = 1000-based."""
-    if isinstance(v, bool):
-        raise ValueError("a size, e.g. '24GiB' or a number of bytes")
-    if isinstance(v, int):
-        if v <= 0:
-            raise ValueError("must be > 0 bytes")
-        return v
-    if isinstance(v, float):
-        if not math.isfinite(v) or v <= 0:  # inf would overflow int(); found by benchmarks/fuzz_inputs.py
-            raise ValueError("must be a finite number of bytes > 0")
-        return int(v)
-    if isinstance(v, str):
-        m = _SIZE_RE.match(v)
-        if m and m.group(2).lower() in _UNITS:
-            x = float(m.group(1)) * _UNITS[m.group(2).lower()]
-            if math.isfinite(x) and x >= 1:
-                return int(x)
-        raise ValueError(f"{v!r} is not a size: use e.g. '24GiB', '16GB', '512MiB' or bytes")
-    raise ValueError("a size, e.g. '24GiB' or a number of bytes")
 
 
 class FaultsConfig(BaseModel):

@@ -98,7 +98,7 @@ class Knob:
 
 def parse_size(v: Any) -> int:
     """A size knob's value: bytes from '64GiB' / 1234, 0 from off / none / 0 (no limit)."""
-    from prover.config import parse_bytes  # config imports this table: import at call time
+    from prover.device.budget import parse_bytes
 
     if isinstance(v, str) and v.strip().lower() in ("off", "none", "0", ""):
         return 0

@@ -4,15 +4,12 @@ next boundary; the engine under a budget that holds 2 of 3 workers waits, never 
 from __future__ import annotations
 
 import random
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from invariants import InvariantChecker  # noqa: E402
+from tests.helpers.invariants import InvariantChecker
 from prover import events as ev  # noqa: E402
 from prover.config import load_config  # noqa: E402
 from prover.knobs import KNOBS  # noqa: E402

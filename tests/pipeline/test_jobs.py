@@ -4,14 +4,11 @@ in-flight one, cordon a GPU (no new work there until uncordoned); each recorded 
 source; bad targets refused by name."""
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from invariants import InvariantChecker  # noqa: E402
+from tests.helpers.invariants import InvariantChecker
 from prover.config import load_config  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
 from prover.pipeline.nullphases import NullPhases  # noqa: E402
