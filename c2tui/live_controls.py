@@ -1,0 +1,105 @@
+"""The dashboard's live controls: each key goes to the prover's Controller (off the UI thread)
+and changes nothing on screen by itself; the knob's new value shows when its ModeChange comes
+back through the fold. A mixin of DashboardApp, kept apart so the app file holds the layout."""
+from __future__ import annotations
+
+from typing import Any
+
+from c2tui.widgets.common import truthy
+from prover import KNOBS
+
+
+def words(name: str) -> str:
+    """A knob or method name as an operator reads it: workers_per_gpu -> workers per GPU."""
+    return name.replace("_", " ").replace("gpu", "GPU")
+
+
+class LiveControls:
+    """The actions behind the live keys (prover.knobs' table, submit, job actions)."""
+
+    state: Any
+    source: Any
+    errors: list[str]
+
+    def _knob(self, name: str, default: str = "") -> str:
+        return (self.state.knobs.get(name, default) if self.state is not None else default)
+
+    def _control(self, method: str, *args: Any, **kw: Any) -> None:
+        ctl = getattr(self.source, "controller", None)
+        if ctl is None:
+            self.notify("no controller: this source is read-only", severity="warning")
+            return
+        def call() -> None:
+            try:
+                getattr(ctl, method)(*args, source="key", **kw)
+            except Exception as exc:  # noqa: BLE001 - a refused change is shown, not fatal
+                self.errors.append(f"{method}: {exc}")
+                what = words(method.removeprefix("set_"))
+                self.call_from_thread(self.notify, f"the prover refused the {what} change: {exc}", severity="error")
+
+        # off the UI thread: a controller call (e.g. resizing the worker pool) never stalls a frame
+        self.run_worker(call, thread=True, group="control", name=method)
+
+    def _cycle(self, name: str) -> None:
+        """A choice knob's key: the next of its values (prover.knobs), through set_<knob>."""
+        k = KNOBS[name]
+        self._control(f"set_{name}", k.next_value(self._knob(name, str(k.default))))
+
+    def action_lock_mode(self) -> None:
+        self._cycle("lock_mode")
+
+    def action_mem_sync(self) -> None:
+        self._cycle("mem_sync")
+
+    def _wpg(self) -> int:
+        try:
+            return int(self._knob("workers_per_gpu", "1"))
+        except ValueError:
+            return 1
+
+    def _step_workers(self, step: int) -> None:
+        """+ / -: one worker per GPU more or fewer; at a bound, say so in words (the bounds
+        are the knob's, prover.knobs) instead of sending a change the controller refuses."""
+        k, n = KNOBS["workers_per_gpu"], self._wpg() + step
+        if not k.lo <= n <= k.hi:
+            end, bound = ("maximum", k.hi) if n > k.hi else ("minimum", k.lo)
+            self.notify(f"{words(k.name)} is already at the {end}, {bound}", severity="warning")
+            return
+        self._control("set_workers_per_gpu", n)
+
+    def action_workers_up(self) -> None:
+        self._step_workers(1)
+
+    def action_workers_down(self) -> None:
+        self._step_workers(-1)
+
+    def action_prestage(self) -> None:
+        self._control("set_prestage", not truthy(self._knob("prestage", "true")))
+
+    def action_b_g2(self) -> None:
+        self._cycle("b_g2")
+
+    def action_pause(self) -> None:
+        if truthy(self._knob("paused", "false")):
+            self._control("resume")
+        else:
+            self._control("pause")
+
+    def action_submit(self) -> None:
+        self._control("submit_sector")
+
+    def action_job(self) -> None:
+        """A job action typed in a prompt: cancel s3p2 | cancel s3 | requeue s3p2 | cordon 1 | uncordon 1."""
+        from c2tui.widgets.filter_prompt import FilterPrompt
+
+        def done(text: str | None) -> None:
+            spec = "=".join((text or "").split(maxsplit=1))  # "cordon 1" -> "cordon=1" (attach --send's form)
+            if spec:
+                self._control("apply", spec)
+
+        self.push_screen(FilterPrompt("job action (through the controller, recorded as key)", "",
+                                      "cancel s3p2 | cancel s3 | requeue s3p2 | cordon 1 | uncordon 1"), done)
+
+    def action_submit_winning(self) -> None:
+        """A WinningPoSt sector: served before every queued c2 partition (prover/classes.py)."""
+        self._control("submit_sector", cls="winning")
