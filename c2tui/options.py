@@ -87,6 +87,8 @@ def run_options(func: F) -> F:
         click.option("--cache-dir", default=None, help="proving-key cache directory"),
         click.option("--insecure-seeded-setup", is_flag=True, default=None,
                      help="derive the setup's toxic waste from --seed: reproducible keys, INSECURE (the seed forges proofs)"),
+        click.option("--insecure-seeded-proofs", is_flag=True, default=None,
+                     help="derive each proof's r, s from --seed: reproducible proofs, INSECURE (no zero knowledge)"),
     ]
     for o in reversed(opts):
         func = o(func)

@@ -133,6 +133,9 @@ class RunConfig(BaseModel):
     cache_dir: str | None = Field(None, pattern=r"\S", description="where proving keys are cached (not empty)")
     insecure_seeded_setup: bool = Field(
         False, description="derive the setup's toxic waste from the seed (reproducible keys; INSECURE: the seed forges proofs)")
+    insecure_seeded_proofs: bool = Field(
+        False, description="derive each proof's randomisers r, s from the seed (reproducible proof bytes; INSECURE: "
+                           "the public seed and the key reveal the witness)")
     faults: FaultsConfig = Field(default_factory=FaultsConfig)
     kernels: KernelSettings = Field(default_factory=KernelSettings.from_env,
                                     description="kernel and setup tunables; C2TUI_* variables override (docs/settings.md)")

@@ -3,7 +3,9 @@
 The setup's toxic waste comes from the OS's randomness (keys cached by key id);
 `--insecure-seeded-setup` derives it from --seed instead, for byte-reproducible tests: such
 keys are labelled "insecure-seeded" in verification_key.json (anyone who knows the seed can
-forge proofs for them). Exit status: 0 the proof verifies, 1 it does not, 2 bad options."""
+forge proofs for them). The proof's randomisers r, s come from `secrets` (zero knowledge);
+`--insecure-seeded-proofs` derives them from --seed and --instance (the same bytes every
+time, and anyone with the key can tell the witness: said in the output). Exit status: 0 the proof verifies, 1 it does not, 2 bad options."""
 from __future__ import annotations
 
 import sys
@@ -29,7 +31,10 @@ T = TypeVar("T")
 @click.option("--cache-dir", type=OutPath(file_okay=False, path_type=Path), default=None, help="key cache (default $C2TUI_CACHE or ~/.cache/c2tui/keys)")
 @click.option("--insecure-seeded-setup", "insecure", is_flag=True,
               help="derive the setup's toxic waste from --seed (reproducible; INSECURE: the seed forges proofs)")
-def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None, insecure: bool) -> None:
+@click.option("--insecure-seeded-proofs", "insecure_proofs", is_flag=True,
+              help="derive r, s from --seed/--instance (reproducible bytes; INSECURE: no zero knowledge)")
+def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None, insecure: bool,
+            insecure_proofs: bool) -> None:
     """Prove one instance of the 2^K circuit; exit 0 only if the proof verifies."""
     from c2tui.exits import INVALID, writable_dir
     from prover.groth16 import export
@@ -54,7 +59,7 @@ def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None,
     h = timed("ntt_h", P.ntt_h, syn.a, syn.b, syn.c)
     g1 = timed("msm_g1", P.msm_g1, prep, h, pk)
     b2 = timed("b_g2_msm", P.b_g2_msm, prep, pk)
-    r, s = P.randomisers(seed, instance)
+    r, s = P.randomisers(seed, instance, insecure_seeded=insecure_proofs)
     proof = timed("assemble", P.assemble, syn, g1, b2, pk, r, s)
     ok = timed("verify", P.verify, vk, syn.public_ints(), proof)
     try:
@@ -63,6 +68,7 @@ def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None,
         raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
 
     label = " [INSECURE seeded setup]" if insecure else ""
+    label += " [INSECURE seeded proofs]" if insecure_proofs else ""
     table = Table(title=f"prove 2^{k} (seed {seed}, instance {instance}){label}", min_width=40)
     table.add_column("phase")
     table.add_column("seconds", justify="right")
@@ -70,6 +76,8 @@ def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None,
         table.add_row(name, f"{dt:.3f}")
     table.add_row("prove total", f"{sum(dt for n, dt in times if n not in ('make_circuit', 'load_or_setup', 'verify')):.3f}")
     console.print(table)
+    if insecure_proofs:
+        console.print("[bold red]INSECURE seeded proofs[/]: r, s come from --seed/--instance; with the key, anyone can tell the witness")
     if ok:
         console.print(f"[bold green]proof verified[/]: wrote {out}/proof.json, verification_key.json, public.json")
     else:
