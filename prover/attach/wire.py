@@ -14,11 +14,12 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from prover import bounds
 from prover import events as ev
 from prover.events import SCHEMA_VERSION
 
 PROTOCOL_VERSION = 1
-MAX_LINE = 1 << 20  # a client line longer than this is a protocol error (bytes)
+MAX_LINE = bounds.MAX_LINE  # a client line longer than this is a protocol error (bytes)
 
 
 class _Msg(BaseModel):

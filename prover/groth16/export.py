@@ -21,6 +21,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from prover import bounds
 from prover.bls import curve, fr
 from prover.groth16.keys import VerifyingKey
 from prover.groth16.proof import Proof
@@ -29,7 +30,7 @@ FP_BYTES = 48
 FP_MOD = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
 PROOF_FILE, VK_FILE, PUBLIC_FILE = "proof.json", "verification_key.json", "public.json"
 
-MAX_JSON_BYTES = 64 << 20  # far above any key we write (2^24 constraints: 5 public inputs)
+MAX_JSON_BYTES = bounds.MAX_JSON_BYTES  # far above any key we write (2^24 constraints: 5 public inputs)
 DEC_RE = r"^(0|[1-9][0-9]{0,119})$"  # canonical: no sign, no leading zeros, no exponent
 Dec = Annotated[StrictStr, Field(pattern=DEC_RE)]
 G1Json = Annotated[list[Dec], Field(min_length=3, max_length=3)]
@@ -169,7 +170,9 @@ def _read(path: Path) -> object:
             raw = fh.read(MAX_JSON_BYTES + 1)  # bounded: /dev/zero or a huge file is an error, not MemoryError
         if len(raw) > MAX_JSON_BYTES:
             raise MalformedInput(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB, not a key, proof or public file")
-        return json.loads(raw.decode("utf-8"))
+        return bounds.parse_nested(str(path), json.loads, raw.decode("utf-8"))
+    except bounds.BoundError as exc:
+        raise MalformedInput(str(exc)) from None
     except FileNotFoundError:
         raise MalformedInput(f"{path}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
