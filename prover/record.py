@@ -211,13 +211,21 @@ class RecordingWriter:
 def _open_locked(path: Path, force: bool) -> int:
     """Open for writing under an exclusive lock; truncate only once the lock is ours, so a
     second writer (with or without force) never damages the first one's file."""
-    flags = os.O_WRONLY | os.O_CREAT | (0 if force else os.O_EXCL)
+    # never through a symbolic link, never a device or FIFO (c2tui/outpath.py says the same
+    # up front; this holds for every caller, and against a swap between check and open)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | (0 if force else os.O_EXCL)
     try:
         fd = os.open(path, flags, 0o644)
     except FileExistsError:
         raise RecordingError(f"{path} exists: refusing to overwrite it (use --force)") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RecordingError(f"{path}: is a symbolic link (refusing to write through it)") from None
         raise RecordingError(f"cannot write recording {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RecordingError(f"{path}: not a regular file (a device, FIFO or socket): refusing to write a recording there")
+    os.set_blocking(fd, True)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:

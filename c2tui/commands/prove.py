@@ -33,15 +33,19 @@ T = TypeVar("T")
               help="derive the setup's toxic waste from --seed (reproducible; INSECURE: the seed forges proofs)")
 @click.option("--insecure-seeded-proofs", "insecure_proofs", is_flag=True,
               help="derive r, s from --seed/--instance (reproducible bytes; INSECURE: no zero knowledge)")
+@click.option("--force", is_flag=True, help="replace proof.json, verification_key.json, public.json in --out")
 def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None, insecure: bool,
-            insecure_proofs: bool) -> None:
+            insecure_proofs: bool, force: bool) -> None:
     """Prove one instance of the 2^K circuit; exit 0 only if the proof verifies."""
-    from c2tui.exits import INVALID, writable_dir
+    from c2tui import outpath
+    from c2tui.exits import INVALID, RUN, fail, writable_dir
     from prover.groth16 import export
     from prover.groth16 import phases as P
     from prover.groth16.setup import default_cache_dir
 
     writable_dir(out, "--out")
+    for name in (export.PROOF_FILE, export.VK_FILE, export.PUBLIC_FILE):
+        outpath.check(out / name, "--out", force=force)
     writable_dir(cache_dir or default_cache_dir(), "--cache-dir")
     console = Console(stderr=True)
     times: list[tuple[str, float]] = []
@@ -53,7 +57,10 @@ def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None,
         return result
 
     circuit = timed("make_circuit", P.make_circuit, k, seed)
-    pk, vk = timed("load_or_setup", lambda: P.load_or_setup(circuit, seed, cache_dir, insecure_seeded=insecure))
+    try:
+        pk, vk = timed("load_or_setup", lambda: P.load_or_setup(circuit, seed, cache_dir, insecure_seeded=insecure))
+    except OSError as exc:  # the key cache could not be written (no space, I/O error)
+        fail(f"cannot write the key cache: {exc.strerror or exc}", RUN)
     syn = timed("synthesize", P.synthesize, circuit, instance)
     prep = timed("prep_msm", P.prep_msm, syn, pk)
     h = timed("ntt_h", P.ntt_h, syn.a, syn.b, syn.c)
@@ -62,10 +69,8 @@ def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None,
     r, s = P.randomisers(seed, instance, insecure_seeded=insecure_proofs)
     proof = timed("assemble", P.assemble, syn, g1, b2, pk, r, s)
     ok = timed("verify", P.verify, vk, syn.public_ints(), proof)
-    try:
-        export.write_dir(out, proof, vk, syn.public_ints())
-    except OSError as exc:
-        raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
+    for name, data in export.dir_files(proof, vk, syn.public_ints()):
+        outpath.write_whole(out / name, data, force=force)
 
     label = " [INSECURE seeded setup]" if insecure else ""
     label += " [INSECURE seeded proofs]" if insecure_proofs else ""

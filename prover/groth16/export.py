@@ -156,11 +156,16 @@ def public_json(public_inputs: list[int]) -> list[str]:
     return [str(x) for x in public_inputs]
 
 
+def dir_files(proof: Proof, vk: VerifyingKey, public_inputs: list[int]) -> list[tuple[str, bytes]]:
+    """(file name, bytes) of the snarkjs directory: proof, verification key, public inputs."""
+    docs = ((PROOF_FILE, proof_json(proof)), (VK_FILE, vk_json(vk)), (PUBLIC_FILE, public_json(public_inputs)))
+    return [(name, (json.dumps(doc, indent=1) + "\n").encode()) for name, doc in docs]
+
+
 def write_dir(out: Path, proof: Proof, vk: VerifyingKey, public_inputs: list[int]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    docs = ((PROOF_FILE, proof_json(proof)), (VK_FILE, vk_json(vk)), (PUBLIC_FILE, public_json(public_inputs)))
-    for name, doc in docs:
-        (out / name).write_text(json.dumps(doc, indent=1) + "\n")
+    for name, data in dir_files(proof, vk, public_inputs):
+        (out / name).write_bytes(data)
 
 
 # loaders ----------------------------------------------------------------------------------------------
