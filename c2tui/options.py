@@ -110,6 +110,18 @@ def finite(value: float, name: str, lo: float, hi: float, low_open: bool = False
     return value
 
 
+FPS_RANGE = (0.5, 60.0)
+
+
+def check_screen(theme: str, fps: float) -> None:
+    """The screen options run and serve share: a known theme, a finite refresh rate in range."""
+    import themes
+
+    if theme not in themes.names():
+        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
+    finite(fps, "--fps", *FPS_RANGE)
+
+
 def _gpus(v: Any) -> Any:
     if v is None or isinstance(v, (int, list)):
         return v

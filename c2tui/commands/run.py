@@ -19,7 +19,7 @@ from c2tui import outpath
 from c2tui.cluster import cluster_option, make_engine
 from c2tui.exits import RUN, OutPath, fail
 from c2tui.listen import listen_options, start_listening
-from c2tui.options import config_from_options, run_options
+from c2tui.options import check_screen, config_from_options, run_options
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 
 
@@ -37,12 +37,7 @@ def command(theme: str, fps: float, cluster: str | None, record: Path | None, fo
             token_file: str | None, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
             **kwargs: Any) -> None:
     """Watch and steer the embedded prover live."""
-    import themes
-
-    if theme not in themes.names():
-        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
-    if not 0.5 <= fps <= 60:
-        raise click.BadParameter("fps must be within 0.5..60", param_hint="--fps")
+    check_screen(theme, fps)
     from prover.config import ConfigError
 
     if record is not None:
