@@ -37,8 +37,6 @@ def command(file: Path, fmt: str, out: Path, force: bool) -> None:
         fail(str(exc), USAGE)
     if rec.header is None:
         fail(f"{file}: {rec.error}", USAGE)
-    if rec.error:
-        click.echo(f"warning: {file}: {rec.error}; exporting the {len(rec.events)} events before it", err=True)
     if fmt == "csv":
         from prover.observe.phase_table import phase_csv
 
@@ -51,6 +49,8 @@ def command(file: Path, fmt: str, out: Path, force: bool) -> None:
             data = gzip.compress(data, mtime=0)
     if stdout:
         click.get_binary_stream("stdout").write(data)
-        return
-    outpath.write_whole(out, data, force=force)
-    click.echo(f"wrote {out} ({len(data):,} bytes)", err=True)
+    else:
+        outpath.write_whole(out, data, force=force)
+        click.echo(f"wrote {out} ({len(data):,} bytes)", err=True)
+    if rec.error:  # as summary does: the valid prefix written, the bad line named, exit 2
+        fail(f"{file}: {rec.error} (exported the {len(rec.events)} valid events before it)", USAGE)
