@@ -85,7 +85,7 @@ def hostile_target(rng: random.Random, d: Path, suffix: str) -> Path:
 
 def writer_case(rng: random.Random, w: Path, rec: str) -> dict:
     t = w / "target"
-    cmd = rng.choice(["export", "screenshot", "record", "run", "prove"])
+    cmd = rng.choice(["export", "screenshot", "record", "run", "prove", "compare"])
     if cmd == "prove":
         out = t / "out"
         out.mkdir()
@@ -93,13 +93,14 @@ def writer_case(rng: random.Random, w: Path, rec: str) -> dict:
         os.replace(hostile_target(rng, out, ".json"), out / name)
         args = ["prove", "--constraints-log2", "8", "--out", str(out), "--cache-dir", str(t / "keys")]
     else:
-        suffix = {"export": ".json", "screenshot": ".svg"}.get(cmd, ".jsonl")
+        suffix = {"export": ".json", "screenshot": ".svg", "compare": ".svg"}.get(cmd, ".jsonl")
         out = hostile_target(rng, t, suffix)
         args = {"export": ["export", rec, "-o", str(out)],
                 "screenshot": ["screenshot", rec, "--at", "1", "--size", "80x24", "-o", str(out)],
                 "record": ["record", "--out", str(out), "--backend", "sim", "--constraints-log2", "8",
                            "--time-scale", "0.05", "--sectors", "1", "-q"],
-                "run": ["run", "--backend", "sim", "--record", str(out)]}[cmd]
+                "run": ["run", "--backend", "sim", "--record", str(out)],
+                "compare": ["compare", rec, rec, "-o", str(out)]}[cmd]
     return {"kind": "cli", "cmd": f"{cmd} (output target)", "args": args, "expect": 2}
 
 

@@ -21,6 +21,7 @@ WRITERS = {  # command line with OUT for the path it writes
     "screenshot": ["screenshot", REC, "--at", "1", "--size", "80x24", "-o", "OUT"],
     "record": ["record", "--out", "OUT", *FAST],
     "run": ["run", "--record", "OUT", "--backend", "sim"],
+    "compare": ["compare", REC, REC, "-o", "OUT"],
 }
 
 
