@@ -24,10 +24,17 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-BUSY = socket.socket()  # a port held open for the whole fuzz: serve and metrics on it must fail cleanly
-BUSY.bind(("127.0.0.1", 0))
-BUSY.listen(8)
-BUSY_PORT = str(BUSY.getsockname()[1])
+_BUSY: list[socket.socket] = []
+
+
+def busy_port() -> str:
+    """A port held open for the whole fuzz: serve and metrics on it must fail cleanly."""
+    if not _BUSY:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        _BUSY.append(s)
+    return str(_BUSY[0].getsockname()[1])
 
 HEAD = (b'{"kind":"c2tui-recording","schema_version":2}\n'
         b'{"kind":"run_started","t":0,"backend":"sim","simulated":true,"profile":"p","proved_log2":8,'
@@ -116,15 +123,15 @@ def option_case(cmd: str, rng: random.Random, w: Path, rec: str, value: Any) -> 
         args = rng.choice([["config", "--show"], ["config", "--show", "--json"], ["config", "--check", v],
                            ["config", "--check", crafted_toml(rng, t)]])
     elif cmd == "attach":
-        args = ["attach", rng.choice([v, str(t / "none.sock"), "tcp://0.0.0.0:1", "tcp://127.0.0.1:" + BUSY_PORT])]
+        args = ["attach", rng.choice([v, str(t / "none.sock"), "tcp://0.0.0.0:1", "tcp://127.0.0.1:" + busy_port()])]
         args += rng.choice([[], ["--raw"], ["--send", v], ["--fps", v], ["--name", v]])
     elif cmd == "serve":
-        args = ["serve", "--backend", "sim", "--port", BUSY_PORT]
+        args = ["serve", "--backend", "sim", "--port", busy_port()]
         args += rng.choice([["--fps", v], ["--max-provers", v], ["--allow-origin", v], ["--theme", v], ["--gpus", v],
                             ["--port", v], []])
     else:  # metrics
         args = ["record", "--out", str(t / "m.jsonl"), "--backend", "sim", "--sectors", "1", "-q",
-                "--metrics-port", rng.choice([BUSY_PORT, v]), *rng.choice([[], ["--metrics-addr", v]])]
+                "--metrics-port", rng.choice([busy_port(), v]), *rng.choice([[], ["--metrics-addr", v]])]
     return {"kind": "cli", "cmd": cmd, "args": args, "expect": None}
 
 
@@ -181,7 +188,8 @@ def _attach_server(w: Path) -> Any:
     return AttachServer(eng, str(w / "target" / "a.sock"), queue_bytes=1 << 16).start()
 
 
-def _first_line(s: socket.socket) -> dict:
+def first_line(s: socket.socket) -> dict:
+    """The first JSON line a raw attach socket receives ({'kind': 'closed'} at EOF)."""
     buf = b""
     while b"\n" not in buf:
         chunk = s.recv(65536)
@@ -207,23 +215,23 @@ def attach_probe(rng: random.Random, w: Path) -> tuple[str, bool]:
             proto = rng.choice(['"1"', "1.0", "true", "null", "[1]", "2", "-1", "1e400"])
             s = conn()
             s.sendall(b'{"kind":"hello","protocol":' + proto.encode() + b',"client":"f"}\n')
-            return f"hello protocol {proto}", _first_line(s)["kind"] == "refused"
+            return f"hello protocol {proto}", first_line(s)["kind"] == "refused"
         if kind == "flood":  # more hellos than clients
             socks = [conn() for _ in range(S.MAX_CLIENTS + 8)]
             for s in socks:
                 s.sendall(b'{"kind":"hello","protocol":1,"client":"f"}\n')
-            kinds = [_first_line(s)["kind"] for s in socks]
+            kinds = [first_line(s)["kind"] for s in socks]
             return "hello flood", kinds.count("welcome") == S.MAX_CLIENTS and len(srv.clients) == S.MAX_CLIENTS
         if kind == "pending":
             quiet = [conn() for _ in range(S.MAX_PENDING)]
             time.sleep(0.2)
-            ok = _first_line(conn())["kind"] == "refused"
+            ok = first_line(conn())["kind"] == "refused"
             for q in quiet:
                 q.close()
             return "connections before hello", ok
         s = conn()
         s.sendall(b'{"kind":"hello","protocol":1,"client":"f"}\n')
-        _first_line(s)
+        first_line(s)
         if kind == "garbage":
             s.sendall(rng.randbytes(rng.randrange(1, 4000)) + b"\n" + b'{"kind":"control","id":"x","spec":1}\n')
             time.sleep(0.1)

@@ -7,11 +7,15 @@ from __future__ import annotations
 import errno
 import json
 import socket
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from fuzz_cases import first_line  # noqa: E402  (the raw-socket reader the fuzz's probes use)
 from prover.attach import server as S
 from prover.attach import wire
 from prover.attach.server import AttachServer
@@ -38,17 +42,7 @@ def _conn(server: AttachServer) -> socket.socket:
 def _hello(s: socket.socket, **over: object) -> dict:
     doc = {"kind": "hello", "protocol": 1, "client": "t", **over}
     s.sendall(json.dumps(doc).encode() + b"\n")
-    return _first(s)
-
-
-def _first(s: socket.socket) -> dict:
-    buf = b""
-    while b"\n" not in buf:
-        chunk = s.recv(65536)
-        if not chunk:
-            return {"kind": "closed"}
-        buf += chunk
-    return json.loads(buf.split(b"\n", 1)[0])
+    return first_line(s)
 
 
 @pytest.mark.timeout(60)
@@ -121,7 +115,7 @@ def test_connections_before_hello_are_capped(srv: AttachServer, monkeypatch: pyt
     srv.start()
     quiet = [_conn(srv) for _ in range(3)]
     time.sleep(0.3)
-    extra = _first(_conn(srv))
+    extra = first_line(_conn(srv))
     assert extra["kind"] == "refused" and "waiting to say hello" in extra["reason"]
     for q in quiet:
         q.close()
@@ -140,7 +134,7 @@ def test_the_whole_hello_has_one_deadline(srv: AttachServer, monkeypatch: pytest
     except OSError:
         pass
     s.settimeout(5)
-    assert _first(s)["kind"] in ("refused", "closed") and time.monotonic() - t0 < 4
+    assert first_line(s)["kind"] in ("refused", "closed") and time.monotonic() - t0 < 4
     assert srv.clients == []
 
 
