@@ -130,7 +130,8 @@ def option_case(cmd: str, rng: random.Random, w: Path, rec: str, value: Any) -> 
         args += rng.choice([["--fps", v], ["--max-provers", v], ["--allow-origin", v], ["--theme", v], ["--gpus", v],
                             ["--port", v], []])
     else:  # metrics
-        args = ["record", "--out", str(t / "m.jsonl"), "--backend", "sim", "--sectors", "1", "-q",
+        args = ["record", "--out", str(t / "m.jsonl"), "--backend", "sim", "--sectors", "1", "-q", "--constraints-log2", "8",
+                "--time-scale", "0.05", "--partitions", "2",
                 "--metrics-port", rng.choice([busy_port(), v]), *rng.choice([[], ["--metrics-addr", v]])]
     return {"kind": "cli", "cmd": cmd, "args": args, "expect": None}
 
@@ -277,6 +278,7 @@ def serve_probe(rng: random.Random) -> tuple[str, bool]:
 
     async def go() -> int:
         server = GuardedServer("true", host="127.0.0.1", port=0, title="t", max_provers=1)
+        server.console.quiet = True  # its banner, once a probe
         client = TestClient(TestServer(await server._make_app()))
         await client.start_server()
         try:

@@ -91,8 +91,19 @@ class LazyGroup(click.Group):
         return module.command
 
 
+class _ClosedBinary(io.RawIOBase):
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        raise OSError(errno.EBADF, "stdout is closed")
+
+
 class _ClosedStdout(io.TextIOBase):
-    """Stands in for a closed stdout (`>&-`): a command that prints fails in one line (3)."""
+    """Stands in for a closed stdout (`>&-`): a command that prints, text or bytes (`-o -`),
+    fails in one line (3)."""
+
+    buffer = _ClosedBinary()
 
     def write(self, s: str) -> int:
         raise OSError(errno.EBADF, "stdout is closed")
