@@ -11,6 +11,7 @@ a full stdout 3); None: any documented status. A probe returns 0 when the server
 from __future__ import annotations
 
 import asyncio
+import atexit
 import gzip
 import json
 import os
@@ -33,6 +34,7 @@ def busy_port() -> str:
         s = socket.socket()
         s.bind(("127.0.0.1", 0))
         s.listen(8)
+        atexit.register(s.close)
         _BUSY.append(s)
     return str(_BUSY[0].getsockname()[1])
 

@@ -175,9 +175,9 @@ def _read(path: Path) -> object:
             raw = fh.read(MAX_JSON_BYTES + 1)  # bounded: /dev/zero or a huge file is an error, not MemoryError
         if len(raw) > MAX_JSON_BYTES:
             raise MalformedInput(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB, not a key, proof or public file")
-        return bounds.parse_nested(str(path), json.loads, raw.decode("utf-8"))
+        return bounds.parse_nested("JSON", json.loads, raw.decode("utf-8"))
     except bounds.BoundError as exc:
-        raise MalformedInput(str(exc)) from None
+        raise MalformedInput(f"{path}: unreadable ({exc})") from None
     except FileNotFoundError:
         raise MalformedInput(f"{path}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
