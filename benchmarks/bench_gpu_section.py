@@ -196,7 +196,7 @@ def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, st
     if vk is None:
         return
     with timed(row, "assemble_verify_s", rows):
-        r, s = P.randomisers(0, 1)
+        r, s = P.seeded_randomisers(0, 1)
         proof = P.assemble(syn, g1, b2, pk, r, s)
         row["verified"] = bool(P.verify(vk, syn.public_ints(), proof))
 

@@ -41,7 +41,7 @@ def _prove_once(P, circuit, pk, vk, seed: int, instance: int) -> dict:  # type: 
     h = _timed(t, "ntt_h", P.ntt_h, syn.a, syn.b, syn.c)
     g1 = _timed(t, "msm_g1", P.msm_g1, prep, h, pk)
     b2 = _timed(t, "b_g2_msm", P.b_g2_msm, prep, pk)
-    proof = _timed(t, "assemble", P.assemble, syn, g1, b2, pk, *P.randomisers(seed, instance))
+    proof = _timed(t, "assemble", P.assemble, syn, g1, b2, pk, *P.seeded_randomisers(seed, instance))
     t["prove_total"] = round(sum(t[p] for p in PROVE_PHASES), 4)
     t["verified"] = P.verify(vk, syn.public_ints(), proof)
     t["batch_add_points"] = int(len(prep.a.ones) + len(prep.b_g1.ones) + len(prep.l.ones))

@@ -9,6 +9,12 @@ Cases run in-process through click's CliRunner (a subprocess per case would spen
 budget importing); a SIGALRM time box turns a hang into a counted failure. `run` and `replay`
 would open the full-screen dashboard when their arguments are good: the fuzz replaces
 DashboardApp.run with a no-op, so those cases check everything up to the screen.
+
+Issue 24 added the case classes of benchmarks/fuzz_cases.py (EXTRA below): hostile output
+targets for every writer (expected status 2), crafted recordings past the readers' bounds
+(2), export / config / attach / serve / metrics options, stdout full, closed or a dead pipe
+(a subprocess each, expected 3), and probes of the attach server, the metrics endpoint and
+serve's websocket guard. A case with an expected status that ends otherwise is a wrong exit.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
+import fuzz_cases  # noqa: E402
 from fuzz_inputs import base_recording, mutate  # noqa: E402
 
 DOCUMENTED = {0, 1, 2, 3}
@@ -135,6 +142,41 @@ def case(cmd: str, rng: random.Random, w: Path, good_proof: Path, good_rec: byte
     return args
 
 
+CLASSIC = ["prove", "verify", "record", "summary", "screenshot", "replay", "run"]
+EXTRA = ["export", "config", "attach", "serve", "metrics", "writers", "crafted", "stdout",
+         "attach_probe", "metrics_probe", "serve_probe"]
+COMMANDS = CLASSIC + EXTRA
+
+
+def make_case(cmd: str, rng: random.Random, w: Path, good_proof: Path, good_rec: bytes) -> dict:
+    """One case of class `cmd` (fuzz_cases' docstring says the shape)."""
+    if cmd in CLASSIC:
+        return {"kind": "cli", "cmd": cmd, "args": case(cmd, rng, w, good_proof, good_rec), "expect": None}
+    rec = w / "target" / "good.jsonl"
+    rec.write_bytes(good_rec)
+    if cmd == "writers":
+        return fuzz_cases.writer_case(rng, w, str(rec))
+    if cmd == "crafted":
+        bad = fuzz_cases.crafted_recording(rng, w / "target")
+        sub = rng.choice([["summary", bad], ["summary", "--json", bad], ["replay", bad], ["export", bad, "-o",
+                          str(w / "target" / "o.json")], ["screenshot", bad, "--at", "0", "-o", str(w / "target" / "s.svg")]])
+        # replay is interactive: it shows the valid prefix and says why on screen (any documented status)
+        return {"kind": "cli", "cmd": cmd, "args": sub, "expect": None if sub[0] == "replay" else 2}
+    if cmd == "stdout":
+        return fuzz_cases.stdout_case(rng, str(rec))
+    if cmd.endswith("_probe"):
+        return {"kind": "probe", "cmd": cmd, "args": [cmd], "expect": 0}
+    return fuzz_cases.option_case(cmd, rng, w, str(rec), _value)
+
+
+def run_any(c: dict, w: Path, box_s: float, rng: random.Random | None = None) -> dict:
+    if c["kind"] == "sub":
+        return fuzz_cases.run_sub(c, w, box_s)
+    if c["kind"] == "probe":
+        return fuzz_cases.run_probe(c["cmd"], rng or random.Random(0), w)
+    return run_case(c["args"], w, box_s) | {"expect": c["expect"]}
+
+
 def no_screen() -> None:
     from c2tui.app import DashboardApp
 
@@ -189,6 +231,8 @@ def judge(res: dict) -> list[str]:
         bad.append("traceback")
     if res["code"] not in DOCUMENTED:
         bad.append("exit")
+    elif res.get("expect") is not None and res["code"] != res["expect"]:
+        bad.append("wrong_exit")
     if res["code"] != 0 and not res["last_line"]:
         bad.append("silent")
     if res["stray"]:
@@ -211,32 +255,32 @@ def fixtures(base: Path) -> tuple[Path, bytes]:
 
 
 def fuzz(seconds: float, seed: int, box_s: float = 20.0, commands: list[str] | None = None,
-         on_case: Callable[[dict], None] | None = None) -> dict:
+         on_case: Callable[[dict], None] | None = None, cases: int | None = None) -> dict:
     """Round-robin over the subcommands until `seconds` have passed; per-command counts."""
     no_screen()
     rng = random.Random(seed)
-    cmds = commands or ["prove", "verify", "record", "summary", "screenshot", "replay", "run"]
-    stats = {c: {"cases": 0, "exit_codes": {}, "tracebacks": 0, "hangs": 0, "undocumented_exit": 0,
+    cmds = commands or COMMANDS
+    stats = {c: {"cases": 0, "exit_codes": {}, "tracebacks": 0, "hangs": 0, "undocumented_exit": 0, "wrong_exit": 0,
                  "no_error_line": 0, "stray_writes": 0, "failures": []} for c in cmds}
     with tempfile.TemporaryDirectory() as d:
         base = Path(d)
         good_proof, good_rec = fixtures(base)
         t_end = time.monotonic() + seconds
         i = 0
-        while time.monotonic() < t_end:
+        while time.monotonic() < t_end and (cases is None or i < cases):
             cmd = cmds[i % len(cmds)]
             w = base / f"w{i}"
             (w / "target").mkdir(parents=True)
             (w / "home").mkdir()
             (w / "file").write_text("x")
-            res = run_case(case(cmd, rng, w, good_proof, good_rec), w, box_s)
+            res = run_any(make_case(cmd, rng, w, good_proof, good_rec), w, box_s, rng)
             s = stats[cmd]
             s["cases"] += 1
             if not res.get("hang"):
                 s["exit_codes"][str(res["code"])] = s["exit_codes"].get(str(res["code"]), 0) + 1
             bad = judge(res)
             for why, key in (("hang", "hangs"), ("traceback", "tracebacks"), ("exit", "undocumented_exit"),
-                             ("silent", "no_error_line"), ("stray", "stray_writes")):
+                             ("wrong_exit", "wrong_exit"), ("silent", "no_error_line"), ("stray", "stray_writes")):
                 s[key] += why in bad
             if bad:
                 s["failures"].append(res | {"why": bad})
@@ -251,11 +295,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=45)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cases", type=int, default=None, help="stop after this many cases (else after --seconds)")
+    ap.add_argument("--only", default=None, help="comma list of case classes (default: all)")
     ap.add_argument("--out")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    stats = fuzz(args.seconds, args.seed)
-    doc = {"seed": args.seed, "seconds": round(time.perf_counter() - t0, 1), "commands": stats}
+    only = args.only.split(",") if args.only else None
+    stats = fuzz(args.seconds, args.seed, commands=only, cases=args.cases)
+    doc = {"seed": args.seed, "seconds": round(time.perf_counter() - t0, 1), "argv": sys.argv[1:],
+           "cases": sum(s["cases"] for s in stats.values()), "commands": stats}
     print(json.dumps({c: {k: v for k, v in s.items() if k != "failures"} | {"failures": len(s["failures"])}
                       for c, s in stats.items()}, indent=1))
     for s in stats.values():

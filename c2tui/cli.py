@@ -6,9 +6,16 @@ only the subcommand that needs it.
 """
 from __future__ import annotations
 
+import errno
 import importlib
+import io
+import os
+import sys
+from typing import Any, NoReturn
 
 import click
+
+from c2tui.exits import OK, RUN, USAGE
 
 # name -> module under c2tui.commands (each defines `command`)
 SUBCOMMANDS: dict[str, str] = {
@@ -40,6 +47,35 @@ class LazyGroup(click.Group):
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """click's main, with every way out one line and a documented status (docs/exit-codes.md):
+        a ClickException is a usage error (2), never click's 1 ("a proof failed"); Ctrl-C is 3;
+        stdout closed or full (`> /dev/full`, `| head -0`) is one line and 3, not a traceback
+        at exit; an input too big or deep for memory is 2."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        _guard_streams()
+        try:
+            rv = super().main(args, prog_name, complete_var, False, **extra)
+            code = rv if isinstance(rv, int) else OK
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (OK if exc.code is None else USAGE)
+            if type(sys.stdout).__name__ == "_PacifyFlushWrapper":  # click met EPIPE and exits 1
+                code = _say("cannot write the output: Broken pipe", RUN)
+        except click.ClickException as exc:
+            exc.show()
+            code = USAGE if exc.exit_code == 1 else exc.exit_code
+        except (click.Abort, KeyboardInterrupt, EOFError):
+            code = _say("interrupted", RUN)
+        except OSError as exc:
+            if exc.errno not in (errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EBADF):
+                raise
+            code = _say(f"cannot write the output: {exc.strerror or exc}", RUN)
+        except (MemoryError, RecursionError) as exc:
+            code = _say(f"the input is too large or too deeply nested ({type(exc).__name__})", USAGE)
+        _exit(code)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
 
@@ -54,6 +90,72 @@ class LazyGroup(click.Group):
                 return None
             raise
         return module.command
+
+
+class _ClosedBinary(io.RawIOBase):
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        raise OSError(errno.EBADF, "stdout is closed")
+
+
+class _ClosedStdout(io.TextIOBase):
+    """Stands in for a closed stdout (`>&-`): a command that prints, text or bytes (`-o -`),
+    fails in one line (3)."""
+
+    buffer = _ClosedBinary()
+
+    def write(self, s: str) -> int:
+        raise OSError(errno.EBADF, "stdout is closed")
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _pipe_closed(console: Any) -> None:
+    """rich's Console ends a broken pipe with SystemExit(1), the code for "a proof failed";
+    raise it as the OSError it is, for main to say in one line with status 3."""
+    console.quiet = True
+    raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+def _guard_streams() -> None:
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
+    from rich.console import Console
+
+    Console.on_broken_pipe = _pipe_closed  # type: ignore[method-assign]
+
+
+def _say(message: str, code: int) -> int:
+    try:
+        print(f"error: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+    return code
+
+
+def _exit(code: int) -> NoReturn:
+    """Flush stdout here, where a failure can still be said in one line and change the status;
+    then point it at /dev/null so the interpreter's own flush at exit has nothing to fail on."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError) as exc:
+        code = _say(f"cannot write the output: {getattr(exc, 'strerror', None) or exc}", RUN) if code == OK else code
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):  # not a real stream (CliRunner): nothing to guard
+        sys.exit(code)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    except OSError:
+        pass
+    sys.exit(code)
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True)

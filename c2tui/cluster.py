@@ -41,4 +41,6 @@ def make_engine(cfg: Any, cluster: str | None) -> Any:
     try:
         return FleetEngine(cfg, cluster)
     except ClusterError as exc:
-        raise click.ClickException(str(exc)) from None
+        from c2tui.exits import RUN, fail
+
+        fail(str(exc), RUN)  # the cluster could not start: the run cannot start (3)

@@ -39,20 +39,6 @@ def writable_dir(path: Path, what: str) -> Path:
     return path
 
 
-def writable_file(path: Path, what: str) -> Path:
-    """`path` as a file we may create or replace: its directory exists and is writable."""
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise click.BadParameter(f"{path}: is a directory", param_hint=what)
-    if not parent.is_dir():
-        raise click.BadParameter(f"{path}: directory {parent} does not exist", param_hint=what)
-    if path.exists() and not os.access(path, os.W_OK):
-        raise click.BadParameter(f"{path}: not writable", param_hint=what)
-    if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
-        raise click.BadParameter(f"{path}: directory {parent} is not writable", param_hint=what)
-    return path
-
-
 class OutPath(click.Path):
     """click.Path for something we write: an empty value is an error (it would mean the
     current directory, silently)."""

@@ -42,7 +42,9 @@ def start_metrics(engine: Any, port: int | None, addr: str) -> Any:
     try:
         bound = exp.start(port, addr)
     except OSError as exc:
-        raise click.ClickException(str(exc)) from None
+        from c2tui.exits import USAGE, fail
+
+        fail(f"--metrics-port: {exc}", USAGE)  # a busy or forbidden port is a bad option (2)
     engine.add_sink(exp.sink)
     host = f"[{addr}]" if ":" in addr else addr
     click.echo(f"metrics: http://{host}:{bound}/metrics", err=True)

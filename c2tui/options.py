@@ -91,6 +91,8 @@ def run_options(func: F) -> F:
                      help="widest MSM window (bits) the kernels' cost model may pick (kernels.msm_max_c)  [default: 16]"),
         click.option("--insecure-seeded-setup", is_flag=True, default=None,
                      help="derive the setup's toxic waste from --seed: reproducible keys, INSECURE (the seed forges proofs)"),
+        click.option("--insecure-seeded-proofs", is_flag=True, default=None,
+                     help="derive each proof's r, s from --seed: reproducible proofs, INSECURE (no zero knowledge)"),
     ]
     for o in reversed(opts):
         func = o(func)
@@ -110,6 +112,18 @@ def finite(value: float, name: str, lo: float, hi: float, low_open: bool = False
         low = f"> {lo:g}" if low_open else f">= {lo:g}"
         raise click.BadParameter(f"{value} is not a finite number {low} and <= {hi:g}", param_hint=name)
     return value
+
+
+FPS_RANGE = (0.5, 60.0)
+
+
+def check_screen(theme: str, fps: float) -> None:
+    """The screen options run and serve share: a known theme, a finite refresh rate in range."""
+    import themes
+
+    if theme not in themes.names():
+        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
+    finite(fps, "--fps", *FPS_RANGE)
 
 
 def _gpus(v: Any) -> Any:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from prover.events import Phase
+from prover import bounds
 from prover.device.budget import parse_bytes  # noqa: F401 (re-exported: one parse of a size)
 from prover.knobs import KNOBS
 from prover.settings import KernelSettings
@@ -27,7 +28,7 @@ Backend = Literal["auto", "sim", "cuda"]
 _CHOICE_KNOBS = tuple(k.name for k in KNOBS.values() if k.values)
 
 
-MAX_CONFIG_BYTES = 1 << 20
+MAX_CONFIG_BYTES = bounds.MAX_CONFIG_BYTES
 
 
 class ConfigError(ValueError):
@@ -45,7 +46,7 @@ class FaultsConfig(BaseModel):
     `nvml_missing` makes CudaDevice behave as if NVML could not be loaded.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     phase_error: dict[Phase, float] = Field(default_factory=dict, description="phase name -> probability that the phase raises")
     oom_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability that an allocation fails (OOM)")
     hang: dict[Phase, float] = Field(default_factory=dict, description="phase name -> probability that it sleeps hang_seconds")
@@ -75,7 +76,7 @@ class FaultsConfig(BaseModel):
 class RunConfig(BaseModel):
     """One run of the embedded prover."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     backend: Backend = "auto"
     gpus: int | list[int] = Field(1, description="number of GPUs, or a list of device ids")
@@ -104,6 +105,9 @@ class RunConfig(BaseModel):
     cache_dir: str | None = Field(None, pattern=r"\S", description="where proving keys are cached (not empty)")
     insecure_seeded_setup: bool = Field(
         False, description="derive the setup's toxic waste from the seed (reproducible keys; INSECURE: the seed forges proofs)")
+    insecure_seeded_proofs: bool = Field(
+        False, description="derive each proof's randomisers r, s from the seed (reproducible proof bytes; INSECURE: "
+                           "the public seed and the key reveal the witness)")
     faults: FaultsConfig = Field(default_factory=FaultsConfig)
     kernels: KernelSettings = Field(default_factory=KernelSettings.from_env,
                                     description="kernel and setup tunables; C2TUI_* variables override (docs/settings.md)")
@@ -145,11 +149,13 @@ class RunConfig(BaseModel):
     @classmethod
     def _gpus(cls, v: int | list[int]) -> int | list[int]:
         if isinstance(v, int):
-            if not 1 <= v <= 64:
-                raise ValueError("number of GPUs must be 1..64")
+            if not 1 <= v <= bounds.MAX_GPUS_HOST:
+                raise ValueError(f"number of GPUs must be 1..{bounds.MAX_GPUS_HOST}")
         else:
-            if not v or len(set(v)) != len(v) or min(v) < 0:
-                raise ValueError("a non-empty list of distinct device ids >= 0")
+            if len(v) > bounds.MAX_GPUS_HOST:
+                raise ValueError(bounds.over("a list of GPUs of length", len(v), bounds.MAX_GPUS_HOST))
+            if not v or len(set(v)) != len(v) or min(v) < 0 or max(v) > bounds.MAX_GPU_ID:
+                raise ValueError(f"a non-empty list of distinct device ids 0..{bounds.MAX_GPU_ID}")
         return v
 
     @field_validator("profile")
@@ -263,7 +269,9 @@ def load_config(path: Path | str | None = None, **overrides: Any) -> RunConfig:
         if len(raw) > MAX_CONFIG_BYTES:
             raise ConfigError(f"config file {p} is larger than {MAX_CONFIG_BYTES >> 10} KiB: not a run config")
         try:
-            doc = tomllib.loads(raw.decode("utf-8"))
+            doc = bounds.parse_nested(f"config file {p}", tomllib.loads, raw.decode("utf-8"))
+        except bounds.BoundError as exc:
+            raise ConfigError(str(exc)) from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"config file {p} is not valid TOML: {exc}") from None
         if "run" in doc and isinstance(doc["run"], dict):

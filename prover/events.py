@@ -136,6 +136,7 @@ class LockReleased(_Ev):
     worker: str
     part: str | None = None
     hold: float = Field(ge=0.0)
+    reason: str | None = Field(None, description="set when not released by its holder: host_lost (a fleet host died holding it)")
 
 
 class Alloc(_Ev):
@@ -154,6 +155,7 @@ class Free(_Ev):
     part: str | None = None
     name: str
     bytes: int = Field(ge=0)
+    reason: str | None = Field(None, description="set when not freed by its owner: host_lost (a fleet host died holding it)")
 
 
 class VramSample(_Ev):

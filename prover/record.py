@@ -12,9 +12,10 @@ removed) is kept in `error` in the OS's words; the file is cut back to the last 
 so what remains is a readable prefix.
 
 Reading validates every line with pydantic (never eval/pickle) and bounds what it takes on a
-file's word: lines are read at most MAX_LINE bytes at a time, counts (GPUs) must be within
-the engine's own limits, times finite and non-decreasing (within T_TOLERANCE), and the
-schema version known. A truncated, corrupt, reordered or implausible file gives the valid
+file's word, by the bounds of prover/bounds.py: lines (MAX_LINE), events (MAX_EVENTS) and
+bytes after gzip (MAX_DECOMPRESSED), counts (GPUs, hosts, workers) within the engine's own
+limits, every number finite, times non-decreasing (within T_TOLERANCE), the header's nesting
+bounded, and the schema version known. A truncated, corrupt, reordered or implausible file gives the valid
 prefix plus the 1-based number of the first bad line; a file that is not a recording is a
 clear error.
 """
@@ -38,6 +39,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from prover import bounds
 from prover import events as ev
 from prover.events import READABLE_VERSIONS, SCHEMA_VERSION, Event
 
@@ -48,8 +50,8 @@ except ImportError:  # pragma: no cover - optional
 
 MAGIC = "c2tui-recording"
 FLUSH_EVERY_S = 0.1
-MAX_LINE = 1 << 20  # bytes; our longest line (the header, with argv and config) is a few KiB
-MAX_GPUS = 1024  # a fleet's GPUs (RunConfig allows 64 a host); bounds what a reader allocates
+MAX_LINE = bounds.MAX_LINE  # bytes; our longest line (the header, with argv and config) is a few KiB
+MAX_GPUS = bounds.MAX_GPUS  # a fleet's GPUs (RunConfig allows 64 a host); bounds what a reader allocates
 T_TOLERANCE = 0.05  # seconds an event may be stamped before the one written ahead of it
 
 
@@ -209,13 +211,21 @@ class RecordingWriter:
 def _open_locked(path: Path, force: bool) -> int:
     """Open for writing under an exclusive lock; truncate only once the lock is ours, so a
     second writer (with or without force) never damages the first one's file."""
-    flags = os.O_WRONLY | os.O_CREAT | (0 if force else os.O_EXCL)
+    # never through a symbolic link, never a device or FIFO (c2tui/outpath.py says the same
+    # up front; this holds for every caller, and against a swap between check and open)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | (0 if force else os.O_EXCL)
     try:
         fd = os.open(path, flags, 0o644)
     except FileExistsError:
         raise RecordingError(f"{path} exists: refusing to overwrite it (use --force)") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RecordingError(f"{path}: is a symbolic link (refusing to write through it)") from None
         raise RecordingError(f"cannot write recording {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RecordingError(f"{path}: not a regular file (a device, FIFO or socket): refusing to write a recording there")
+    os.set_blocking(fd, True)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
@@ -253,7 +263,9 @@ def _short(exc: ValidationError) -> str:
 def parse_header(line: bytes | str) -> RecordingHeader:
     """Raise RecordingError unless `line` is a recording header of a known schema version."""
     try:
-        obj = json.loads(line)
+        obj = bounds.parse_nested("the header's", json.loads, line)
+    except bounds.BoundError as exc:
+        raise RecordingError(f"line 1: {exc}") from None
     except (ValueError, UnicodeDecodeError):
         raise RecordingError("line 1: not a c2tui recording (the first line is not JSON)") from None
     if not isinstance(obj, dict) or obj.get("kind") != MAGIC:
@@ -274,11 +286,16 @@ class _Plausible:
 
     def __init__(self) -> None:
         self.last_t = 0.0
+        self.hosts: set[str] = set()
+        self.workers: set[str] = set()
 
     def problem(self, e: Any) -> str | None:
         t = e.t
         if not math.isfinite(t):
             return f"time t={t} is not finite"
+        bad = bounds.nonfinite_field(e)
+        if bad is not None:
+            return f"{bad} is not a finite number"
         if t < self.last_t - T_TOLERANCE:
             return f"out of order: t={t:g} after t={self.last_t:g} (events must be in time order)"
         self.last_t = max(self.last_t, t)
@@ -288,9 +305,25 @@ class _Plausible:
                         f"(this c2tui reads {', '.join(map(str, sorted(READABLE_VERSIONS)))})")
             if not 0 <= e.gpus <= MAX_GPUS:  # 0: a fleet, whose hosts bring their GPUs as they join
                 return f"run_started claims {e.gpus} GPUs (0..{MAX_GPUS} possible)"
+        elif isinstance(e, ev.HostJoined) and not (0 <= e.gpu_offset and 0 <= e.gpus and e.gpu_offset + e.gpus <= MAX_GPUS):
+            return f"host_joined claims gpu{e.gpu_offset}.. +{e.gpus} GPUs (a fleet has at most {MAX_GPUS})"
+        elif isinstance(e, ev.VramSample) and e.util is not None and not 0.0 <= e.util <= 1.0:
+            return f"util={e.util} is not within 0..1"
         gpu = getattr(e, "gpu", None)
         if isinstance(gpu, int) and not 0 <= gpu < MAX_GPUS:
             return f"gpu {gpu} out of range (0..{MAX_GPUS - 1})"
+        return self._counts(e)
+
+    def _counts(self, e: Any) -> str | None:
+        if e.host is not None and e.host not in self.hosts:
+            self.hosts.add(e.host)
+            if len(self.hosts) > bounds.MAX_HOSTS:
+                return bounds.over("hosts", len(self.hosts), bounds.MAX_HOSTS)
+        w = getattr(e, "worker", None)
+        if w is not None and w not in self.workers:
+            self.workers.add(w)
+            if len(self.workers) > bounds.MAX_WORKERS:
+                return bounds.over("workers", len(self.workers), bounds.MAX_WORKERS)
         return None
 
 
@@ -354,12 +387,19 @@ def _read(f: Any, limit: int | None) -> Recording:
     out = rec.events
     parse = ev.EVENT_ADAPTER.validate_json
     check = _Plausible()
+    size = len(first)
     for n, raw in _lines(f):
         if raw is None:
             rec.error, rec.bad_line = f"line {n}: longer than {MAX_LINE} bytes", n
             break
         if raw is False:
             rec.error, rec.bad_line = f"line {n}: the gzip stream is damaged or cut short here", n
+            break
+        size += len(raw)
+        if size > bounds.MAX_DECOMPRESSED or len(out) >= bounds.MAX_EVENTS:
+            what = ("bytes read", size, bounds.MAX_DECOMPRESSED) if size > bounds.MAX_DECOMPRESSED else \
+                ("events", len(out) + 1, bounds.MAX_EVENTS)
+            rec.error, rec.bad_line = f"line {n}: {bounds.over(*what)}", n
             break
         if not raw.strip():
             continue

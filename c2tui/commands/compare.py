@@ -31,8 +31,9 @@ from prover import RATE_WINDOW_S
 @click.option("-o", "--out", "out", type=OutPath(dir_okay=False), default=None,
               help="write the side-by-side view at --at to this .svg or .png instead")
 @click.option("--size", default="160x48", show_default=True, help="terminal size WxH for -o")
+@click.option("--force", is_flag=True, help="replace -o if it exists")
 def command(files: tuple[Path, ...], align: str, window: float, step: float | None, as_json: bool, tui: bool | None,
-            theme: str, at: float, out: str | None, size: str) -> None:
+            theme: str, at: float, out: str | None, size: str, force: bool) -> None:
     """Compare recordings side by side, aligned at each one's first GPU section."""
     from c2tui.exits import USAGE, fail
     from prover import compare_runs as compare
@@ -60,7 +61,7 @@ def command(files: tuple[Path, ...], align: str, window: float, step: float | No
         return
     offsets = [r.anchor_t for r in cmp.runs]
     if out is not None:  # the screen side's view, headless (c2tui/compare_app.py)
-        _write_view([str(f) for f in files], offsets, at, size, theme, out)
+        _write_view([str(f) for f in files], offsets, at, size, theme, out, force)
         return
     if tui is None:
         tui = sys.stdout.isatty() and sys.stdin.isatty()
@@ -75,14 +76,15 @@ def command(files: tuple[Path, ...], align: str, window: float, step: float | No
     summary_console().print(CompareView(cmp))
 
 
-def _write_view(files: list[str], offsets: list[float], at: float, size: str, theme: str, out: str) -> None:
+def _write_view(files: list[str], offsets: list[float], at: float, size: str, theme: str, out: str,
+                force: bool = False) -> None:
     """The side-by-side view at aligned time `at` to an SVG or PNG (as `screenshot` writes one)."""
     import asyncio
 
     import themes
-    from c2tui.commands.screenshot import _png_renderer, _write_whole, parse_size
+    from c2tui import outpath
+    from c2tui.commands.screenshot import _png_renderer, parse_size, write_out
     from c2tui.compare_app import compare_svg
-    from c2tui.exits import writable_file
 
     if theme not in themes.names():
         raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
@@ -90,7 +92,6 @@ def _write_view(files: list[str], offsets: list[float], at: float, size: str, th
     if suffix not in (".svg", ".png"):
         raise click.BadParameter(f"{out!r}: the file name must end in .svg or .png", param_hint="-o")
     to_png = _png_renderer() if suffix == ".png" else None
-    writable_file(Path(out), "--out")
+    outpath.check(Path(out), "--out", force=force)  # the one output-path policy (c2tui/outpath.py)
     svg = asyncio.run(compare_svg(files, offsets, at, parse_size(size), theme))
-    _write_whole(Path(out), to_png(svg) if to_png is not None else svg.encode("utf-8"))
-    click.echo(out)
+    write_out(out, to_png(svg) if to_png is not None else svg.encode("utf-8"), force)

@@ -8,30 +8,35 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 
 import click
+
+from c2tui import outpath
+from c2tui.exits import OutPath
 
 
 @click.command("export")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["perfetto", "csv"]), default="perfetto", show_default=True,
               help="perfetto: Chrome trace event JSON; csv: per-partition phase times")
-@click.option("--out", "-o", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--out", "-o", "out", required=True, type=OutPath(dir_okay=False, path_type=Path),
               help="file to write ('-' for stdout); .gz gzips a perfetto trace")
-def command(file: Path, fmt: str, out: Path) -> None:
+@click.option("--force", is_flag=True, help="replace --out if it exists")
+def command(file: Path, fmt: str, out: Path, force: bool) -> None:
     """Export a recording as a Perfetto/Chrome trace or a CSV table."""
+    from c2tui.exits import USAGE, fail
     from prover import RecordingError, read_recording
 
+    stdout = str(out) == "-"
+    if not stdout:
+        outpath.check(out, "--out", force=force)
     try:
         rec = read_recording(file)
     except RecordingError as exc:
-        raise click.ClickException(str(exc)) from None
+        fail(str(exc), USAGE)
     if rec.header is None:
-        raise click.ClickException(f"{file}: {rec.error}")
-    if rec.error:
-        click.echo(f"warning: {file}: {rec.error}; exporting the {len(rec.events)} events before it", err=True)
+        fail(f"{file}: {rec.error}", USAGE)
     if fmt == "csv":
         from prover import phase_csv
 
@@ -42,19 +47,10 @@ def command(file: Path, fmt: str, out: Path) -> None:
         data = json.dumps(to_trace(rec), separators=(",", ":")).encode()
         if out.suffix == ".gz":
             data = gzip.compress(data, mtime=0)
-    _write(out, data)
-
-
-def _write(out: Path, data: bytes) -> None:
-    """Write whole or not at all: a temporary beside OUT, renamed over it."""
-    if str(out) == "-":
+    if stdout:
         click.get_binary_stream("stdout").write(data)
-        return
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, out)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
-    click.echo(f"wrote {out} ({len(data):,} bytes)", err=True)
+    else:
+        outpath.write_whole(out, data, force=force)
+        click.echo(f"wrote {out} ({len(data):,} bytes)", err=True)
+    if rec.error:  # as summary does: the valid prefix written, the bad line named, exit 2
+        fail(f"{file}: {rec.error} (exported the {len(rec.events)} valid events before it)", USAGE)

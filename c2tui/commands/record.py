@@ -25,7 +25,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from c2tui.exits import INVALID, RUN, OutPath, writable_dir, writable_file
+from c2tui import outpath
+from c2tui.exits import INVALID, RUN, OutPath, writable_dir
 from c2tui.cluster import cluster_option, make_engine
 from c2tui.listen import listen_options, start_listening
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
@@ -109,9 +110,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         finite(duration, "--duration", 0.0, MAX_SECONDS, low_open=True)
     finite(drain_timeout, "--drain-timeout", 0.0, MAX_SECONDS)
     plan = _parse_switches(switches)
-    writable_file(out, "--out")
-    if out.exists() and not force:
-        raise click.BadParameter(f"{out} exists: refusing to overwrite it (use --force)", param_hint="--out")
+    outpath.check(out, "--out", force=force)
     try:
         cfg = config_from_options(sectors=sectors, **kwargs)
     except ConfigError as exc:

@@ -15,9 +15,11 @@ from typing import Any
 
 import click
 
+from c2tui import outpath
 from c2tui.cluster import cluster_option, make_engine
+from c2tui.exits import RUN, OutPath, fail
 from c2tui.listen import listen_options, start_listening
-from c2tui.options import config_from_options, run_options
+from c2tui.options import check_screen, config_from_options, run_options
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 
 
@@ -26,22 +28,20 @@ from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 @cluster_option
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
-@click.option("--record", "record", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--record", "record", type=OutPath(dir_okay=False, path_type=Path), default=None,
               help="keep a recording of this session (JSON lines, as `c2tui record` writes)")
+@click.option("--force", is_flag=True, help="replace --record if it exists")
 @listen_options
 @metrics_options
-def command(theme: str, fps: float, cluster: str | None, record: Path | None, listen: str | None, token_file: str | None,
-            metrics_port: int | None, metrics_addr: str, metrics_linger: float,
+def command(theme: str, fps: float, cluster: str | None, record: Path | None, force: bool, listen: str | None,
+            token_file: str | None, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
             **kwargs: Any) -> None:
     """Watch and steer the embedded prover live."""
-    import themes
-
-    if theme not in themes.names():
-        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
-    if not 0.5 <= fps <= 60:
-        raise click.BadParameter("fps must be within 0.5..60", param_hint="--fps")
+    check_screen(theme, fps)
     from prover import ConfigError
 
+    if record is not None:
+        outpath.check(record, "--record", force=force)
     try:
         cfg = config_from_options(**kwargs)
     except ConfigError as exc:
@@ -57,11 +57,12 @@ def command(theme: str, fps: float, cluster: str | None, record: Path | None, li
     writer = None
     if record is not None:
         try:
-            writer = RecordingWriter(record, header)
+            writer = RecordingWriter(record, header, force=force)
         except RecordingError as exc:
             if server is not None:
                 server.close()
-            raise click.ClickException(str(exc)) from None
+            stop_metrics(metrics, 0.0)
+            fail(str(exc), RUN)
         engine.add_sink(writer.write)
     source = LiveSource(engine, label="LIVE")
     app = DashboardApp(source, theme=theme, fps=fps)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from c2tui import outpath
 from c2tui.exits import OutPath
 
 
@@ -44,25 +45,27 @@ async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, he
 @click.option("--size", default="120x40", show_default=True, help="terminal size WxH")
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--help-screen", is_flag=True, help="show the help screen over the dashboard")
-@click.option("-o", "--out", "out", type=OutPath(dir_okay=False), required=True, help="output .svg or .png")
-def command(file: str, at: str, size: str, theme: str, help_screen: bool, out: str) -> None:
+@click.option("-o", "--out", "out", type=OutPath(dir_okay=False), required=True, help="output .svg or .png ('-': SVG on stdout)")
+@click.option("--force", is_flag=True, help="replace --out if it exists")
+def command(file: str, at: str, size: str, theme: str, help_screen: bool, out: str, force: bool) -> None:
     """Render the dashboard at time T of a recording to an SVG or PNG file."""
     import themes
 
     if theme not in themes.names():
         raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
     suffix = Path(out).suffix.lower()
-    device = Path(out).exists() and not Path(out).is_file()  # /dev/stdout, /dev/full: SVG, no suffix
-    if suffix not in (".svg", ".png") and not device:
-        raise click.BadParameter(f"{out!r}: the file name must end in .svg or .png", param_hint="-o")
+    stdout = out == "-"
+    if not stdout:
+        outpath.check(Path(out), "--out", force=force)
+    if suffix not in (".svg", ".png") and not stdout:
+        raise click.BadParameter(f"{out!r}: the file name must end in .svg or .png (or '-' for stdout)", param_hint="-o")
     to_png = _png_renderer() if suffix == ".png" else None
-    from c2tui.exits import USAGE, fail, writable_file
+    from c2tui.exits import USAGE, fail
     from c2tui.sources import check_at, load_recording
     from prover import parse_at, resolve_at
     from prover import RecordingError
 
     dims = parse_size(size)
-    writable_file(Path(out), "--out")
     try:
         rec = load_recording(file)
         if not rec.events:  # nothing valid to draw: say why rather than "--at outside 0..0"
@@ -75,8 +78,9 @@ def command(file: str, at: str, size: str, theme: str, help_screen: bool, out: s
         fail(f"{file}: {exc}", USAGE)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--at") from None
-    _write_whole(Path(out), to_png(svg) if to_png is not None else svg.encode("utf-8"))
-    click.echo(out)
+    write_out(out, to_png(svg) if to_png is not None else svg.encode("utf-8"), force)
+    if rec.error:  # as summary does: the valid prefix drawn, the bad line named, exit 2
+        fail(f"{file}: {rec.error} (drew the {len(rec.events)} valid events before it)", USAGE)
 
 
 def _png_renderer():
@@ -94,19 +98,11 @@ def _png_renderer():
     return to_png
 
 
-def _write_whole(out: Path, data: bytes) -> None:
-    """Write via a temp file and rename, so a failed write leaves no half-written SVG; a
-    device (e.g. /dev/full) is written directly and its error reported."""
-    from c2tui.exits import RUN, fail
 
-    regular = not out.exists() or out.is_file()
-    tmp = out.with_name(f".{out.name}.tmp") if regular else out
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        if regular:
-            tmp.replace(out)
-    except OSError as exc:
-        if regular:
-            tmp.unlink(missing_ok=True)
-        fail(f"cannot write {out}: {exc.strerror or exc}", RUN)
+def write_out(out: str, data: bytes, force: bool) -> None:
+    """The picture to stdout ('-') or, by the output-path policy, to the file (its name echoed)."""
+    if out == "-":
+        click.get_binary_stream("stdout").write(data)
+        return
+    outpath.write_whole(Path(out), data, force=force)
+    click.echo(out)

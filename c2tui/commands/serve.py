@@ -2,19 +2,26 @@
 
 textual-serve serves a page whose terminal (xterm.js) talks over a websocket to `c2tui run`
 started for that page with the same run options: each browser tab gets its own dashboard
-over its own embedded prover, stopped when the tab closes. Loopback by default: whoever can
-reach the page can steer the prover, so another address is the operator's explicit choice.
+over its own embedded prover, stopped when the tab closes (its process group killed after a
+grace period, however the tab went away). Only the page's own origin (or --allow-origin) may
+open the websocket; at most --max-provers at once (a clear page past that); terminal sizes
+clamped (c2tui/webserve.py). Loopback by default: whoever can reach the page can steer the
+prover, so another address is the operator's explicit choice.
 """
 from __future__ import annotations
 
 import ipaddress
+import re
 import shlex
 import sys
 from typing import Any
 
 import click
 
-from c2tui.options import config_from_options, run_option_names, run_options
+from c2tui.exits import USAGE, fail
+from c2tui.options import check_screen, config_from_options, run_option_names, run_options
+
+MAX_PROVERS = 8  # --max-provers' top: each is a whole prover (~200 MB and a core)
 
 _FLAG_OPTIONS = {"prestage": ("--prestage", "--no-prestage")}
 
@@ -45,31 +52,41 @@ def _loopback(host: str) -> bool:
 @click.command("serve")
 @run_options
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
-@click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
+@click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz, 0.5..60)")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="HTTP port")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="address to bind (loopback by default: whoever reaches the page controls the prover)")
-def command(theme: str, fps: float, port: int, host: str, **kwargs: Any) -> None:
+@click.option("--max-provers", type=click.IntRange(1, MAX_PROVERS), default=2, show_default=True,
+              help="dashboards (each its own prover) at once; past that the page says it is full")
+@click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
+              help="another origin whose pages may open the dashboard, e.g. https://ops.example.com (repeatable; "
+                   "by default only the page this server serves)")
+def command(theme: str, fps: float, port: int, host: str, max_provers: int, allow_origins: tuple[str, ...],
+            **kwargs: Any) -> None:
     """Serve the live dashboard to a web browser (textual-serve)."""
-    import themes
     from prover import ConfigError
 
-    if theme not in themes.names():
-        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
+    check_screen(theme, fps)  # as run checks them: --fps 0, nan or -1 refused here, not in every tab
+    for origin in allow_origins:
+        if not re.fullmatch(r"https?://[^/\s]+", origin.rstrip("/")):
+            raise click.BadParameter(f"{origin!r}: an origin is scheme://host[:port], e.g. https://ops.example.com",
+                                     param_hint="--allow-origin")
     try:
         config_from_options(**kwargs)  # bad options fail here, not later in every browser tab
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        from textual_serve.server import Server
+        from c2tui.webserve import GuardedServer
     except ImportError:
-        raise click.ClickException("c2tui serve needs textual-serve: pip install 'c2tui[serve]'") from None
+        fail("c2tui serve needs textual-serve: pip install 'c2tui[serve]'", USAGE)
     if not _loopback(host):
         click.echo(f"warning: serving on {host}: anyone who can reach it can steer the prover", err=True)
     url_host = f"[{host}]" if ":" in host else host
-    click.echo(f"c2tui: serving the dashboard on http://{url_host}:{port} (a prover per browser tab; Ctrl-C stops)",
-               err=True)
+    click.echo(f"c2tui: serving the dashboard on http://{url_host}:{port} (a prover per browser tab, at most "
+               f"{max_provers}; Ctrl-C stops)", err=True)
+    server = GuardedServer(shlex.join(run_argv(theme, fps, **kwargs)), host=host, port=port, title="c2tui",
+                           max_provers=max_provers, allow_origins=allow_origins)
     try:
-        Server(shlex.join(run_argv(theme, fps, **kwargs)), host=host, port=port, title="c2tui").serve()
+        server.serve()
     except OSError as exc:
-        raise click.ClickException(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+        fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}", USAGE)

@@ -55,6 +55,8 @@ def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool
         items.append(Line(" SIMULATED ", style=f"bold reverse {pal['sim']}"))
     if truthy(str(st.config.get("insecure_seeded_setup", False))):  # keys anyone knowing the seed can forge for
         items.append(Line(" INSECURE SEEDED SETUP ", style=f"bold reverse {pal['fail']}"))
+    if truthy(str(st.config.get("insecure_seeded_proofs", False))):  # proofs that reveal their witness
+        items.append(Line(" INSECURE SEEDED PROOFS ", style=f"bold reverse {pal['fail']}"))
     if source_label:
         items.append(Line(source_label, style=f"bold {pal['info']}"))
     if st.hosts:  # a fleet: hosts up, and lost ones loudly

@@ -2,30 +2,38 @@
 writer thread, and a reader thread that turns its control lines into controller calls.
 
 The prover's side only ever appends to the queue (never blocks on the socket); a client
-whose queue passes QUEUE_LIMIT event lines is dropped (socket shut down), not waited for.
+whose queue passes QUEUE_LIMIT event lines or QUEUE_BYTES bytes (every byte counts: history,
+events, replies) is dropped (socket shut down), not waited for. A Peer is the server's record
+of one client (name, since, bytes queued and sent): what a status command would list.
 """
 from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections import deque
 from typing import Any, Callable
 
 from prover.attach import wire
 
 QUEUE_LIMIT = 50_000  # event lines queued for one client before it is dropped as too slow
+QUEUE_BYTES = 64 << 20  # bytes queued for one client (history, events, replies) before it is dropped
 
 
 class Peer:
     def __init__(self, sock: socket.socket, name: str, on_close: Callable[["Peer"], None],
-                 queue_limit: int = QUEUE_LIMIT, readonly: bool = False) -> None:
+                 queue_limit: int = QUEUE_LIMIT, queue_bytes: int = QUEUE_BYTES, readonly: bool = False) -> None:
         self.sock = sock
         self.name = name
         self.readonly = readonly  # sees everything, steers nothing: its controls are refused
         self.queue_limit = queue_limit
+        self.queue_bytes = queue_bytes
+        self.since = time.time()
+        self.sent = 0  # bytes written to the socket
         self._on_close = on_close
         self._q: deque[bytes] = deque()
-        self._pending = 0  # event lines in _q (history and replies do not count)
+        self._pending = 0  # event lines in _q
+        self.queued = 0  # bytes in _q, whatever they are
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self.closed = False
@@ -43,13 +51,16 @@ class Peer:
             if self.closed:
                 return False
             if self._pending + lines > self.queue_limit:
-                overflow = True
+                overflow = f"more than {self.queue_limit} events queued"
+            elif self.queued + len(data) > self.queue_bytes:
+                overflow = f"more than {self.queue_bytes >> 20} MiB queued"
             else:
-                overflow = False
+                overflow = ""
                 self._q.append(data)
                 self._pending += lines
+                self.queued += len(data)
         if overflow:
-            self.close(f"too slow: more than {self.queue_limit} events queued")
+            self.close(f"too slow: {overflow}")
             return False
         self._wake.set()
         return True
@@ -77,8 +88,12 @@ class Peer:
                     chunks = list(self._q)
                     self._q.clear()
                     self._pending = 0
-                if chunks:
-                    self.sock.sendall(b"".join(chunks))
+                if chunks:  # still counted against the bound until sent: a reader that stops stalls sendall
+                    data = b"".join(chunks)
+                    self.sock.sendall(data)
+                    with self._lock:
+                        self.queued -= len(data)
+                    self.sent += len(data)
                 if self._final and not self._q:
                     self.close(self.reason or "bye")
         except OSError as exc:

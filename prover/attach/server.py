@@ -8,7 +8,12 @@
 The engine's sink only appends the event to a deque (O(1), never blocks a prover thread).
 One dispatcher thread serialises each event once, keeps it in the history and hands the
 line to every client's bounded queue (prover/attach/peer.py); a client that falls
-QUEUE_LIMIT lines behind is dropped. History: every event since run start up to
+QUEUE_LIMIT lines or QUEUE_BYTES bytes behind is dropped (replies count too).
+
+Pushing it over: at most MAX_CLIENTS attached (checked and taken under one lock), at most
+MAX_PENDING connections that have not said hello yet (each has HELLO_DEADLINE_S for its
+whole hello, not per read), a hello's fields at their exact types, and an accept() error
+(EMFILE, ENFILE, ...) backs off and goes on instead of ending the accept loop. History: every event since run start up to
 HISTORY_LIMIT; past that the oldest high-volume events (phase progress, locks, VRAM
 samples, ...) are dropped while the run's skeleton (PINNED_KINDS) is kept, and Welcome
 says how many were left out.
@@ -25,9 +30,10 @@ from collections import deque
 from heapq import merge
 from typing import Any
 
+from prover import bounds
 from prover.attach import wire
 from prover.attach.address import Address, AttachError, parse_address
-from prover.attach.peer import QUEUE_LIMIT, Peer
+from prover.attach.peer import QUEUE_BYTES, QUEUE_LIMIT, Peer
 from prover.record import _dump_line
 
 HISTORY_LIMIT = 100_000  # high-volume event lines kept for late joiners
@@ -35,6 +41,8 @@ PINNED_LIMIT = 20_000  # skeleton event lines kept (run, GPUs, workers, knobs, s
 PINNED_KINDS = frozenset({"run_started", "gpu_info", "worker_started", "worker_stopped", "mode_change",
                           "sector_submitted", "note", "run_ended", "partition_done", "proof_result"})
 MAX_CLIENTS = 16
+MAX_PENDING = 16  # connections accepted and not yet through their hello
+ACCEPT_BACKOFF_S = (0.05, 1.0)  # after an accept() error: first wait, longest wait
 
 
 class _Direct:
@@ -44,7 +52,9 @@ class _Direct:
 
     def __init__(self, peer: Peer, data: bytes) -> None:
         self.peer, self.data = peer, data
-HELLO_TIMEOUT_S = 5.0
+
+
+HELLO_TIMEOUT_S = bounds.HELLO_DEADLINE_S  # for the whole hello, first byte to last
 
 
 def _probe_unix(path: str) -> bool:
@@ -81,14 +91,15 @@ def bind_unix(path: str) -> tuple[socket.socket, int]:
     finally:
         os.umask(old)
     os.chmod(path, 0o600)
-    s.listen(MAX_CLIENTS)
+    s.listen(128)  # a burst of connects queues; the limits are applied once accepted
     return s, os.stat(path).st_ino
 
 
 class AttachServer:
     def __init__(self, engine: Any, address: str | Address, *, header: dict | None = None,
                  token: str | None = None, history_limit: int = HISTORY_LIMIT,
-                 queue_limit: int = QUEUE_LIMIT, readonly_token: str | None = None) -> None:
+                 queue_limit: int = QUEUE_LIMIT, queue_bytes: int = QUEUE_BYTES,
+                 readonly_token: str | None = None) -> None:
         self.engine = engine
         self.address = parse_address(address) if isinstance(address, str) else address
         if self.address.tcp and not token:
@@ -97,14 +108,19 @@ class AttachServer:
         self.token = token
         self.readonly_token = readonly_token  # TCP: a client with this one watches, never steers
         self.queue_limit = queue_limit
+        self.queue_bytes = queue_bytes
         self._in: deque[Any] = deque()
         self._seq = itertools.count()
         self._pinned: deque[tuple[int, bytes]] = deque(maxlen=PINNED_LIMIT)
         self._window: deque[tuple[int, bytes]] = deque(maxlen=history_limit)
         self.total = 0
-        self._lock = threading.Lock()  # history + client list: a joiner gets history then live, no gap
+        # history + client list: a joiner gets history then live, no gap (re-entrant: a peer
+        # dropped while being admitted leaves through _left)
+        self._lock = threading.RLock()
         self._peers: list[Peer] = []
         self._names: set[str] = set()
+        self._pending = 0  # connections before their hello (under _lock)
+        self.accept_errors = 0
         self._stop = threading.Event()
         self._sock: socket.socket | None = None
         self._ino: int | None = None
@@ -163,6 +179,11 @@ class AttachServer:
         with self._lock:
             return [p.name for p in self._peers]
 
+    def client_info(self) -> list[dict[str, Any]]:
+        """One record per attached client (name, since, bytes queued and sent)."""
+        with self._lock:
+            return [{"client": p.name, "since": p.since, "queued": p.queued, "sent": p.sent} for p in self._peers]
+
     # --- prover side ----------------------------------------------------------------------------
     def sink(self, e: Any) -> None:
         """Called on prover threads: O(1), never blocks."""
@@ -208,20 +229,48 @@ class AttachServer:
     # --- clients ----------------------------------------------------------------------------------
     def _accept_loop(self) -> None:
         assert self._sock is not None
+        backoff = ACCEPT_BACKOFF_S[0]
         while not self._stop.is_set():
             try:
                 conn, _ = self._sock.accept()
             except (socket.timeout, TimeoutError):
                 continue
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), name="attach-peer", daemon=True).start()
+            except OSError:  # EMFILE, ENFILE, ENOBUFS, ECONNABORTED...: wait a little, go on
+                self.accept_errors += 1
+                if self._stop.wait(backoff):
+                    return
+                backoff = min(backoff * 2, ACCEPT_BACKOFF_S[1])
+                continue
+            backoff = ACCEPT_BACKOFF_S[0]
+            with self._lock:
+                full = self._pending >= MAX_PENDING
+                self._pending += not full
+            if full:
+                _refuse(conn, f"too many connections waiting to say hello ({MAX_PENDING})")
+                continue
+            try:
+                threading.Thread(target=self._serve, args=(conn,), name="attach-peer", daemon=True).start()
+            except RuntimeError:  # no thread to spare
+                self._hello_done()
+                _refuse(conn, "the server cannot take another connection now")
+
+    def _hello_done(self) -> None:
+        with self._lock:
+            self._pending -= 1
 
     def _serve(self, conn: socket.socket) -> None:
         conn.settimeout(HELLO_TIMEOUT_S)
+        # the deadline is for the whole hello: a byte every few seconds does not keep it open
+        deadline = threading.Timer(HELLO_TIMEOUT_S, _shutdown, args=(conn,))
+        deadline.daemon = True
+        deadline.start()
         reader = conn.makefile("rb")
         try:
-            hello = self._handshake(conn, reader)
+            try:
+                hello = self._handshake(conn, reader)
+            finally:
+                deadline.cancel()
+                self._hello_done()
         except (OSError, wire.WireError) as exc:
             _refuse(conn, f"bad hello: {exc}")
             return
@@ -237,7 +286,11 @@ class AttachServer:
             peer.close(f"connection lost: {exc.strerror or exc}")
 
     def _handshake(self, conn: socket.socket, reader: Any) -> wire.ClientHello | None:
-        msg = wire.parse_client(reader.readline(wire.MAX_LINE))
+        line = reader.readline(wire.MAX_LINE + 1)
+        if not line.endswith(b"\n"):
+            raise wire.WireError("no whole hello line within the deadline" if len(line) <= wire.MAX_LINE
+                                 else f"longer than {wire.MAX_LINE} bytes")
+        msg = wire.parse_client(line)
         if not isinstance(msg, wire.ClientHello):
             _refuse(conn, "the first line must be a hello")
             return None
@@ -248,32 +301,40 @@ class AttachServer:
         if self.address.tcp and not (_same(msg.token, self.token) or self._readonly_token(msg)):
             _refuse(conn, "bad or missing token")
             return None
-        if len(self._peers) >= MAX_CLIENTS:
-            _refuse(conn, f"too many clients attached ({MAX_CLIENTS})")
-            return None
         return msg
 
     def _readonly_token(self, hello: wire.ClientHello) -> bool:
         return self.address.tcp and self.readonly_token is not None and _same(hello.token, self.readonly_token)
 
     def _join(self, conn: socket.socket, want: str, readonly: bool = False) -> Peer | None:
-        with self._lock:
-            name = want
-            for i in itertools.count(2):
-                if name not in self._names:
-                    break
-                name = f"{want}-{i}"
-            peer = Peer(conn, name, self._left, self.queue_limit, readonly=readonly)
-            history = [line for _, line in merge(self._pinned, self._window)]
-            dropped = self.total - len(history)
-            welcome = wire.Welcome(client=name, history=len(history), history_dropped=dropped, header=self.header,
-                                   readonly=readonly)
-            peer.push(wire.dump(welcome) + b"".join(history) + wire.dump(wire.Live(events=len(history))))
+        with self._lock:  # the limit checked and the place taken at once: 200 hellos, 16 welcomed
+            peer = None if len(self._peers) >= MAX_CLIENTS else self._admit(conn, want, readonly)
+            n = len(self._peers)
+        if peer is None:
+            _refuse(conn, f"too many clients attached ({MAX_CLIENTS})")
+            return None
+        if peer.closed:  # its history alone is over the bound
+            conn.close()
+            return None
+        peer.start()
+        self._note("info", f"attach: {peer.name} attached{' read-only' if readonly else ''} ({n} client(s))")
+        return peer
+
+    def _admit(self, conn: socket.socket, want: str, readonly: bool) -> Peer:
+        """A new client's record, its history queued, on the list (called holding _lock)."""
+        name = want
+        for i in itertools.count(2):
+            if name not in self._names:
+                break
+            name = f"{want}-{i}"
+        peer = Peer(conn, name, self._left, self.queue_limit, self.queue_bytes, readonly=readonly)
+        history = [line for _, line in merge(self._pinned, self._window)]
+        dropped = self.total - len(history)
+        welcome = wire.Welcome(client=name, history=len(history), history_dropped=dropped, header=self.header,
+                               readonly=readonly)
+        if peer.push(wire.dump(welcome) + b"".join(history) + wire.dump(wire.Live(events=len(history)))):
             self._peers.append(peer)
             self._names.add(name)
-            n = len(self._peers)
-        peer.start()
-        self._note("info", f"attach: {name} attached{' read-only' if readonly else ''} ({n} client(s))")
         return peer
 
     def _left(self, peer: Peer) -> None:
@@ -297,6 +358,13 @@ class AttachServer:
 
 def _same(given: str | None, want: str | None) -> bool:
     return want is not None and hmac.compare_digest((given or "").encode(), want.encode())
+
+
+def _shutdown(conn: socket.socket) -> None:
+    try:
+        conn.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def _refuse(conn: socket.socket, reason: str) -> None:

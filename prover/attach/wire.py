@@ -16,18 +16,24 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from prover import bounds
 from prover import events as ev
 from prover.events import SCHEMA_VERSION
 
 PROTOCOL_VERSION = 2
-MAX_LINE = 1 << 20  # a client line longer than this is a protocol error (bytes)
+MAX_LINE = bounds.MAX_LINE  # a client line longer than this is a protocol error (bytes)
 
 
 class _Msg(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ClientHello(_Msg):
+class _ClientMsg(_Msg):
+    # what a client sends is taken at its exact type: protocol 1, not "1", 1.0 or true
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class ClientHello(_ClientMsg):
     kind: Literal["hello"] = "hello"
     protocol: int
     client: str = Field(min_length=1, max_length=64, description="shown in ModeChange.source as attach:<client>")
@@ -35,19 +41,19 @@ class ClientHello(_Msg):
     readonly: bool = Field(False, description="watch only: the server refuses this client's controls")
 
 
-class Control(_Msg):
+class Control(_ClientMsg):
     kind: Literal["control"] = "control"
     id: int
     spec: str = Field(max_length=200, description="the controller's textual form, e.g. mem_sync=stream, pause")
 
 
-class Submit(_Msg):
+class Submit(_ClientMsg):
     kind: Literal["submit"] = "submit"
     id: int
     partitions: int | None = Field(None, ge=1, le=1000)
 
 
-class Bye(_Msg):
+class Bye(_ClientMsg):
     kind: Literal["bye"] = "bye"
     reason: str = ""
 

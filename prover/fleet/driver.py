@@ -28,6 +28,7 @@ from prover import events as ev
 from prover.config import RunConfig
 from prover.device.profiles import get_profile
 from prover.fleet.control import FleetController
+from prover.fleet.held import Held
 from prover.fleet.host import Assignment, HostInfo
 from prover.fleet.scheduler import Scheduler
 from prover.pipeline.controller import Knobs
@@ -90,6 +91,7 @@ class FleetEngine(RunHandle):
             lock_mode=config.lock_mode, mem_sync=config.mem_sync, workers_per_gpu=config.workers_per_gpu,
             prestage=config.prestage, b_g2=config.b_g2, paused=config.paused))
         self._thread: threading.Thread | None = None
+        self.held = Held()  # what each host holds, closed in the stream when it is lost
         self._last_t = 0.0  # the newest t handed to the sinks
 
     # --- events ------------------------------------------------------------------------------
@@ -275,7 +277,9 @@ class FleetEngine(RunHandle):
                 continue
         if batch:
             batch.sort(key=lambda e: e.t)
-            self._forward([e for e in batch if self._learn(e)])
+            for e in batch:  # one by one: a loss found mid-batch comes after the events before it
+                if self._learn(e):
+                    self._forward([e])
 
     def _learn(self, e: Any) -> bool:
         """Update the driver from one host event; False drops it (a stale or second report)."""
@@ -293,12 +297,18 @@ class FleetEngine(RunHandle):
             self.sched.vram(e.gpu, e.budget, e.pool_used)
         elif k == "mode_change" and e.knob == "workers_per_gpu":
             self.sched.set_workers(e.host, int(e.new))
+        elif k in ("lock_acquired", "lock_released", "alloc", "free"):
+            self.held.learn(e)
         elif k == "host_left" and not self._stop.is_set():  # its engine ended on its own: an error
             self._lose(e.host, f"engine ended: {e.reason}", emit_first=e)
             return False
         return True
 
     def _lose(self, name: str, reason: str, emit_first: Any = None) -> None:
+        """Drop host `name`: its own last event first (`emit_first`, e.g. the HostLeft its
+        engine sent when it ended), then a release / free for every lock and buffer it held
+        (reason host_lost: the file alone then ends with nothing held), then HostLeft lost=True
+        and its partitions queued again."""
         with self._plock:
             h = self.hosts.pop(name, None)
             if h is None:
@@ -306,6 +316,11 @@ class FleetEngine(RunHandle):
             lost = self.sched.remove_host(name)
             self.requeued += len(lost)
             self._waiting.extendleft(reversed(lost))
+        if emit_first is not None:
+            self._forward([emit_first])
+        closing = {"lock_released": ev.LockReleased, "free": ev.Free}
+        for kind, fields in self.held.closing(name, self.now()):
+            self.emit(closing[kind], host=name, **fields)
         self.emit(ev.HostLeft, host=name, reason=reason, lost=True, requeued=lost)
         for p in lost:
             q = self._parts[p]

@@ -21,6 +21,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from prover import bounds
 from prover.field import curve, fr
 from prover.groth16.keys import VerifyingKey
 from prover.groth16.proof import Proof
@@ -29,7 +30,7 @@ FP_BYTES = 48
 FP_MOD = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
 PROOF_FILE, VK_FILE, PUBLIC_FILE = "proof.json", "verification_key.json", "public.json"
 
-MAX_JSON_BYTES = 64 << 20  # far above any key we write (2^24 constraints: 5 public inputs)
+MAX_JSON_BYTES = bounds.MAX_JSON_BYTES  # far above any key we write (2^24 constraints: 5 public inputs)
 DEC_RE = r"^(0|[1-9][0-9]{0,119})$"  # canonical: no sign, no leading zeros, no exponent
 Dec = Annotated[StrictStr, Field(pattern=DEC_RE)]
 G1Json = Annotated[list[Dec], Field(min_length=3, max_length=3)]
@@ -155,11 +156,16 @@ def public_json(public_inputs: list[int]) -> list[str]:
     return [str(x) for x in public_inputs]
 
 
+def dir_files(proof: Proof, vk: VerifyingKey, public_inputs: list[int]) -> list[tuple[str, bytes]]:
+    """(file name, bytes) of the snarkjs directory: proof, verification key, public inputs."""
+    docs = ((PROOF_FILE, proof_json(proof)), (VK_FILE, vk_json(vk)), (PUBLIC_FILE, public_json(public_inputs)))
+    return [(name, (json.dumps(doc, indent=1) + "\n").encode()) for name, doc in docs]
+
+
 def write_dir(out: Path, proof: Proof, vk: VerifyingKey, public_inputs: list[int]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    docs = ((PROOF_FILE, proof_json(proof)), (VK_FILE, vk_json(vk)), (PUBLIC_FILE, public_json(public_inputs)))
-    for name, doc in docs:
-        (out / name).write_text(json.dumps(doc, indent=1) + "\n")
+    for name, data in dir_files(proof, vk, public_inputs):
+        (out / name).write_bytes(data)
 
 
 # loaders ----------------------------------------------------------------------------------------------
@@ -169,7 +175,9 @@ def _read(path: Path) -> object:
             raw = fh.read(MAX_JSON_BYTES + 1)  # bounded: /dev/zero or a huge file is an error, not MemoryError
         if len(raw) > MAX_JSON_BYTES:
             raise MalformedInput(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB, not a key, proof or public file")
-        return json.loads(raw.decode("utf-8"))
+        return bounds.parse_nested("JSON", json.loads, raw.decode("utf-8"))
+    except bounds.BoundError as exc:
+        raise MalformedInput(f"{path}: unreadable ({exc})") from None
     except FileNotFoundError:
         raise MalformedInput(f"{path}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -11,6 +11,7 @@ phases of every partition (synthesize, prep_msm) run as compiled nogil kernels
 from __future__ import annotations
 
 import hashlib
+import secrets
 from pathlib import Path
 
 import numpy as np
@@ -131,8 +132,19 @@ def assemble(syn: Synthesis, g1: G1Msms, b_g2: bytes, pk: ProvingKey, r: int, s:
     return Proof(a=a, b=b2, c=c)
 
 
-def randomisers(seed: int, instance: int) -> tuple[int, int]:
-    """Deterministic non-zero r, s for (seed, instance): same inputs, same proof bytes."""
+def randomisers(seed: int = 0, instance: int = 0, *, insecure_seeded: bool = False) -> tuple[int, int]:
+    """Non-zero r, s blinding one proof, drawn from the OS's randomness (`secrets`), fresh for
+    every call: without them a proof and the public key tell which witness it was made from.
+    Only with ``insecure_seeded`` are they derived from (seed, instance) (seeded_randomisers)."""
+    if insecure_seeded:
+        return seeded_randomisers(seed, instance)
+    return secrets.randbelow(fr.R_MOD - 1) + 1, secrets.randbelow(fr.R_MOD - 1) + 1
+
+
+def seeded_randomisers(seed: int, instance: int) -> tuple[int, int]:
+    """INSECURE: r, s derived from (seed, instance), so the same inputs give the same proof
+    bytes (byte-equality tests across backends). The seed is public (recordings, `prove`
+    output), so a proof made with these reveals its witness to anyone holding the key."""
     out = []
     for label in (b"r", b"s"):
         digest = hashlib.sha512(b"c2tui-randomiser:" + label + f":{seed}:{instance}".encode()).digest()

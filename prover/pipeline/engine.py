@@ -271,6 +271,9 @@ class Engine(RunHandle):
         if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
             self.emit(ev.Note, level="warn", text=(
                 "INSECURE seeded setup: the keys' toxic waste comes from the seed; anyone who knows it can forge proofs"))
+        if cfg.insecure_seeded_proofs:
+            self.emit(ev.Note, level="warn", text=(
+                "INSECURE seeded proofs: r, s come from the seed; with the key, anyone can tell each proof's witness"))
         self.emit(ev.Note, level="info", text=(
             f"circuit 2^{cfg.constraints_log2} proved for real; modelled 2^{self.modelled_log2} "
             f"({self.profile.name}); setup {time.monotonic() - t0:.2f}s"))

@@ -53,7 +53,7 @@ class NullPhases:
     def b_g2_msm(self, prep: Any, pk: Any) -> Any:
         return ("b_g2", prep[1])
 
-    def randomisers(self, seed: int, instance: int) -> tuple[int, int]:
+    def randomisers(self, seed: int, instance: int, *, insecure_seeded: bool = False) -> tuple[int, int]:
         return seed + 1, instance + 1
 
     def assemble(self, syn: _Syn, g1: Any, b_g2: Any, pk: Any, r: int, s: int) -> Any:

@@ -184,7 +184,7 @@ class PartitionFlow:
             b2 = result.get("b_g2")
             if b2 is None:
                 b2 = self._cpu_phase(w, p, Phase.b_g2_msm, g, T["b_g2_msm_cpu"], lambda: P.b_g2_msm(prep, pk))
-            r, s = P.randomisers(self.config.seed, p.instance)
+            r, s = P.randomisers(self.config.seed, p.instance, insecure_seeded=self.config.insecure_seeded_proofs)
             # a GPU MSM's host step (a Deferred) is finished here, outside the compute lock
             proof = self._cpu_phase(w, p, Phase.assemble, g, T["assemble"],
                                     lambda: P.assemble(syn, settle(g1), settle(b2), pk, r, s))

@@ -24,7 +24,7 @@ def test_gpu_proof_equals_cpu_proof(log2: int, tmp_path) -> None:
         syn = P.synthesize(circuit, instance)
         prep = P.prep_msm(syn, pk)
         pinned = fns.pin_prep(prep)  # page-locked copies, uploaded asynchronously
-        r, s = P.randomisers(5, instance)
+        r, s = P.seeded_randomisers(5, instance)
         with cp.cuda.Stream(non_blocking=True):
             h_gpu = fns.ntt_h(syn.a, syn.b, syn.c)
             # the host step is deferred (finished after the GPU section in the engine)

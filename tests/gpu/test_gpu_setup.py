@@ -39,7 +39,7 @@ def test_gpu_setup_equals_cpu_setup(log2: int, monkeypatch) -> None:
     for name in want:
         assert np.array_equal(want[name], got[name]), name
     syn = P.synthesize(circuit, 1)
-    proof = P.prove(circuit, pk_gpu, 1, *P.randomisers(21, 1))
+    proof = P.prove(circuit, pk_gpu, 1, *P.seeded_randomisers(21, 1))
     assert P.verify(vk_gpu, syn.public_ints(), proof)
 
 

@@ -136,7 +136,7 @@ def test_metrics_port_in_use_is_clear(tmp_path):
         port = s.getsockname()[1]
         r = CliRunner().invoke(main, ["record", "-q", "--out", str(tmp_path / "x.jsonl"), "--backend", "sim",
                                       "--metrics-port", str(port)])
-    assert r.exit_code == 1 and f"cannot serve metrics on 127.0.0.1:{port}" in r.output
+    assert r.exit_code == 2 and f"cannot serve metrics on 127.0.0.1:{port}" in r.output
     assert not (tmp_path / "x.jsonl").exists()
 
 

@@ -27,4 +27,4 @@ def test_busy_port_is_one_line():
         s.listen()
         port = s.getsockname()[1]
         r = CliRunner().invoke(main, ["serve", "--backend", "sim", "--port", str(port)])
-    assert r.exit_code == 1 and f"cannot serve on 127.0.0.1:{port}" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and f"cannot serve on 127.0.0.1:{port}" in r.output and "Traceback" not in r.output

@@ -113,9 +113,9 @@ def test_export_bad_input_is_one_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("hello\n")
     r = CliRunner().invoke(main, ["export", str(bad), "-o", str(tmp_path / "o.json")])
-    assert r.exit_code == 1 and "not a c2tui recording" in r.output and not (tmp_path / "o.json").exists()
+    assert r.exit_code == 2 and "not a c2tui recording" in r.output and not (tmp_path / "o.json").exists()
     r = CliRunner().invoke(main, ["export", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "o.json")])
-    assert r.exit_code == 1 and "cannot read" in r.output
+    assert r.exit_code == 2 and "cannot read" in r.output
 
 
 def test_oom_and_stall_instants_and_open_spans():

@@ -1,7 +1,11 @@
-"""Issue 16: every subcommand, driven with generated bad arguments, configs, proof files and
-recordings (benchmarks/fuzz_cli.py builds the cases), ends with a documented exit status, no
-traceback, an error line, no hang and nothing written outside its target. Bounded: about
-40 s on two cores (hypothesis picks the subcommand and the random stream)."""
+"""Issues 16 and 24: every subcommand, driven with generated bad arguments, configs, proof
+files and recordings, hostile output targets and crafted recordings, plus probes of the
+attach server, the metrics endpoint and serve's websocket guard (benchmarks/fuzz_cli.py and
+fuzz_cases.py build the cases), ends with a documented exit status (the expected one where
+the case has one), no traceback, an error line, no hang and nothing written outside its
+target. Bounded: about 40 s on two cores (hypothesis picks the class and the random stream).
+The stdout full / closed / dead-pipe class (a subprocess a case) is left to the full run and
+tests/unit/test_exit_paths.py."""
 from __future__ import annotations
 
 import random
@@ -17,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 import fuzz_cli  # noqa: E402
 
-COMMANDS = ["prove", "verify", "record", "summary", "screenshot", "replay", "run"]
+COMMANDS = [c for c in fuzz_cli.COMMANDS if c != "stdout"]
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +43,6 @@ def test_every_subcommand_fails_cleanly_on_bad_input(goods: tuple[Path, bytes, P
     (w / "home").mkdir()
     (w / "file").write_text("x")
     rng = random.Random(seed)
-    res = fuzz_cli.run_case(fuzz_cli.case(cmd, rng, w, proof, rec), w, box_s=30.0)
+    res = fuzz_cli.run_any(fuzz_cli.make_case(cmd, rng, w, proof, rec), w, 30.0, rng)
     shutil.rmtree(w, ignore_errors=True)
     assert not fuzz_cli.judge(res), res

@@ -34,7 +34,7 @@ def test_proofs_verify(k: int, seed: int, key_dir: Path) -> None:
     circuit, pk, vk = _keys(k, seed, key_dir)
     for instance in (0, 1):
         syn = P.synthesize(circuit, instance)
-        proof = P.prove(circuit, pk, instance, *P.randomisers(seed, instance))
+        proof = P.prove(circuit, pk, instance, *P.seeded_randomisers(seed, instance))
         assert P.verify(vk, syn.public_ints(), proof)
 
 
@@ -74,8 +74,8 @@ def test_h_matches_quotient(key_dir: Path) -> None:
 
 def test_same_randomisers_same_bytes(key_dir: Path) -> None:
     circuit, pk, _ = _keys(8, 1, key_dir)
-    r, s = P.randomisers(1, 4)
-    assert P.randomisers(1, 4) == (r, s) != P.randomisers(1, 5)
+    r, s = P.seeded_randomisers(1, 4)
+    assert P.seeded_randomisers(1, 4) == (r, s) != P.seeded_randomisers(1, 5)
     p1, p2 = P.prove(circuit, pk, 4, r, s), P.prove(circuit, pk, 4, r, s)
     assert p1.to_bytes() == p2.to_bytes() and len(p1.to_bytes()) == 192
     assert Proof.from_bytes(p1.to_bytes()) == p1
@@ -87,7 +87,7 @@ def test_same_randomisers_same_bytes(key_dir: Path) -> None:
 def test_tampered_proofs_fail(key_dir: Path) -> None:
     circuit, pk, vk = _keys(8, 1, key_dir)
     syn = P.synthesize(circuit, 0)
-    proof = P.prove(circuit, pk, 0, *P.randomisers(1, 0))
+    proof = P.prove(circuit, pk, 0, *P.seeded_randomisers(1, 0))
     pub = syn.public_ints()
     g1, g2 = curve.g1_generator(), curve.g2_generator()
     assert P.verify(vk, pub, proof)
@@ -103,7 +103,7 @@ def test_other_circuits_vk_fails(key_dir: Path) -> None:
     circuit, pk, _ = _keys(8, 1, key_dir)
     _, _, vk_other_seed = _keys(8, 2, key_dir)
     syn = P.synthesize(circuit, 0)
-    proof = P.prove(circuit, pk, 0, *P.randomisers(1, 0))
+    proof = P.prove(circuit, pk, 0, *P.seeded_randomisers(1, 0))
     _, _, vk_other_size = _keys(9, 1, key_dir)
     assert not P.verify(vk_other_seed, syn.public_ints(), proof)
     assert not P.verify(vk_other_size, syn.public_ints(), proof)
@@ -115,7 +115,7 @@ def test_phases_compose_like_prove(key_dir: Path) -> None:
     prep = P.prep_msm(syn, pk)
     assert len(prep.a.ones) > 5 * len(prep.a.tail) > 0  # batch addition carries the bulk
     h = P.ntt_h(syn.a, syn.b, syn.c)
-    r, s = P.randomisers(1, 1)
+    r, s = P.seeded_randomisers(1, 1)
     proof = P.assemble(syn, P.msm_g1(prep, h, pk), P.b_g2_msm(prep, pk), pk, r, s)
     assert proof == P.prove(circuit, pk, 1, r, s)
     assert P.verify(vk, syn.public_ints(), proof)

@@ -18,7 +18,7 @@ def proved(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
     circuit = P.make_circuit(8, 1)
     pk, vk = P.load_or_setup(circuit, 1, key_dir)
     syn = P.synthesize(circuit, 0)
-    return vk, P.prove(circuit, pk, 0, *P.randomisers(1, 0)), syn.public_ints()
+    return vk, P.prove(circuit, pk, 0, *P.seeded_randomisers(1, 0)), syn.public_ints()
 
 
 def test_layout_is_snarkjs(proved, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

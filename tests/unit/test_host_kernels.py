@@ -76,7 +76,7 @@ def test_proof_bytes_equal_reference(key_dir: Path) -> None:
     circuit = P.make_circuit(10, 1)
     pk, vk = P.load_or_setup(circuit, 1, key_dir)
     for instance in (0, 3):
-        r, s = P.randomisers(1, instance)
+        r, s = P.seeded_randomisers(1, instance)
         syn = P.synthesize_reference(circuit, instance)
         prep = P.prep_msm_reference(syn, pk)
         h = P.ntt_h(syn.a, syn.b, syn.c)

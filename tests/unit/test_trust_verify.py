@@ -118,10 +118,10 @@ def test_two_default_setups_differ_and_a_seeded_proof_fails_a_default_key(tmp_pa
     spk, svk = S.setup(circuit, insecure_seed=1)
     assert svk.insecure and np.array_equal(S.setup(circuit, insecure_seed=1)[1].ic, svk.ic)  # reproducible
     syn = P.synthesize(circuit, 0)
-    seeded_proof = P.prove(circuit, spk, 0, *P.randomisers(1, 0))
+    seeded_proof = P.prove(circuit, spk, 0, *P.seeded_randomisers(1, 0))
     assert P.verify(svk, syn.public_ints(), seeded_proof)
     assert not P.verify(vk1, syn.public_ints(), seeded_proof)
-    assert P.verify(vk1, syn.public_ints(), P.prove(circuit, pk1, 0, *P.randomisers(1, 0)))
+    assert P.verify(vk1, syn.public_ints(), P.prove(circuit, pk1, 0, *P.seeded_randomisers(1, 0)))
 
 
 def test_cache_is_keyed_by_key_id_and_never_serves_seeded_keys_by_default(tmp_path: Path) -> None:

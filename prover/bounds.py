@@ -1,0 +1,88 @@
+"""Every bound a reader puts on what it is given, in one place, with one message.
+
+A reader (recordings, the TOML config, the attach wire, --gpus lists, proof JSON) must never
+allocate, loop or recurse on a file's or a peer's word beyond what the engine itself could
+produce. Each bound is named here; `over(what, value, bound)` is the one message; readers
+turn it into their own error type (RecordingError, ConfigError, WireError, a usage error).
+docs/exit-codes.md lists them.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+
+# sizes (bytes)
+MAX_LINE = 1 << 20  # one recording or wire line (our longest, a header with argv and config, is a few KiB)
+MAX_CONFIG_BYTES = 1 << 20  # a --config TOML file
+MAX_JSON_BYTES = 64 << 20  # a proof, key or public-inputs JSON file (a 2^24 key is far smaller)
+MAX_DECOMPRESSED = 256 << 20  # a recording's bytes after gzip (a day of a busy run is ~100 MiB)
+
+# counts
+MAX_EVENTS = 1_000_000  # a recording's events read (~135 B each: ~135 MiB, ~10 s to fold)
+MAX_GPUS_HOST = 64  # GPUs one engine drives (RunConfig.gpus)
+MAX_GPU_ID = 1023  # a device id in a --gpus list
+MAX_GPUS = 256  # a fleet's GPUs, all hosts together (the dashboard lays out each one)
+MAX_HOSTS = 64  # a fleet's hosts
+MAX_WORKERS = MAX_GPUS * 16  # distinct workers a recording may name (16 a GPU: the knob's top)
+MAX_DEPTH = 32  # nesting of JSON / TOML values (our deepest, a header's config, is 3)
+MAX_CLIENT_LINES = 10_000  # lines one attach client may send in a connection
+
+# time
+HELLO_DEADLINE_S = 5.0  # a whole attach hello, first byte to last
+
+
+class BoundError(ValueError):
+    """A value over one of the bounds above; str() is the one-line message."""
+
+
+def over(what: str, value: object, bound: object) -> str:
+    """The one message: what is over which bound."""
+    return f"{what} {value} is over the bound of {bound} (prover/bounds.py)"
+
+
+def check(what: str, value: int | float, bound: int | float) -> None:
+    if value > bound:
+        raise BoundError(over(what, value, bound))
+
+
+def finite(what: str, value: float) -> None:
+    if not math.isfinite(value):
+        raise BoundError(f"{what} {value} is not a finite number")
+
+
+def nonfinite_field(obj: Any) -> str | None:
+    """The first float field of a flat model (an event) that is NaN or infinite, as 'name=value'."""
+    for k, v in obj.__dict__.items():
+        if type(v) is float and not math.isfinite(v):
+            return f"{k}={v}"
+    return None
+
+
+def depth(obj: Any) -> int:
+    """Nesting of a parsed JSON / TOML value (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(obj, 0)]
+    while stack:
+        o, d = stack.pop()
+        if isinstance(o, dict):
+            o = list(o.values())
+        if isinstance(o, list):
+            deepest = max(deepest, d + 1)
+            if deepest > MAX_DEPTH:
+                return deepest
+            stack.extend((x, d + 1) for x in o)
+    return deepest
+
+
+def parse_nested(what: str, parse: Callable[[T], Any], text: T) -> Any:
+    """parse(text) (json.loads, tomllib.loads), with nesting bounded: the parsers recurse, so
+    a deep value is a BoundError, never a RecursionError."""
+    try:
+        obj = parse(text)
+    except RecursionError:
+        raise BoundError(over(f"{what} nesting depth", "(too deep to parse)", MAX_DEPTH)) from None
+    d = depth(obj)
+    if d > MAX_DEPTH:
+        raise BoundError(over(f"{what} nesting depth", d, MAX_DEPTH))
+    return obj
