@@ -204,6 +204,9 @@ def first_line(s: socket.socket) -> dict:
 
 def attach_probe(rng: random.Random, w: Path) -> tuple[str, bool]:
     import prover.attach.server as S
+    from prover.attach.wire import PROTOCOL_VERSION
+
+    HELLO = b'{"kind":"hello","protocol":%d,"client":"f"}\n' % PROTOCOL_VERSION
 
     srv = _attach_server(w)
     try:
@@ -215,14 +218,14 @@ def attach_probe(rng: random.Random, w: Path) -> tuple[str, bool]:
 
         kind = rng.choice(["types", "flood", "pending", "garbage", "mute"])
         if kind == "types":
-            proto = rng.choice(['"1"', "1.0", "true", "null", "[1]", "2", "-1", "1e400"])
+            proto = rng.choice(['"2"', "2.0", "true", "null", "[2]", "3", "-1", "1e400"])
             s = conn()
             s.sendall(b'{"kind":"hello","protocol":' + proto.encode() + b',"client":"f"}\n')
             return f"hello protocol {proto}", first_line(s)["kind"] == "refused"
         if kind == "flood":  # more hellos than clients
             socks = [conn() for _ in range(S.MAX_CLIENTS + 8)]
             for s in socks:
-                s.sendall(b'{"kind":"hello","protocol":1,"client":"f"}\n')
+                s.sendall(HELLO)
             kinds = [first_line(s)["kind"] for s in socks]
             return "hello flood", kinds.count("welcome") == S.MAX_CLIENTS and len(srv.clients) == S.MAX_CLIENTS
         if kind == "pending":
@@ -233,7 +236,7 @@ def attach_probe(rng: random.Random, w: Path) -> tuple[str, bool]:
                 q.close()
             return "connections before hello", ok
         s = conn()
-        s.sendall(b'{"kind":"hello","protocol":1,"client":"f"}\n')
+        s.sendall(HELLO)
         first_line(s)
         if kind == "garbage":
             s.sendall(rng.randbytes(rng.randrange(1, 4000)) + b"\n" + b'{"kind":"control","id":"x","spec":1}\n')

@@ -155,14 +155,12 @@ class HostRam:
 def size_host_ram(host: HostRam, emit: Emit, prover: Any, config: Any, modelled_log2: int, backend: str) -> None:
     """After set-up: the host's size, the key's bytes and each worker's, native or modelled
     (the proved circuit's real sizes x 2^modelled / 2^proved)."""
-    from prover import settings
-
     proved = config.constraints_log2
     native = modelled_log2 == proved
     scale = 1.0 if native else float(2 ** (modelled_log2 - proved))
     emit(ev.HostRamInfo, total_bytes=host_total_bytes(), modelled=not native, log2=modelled_log2)
     num_vars = getattr(prover.circuit, "num_vars", 1 << proved)
-    pinned = backend == "cuda" and settings.current().pinned_host
+    pinned = backend == "cuda" and config.kernels.pinned_host
     host.configure(worker_bytes(int(num_vars), proved, scale), frozenset({"abc", "prep"}) if pinned else frozenset())
     key = int(getattr(prover.pk, "nbytes", 0) * scale)
     host.hold_fixed("key", f"2^{modelled_log2}", key)

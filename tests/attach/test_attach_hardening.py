@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from fuzz_cases import first_line  # noqa: E402  (the raw-socket reader the fuzz's probes use)
+from fuzz_cases import first_line  # the raw-socket reader the fuzz probes use
 from prover.attach import server as S
 from prover.attach import wire
+from prover.attach.wire import PROTOCOL_VERSION
 from prover.attach.server import AttachServer
 from prover.config import load_config
 from prover.pipeline.engine import Engine
@@ -40,7 +40,7 @@ def _conn(server: AttachServer) -> socket.socket:
 
 
 def _hello(s: socket.socket, **over: object) -> dict:
-    doc = {"kind": "hello", "protocol": 1, "client": "t", **over}
+    doc = {"kind": "hello", "protocol": PROTOCOL_VERSION, "client": "t", **over}
     s.sendall(json.dumps(doc).encode() + b"\n")
     return first_line(s)
 
@@ -128,7 +128,7 @@ def test_the_whole_hello_has_one_deadline(srv: AttachServer, monkeypatch: pytest
     s = _conn(srv)
     t0 = time.monotonic()
     try:
-        for ch in b'{"kind": "hello", "protocol": 1, "client": "drip"}':  # a byte every 0.2 s: 10 s in all
+        for ch in b'{"kind": "hello", "protocol": %d, "client": "drip"}' % PROTOCOL_VERSION:  # a byte every 0.2 s: 10 s in all
             s.sendall(bytes([ch]))
             time.sleep(0.2)
     except OSError:
@@ -138,7 +138,7 @@ def test_the_whole_hello_has_one_deadline(srv: AttachServer, monkeypatch: pytest
     assert srv.clients == []
 
 
-@pytest.mark.parametrize("protocol", ["1", 1.0, True])
+@pytest.mark.parametrize("protocol", [str(PROTOCOL_VERSION), float(PROTOCOL_VERSION), True])
 def test_hello_types_are_strict(srv: AttachServer, protocol: object) -> None:
     srv.start()
     reply = _hello(_conn(srv), protocol=protocol)

@@ -21,14 +21,6 @@ SEED, INSTANCE = 7, 3
 Prove = Callable[[Any, Any, int, int, int], Any]  # (circuit, pk, instance, r, s) -> Proof
 
 
-def seeded_randomisers(seed: int, instance: int) -> tuple[int, int]:
-    """r, s for the fixture, through the explicit seeded path (kept in one small function so the
-    insecure-flag change of issue 24 lands here alone)."""
-    from prover.groth16 import phases as P
-
-    return P.randomisers(seed, instance)
-
-
 def proof_hex(k: int, prove: Prove | None = None, key_dir: Path | None = None) -> str:
     """The 192-byte compressed proof of INSTANCE of the 2^k circuit for SEED, as hex."""
     from prover.groth16 import phases as P
@@ -36,7 +28,7 @@ def proof_hex(k: int, prove: Prove | None = None, key_dir: Path | None = None) -
     circuit = P.make_circuit(k, SEED)
     with tempfile.TemporaryDirectory() as tmp:
         pk, _vk = P.load_or_setup(circuit, SEED, key_dir or Path(tmp), insecure_seeded=True)
-    r, s = seeded_randomisers(SEED, INSTANCE)
+    r, s = P.seeded_randomisers(SEED, INSTANCE)  # the explicit insecure path: fixed bytes
     proof = (prove or P.prove)(circuit, pk, INSTANCE, r, s)
     return proof.to_bytes().hex()
 
