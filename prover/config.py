@@ -149,6 +149,8 @@ class RunConfig(BaseModel):
         values = k.values or ()
         if v not in values and not (v == "auto" == k.default):  # read now, not at import: the vocabulary is the one place to extend
             raise ValueError("Input should be " + _one_of(values))
+        if v != "auto":
+            k.check_runs(v)
         return v
 
     @field_validator("vram_budget", mode="before")

@@ -11,7 +11,9 @@ which sends the change to the Controller (textual key names; prover imports no U
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
+
+from prover.pipeline import disciplines
 
 BOOL_WORDS = {"on": True, "true": True, "1": True, "yes": True, "off": False, "false": False, "0": False, "no": False}
 
@@ -39,6 +41,9 @@ class Knob:
     live: bool = True  # can change mid-run (through the Controller)
     aliases: tuple[str, ...] = ()  # other spellings in `--switch KNOB=VALUE`
     bare: bool = False  # a bare value is a switch too (`--switch two-lock`)
+    # what runs a value (lock_mode: the disciplines' registry): a value listed here but not
+    # there is refused, so a value added to this table alone cannot run
+    runs: Callable[[], tuple[str, ...]] | None = None
 
     @property
     def flag(self) -> str:
@@ -56,7 +61,13 @@ class Knob:
             return v
         if v not in (self.values or ()):
             raise ValueError(f"{self.name} must be one of {', '.join(self.values or ())}, got {v!r}")
+        self.check_runs(v)
         return v
+
+    def check_runs(self, v: Any) -> None:
+        """ValueError if nothing runs value v (see `runs`)."""
+        if self.runs is not None and v not in self.runs():
+            raise ValueError(f"{self.name} {v!r} has nothing that runs it; runnable: {', '.join(self.runs())}")
 
     def parse(self, text: str) -> Any:
         """A value from its textual form (`--switch`), checked."""
@@ -92,8 +103,9 @@ class Knob:
 
 
 KNOBS: dict[str, Knob] = {k.name: k for k in (
-    Knob("lock_mode", str, "two-lock", values=("single", "two-lock"), bare=True, aliases=("mode",),
-         help="single: mem+compute held for the whole GPU section; two-lock: pre-stage under mem",
+    Knob("lock_mode", str, "two-lock", values=disciplines.names(), bare=True, aliases=("mode",),
+         runs=disciplines.names,
+         help="; ".join(f"{n}: {h}" for n, h in disciplines.summaries().items()),
          key_label="l", key_help="lock mode: {values}", keys=(Key("l", "lock_mode", "lock mode"),)),
     Knob("mem_sync", str, "device", values=("device", "stream"), bare=True,
          help="device: device sync + pool trim inside mem (the seed); stream: stream-ordered only",
