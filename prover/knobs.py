@@ -146,7 +146,7 @@ def parse_switch(spec: str) -> tuple[str, Any]:
     low = s.lower()
     for k in KNOBS.values():
         if k.bare and low in (k.values or ()):
-            return k.name, low
+            return k.name, k.check(low)
     if low in ("pause", "resume"):
         return "paused", low == "pause"
     if "=" not in s:
