@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from prover.device.budget import parse_bytes  # noqa: F401 (re-exported: one parse of a size)
 from prover.events import Phase
 from prover.knobs import KNOBS
 from prover.settings import KernelSettings
@@ -27,12 +28,6 @@ from prover.settings import KernelSettings
 Backend = Literal["auto", "sim", "cuda"]
 _CHOICE_KNOBS = tuple(k.name for k in KNOBS.values() if k.values)
 
-_UNITS = {
-    "": 1, "b": 1,
-    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
-    "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
-}
-_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -40,28 +35,6 @@ MAX_CONFIG_BYTES = 1 << 20
 
 class ConfigError(ValueError):
     """An invalid configuration; the message names the field(s) and allowed values."""
-
-
-def parse_bytes(v: Any) -> int:
-    """'24GiB' / '16 GB' / '512MiB' / 1234 -> bytes (int). GiB-style = 1024-based, GB = 1000-based."""
-    if isinstance(v, bool):
-        raise ValueError("a size, e.g. '24GiB' or a number of bytes")
-    if isinstance(v, int):
-        if v <= 0:
-            raise ValueError("must be > 0 bytes")
-        return v
-    if isinstance(v, float):
-        if not math.isfinite(v) or v <= 0:  # inf would overflow int(); found by benchmarks/fuzz_inputs.py
-            raise ValueError("must be a finite number of bytes > 0")
-        return int(v)
-    if isinstance(v, str):
-        m = _SIZE_RE.match(v)
-        if m and m.group(2).lower() in _UNITS:
-            x = float(m.group(1)) * _UNITS[m.group(2).lower()]
-            if math.isfinite(x) and x >= 1:
-                return int(x)
-        raise ValueError(f"{v!r} is not a size: use e.g. '24GiB', '16GB', '512MiB' or bytes")
-    raise ValueError("a size, e.g. '24GiB' or a number of bytes")
 
 
 class FaultsConfig(BaseModel):
@@ -117,9 +90,7 @@ class RunConfig(BaseModel):
     prestage: bool = Field(KNOBS["prestage"].default, description=KNOBS["prestage"].help)
     b_g2: str = Field(KNOBS["b_g2"].default, description=KNOBS["b_g2"].help)
     paused: bool = Field(KNOBS["paused"].default, description=KNOBS["paused"].help)
-    vram_budget: int | str = Field("card", description="bytes ('16GiB', '24GB', ...) or a scenario: card (the "
-                                   "profile's card; native: the device's memory), two-prestage (two partitions' "
-                                   "pre-stages, not three)")
+    vram_budget: int | str = Field(KNOBS["vram_budget"].default, description=KNOBS["vram_budget"].help)
     constraints_log2: int = Field(10, ge=8, le=24, description="size of the circuit really proved (2^24 wants a GPU for setup)")
     modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
     partitions: int = Field(10, ge=1, le=1000, description="partitions per sector")
@@ -156,14 +127,7 @@ class RunConfig(BaseModel):
     @field_validator("vram_budget", mode="before")
     @classmethod
     def _budget(cls, v: Any) -> int | str:
-        from prover.device.budget import SCENARIOS
-
-        if isinstance(v, str) and v.strip().lower() in SCENARIOS:
-            return v.strip().lower()
-        try:
-            return parse_bytes(v)
-        except ValueError as exc:
-            raise ValueError(f"{exc}, or one of {', '.join(SCENARIOS)}") from None
+        return KNOBS["vram_budget"].check(v)
 
     @field_validator("gpus")
     @classmethod

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from prover.device import budget
 from prover.pipeline import disciplines
 
 BOOL_WORDS = {"on": True, "true": True, "1": True, "yes": True, "off": False, "false": False, "0": False, "no": False}
@@ -44,6 +45,12 @@ class Knob:
     # what runs a value (lock_mode: the disciplines' registry): a value listed here but not
     # there is refused, so a value added to this table alone cannot run
     runs: Callable[[], tuple[str, ...]] | None = None
+    # a knob of its own shape (vram_budget: a size or a scenario): its one parse (the value
+    # itself or its text; ValueError naming it), how a value is written, what it accepts
+    parse_value: Callable[[Any], Any] | None = None
+    show: Callable[[Any], str] = str
+    accepts: str = ""
+    hook: str | None = None  # the EngineHooks method that applies it (returns (old, new))
 
     @property
     def flag(self) -> str:
@@ -51,6 +58,8 @@ class Knob:
 
     def check(self, v: Any) -> Any:
         """The value if allowed, else ValueError naming the knob and what it accepts."""
+        if self.parse_value is not None:
+            return self.parse_value(v)
         if self.kind is bool:
             if not isinstance(v, bool):
                 raise ValueError(f"{self.name} must be on or off, got {v!r}")
@@ -72,6 +81,8 @@ class Knob:
     def parse(self, text: str) -> Any:
         """A value from its textual form (`--switch`), checked."""
         t = text.strip()
+        if self.parse_value is not None:
+            return self.parse_value(t)
         if self.kind is bool:
             if t.lower() not in BOOL_WORDS:
                 raise ValueError(f"{self.name} must be on or off, got {text!r}")
@@ -95,6 +106,8 @@ class Knob:
         return self.key_label, self.key_help.format(values=" ↔ ".join(self.values or ()))
 
     def switch_help(self) -> str:
+        if self.accepts:
+            return f"{self.name}={self.accepts}"
         if self.kind is bool:
             return f"{self.name}=on|off"
         if self.kind is int:
@@ -120,6 +133,11 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          help="where b_g2_msm runs (auto: gpu where the CUDA kernels load, else cpu; resolved at start)",
          key_label="b",
          key_help="b_g2 MSM on {values}", keys=(Key("b", "b_g2", "b_g2 cpu/gpu"),)),
+    Knob("vram_budget", str, "card", parse_value=budget.parse_spec, show=budget.show, hook="set_vram_budget",
+         accepts="SIZE|" + "|".join(budget.SCENARIOS), aliases=("budget",),
+         help="VRAM budget per GPU: bytes ('16GiB', '24GB', ...) or a scenario: card (the profile's card; native: "
+              "the device's memory), two-prestage (two partitions' pre-stages, not three)",
+         key_label="", key_help="", keys=()),
     Knob("paused", bool, False, help="start paused", key_label="space", key_help="pause / resume the prover",
          keys=(Key("space", "pause", "pause/resume", "␣"),)),
 )}

@@ -34,17 +34,6 @@ from c2tui.options import config_from_options, finite, run_options
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
 
 
-def _budget_spec(text: str) -> None:
-    from prover.config import parse_bytes
-    from prover.device.budget import SCENARIOS
-
-    if text.strip().lower() not in SCENARIOS:
-        try:
-            parse_bytes(text.strip())
-        except ValueError as exc:
-            raise ValueError(f"vram_budget: {exc}, or one of {', '.join(SCENARIOS)}") from None
-
-
 def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
     from prover.knobs import parse_switch
 
@@ -60,11 +49,7 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
         if not 0 <= t <= MAX_SECONDS:  # also false for nan
             raise click.BadParameter(f"{spec!r}: AT must be finite seconds >= 0", param_hint="--switch")
         try:
-            name, eq, value = mode.partition("=")
-            if eq and name.strip().replace("-", "_").lower() in ("vram_budget", "budget"):
-                _budget_spec(value)  # its size against the partition is checked when applied
-            else:
-                parse_switch(mode)
+            parse_switch(mode)  # a budget's size against the partition is checked when applied
         except ValueError as exc:
             raise click.BadParameter(f"{spec!r}: {exc}", param_hint="--switch") from None
         out.append((t, mode))

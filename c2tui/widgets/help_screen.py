@@ -17,7 +17,7 @@ from prover.pipeline.disciplines import lock_order, summaries
 
 def live_keys() -> list[tuple[str, str]]:
     """The knobs' keys and help (prover.knobs, read when the screen opens), then submit."""
-    return [k.key_row() for k in KNOBS.values()] + [("n", "submit a new sector")]
+    return [k.key_row() for k in KNOBS.values() if k.keys] + [("n", "submit a new sector")]
 
 
 REPLAY_KEYS = [

@@ -12,6 +12,10 @@ A budget below one partition's pre-stage bytes can run nothing: it is refused at
 """
 from __future__ import annotations
 
+import math
+import re
+from typing import Any
+
 from prover.device.profiles import Profile
 
 SCENARIOS: dict[str, str] = {
@@ -19,6 +23,53 @@ SCENARIOS: dict[str, str] = {
     "two-prestage": "two partitions' pre-stages, not three (24 GiB for rtx5070ti-16g at 2^27)",
 }
 GiB = 1024**3
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
+    "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
+}
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_bytes(v: Any) -> int:
+    """'24GiB' / '16 GB' / '512MiB' / 1234 -> bytes (int). GiB-style = 1024-based, GB = 1000-based."""
+    if isinstance(v, bool):
+        raise ValueError("a size, e.g. '24GiB' or a number of bytes")
+    if isinstance(v, int):
+        if v <= 0:
+            raise ValueError("must be > 0 bytes")
+        return v
+    if isinstance(v, float):
+        if not math.isfinite(v) or v <= 0:  # inf would overflow int(); found by benchmarks/fuzz_inputs.py
+            raise ValueError("must be a finite number of bytes > 0")
+        return int(v)
+    if isinstance(v, str):
+        m = _SIZE_RE.match(v)
+        if m and m.group(2).lower() in _UNITS:
+            x = float(m.group(1)) * _UNITS[m.group(2).lower()]
+            if math.isfinite(x) and x >= 1:
+                return int(x)
+        raise ValueError(f"{v!r} is not a size: use e.g. '24GiB', '16GB', '512MiB' or bytes")
+    raise ValueError("a size, e.g. '24GiB' or a number of bytes")
+
+
+
+def parse_spec(v: Any) -> int | str:
+    """A budget as given (a knob value, TOML, --vram-budget, --switch, attach): a scenario
+    name, or a size in bytes. The one parse of it; ValueError in one line otherwise. Whether
+    it holds a partition is `check`'s business (it needs the profile)."""
+    if isinstance(v, str) and v.strip().lower() in SCENARIOS:
+        return v.strip().lower()
+    try:
+        return parse_bytes(v.strip() if isinstance(v, str) else v)
+    except ValueError as exc:
+        raise ValueError(f"vram_budget: {exc}, or one of {', '.join(SCENARIOS)}") from None
+
+
+def show(v: int | str) -> str:
+    """A spec as the dashboard and ModeChange write it."""
+    return v if isinstance(v, str) else gib(v)
+
 
 
 class BudgetError(ValueError):
