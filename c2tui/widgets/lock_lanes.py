@@ -7,13 +7,12 @@ from prover.pipeline.disciplines import lock_order
 
 from c2tui.widgets.common import Line, fmt_secs, worker_index
 
-LOCKS = lock_order()
-
 
 def lock_names(g) -> list[str]:
-    """The GPU's locks in the global order, then any a recording has that no discipline
-    declares now."""
-    return [n for n in LOCKS if n in g.locks] + sorted(n for n in g.locks if n not in LOCKS)
+    """The GPU's locks in the global order (read now: the registry is the one source), then
+    any a recording has that no discipline declares now."""
+    order = lock_order()
+    return [n for n in order if n in g.locks] + sorted(n for n in g.locks if n not in order)
 
 
 RECENT_SYNC_S = 5.0  # an ended device sync stays on the mem lane this long (a 40 ms wait is gone in one frame)

@@ -16,11 +16,10 @@ from typing import Any
 
 from prover.pipeline.disciplines import COMPUTE, lock_order
 
-ORDER = lock_order()  # every lock the disciplines declare, in the one global order
-
 
 class InvariantChecker:
     def __init__(self) -> None:
+        self.order = lock_order()  # every lock the disciplines declare, in the one global order
         self.violations: list[str] = []
         self.holders: dict[tuple[Any, int, str], str | None] = {}
         self.held: dict[tuple[Any, int, str], list[str]] = defaultdict(list)
@@ -52,8 +51,9 @@ class InvariantChecker:
             self._drop_host(h)
         elif k == "lock_requested":
             mine = self.held[(h, e.gpu, e.worker)]
-            later = [h for h in mine if ORDER.index(h) > ORDER.index(e.lock)] if e.lock in ORDER else []
-            if e.lock not in ORDER:
+            order = self.order
+            later = [h for h in mine if order.index(h) > order.index(e.lock)] if e.lock in order else []
+            if e.lock not in order:
                 self.violations.append(f"{e.worker} requests {e.lock!r}, a lock no discipline declares")
             elif later:
                 self.violations.append(f"order inverted: {e.worker} requests {e.lock} holding {later} on gpu{e.gpu}")

@@ -124,3 +124,59 @@ def test_reserved_needs_no_mem_lock_no_device_sync_and_no_fallback_on_a_tight_bu
     assert not [e for e in res.events if e.kind.startswith("lock_") and e.lock != "compute"]
     staged = [e for e in res.events if e.kind == "alloc"]
     assert staged and max(res.max_live.values()) <= 2 * TINY
+
+
+class _ThreeLock(disciplines.Discipline):
+    """A discipline that adds a lock: uploads under their own `upload` lock, between mem
+    (allocation) and compute. Registered only inside the test below."""
+
+    name, locks, summary = "three-lock", ("mem", "upload", "compute"), "alloc under mem, upload under upload"
+
+    def section(self, flow, s):
+        prep_f = flow.start_prep(s)
+        with s.locks.hold_all(("mem", "upload"), s.w, s.part.id):
+            with flow.phase(s, disciplines.base.Phase.prestage):
+                s.bufs[:] = flow.upload(s, flow.T["prestage"])
+        with s.locks.hold("compute", s.w, s.part.id):
+            flow.compute(s, prep_f)
+        return prep_f
+
+
+@pytest.mark.timeout(30)
+def test_a_discipline_with_a_new_lock_needs_nothing_else(monkeypatch, tmp_path):
+    """Registered alone (no event, fold, widget, theme or trace change), its lock is made,
+    checked, folded, drawn in the lanes and overview (a colour it has none of: the default),
+    exported to the trace and summarised."""
+    from c2tui.widgets.gpu_overview import overview_line
+    from c2tui.widgets.lock_lanes import render_locks
+    from prover.observe.trace import to_trace
+    from prover.record import RecordingHeader, RecordingWriter, read_recording
+    from prover.state import fold
+    from prover.summary import summarize
+    from themes import load
+
+    monkeypatch.setitem(disciplines._REGISTRY, "three-lock", _ThreeLock)
+    k = knobs.KNOBS["lock_mode"]
+    monkeypatch.setitem(knobs.KNOBS, "lock_mode", dataclasses.replace(k, values=disciplines.names()))
+    assert disciplines.lock_order() == ("mem", "upload", "compute")
+    chk = run_schedule(5, gpus=1, workers=3, budget_parts=3, lock_mode="three-lock", mem_sync="stream",
+                       partitions=6, error_rate=0.0, oom_rate=0.0, switch_every_ms=(2, 5),
+                       switches=["three-lock", "two-lock", "single", "three-lock"])
+    assert chk.final() == [] and any(e.kind == "lock_acquired" and e.lock == "upload" for e in chk.events)
+    out = tmp_path / "three.jsonl"
+    w = RecordingWriter(out, RecordingHeader())
+    for e in chk.events:
+        w(e)
+    w.close()
+    st = fold(read_recording(out).events)
+    g = st.gpus[0]
+    assert g.locks["upload"].acquisitions > 0
+    pal = load("dark").palette
+    assert "wait:upload" not in pal.colours  # no theme entry: the default colour, no crash
+    lanes = [ln.plain for ln in render_locks(g, st.t, pal, 100)]
+    assert [ln.split()[0] for ln in lanes] == ["mem", "upload", "compute"]
+    assert "upload" in overview_line(g, pal, 160, "shown").plain
+    tracks = {ev["args"]["name"] for ev in to_trace(read_recording(out))["traceEvents"]
+              if ev.get("ph") == "M" and ev.get("name") == "thread_name"}
+    assert "lock upload holds" in tracks
+    assert summarize(st).gpus[0].locks["upload"].acquisitions == g.locks["upload"].acquisitions
