@@ -12,8 +12,6 @@ mode two-lock with mem_sync=device (the seed's Phase 10 as first written).
 """
 from __future__ import annotations
 
-import math
-import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
