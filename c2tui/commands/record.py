@@ -30,6 +30,7 @@ from c2tui.cluster import cluster_option, make_engine
 from c2tui.listen import listen_options, start_listening
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.options import config_from_options, finite, run_options
+from prover.pipeline import disciplines
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
 
@@ -64,7 +65,8 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 @click.option("--duration", type=float, default=None, help="run this many seconds, then let in-flight partitions finish")
 @click.option("--sectors", type=int, default=None, help="prove this many sectors, then stop")
 @click.option("--switch", "switches", multiple=True, metavar="AT:MODE",
-              help="at AT seconds apply MODE: single | two-lock | stream | device | pause | resume | KNOB=VALUE (repeatable)")
+              help=f"at AT seconds apply MODE: {' | '.join(disciplines.names())} | stream | device | pause | resume | "
+                   "KNOB=VALUE, e.g. vram_budget=20GiB (repeatable)")
 @click.option("--drain-timeout", type=float, default=120.0, show_default=True,
               help="after --duration, how long in-flight partitions may take to finish")
 @click.option("--quiet", "-q", is_flag=True, help="no progress line, no summary")
