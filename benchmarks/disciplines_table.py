@@ -27,12 +27,14 @@ from prover.summary import summarize  # noqa: E402
 
 _NAME = re.compile(r"^n(\d+)_(.+)_(card|tight)$")
 LABELS = {"single": "single", "narrow": "narrow", "stream": "two-lock + stream", "device": "two-lock + device",
-          "reserved": "reserved", "single_cpu": "single, b_g2 cpu (~cuzk)", "narrow_cpu": "narrow, b_g2 cpu"}
+          "reserved": "reserved", "stream_cpu": "two-lock + stream, b_g2 cpu",
+          "single_cpu": "single, b_g2 cpu (~cuzk)", "narrow_cpu": "narrow, b_g2 cpu"}
 # (numerator, denominator, what the ratio says)
 STEPS = (("narrow", "single", "narrowing the lock (narrow / single)"),
          ("stream", "narrow", "the second lock (two-lock + stream / narrow)"),
          ("reserved", "stream", "reserved slots (reserved / two-lock + stream)"),
-         ("narrow_cpu", "single_cpu", "narrowing, b_g2 on cpu (narrow / single)"))
+         ("narrow_cpu", "single_cpu", "narrowing, b_g2 on cpu (narrow / single)"),
+         ("stream_cpu", "stream", "b_g2 off the compute lock (two-lock + stream, cpu / gpu b_g2)"))
 
 
 def _pct(x: float | None) -> str:
