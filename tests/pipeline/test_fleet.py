@@ -106,7 +106,7 @@ def test_record_cluster_local2_replays_and_summarises(tmp_path):
     env = {**__import__("os").environ, "PYTHONPATH": str(root)}
     run = [sys.executable, "-m", "c2tui"]
     r = subprocess.run([*run, "record", "--cluster", "local:2", "--backend", "sim", "--gpus", "2",
-                        "--constraints-log2", "8", "--time-scale", "0.4", "--duration", "9", "--partitions", "6",
+                        "--constraints-log2", "8", "--time-scale", "0.2", "--duration", "8.5", "--partitions", "6",
                         "--switch", "8:vram_budget=20GiB", "--out", str(out)],
                        cwd=root, env=env, capture_output=True, text=True, timeout=500)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
