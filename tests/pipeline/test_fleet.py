@@ -13,7 +13,6 @@ pytest.importorskip("ray")
 
 from prover.events import SCHEMA_VERSION  # noqa: E402
 from prover.config import RunConfig  # noqa: E402
-from prover.events import SCHEMA_VERSION  # noqa: E402
 from prover.fleet.driver import FleetEngine  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter, read_recording  # noqa: E402
 from prover.state import DashboardState, fold  # noqa: E402
