@@ -26,7 +26,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
@@ -38,10 +38,17 @@ from prover.record import RecordingHeader, RecordingWriter  # noqa: E402
 from prover.state import fold  # noqa: E402
 from prover.summary import summarize  # noqa: E402
 
-MODES = {  # run name -> knobs
+MODES = {  # run name -> knobs (the lock disciplines of prover/pipeline/disciplines)
     "single": {"lock_mode": "single", "mem_sync": "stream"},
+    "narrow": {"lock_mode": "narrow", "mem_sync": "stream"},
     "device": {"lock_mode": "two-lock", "mem_sync": "device"},
     "stream": {"lock_mode": "two-lock", "mem_sync": "stream"},
+    "reserved": {"lock_mode": "reserved", "mem_sync": "stream"},
+    # with b_g2 on the CPU: single is then close to where Curio's cuzk ended
+    "single_cpu": {"lock_mode": "single", "mem_sync": "stream", "b_g2": "cpu"},
+    "narrow_cpu": {"lock_mode": "narrow", "mem_sync": "stream", "b_g2": "cpu"},
+    # two-lock + stream with b_g2 off the compute lock (12 of ~68 ms of it at 2^22 on the H200)
+    "stream_cpu": {"lock_mode": "two-lock", "mem_sync": "stream", "b_g2": "cpu"},
 }
 # "<mode>_pageable": the same with settings.pinned_host off (uploads from pageable memory), the
 # A/B for page-locked host buffers in the same process
@@ -203,7 +210,7 @@ def run_steady(eng: Any, sink: ListSink, t0: float, seconds: float, first_timeou
 
 
 def run_one(name: str, base: dict[str, Any], phases: MemoPhases, out_dir: Path, seconds: float,
-            rows: list[dict[str, Any]], json_path: Path) -> None:
+            rows: list[dict[str, Any]], json_path: Path, gzip_recording: bool = False) -> None:
     cfg = load_config(None, **base)
     sink = ListSink()
     writer = RecordingWriter(out_dir / f"{name}.jsonl", RecordingHeader(argv=sys.argv, config=cfg.public_dict(),
@@ -231,6 +238,56 @@ def run_one(name: str, base: dict[str, Any], phases: MemoPhases, out_dir: Path, 
     for e in sink.events:
         if e.kind == "note" and e.level in ("warn", "error"):
             print(f"  note [{e.level}] {e.text[:300]}", flush=True)
+    if gzip_recording:
+        gzip_file(out_dir / f"{name}.jsonl")
+
+
+def gzip_file(path: Path) -> Path:
+    """path -> path.gz (what c2tui replay / summary read as is), the plain file removed."""
+    import gzip
+    import shutil
+
+    gz = path.with_name(path.name + ".gz")
+    with open(path, "rb") as src, gzip.open(gz, "wb", compresslevel=6) as dst:
+        shutil.copyfileobj(src, dst)
+    path.unlink()
+    return gz
+
+
+def run_plan(plan: list[tuple[str, dict[str, Any]]], phases: MemoPhases, out_dir: Path, seconds: float,
+             json_path: Path, deadline: float | None, gzip_recording: bool = False,
+             after_run: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Run the plan's engines back to back (one circuit and key: MemoPhases); a run that would
+    end past `deadline` (epoch s) is skipped and said so. Rows go to json_path as made."""
+    rows: list[dict[str, Any]] = []
+    for name, cfg in plan:
+        if deadline is not None and rows:
+            # the circuit and key are made once (MemoPhases): only the first run's start-up holds them
+            startup = max(5.0, rows[-1]["startup_s"] - sum(rows[-1]["setup_s"].values())) if len(rows) == 1 \
+                else rows[-1]["startup_s"]
+            per_run = startup + seconds + 15
+            if time.time() + per_run > deadline:
+                print(f"{name}: skipped, {deadline - time.time():.0f}s left < ~{per_run:.0f}s a run", flush=True)
+                continue
+        run_one(name, cfg, phases, out_dir, seconds, rows, json_path, gzip_recording)
+        gc.collect()  # the last engine's device copies of the key go before the next run
+        free_cached_blocks(cfg["backend"])
+        if after_run is not None:
+            after_run(rows[-1])
+        if len(rows) == 1:
+            host, gpu = rows[0]["host_s_per_partition"], rows[0]["gpu_section_s"]
+            workers = cfg["workers_per_gpu"]
+            need = math.ceil(host / gpu) + 1 if gpu > 0 else workers
+            print(f"  workers: host {host * 1e3:.0f} ms per partition on one worker vs GPU section {gpu * 1e3:.0f} ms "
+                  f"-> ~{need} workers keep one GPU fed ({workers} used, {os.cpu_count()} CPUs); setup {phases.setup_s}, "
+                  f"its steps {setup_steps()}",
+                  flush=True)
+    return rows
+
+
+def tight_budget(log2: int) -> int:
+    """Two partitions' pre-stages fit, three do not: 2.5 x one (d_a + d_bc at 2^log2)."""
+    return int(2.5 * get_profile("native").partition_bytes(log2))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     ncpu = os.cpu_count() or 2
     workers = a.workers or max(2, min(16, ncpu // 2))
     part = get_profile("native").partition_bytes(a.log2)
-    tight = int(2.5 * part)
+    tight = tight_budget(a.log2)
     total = device_total(a.backend)
     print(f"2^{a.log2} native, backend {a.backend}, {ncpu} CPUs, {workers} workers/GPU; per-partition pre-stage "
           f"{part / 2**20:.1f} MiB (d_a 32 B + d_bc 64 B x 2^{a.log2}); tight budget 2.5 x that = {tight / 2**20:.1f} MiB "
@@ -275,27 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         ngpu = cp.cuda.runtime.getDeviceCount()
     if a.two_gpu == "on" or (a.two_gpu == "auto" and ngpu >= 2):
         plan.append((f"n{a.log2}_stream_card_2gpu", {**base, **MODES["stream"], "vram_budget": total, "gpus": 2}))
-    rows: list[dict[str, Any]] = []
-    json_path = a.out_dir / f"native_{a.log2}.json"
-    for name, cfg in plan:
-        if a.deadline is not None and rows:
-            # the circuit and key are made once (MemoPhases): only the first run's start-up holds them
-            startup = max(5.0, rows[-1]["startup_s"] - sum(rows[-1]["setup_s"].values())) if len(rows) == 1 \
-                else rows[-1]["startup_s"]
-            per_run = startup + a.seconds + 15
-            if time.time() + per_run > a.deadline:
-                print(f"{name}: skipped, {a.deadline - time.time():.0f}s left < ~{per_run:.0f}s a run", flush=True)
-                continue
-        run_one(name, cfg, phases, a.out_dir, a.seconds, rows, json_path)
-        gc.collect()  # the last engine's device copies of the key go before the next run
-        free_cached_blocks(a.backend)
-        if len(rows) == 1:
-            host, gpu = rows[0]["host_s_per_partition"], rows[0]["gpu_section_s"]
-            need = math.ceil(host / gpu) + 1 if gpu > 0 else workers
-            print(f"  workers: host {host * 1e3:.0f} ms per partition on one worker vs GPU section {gpu * 1e3:.0f} ms "
-                  f"-> ~{need} workers keep one GPU fed ({workers} used, {ncpu} CPUs); setup {phases.setup_s}, "
-                  f"its steps {setup_steps()}",
-                  flush=True)
+    run_plan(plan, phases, a.out_dir, a.seconds, a.out_dir / f"native_{a.log2}.json", a.deadline)
     return 0
 
 

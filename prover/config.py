@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from prover.device.budget import parse_bytes  # noqa: F401 (re-exported: one parse of a size)
 from prover.events import Phase
 from prover import bounds
-from prover.device.budget import parse_bytes  # noqa: F401 (re-exported: one parse of a size)
 from prover.knobs import KNOBS
 from prover.settings import KernelSettings
 
@@ -89,9 +89,7 @@ class RunConfig(BaseModel):
     b_g2: str = Field(KNOBS["b_g2"].default, description=KNOBS["b_g2"].help)
     paused: bool = Field(KNOBS["paused"].default, description=KNOBS["paused"].help)
     host_ram_budget: int = Field(KNOBS["host_ram_budget"].default, ge=0, description=KNOBS["host_ram_budget"].help)
-    vram_budget: int | str = Field("card", description="bytes ('16GiB', '24GB', ...) or a scenario: card (the "
-                                   "profile's card; native: the device's memory), two-prestage (two partitions' "
-                                   "pre-stages, not three)")
+    vram_budget: int | str = Field(KNOBS["vram_budget"].default, description=KNOBS["vram_budget"].help)
     constraints_log2: int = Field(10, ge=8, le=24, description="size of the circuit really proved (2^24 wants a GPU for setup)")
     modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
     partitions: int = Field(10, ge=1, le=1000, description="partitions per sector")
@@ -124,6 +122,8 @@ class RunConfig(BaseModel):
         values = k.values or ()
         if v not in values and not (v == "auto" == k.default):  # read now, not at import: the vocabulary is the one place to extend
             raise ValueError("Input should be " + _one_of(values))
+        if v != "auto":
+            k.check_runs(v)
         return v
 
     @field_validator("host_ram_budget", mode="before")
@@ -136,14 +136,7 @@ class RunConfig(BaseModel):
     @field_validator("vram_budget", mode="before")
     @classmethod
     def _budget(cls, v: Any) -> int | str:
-        from prover.device.budget import SCENARIOS
-
-        if isinstance(v, str) and v.strip().lower() in SCENARIOS:
-            return v.strip().lower()
-        try:
-            return parse_bytes(v)
-        except ValueError as exc:
-            raise ValueError(f"{exc}, or one of {', '.join(SCENARIOS)}") from None
+        return KNOBS["vram_budget"].check(v)
 
     @field_validator("gpus")
     @classmethod

@@ -11,7 +11,10 @@ which sends the change to the Controller (textual key names; prover imports no U
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
+
+from prover.device import budget
+from prover.pipeline import disciplines
 
 BOOL_WORDS = {"on": True, "true": True, "1": True, "yes": True, "off": False, "false": False, "0": False, "no": False}
 
@@ -40,6 +43,15 @@ class Knob:
     aliases: tuple[str, ...] = ()  # other spellings in `--switch KNOB=VALUE`
     bare: bool = False  # a bare value is a switch too (`--switch two-lock`)
     size: bool = False  # an int of bytes, written as a size ('64GiB'); 0 / off: none
+    # what runs a value (lock_mode: the disciplines' registry): a value listed here but not
+    # there is refused, so a value added to this table alone cannot run
+    runs: Callable[[], tuple[str, ...]] | None = None
+    # a knob of its own shape (vram_budget: a size or a scenario): its one parse (the value
+    # itself or its text; ValueError naming it), how a value is written, what it accepts
+    parse_value: Callable[[Any], Any] | None = None
+    show: Callable[[Any], str] = str
+    accepts: str = ""
+    hook: str | None = None  # the EngineHooks method that applies it (returns (old, new))
 
     @property
     def flag(self) -> str:
@@ -47,6 +59,8 @@ class Knob:
 
     def check(self, v: Any) -> Any:
         """The value if allowed, else ValueError naming the knob and what it accepts."""
+        if self.parse_value is not None:
+            return self.parse_value(v)
         if self.kind is bool:
             if not isinstance(v, bool):
                 raise ValueError(f"{self.name} must be on or off, got {v!r}")
@@ -57,11 +71,19 @@ class Knob:
             return v
         if v not in (self.values or ()):
             raise ValueError(f"{self.name} must be one of {', '.join(self.values or ())}, got {v!r}")
+        self.check_runs(v)
         return v
+
+    def check_runs(self, v: Any) -> None:
+        """ValueError if nothing runs value v (see `runs`)."""
+        if self.runs is not None and v not in self.runs():
+            raise ValueError(f"{self.name} {v!r} has nothing that runs it; runnable: {', '.join(self.runs())}")
 
     def parse(self, text: str) -> Any:
         """A value from its textual form (`--switch`), checked."""
         t = text.strip()
+        if self.parse_value is not None:
+            return self.parse_value(t)
         if self.size:
             return self.check(parse_size(t))
         if self.kind is bool:
@@ -87,6 +109,8 @@ class Knob:
         return self.key_label, self.key_help.format(values=" ↔ ".join(self.values or ()))
 
     def switch_help(self) -> str:
+        if self.accepts:
+            return f"{self.name}={self.accepts}"
         if self.size:
             return f"{self.name}=SIZE|off"
         if self.kind is bool:
@@ -108,8 +132,9 @@ def parse_size(v: Any) -> int:
 
 
 KNOBS: dict[str, Knob] = {k.name: k for k in (
-    Knob("lock_mode", str, "two-lock", values=("single", "two-lock"), bare=True, aliases=("mode",),
-         help="single: mem+compute held for the whole GPU section; two-lock: pre-stage under mem",
+    Knob("lock_mode", str, "two-lock", values=disciplines.names(), bare=True, aliases=("mode",),
+         runs=disciplines.names,
+         help="; ".join(f"{n}: {h}" for n, h in disciplines.summaries().items()),
          key_label="l", key_help="lock mode: {values}", keys=(Key("l", "lock_mode", "lock mode"),)),
     Knob("mem_sync", str, "device", values=("device", "stream"), bare=True,
          help="device: device sync + pool trim inside mem (the seed); stream: stream-ordered only",
@@ -127,6 +152,11 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     Knob("host_ram_budget", int, 0, lo=0, hi=1 << 60, size=True, aliases=("host_budget",),
          help="host RAM for proving keys and the workers' buffers (e.g. 256GiB; off: no limit): a worker "
               "whose partition would exceed it waits, never an OOM", key_label="", key_help="", keys=()),
+    Knob("vram_budget", str, "card", parse_value=budget.parse_spec, show=budget.show, hook="set_vram_budget",
+         accepts="SIZE|" + "|".join(budget.SCENARIOS), aliases=("budget",),
+         help="VRAM budget per GPU: bytes ('16GiB', '24GB', ...) or a scenario: card (the profile's card; native: "
+              "the device's memory), two-prestage (two partitions' pre-stages, not three)",
+         key_label="", key_help="", keys=()),
     Knob("paused", bool, False, help="start paused", key_label="space", key_help="pause / resume the prover",
          keys=(Key("space", "pause", "pause/resume", "␣"),)),
 )}
@@ -153,7 +183,7 @@ def parse_switch(spec: str) -> tuple[str, Any]:
     low = s.lower()
     for k in KNOBS.values():
         if k.bare and low in (k.values or ()):
-            return k.name, low
+            return k.name, k.check(low)
     if low in ("pause", "resume"):
         return "paused", low == "pause"
     if "=" not in s:

@@ -14,6 +14,7 @@ from typing import Iterable
 from prover import events as ev
 from prover.events import Phase
 from prover.knobs import KNOBS
+from prover.pipeline.disciplines import COMPUTE
 from prover.state_history import HISTORY_HANDLERS, History, advance
 from prover.state_host_ram import HANDLERS as HOST_RAM_HANDLERS
 from prover.state_host_ram import HostRamState
@@ -221,16 +222,16 @@ def _phase_end(s: DashboardState, e: ev.PhaseEnd) -> None:
 
 def _lock_requested(s: DashboardState, e: ev.LockRequested) -> None:
     g = s.gpu(e.gpu)
-    g.locks[e.lock].waiters[e.worker] = (e.part, e.t)
+    g.lock(e.lock).waiters[e.worker] = (e.part, e.t)
     lane(g, e.worker, f"wait:{e.lock}", e.t)
 
 
 def _lock_acquired(s: DashboardState, e: ev.LockAcquired) -> None:
     g = s.gpu(e.gpu)
-    lk = g.locks[e.lock]
+    lk = g.lock(e.lock)
     lk.waiters.pop(e.worker, None)
     lk.holder, lk.holder_part, lk.since = e.worker, e.part, e.t
-    if e.lock == "compute" and g.first_compute_t is None:
+    if e.lock == COMPUTE and g.first_compute_t is None:
         g.first_compute_t, g.util_at_first = e.t, (g.util_sum, g.util_n)
     lk.wait_total += e.wait
     lk.acquisitions += 1
@@ -240,9 +241,9 @@ def _lock_acquired(s: DashboardState, e: ev.LockAcquired) -> None:
 
 def _lock_released(s: DashboardState, e: ev.LockReleased) -> None:
     g = s.gpu(e.gpu)
-    lk = g.locks[e.lock]
+    lk = g.lock(e.lock)
     lk.hold_total += e.hold
-    if e.lock == "compute":
+    if e.lock == COMPUTE:
         g.last_release_t, g.util_at_last = e.t, (g.util_sum, g.util_n)
     if lk.holder == e.worker:
         lk.holder, lk.holder_part = None, None

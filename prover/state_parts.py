@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from prover.pipeline.disciplines import COMPUTE, lock_order
 from prover.state_rates import OkTimes
 
 
@@ -69,7 +70,7 @@ class GpuState:
     budget: int = 0
     simulated: bool = True
     nvml: bool = False
-    locks: dict[str, LockState] = field(default_factory=lambda: {"mem": LockState(), "compute": LockState()})
+    locks: dict[str, LockState] = field(default_factory=lambda: {n: LockState() for n in lock_order()})
     live: dict[str, dict[str, int]] = field(default_factory=dict)  # owner -> buffer name -> bytes
     pool_reserved: int = 0
     pool_used: int = 0
@@ -98,6 +99,14 @@ class GpuState:
     device_syncs: int = 0
     device_sync_total: float = 0.0  # seconds waited in device-global syncs on this GPU
 
+    def lock(self, name: str) -> LockState:
+        """The lock's state; one no discipline declares now (an older or newer recording)
+        gets its own, so the fold never fails on a lock name."""
+        lk = self.locks.get(name)
+        if lk is None:
+            lk = self.locks[name] = LockState()
+        return lk
+
     @property
     def live_bytes(self) -> int:
         return sum(sum(b.values()) for b in self.live.values())
@@ -109,7 +118,7 @@ class GpuState:
             return None, None
         span = self.last_release_t - self.first_compute_t
         # compute hold_total only grows at a release, so it is the total as of the last one
-        held = min(1.0, self.locks["compute"].hold_total / span) if span > 0 else None
+        held = min(1.0, self.lock(COMPUTE).hold_total / span) if span > 0 else None
         n = self.util_at_last[1] - self.util_at_first[1]
         util = (self.util_at_last[0] - self.util_at_first[0]) / n if n > 0 else None
         return held, util

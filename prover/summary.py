@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from prover.pipeline.disciplines import COMPUTE
 from prover.state import DashboardState, LockState
 from prover.state_segments import SegmentSummary, segment_rows, typed_knobs  # noqa: F401 (typed_knobs re-exported)
 from prover.state_host_ram import HostRamSummary, summarize_host_ram
@@ -59,6 +60,7 @@ class GpuSummary(BaseModel):
     ooms: int
     mem: LockSummary
     compute: LockSummary
+    locks: dict[str, LockSummary] = Field(default_factory=dict, description="every lock the GPU's disciplines declared")
     workers: int
 
 
@@ -141,13 +143,14 @@ def summarize(state: DashboardState) -> Summary:
         g = s.gpus[i]
         steady_held, steady_util = g.steady_busy()
         gpus.append(GpuSummary(
-            compute_held_share=min(1.0, g.locks["compute"].hold_total / dur) if dur > 0 else 0.0,
+            compute_held_share=min(1.0, g.lock(COMPUTE).hold_total / dur) if dur > 0 else 0.0,
             util_mean=g.util_sum / g.util_n if g.util_n else None,
             steady_held_share=steady_held, steady_util_mean=steady_util,
             gpu=i, name=g.name, simulated=g.simulated, nvml=g.nvml, budget=g.budget, partitions_done=g.done,
             partitions_verified=g.verified, throughput_per_min=60.0 * g.verified / dur if dur > 0 else 0.0,
             busy_share=min(1.0, g.kernel_busy / dur) if dur > 0 else 0.0, kernel_busy_s=g.kernel_busy,
-            fallbacks=g.fallbacks, ooms=g.ooms, mem=_lock(g.locks["mem"]), compute=_lock(g.locks["compute"]),
+            fallbacks=g.fallbacks, ooms=g.ooms, mem=_lock(g.lock("mem")), compute=_lock(g.lock(COMPUTE)),
+            locks={n: _lock(lk) for n, lk in g.locks.items()},
             workers=len(g.workers)))
     errors = [text for (_, level, text, _e) in s.log if level == "error"]
     r = s.rates()

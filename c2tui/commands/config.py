@@ -42,7 +42,7 @@ def _allowed(name: str, f: Any) -> str:
 
     ann = f.annotation
     k = KNOBS.get(name)
-    if k is not None:  # a live knob: its values from the one knob vocabulary
+    if k is not None and k.parse_value is None:  # a live knob: its values from the one knob vocabulary
         return " | ".join(k.values) if k.values else (f"{k.lo}..{k.hi}" if k.kind is int else "on | off")
     if typing.get_origin(ann) is typing.Literal:
         return " | ".join(str(a) for a in typing.get_args(ann))

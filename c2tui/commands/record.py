@@ -32,20 +32,9 @@ from c2tui.listen import listen_options, start_listening
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.options import config_from_options, finite, run_options
 from c2tui.startup_view import startup_table
-from prover import starting
+from prover import disciplines, starting
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
-
-
-def _budget_spec(text: str) -> None:
-    from prover import parse_bytes
-    from prover import SCENARIOS
-
-    if text.strip().lower() not in SCENARIOS:
-        try:
-            parse_bytes(text.strip())
-        except ValueError as exc:
-            raise ValueError(f"vram_budget: {exc}, or one of {', '.join(SCENARIOS)}") from None
 
 
 def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
@@ -64,9 +53,7 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
             raise click.BadParameter(f"{spec!r}: AT must be finite seconds >= 0", param_hint="--switch")
         try:
             name, eq, value = mode.partition("=")
-            if eq and name.strip().replace("-", "_").lower() in ("vram_budget", "budget"):
-                _budget_spec(value)  # its size against the partition is checked when applied
-            elif eq and name.strip().lower() in ("cancel", "requeue", "cordon", "uncordon"):
+            if eq and name.strip().lower() in ("cancel", "requeue", "cordon", "uncordon"):
                 from prover import parse_target
 
                 parse_target(name.strip().lower(), value)
@@ -75,7 +62,7 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 
                 proof_class(value or "c2")
             else:
-                parse_switch(mode)
+                parse_switch(mode)  # a budget's size against the partition is checked when applied
         except ValueError as exc:
             raise click.BadParameter(f"{spec!r}: {exc}", param_hint="--switch") from None
         out.append((t, mode))
@@ -90,7 +77,8 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 @click.option("--duration", type=float, default=None, help="run this many seconds, then let in-flight partitions finish")
 @click.option("--sectors", type=int, default=None, help="prove this many sectors, then stop")
 @click.option("--switch", "switches", multiple=True, metavar="AT:MODE",
-              help="at AT seconds apply MODE: single | two-lock | stream | device | pause | resume | KNOB=VALUE (repeatable)")
+              help=f"at AT seconds apply MODE: {' | '.join(disciplines.names())} | stream | device | pause | resume | "
+                   "KNOB=VALUE, e.g. vram_budget=20GiB (repeatable)")
 @click.option("--drain-timeout", type=float, default=120.0, show_default=True,
               help="after --duration, how long in-flight partitions may take to finish")
 @click.option("--quiet", "-q", is_flag=True, help="no progress line, no summary")

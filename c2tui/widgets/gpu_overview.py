@@ -1,5 +1,5 @@
 """One compact line per GPU, shown only when the GPU panels do not all fit: utilisation,
-who holds the two locks, VRAM, done / fallbacks / OOMs, and where that GPU's panel is
+who holds each lock, VRAM, done / fallbacks / OOMs, and where that GPU's panel is
 (on screen, or above / below: scroll the panels with the wheel or PgUp / PgDn, or click
 the line to bring the panel into view). At most a third of the screen: a fleet whose GPUs
 do not fit gets a line per host instead (fleet_overview.py), a host with GPUs "+N more"."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 from c2tui.widgets.common import Line, StateView, gib, sparkline
 from c2tui.widgets.fleet_overview import host_lines
 from c2tui.widgets.gpu_panel import GpuPanel
+from c2tui.widgets.lock_lanes import lock_names
 
 WHERE = {"shown": ("on screen", "dim"), "above": ("↑ above: scroll up", "warn"),
          "below": ("↓ below: scroll down", "warn"), "partly": ("◐ partly shown", "dim")}
@@ -29,10 +30,9 @@ def overview_line(g, pal, width: int, where: str) -> Line:
     ln.append(f"{g.util * 100:4.0f}% " if g.util is not None else "   –% ", style="bold")
     if width >= 100:
         ln.append(f"{sparkline(g.util_history, 8):<8} ", style=pal["ntt_h"])
-    for name in ("mem", "compute"):
-        if name in g.locks:
-            ln.append_text(lock_cell(name, g.locks[name], pal))
-            ln.append(" ")
+    for name in lock_names(g):
+        ln.append_text(lock_cell(name, g.locks[name], pal))
+        ln.append(" ")
     budget = g.budget or g.total
     ln.append("VRAM ", style=pal["dim"])
     ln.append(f"{gib(max(g.pool_reserved, g.live_bytes))}/{gib(budget)} ", style="bold")

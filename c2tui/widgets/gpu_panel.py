@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from prover import COMPUTE
+
 from c2tui.widgets.common import Line, StateView, fmt_secs, sparkline
 from c2tui.widgets.lock_lanes import render_locks
 from c2tui.widgets.timeline import lane_workers, render_timeline
@@ -29,7 +31,7 @@ def util_line(g, pal, width: int) -> Line:
     line = Line()
     line.append("util    ", "bold")
     u = g.util
-    busy = g.locks["compute"].holder is not None if "compute" in g.locks else False
+    busy = g.lock(COMPUTE).holder is not None
     spark_w = max(6, min(60, width - 46))
     hist = sparkline(g.util_history, spark_w)
     line.append(f"{u * 100:3.0f}% " if u is not None else "  –% ", "bold")

@@ -10,8 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from prover import Phase
-from prover import KNOBS
+from prover import KNOBS, Phase, disciplines
 
 
 def live_keys() -> list[tuple[str, str]]:
@@ -70,15 +69,29 @@ def key_table() -> str:
     return "\n".join(rows)
 
 
+def _lock_words(pal) -> list[tuple[str, str] | str]:
+    out: list[tuple[str, str] | str] = []
+    for i, n in enumerate(disciplines.lock_order()):
+        out += [", "] if i else []
+        out.append((n, "bold " + pal[f"wait:{n}"]))
+    return out
+
+
+def discipline_rows() -> list[tuple[str, str]]:
+    """What each lock_mode value does (the disciplines' registry), and where cuzk ended."""
+    rows = [(name, text) for name, text in disciplines.summaries().items()]
+    rows.append(("", "single with b_g2 on cpu is close to where Curio's cuzk ended (one mutex per GPU)"))
+    return rows
+
+
 def legend(pal) -> list[tuple[Text, Text]]:
     phases = Text()
     for ph in Phase:
         phases.append(f" {ph.value} ", style=f"reverse {pal[ph.value]}")
     return [
         (Text.assemble(("███", pal["ntt_h"]), " phase"), phases),
-        (Text.assemble(("▒▒", pal["wait:mem"]), ("▒", pal["wait:compute"]), " wait"),
-         Text.assemble("waiting for the ", ("mem", "bold " + pal["wait:mem"]), " or the ",
-                       ("compute", "bold " + pal["wait:compute"]), " lock;  ", ("···", pal["idle"]), " idle")),
+        (Text.assemble(*((("▒", pal[f"wait:{n}"]) for n in disciplines.lock_order())), " wait"),
+         Text.assemble("waiting for a lock: ", *_lock_words(pal), ";  ", ("···", pal["idle"]), " idle")),
         (Text.assemble(("▚▚", pal["device_sync"]), " sync"),
          Text.assemble("a mem holder in a device-global sync (mem_sync=device): it waits for the ",
                        ("compute", "bold " + pal["wait:compute"]), " holder's kernels, named on the mem lane")),
@@ -124,6 +137,7 @@ class HelpScreen(ModalScreen[None]):
         t.add_column()
         sections = [("Replay" if self.replay else "Controls (sent to the prover's controller)",
                      REPLAY_KEYS if self.replay else live_keys()), ("Always", COMMON_KEYS),
+                    ("Lock disciplines (l)", discipline_rows()),
                     *panel_sections(), ("Legend", legend(self.app.palette)),  # type: ignore[attr-defined]
                     *kernel_section(self.kernels)]
         for title, rows in sections:

@@ -1,11 +1,18 @@
-"""Lock lanes of one GPU: for `mem` and `compute`, who holds it (worker, partition, for how
-long) and who waits for it (and for how long). Times come from the snapshot's t only."""
+"""Lock lanes of one GPU: for every lock the disciplines declare (mem, compute, ...), who
+holds it (worker, partition, for how long) and who waits for it (and for how long). Times
+come from the snapshot's t only."""
 from __future__ import annotations
 
+from prover import lock_order
 
 from c2tui.widgets.common import Line, fmt_secs, worker_index
 
-LOCKS = ("mem", "compute")
+
+def lock_names(g) -> list[str]:
+    """The GPU's locks in the global order (read now: the registry is the one source), then
+    any a recording has that no discipline declares now."""
+    order = lock_order()
+    return [n for n in order if n in g.locks] + sorted(n for n in g.locks if n not in order)
 
 
 RECENT_SYNC_S = 5.0  # an ended device sync stays on the mem lane this long (a 40 ms wait is gone in one frame)
@@ -68,4 +75,4 @@ def lock_line(name: str, lk, now: float, pal, width: int, cause: Line | None = N
 
 def render_locks(g, now: float, pal, width: int) -> list[Line]:
     return [lock_line(n, g.locks[n], now, pal, width, sync_cause(g, now, pal) if n == "mem" else None)
-            for n in LOCKS if n in g.locks]
+            for n in lock_names(g)]

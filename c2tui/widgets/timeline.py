@@ -1,5 +1,5 @@
 """The timeline of one GPU: the last N seconds, one lane per worker, each cell coloured by
-what the worker did then (a GPU phase, or waiting for `mem` / `compute`), so overlap of
+what the worker did then (a GPU phase, or waiting for a lock: `mem`, `compute`, ...), so overlap of
 pre-stage with kernels - or its absence - shows at a glance."""
 from __future__ import annotations
 
@@ -14,8 +14,12 @@ PHASE_CHAR = "█"
 IDLE_CHAR = "·"
 # short GPU phases (prestage: 18 ms) must still show; waits must not hide work
 # and a device sync under mem (tens of ms: the seed's cause) must show above everything
-_PRIO = {"device_sync": 4, "prestage": 3, "ntt_h": 2, "msm": 2, "wait:mem": 1, "wait:compute": 1}
+_PRIO = {"device_sync": 4, "prestage": 3, "ntt_h": 2, "msm": 2}  # any wait:<lock> ranks 1
 SYNC_CHAR = "▚"
+
+
+def _prio(label: str) -> int:
+    return _PRIO.get(label, 1 if label.startswith("wait:") else 0)
 
 
 def lane_workers(g) -> list[str]:
@@ -68,10 +72,10 @@ def render_timeline(g, now: float, pal, width: int, window: float = 30.0,
         a = max(0, int((seg.t0 - t0) / dt))
         # an open segment is what the worker does now: it reaches the last column
         b = cols if seg.t1 is None else min(cols, max(a + 1, math.ceil((end - t0) / dt)))
-        pr = _PRIO.get(seg.label, 0)
+        pr = _prio(seg.label)
         for c in range(a, b):
             cur = lane[c]
-            if cur is None or _PRIO.get(cur, 0) <= pr:
+            if cur is None or _prio(cur) <= pr:
                 lane[c] = seg.label
     out: list[Line] = []
     tags = sync_tags(segs, now)

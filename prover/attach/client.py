@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from prover.attach import wire
 from prover.attach.address import Address, AttachError, parse_address, read_token
+from prover.pipeline.knob_facade import KnobFacade
 
 REPLY_TIMEOUT_S = 10.0
 
@@ -159,7 +160,7 @@ class AttachClient:
         s.close()
 
 
-class RemoteController:
+class RemoteController(KnobFacade):
     """The Controller's face over attach: each call is one Control line and waits for the
     prover's Reply; a refusal raises ValueError with the prover's words. `source` is ignored:
     the server records every change as attach:<client>."""
@@ -173,31 +174,10 @@ class RemoteController:
             raise ValueError(r.error or "refused")
         return r.changed
 
-    def set(self, knob: str, value: Any, source: str | None = None) -> bool:
+    def set(self, knob: str, value: Any, source: str | None = None, **where: Any) -> bool:
         """As Controller.set: one knob to one value (checked by the prover)."""
         text = ("on" if value else "off") if isinstance(value, bool) else value
         return self.apply(f"{knob}={text}")
-
-    def set_lock_mode(self, mode: str, source: str | None = None) -> bool:
-        return self.set("lock_mode", mode)
-
-    def set_mem_sync(self, v: str, source: str | None = None) -> bool:
-        return self.set("mem_sync", v)
-
-    def set_workers_per_gpu(self, n: int, source: str | None = None) -> bool:
-        return self.set("workers_per_gpu", n)
-
-    def set_prestage(self, on: bool, source: str | None = None) -> bool:
-        return self.set("prestage", bool(on))
-
-    def set_b_g2(self, placement: str, source: str | None = None) -> bool:
-        return self.set("b_g2", placement)
-
-    def pause(self, source: str | None = None) -> bool:
-        return self.apply("pause")
-
-    def resume(self, source: str | None = None) -> bool:
-        return self.apply("resume")
 
     def submit_sector(self, partitions: int | None = None, source: str | None = None, cls: str | None = None) -> int:
         if cls is not None:  # a proof class: the controller's textual form (submit=winning)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from prover.knobs import KNOBS, parse_switch
 from prover.pipeline.controller import Knobs
+from prover.pipeline.knob_facade import KnobFacade
 
 if TYPE_CHECKING:  # pragma: no cover
     from prover.fleet.driver import FleetEngine
@@ -30,7 +31,7 @@ def split_target(spec: str) -> tuple[str | None, str]:
     return None, spec
 
 
-class FleetController:
+class FleetController(KnobFacade):
     def __init__(self, fleet: "FleetEngine", knobs: Knobs) -> None:
         self._fleet = fleet
         self._knobs = knobs  # the fleet-wide values (what a late joiner starts with)
@@ -59,30 +60,6 @@ class FleetController:
         changed = getattr(self._knobs, knob) != value
         self._knobs = replace(self._knobs, **{knob: value})
         return changed
-
-    def set_lock_mode(self, mode: str, source: str = "controller", target: str | None = None) -> bool:
-        return self.set("lock_mode", mode, source, target)
-
-    def set_mem_sync(self, v: str, source: str = "controller", target: str | None = None) -> bool:
-        return self.set("mem_sync", v, source, target)
-
-    def set_workers_per_gpu(self, n: int, source: str = "controller", target: str | None = None) -> bool:
-        return self.set("workers_per_gpu", n, source, target)
-
-    def set_prestage(self, on: bool, source: str = "controller", target: str | None = None) -> bool:
-        return self.set("prestage", bool(on), source, target)
-
-    def set_b_g2(self, placement: str, source: str = "controller", target: str | None = None) -> bool:
-        return self.set("b_g2", placement, source, target)
-
-    def pause(self, source: str = "controller", target: str | None = None) -> bool:
-        return self.set("paused", True, source, target)
-
-    def resume(self, source: str = "controller", target: str | None = None) -> bool:
-        return self.set("paused", False, source, target)
-
-    def toggle_pause(self, source: str = "controller", target: str | None = None) -> bool:
-        return self.resume(source, target) if self._knobs.paused else self.pause(source, target)
 
     def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
         return self._fleet.submit_sector(partitions, source=source)

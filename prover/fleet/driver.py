@@ -31,6 +31,7 @@ from prover.fleet.control import FleetController
 from prover.fleet.held import Held
 from prover.fleet.host import Assignment, HostInfo
 from prover.fleet.scheduler import Scheduler
+from prover.knobs import KNOBS
 from prover.pipeline.controller import Knobs
 from prover.pipeline.engine import resolve_auto_knobs
 from prover.pipeline.run_handle import RunHandle
@@ -87,9 +88,7 @@ class FleetEngine(RunHandle):
         self.t0_wall = time.time()
         self._t0 = time.monotonic()
         self.profile = get_profile(config.profile)
-        self.controller = FleetController(self, Knobs(
-            lock_mode=config.lock_mode, mem_sync=config.mem_sync, workers_per_gpu=config.workers_per_gpu,
-            prestage=config.prestage, b_g2=config.b_g2, paused=config.paused))
+        self.controller = FleetController(self, Knobs.from_config(config))
         self._thread: threading.Thread | None = None
         self.held = Held()  # what each host holds, closed in the stream when it is lost
         self._last_t = 0.0  # the newest t handed to the sinks
@@ -212,8 +211,7 @@ class FleetEngine(RunHandle):
         the cuda backend, the node's GPUs (Ray sets CUDA_VISIBLE_DEVICES, numbered from 0; on a
         local cluster each node has one, which its host pins: Cluster.device_of)."""
         k = self.controller.snapshot()  # a late joiner starts with the fleet's knobs as they are now
-        cfg = {**self.config.public_dict(), "lock_mode": k.lock_mode, "mem_sync": k.mem_sync, "paused": k.paused,
-               "workers_per_gpu": k.workers_per_gpu, "prestage": k.prestage, "b_g2": k.b_g2}
+        cfg = {**self.config.public_dict(), **{name: getattr(k, name) for name in KNOBS}}
         if self.config.backend == "sim" or node.gpus == 0:
             return {**cfg, "backend": "sim" if self.config.backend != "cuda" else "cuda"}, 0
         return {**cfg, "gpus": node.gpus}, node.gpus

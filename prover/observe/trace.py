@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from prover.pipeline.disciplines import lock_order
 from prover.record import Recording
 
 RUN_PID = 1
@@ -219,7 +220,7 @@ class _Converter:
             t0 = acq.t
         else:
             t0 = e.t - e.hold
-        self.b.span(self.gpu_proc(e.gpu), f"lock {e.lock} holds", 0 if e.lock == "mem" else 1,
+        self.b.span(self.gpu_proc(e.gpu), f"lock {e.lock} holds", _lock_sort(e.lock),
                     _Span(f"{e.worker} {e.part or ''}".strip(), t0, e.t, "lock",
                           {"worker": e.worker, "part": e.part, "hold_s": e.hold}))
 
@@ -288,12 +289,18 @@ class _Converter:
             gpu = st.gpu if st.gpu is not None else self.worker_gpu.get(st.worker)
             self._phase_span(gpu, st.worker, phase, st.t, self.t_end, {"part": part, "impl": st.impl, "open": True})
         for (gpu, lock), acq in self.holds.items():
-            self.b.span(self.gpu_proc(gpu), f"lock {lock} holds", 0 if lock == "mem" else 1,
+            self.b.span(self.gpu_proc(gpu), f"lock {lock} holds", _lock_sort(lock),
                         _Span(f"{acq.worker} {acq.part or ''}".strip(), acq.t, self.t_end, "lock",
                               {"worker": acq.worker, "part": acq.part, "open": True}))
         for (gpu, lock, worker), t0 in self.waits.items():
             self.b.span(self.gpu_proc(gpu), f"{worker} lock waits", _worker_sort(worker, self.order, 2),
                         _Span(f"wait {lock}", t0, self.t_end, "wait", {"open": True}))
+
+
+def _lock_sort(lock: str) -> int:
+    """Lock hold tracks in the disciplines' global lock order (an unknown lock last)."""
+    order = lock_order()
+    return order.index(lock) if lock in order else len(order)
 
 
 def to_trace(rec: Recording) -> dict[str, Any]:

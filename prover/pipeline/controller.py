@@ -14,6 +14,7 @@ from typing import Any, Callable, Protocol
 from prover import events as ev
 from prover.knobs import KNOBS, parse_switch
 from prover.pipeline.jobs import ACTIONS as JOB_ACTIONS
+from prover.pipeline.knob_facade import KnobFacade
 
 __all__ = ["Controller", "EngineHooks", "Knobs", "parse_switch"]
 
@@ -25,6 +26,7 @@ class Knobs:
     workers_per_gpu: int
     prestage: bool
     b_g2: str
+    vram_budget: int | str
     paused: bool
     host_ram_budget: int = 0
 
@@ -54,7 +56,7 @@ def _s(v: Any) -> str:
     return str(v)  # the same spelling RunStarted.config gets in the fold (True/False for booleans)
 
 
-class Controller:
+class Controller(KnobFacade):
     def __init__(self, knobs: Knobs, emit: Callable[..., Any], engine: EngineHooks | None = None) -> None:
         self._knobs = knobs
         self._emit = emit
@@ -91,6 +93,8 @@ class Controller:
         value = KNOBS[knob].check(value)
         if gpu is not None:
             return self._set_gpu(knob, value, source, gpu)
+        if KNOBS[knob].hook is not None:
+            return self._set_by_engine(knob, value, source)
         with self._lock:
             self._per_gpu = {g: replace(k, **{knob: value}) for g, k in self._per_gpu.items()}
             old = getattr(self._knobs, knob)
@@ -118,56 +122,25 @@ class Controller:
             self._emit(ev.ModeChange, knob=knob, old=_s(old), new=_s(value), source=source, gpu=gpu)
         return True
 
-    def set_lock_mode(self, mode: str, source: str = "controller") -> bool:
-        return self.set("lock_mode", mode, source)
-
-    def set_mem_sync(self, v: str, source: str = "controller") -> bool:
-        return self.set("mem_sync", v, source)
-
-    def set_workers_per_gpu(self, n: int, source: str = "controller") -> bool:
-        return self.set("workers_per_gpu", n, source)
-
-    def set_prestage(self, on: bool, source: str = "controller") -> bool:
-        return self.set("prestage", bool(on), source)
-
-    def set_b_g2(self, placement: str, source: str = "controller") -> bool:
-        return self.set("b_g2", placement, source)
-
-    def set_vram_budget(self, spec: int | str, source: str = "controller") -> bool:
-        """A new VRAM budget per GPU: a size ('20GiB', bytes) or a scenario (card,
-        two-prestage); the devices' next reservations see it. ValueError (with the numbers)
-        when it is not a size or cannot hold one partition's pre-stage."""
-        from prover.config import parse_bytes
-        from prover.device.budget import SCENARIOS, gib
-
+    def _set_by_engine(self, knob: str, value: Any, source: str) -> bool:
+        """A knob the engine applies (vram_budget: every device's budget, seen by the next
+        reservation); the engine's refusal (too small for a partition, with the numbers) is
+        said on the dashboard too, then raised."""
+        k = KNOBS[knob]
         if self._engine is None:
             raise RuntimeError("controller is not attached to an engine")
-        if isinstance(spec, str) and spec.strip().lower() in SCENARIOS:
-            spec = spec.strip().lower()
-        else:
-            try:
-                spec = parse_bytes(spec)
-            except ValueError as exc:
-                raise ValueError(f"vram_budget: {exc}, or one of {', '.join(SCENARIOS)}") from None
         with self._lock:
             try:
-                old, new = self._engine.set_vram_budget(spec)
-            except ValueError as exc:  # too small for a partition: refused, said on the dashboard too
-                self._emit(ev.Note, level="warn", text=f"vram_budget change refused: {exc}")
+                old, new = getattr(self._engine, k.hook or "")(value)
+            except ValueError as exc:
+                self._emit(ev.Note, level="warn", text=f"{knob} change refused: {exc}")
                 raise
+            self._knobs = replace(self._knobs, **{knob: value})
+            self._per_gpu = {g: replace(kn, **{knob: value}) for g, kn in self._per_gpu.items()}
             if old == new:
                 return False
-            self._emit(ev.ModeChange, knob="vram_budget", old=gib(old), new=gib(new), source=source)
+            self._emit(ev.ModeChange, knob=knob, old=k.show(old), new=k.show(new), source=source)
         return True
-
-    def pause(self, source: str = "controller") -> bool:
-        return self.set("paused", True, source)
-
-    def resume(self, source: str = "controller") -> bool:
-        return self.set("paused", False, source)
-
-    def toggle_pause(self, source: str = "controller") -> bool:
-        return self.resume(source) if self.snapshot().paused else self.pause(source)
 
     def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None) -> int:
         """Queue one more sector (of proof class `cls`: winning, window, c2); returns its number."""
@@ -197,11 +170,9 @@ class Controller:
             self._engine.request_stop(f"stopped ({source})")
 
     def apply(self, spec: str, source: str = "switch") -> bool:
-        """Apply 'single' | 'two-lock' | 'KNOB=VALUE' (see prover.knobs.parse_switch) |
-        'vram_budget=SIZE|card|two-prestage' | 'submit[=CLASS]' | 'cancel|requeue|cordon|uncordon=TARGET'."""
+        """Apply 'single' | 'two-lock' | 'KNOB=VALUE' (see prover.knobs.parse_switch, e.g.
+        'vram_budget=20GiB') | 'submit[=CLASS]' | 'cancel|requeue|cordon|uncordon=TARGET'."""
         name, eq, value = spec.partition("=")
-        if eq and name.strip().replace("-", "_").lower() in ("vram_budget", "budget"):
-            return self.set_vram_budget(value.strip(), source)
         if eq and name.strip().lower() in JOB_ACTIONS:  # cancel=s3p2, requeue=s3p2, cordon=gpu1, ...
             self.job(name.strip().lower(), value, source)
             return True

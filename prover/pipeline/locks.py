@@ -1,25 +1,26 @@
-"""The per-GPU LockSet: two FIFO mutexes, `mem` and `compute`, one global order mem -> compute.
+"""The per-GPU LockSet: a FIFO mutex per lock the disciplines declare (`mem`, `compute`), in
+one global order (prover.pipeline.disciplines.lock_order: mem -> compute).
 
 Every acquisition is a context manager that emits LockRequested, LockAcquired (with the wait)
 and LockReleased (with the hold), and releases on every exit path, exceptions included.
 LockAcquired is emitted while the lock is held and LockReleased before it is let go, so the
 event stream nests exactly like the real holders (the tests check invariants from events).
 
-Order rule: a worker holding `compute` may never request `mem` (LockOrderError). `single`
-mode is simply `mem` then `compute` held together, so switching modes can never deadlock.
+Order rule: a worker holding a lock may never request one earlier in the order
+(LockOrderError): every discipline takes its locks in that order, so switching disciplines
+live can never deadlock.
 """
 from __future__ import annotations
 
 import threading
 import time
 from collections import deque
-from contextlib import contextmanager
-from typing import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from typing import Callable, Iterable, Iterator
 
 from prover import events as ev
 from prover.device.base import Emit, Stopped
-
-ORDER = ("mem", "compute")
+from prover.pipeline.disciplines import lock_order
 
 
 class LockOrderError(RuntimeError):
@@ -65,15 +66,16 @@ class FifoLock:
 
 
 class LockSet:
-    """mem and compute of one GPU."""
+    """Every declared lock of one GPU."""
 
     def __init__(self, gpu: int, emit: Emit, stop: threading.Event | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, order: tuple[str, ...] | None = None) -> None:
         self.gpu = gpu
         self.emit = emit
         self.stop = stop
         self.clock = clock
-        self.locks = {"mem": FifoLock("mem"), "compute": FifoLock("compute")}
+        self.order = order or lock_order()
+        self.locks = {n: FifoLock(n) for n in self.order}
         self._held: dict[str, list[str]] = {}  # worker -> lock names held, in order
         self._meta = threading.Lock()
         self.acquisitions = 0
@@ -93,8 +95,9 @@ class LockSet:
             mine = self._held.get(worker, [])
             if name in mine:
                 raise LockOrderError(f"{worker} already holds {name} on gpu{self.gpu}")
-            if any(ORDER.index(h) > ORDER.index(name) for h in mine):
-                raise LockOrderError(f"{worker} requests {name} while holding {mine} on gpu{self.gpu}: order is mem -> compute")
+            if any(self.order.index(h) > self.order.index(name) for h in mine):
+                raise LockOrderError(f"{worker} requests {name} while holding {mine} on gpu{self.gpu}: "
+                                     f"order is {' -> '.join(self.order)}")
         self.emit(ev.LockRequested, gpu=self.gpu, lock=name, worker=worker, part=part)
         t0 = self.clock()
         lk.acquire(self.stop)
@@ -120,11 +123,16 @@ class LockSet:
                 lk.release()
 
     @contextmanager
-    def both(self, worker: str, part: str | None = None) -> Iterator[None]:
-        """single mode: mem then compute, held together."""
-        with self.hold("mem", worker, part):
-            with self.hold("compute", worker, part):
-                yield
+    def hold_all(self, names: Iterable[str], worker: str, part: str | None = None) -> Iterator[None]:
+        """Several locks held together, taken in the global order, released in reverse."""
+        with ExitStack() as stack:
+            for name in sorted(names, key=self.order.index):
+                stack.enter_context(self.hold(name, worker, part))
+            yield
+
+    def both(self, worker: str, part: str | None = None) -> AbstractContextManager[None]:
+        """Every lock of this GPU, held together."""
+        return self.hold_all(self.order, worker, part)
 
     def all_free(self) -> bool:
         return all(lk.holder is None for lk in self.locks.values())

@@ -2,11 +2,10 @@
 times from the device profile, x time_scale):
 
   synthesis (CPU)
-  single:   [mem+compute: start prep_msm | pre-stage | NTT-H | barrier(prep) | MSM | free]
-  two-lock: start prep_msm on a CPU thread
-            [mem: (device: device_sync + pool trim, room checked once -> else Fallback)
-                  (stream: wait for room, bounded -> else Fallback); alloc + upload]
-            [compute: (fallback: alloc + slow upload) NTT-H | barrier(prep) | MSM | free]
+  GPU section: as the lock_mode's discipline says (prover/pipeline/disciplines/: single,
+               narrow, two-lock, reserved), over the building blocks here: prep_msm on a CPU
+               thread, the pre-stage's alloc + upload, the device-global sync, the compute
+               section (fallback alloc + slow upload | NTT-H | barrier(prep) | MSM | free)
   b_g2_msm (CPU, or on the GPU inside compute when b_g2=gpu), assemble, verify (self-check)
 
 `PartitionFlow.run` returns an `Outcome`; what to do with it (count it, retry it) is the
@@ -19,7 +18,7 @@ import hashlib
 import threading
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -29,8 +28,9 @@ from prover import events as ev
 from prover.config import RunConfig
 from prover.device.base import BaseDevice, Buffer, OomError, Stopped, Stream
 from prover.events import Phase
-from prover.pipeline.controller import Controller, Knobs
+from prover.pipeline.controller import Controller
 from prover.pipeline.device_sync import device_sync
+from prover.pipeline.disciplines import Section, create
 from prover.pipeline.faults import Faults
 from prover.pipeline.gpu_load import GpuFns
 from prover.pipeline.jobs import Cancelled, JobBoard
@@ -88,6 +88,7 @@ class PartitionFlow:
         self.pv, self.P = prover, prover.phases
         self._prep_pool = prep_pool
         self.jobs = jobs or JobBoard()  # cancel / requeue flags, read at the CPU phase boundaries
+        self.disciplines = create()  # lock_mode -> its strategy (config validation refused the rest)
         self._z: dict[str, Any] = {}  # worker -> its reused witness array (native runs)
         # worker -> (phase, part, gpu, t0): what the watchdog looks at
         self.current: dict[str, tuple[str, str, int | None, float]] = {}
@@ -245,65 +246,45 @@ class PartitionFlow:
         self.emit(ev.ProofResult, part=p.id, ok=ok, checked=True, reason=reason)
         return ok, reason
 
-    # --- the GPU section ------------------------------------------------------------------------
+    # --- the GPU section: the discipline's choreography over the building blocks below ---------
     def _gpu_section(self, w: str, g: int, p: Partition, syn: Any, result: dict[str, Any]) -> Future:
-        """Run the GPU section under the knobs read now; returns the prep_msm future."""
+        """Run the GPU section under the knobs read now, as their discipline says; returns the
+        prep_msm future."""
         if not self.controller.wait_unpaused(self._stop):  # pause holds at the next GPU section too
             raise Stopped()
         knobs = self.controller.snapshot(g)
-        dev, L = self.devices[g], self.locksets[g]
-        stream = dev.stream(w)
-        bufs: list[Buffer] = []
+        dev = self.devices[g]
+        s = Section(w=w, g=g, part=p, syn=syn, knobs=knobs, dev=dev, locks=self.locksets[g],
+                    stream=dev.stream(w), result=result)
         try:
-            if knobs.lock_mode == "single":
-                with L.both(w, p.id):
-                    prep_f = self._start_prep(w, p, syn)
-                    if knobs.prestage:
-                        with self._phase(w, p, Phase.prestage, g, dev.impl_label):
-                            if knobs.mem_sync == "device":
-                                device_sync(self.emit, self.clock, dev, L, w, g, p.id)
-                            bufs = self._alloc_upload(w, p, dev, stream, syn, self.T["prestage"])
-                    self._compute(w, g, p, dev, stream, prep_f, knobs, bufs, syn, result)
-                    bufs = []
-            else:
-                prep_f = self._start_prep(w, p, syn)
-                if knobs.prestage:
-                    with L.hold("mem", w, p.id):
-                        bufs = self._prestage_two_lock(w, g, p, dev, stream, syn, knobs)
-                with L.hold("compute", w, p.id):
-                    self._compute(w, g, p, dev, stream, prep_f, knobs, bufs, syn, result)
-                    bufs = []
+            return self.disciplines[knobs.lock_mode].section(self, s)
         finally:
-            for b in bufs:  # exception or stop between the sections: give the pre-staged buffers back
-                dev.free(b, stream)
-        return prep_f
+            for b in s.bufs:  # exception or stop between the sections: give the pre-staged buffers back
+                dev.free(b, s.stream)
+            s.bufs.clear()
 
-    def _prestage_two_lock(self, w: str, g: int, p: Partition, dev: BaseDevice, stream: Stream, syn: Any,
-                           knobs: Knobs) -> list[Buffer]:
-        """Under the mem lock: make room (as mem_sync says) and upload; else a Fallback event
-        and no buffers (compute then allocates and uploads on the slow path)."""
-        bufs: list[Buffer] = []
-        reason = ""
-        with self._phase(w, p, Phase.prestage, g, dev.impl_label):
-            need = self.partition_bytes
-            if knobs.mem_sync == "device":
-                device_sync(self.emit, self.clock, dev, self.locksets[g], w, g, p.id)
-                room = dev.free_room() >= need
-                if not room:
-                    reason = (f"no room after device sync + pool trim: {dev.free_room() >> 20} MiB free "
-                              f"of {dev.budget >> 20} MiB budget, {need >> 20} MiB needed")
-            else:
-                room = dev.wait_room(need, self.config.prestage_wait_s)
-                if not room:
-                    reason = f"no room within {self.config.prestage_wait_s:g}s (stream-ordered wait)"
-            if room:
-                try:
-                    bufs = self._alloc_upload(w, p, dev, stream, syn, self.T["prestage"])
-                except OomError as exc:
-                    reason = f"pre-stage allocation failed: {exc}"
-        if not bufs:
-            self.emit(ev.Fallback, gpu=g, part=p.id, worker=w, reason=reason)
-        return bufs
+    def phase(self, s: Section, phase: Phase) -> AbstractContextManager[None]:
+        return self._phase(s.w, s.part, phase, s.g, s.dev.impl_label)
+
+    def start_prep(self, s: Section) -> Future:
+        return self._start_prep(s.w, s.part, s.syn)
+
+    def barrier(self, fut: Future) -> Any:
+        return self._barrier(fut)
+
+    def prestage_wait_s(self) -> float:
+        return self.config.prestage_wait_s
+
+    def device_sync(self, s: Section) -> None:
+        """The device-global calls of a pre-stage (cudaDeviceSynchronize + pool trim): every
+        discipline makes them here, so what they wait behind is recorded in one place."""
+        device_sync(self.emit, self.clock, s.dev, s.locks, s.w, s.g, s.part.id)
+
+    def fallback(self, s: Section, reason: str) -> None:
+        self.emit(ev.Fallback, gpu=s.g, part=s.part.id, worker=s.w, reason=reason)
+
+    def upload(self, s: Section, modelled_s: float) -> list[Buffer]:
+        return self._alloc_upload(s.w, s.part, s.dev, s.stream, s.syn, modelled_s)
 
     def _alloc_upload(self, w: str, p: Partition, dev: BaseDevice, stream: Stream, syn: Any,
                       modelled_upload: float) -> list[Buffer]:
@@ -319,10 +300,10 @@ class PartitionFlow:
                 dev.free(b, stream)
             raise
 
-    def _compute(self, w: str, g: int, p: Partition, dev: BaseDevice, stream: Stream, prep_f: Future,
-                 knobs: Knobs, bufs: list[Buffer], syn: Any, result: dict[str, Any]) -> None:
+    def compute(self, s: Section, prep_f: Future) -> None:
         """Inside compute: (non-prestaged alloc + upload), NTT-H, barrier, MSM, (b_g2 on GPU), free."""
         T, fns, pk = self.T, self.pv.gpu, self.pv.pk
+        w, g, p, dev, stream, knobs, bufs, syn, result = s.w, s.g, s.part, s.dev, s.stream, s.knobs, s.bufs, s.syn, s.result
         staged: tuple[Any, ...] | None = None
         k_ntt = h = None
         try:

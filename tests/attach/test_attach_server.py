@@ -84,6 +84,11 @@ def test_history_then_live_and_controls_recorded_with_client(served):
     assert any(isinstance(e, ev.Note) and e.text.startswith("attach: bob attached") for e in seen)
     with pytest.raises(ValueError, match="workers_per_gpu must be"):
         RemoteController(b).set_workers_per_gpu(99)
+    assert RemoteController(b).set_vram_budget("20GiB") is True  # a knob like the others over attach
+    assert _wait(lambda: ca.knob("vram_budget") is not None)
+    assert (ca.knob("vram_budget").new, ca.knob("vram_budget").source) == ("20 GiB", "attach:bob")
+    with pytest.raises(ValueError, match="vram_budget"):
+        RemoteController(b).set_vram_budget("lots")
     assert RemoteController(b).submit_sector(2) >= 0
     a.close()
     assert _wait(lambda: srv.clients == ["bob"])

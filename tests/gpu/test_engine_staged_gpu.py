@@ -1,7 +1,7 @@
 """The engine's NTT-H on a real GPU reads the pre-staged buffers (pytest -m gpu).
 
 A CudaDevice engine proves a few partitions natively (profile native, modelled size = proved
-size, both lock modes). Every NTT-H call must get device arrays that lie exactly where the
+size, every discipline). Every NTT-H call must get device arrays that lie exactly where the
 upload put a, b, c (a at d_a + 0, b at d_bc + 0, c at d_bc + nbytes/2), hold the same values
 as the synthesis, give the CPU reference's h, and no call may take the host-copy path
 (ntt_h_gpu); every proof verifies and no GPU call fell back to the CPU.
@@ -25,7 +25,7 @@ if not ok:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("lock_mode", ["single", "two-lock"])
+@pytest.mark.parametrize("lock_mode", ["single", "narrow", "two-lock", "reserved"])
 def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
     import cupy as cp
 

@@ -14,9 +14,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from prover.pipeline.disciplines import COMPUTE, lock_order
+
 
 class InvariantChecker:
     def __init__(self) -> None:
+        self.order = lock_order()  # every lock the disciplines declare, in the one global order
         self.violations: list[str] = []
         self.holders: dict[tuple[Any, int, str], str | None] = {}
         self.held: dict[tuple[Any, int, str], list[str]] = defaultdict(list)
@@ -48,8 +51,12 @@ class InvariantChecker:
             self._drop_host(h)
         elif k == "lock_requested":
             mine = self.held[(h, e.gpu, e.worker)]
-            if e.lock == "mem" and "compute" in mine:
-                self.violations.append(f"order inverted: {e.worker} requests mem holding compute on gpu{e.gpu}")
+            order = self.order
+            later = [h for h in mine if order.index(h) > order.index(e.lock)] if e.lock in order else []
+            if e.lock not in order:
+                self.violations.append(f"{e.worker} requests {e.lock!r}, a lock no discipline declares")
+            elif later:
+                self.violations.append(f"order inverted: {e.worker} requests {e.lock} holding {later} on gpu{e.gpu}")
             if e.lock in mine:
                 self.violations.append(f"{e.worker} re-requests {e.lock}")
         elif k == "lock_acquired":
@@ -58,8 +65,8 @@ class InvariantChecker:
                 self.violations.append(f"two holders of {e.lock} on gpu{e.gpu}: {self.holders[key]} and {e.worker}")
             self.holders[key] = e.worker
             self.held[(h, e.gpu, e.worker)].append(e.lock)
-            if e.lock == "compute":
-                n = sum(1 for (hh, gg, ln), w in self.holders.items() if (hh, gg) == g and ln == "compute" and w)
+            if e.lock == COMPUTE:
+                n = sum(1 for (hh, gg, ln), w in self.holders.items() if (hh, gg) == g and ln == COMPUTE and w)
                 self.compute_max[g] = max(self.compute_max[g], n)
         elif k == "lock_released":
             key = (h, e.gpu, e.lock)

@@ -54,7 +54,7 @@ def test_record_duration_every_proof_verifies(tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--lock-mode", "triple"], "'triple' is not one of 'single', 'two-lock'"),
+    (["--lock-mode", "triple"], "'triple' is not one of 'single', 'narrow', 'two-lock', 'reserved'"),
     (["--vram-budget", "lots"], "vram_budget"),
     (["--workers-per-gpu", "0"], "workers_per_gpu"),
     (["--profile", "gtx480"], "rtx5070ti-16g"),

@@ -165,3 +165,48 @@ def test_vram_budget_live_switch_applies_or_is_refused_with_the_numbers():
     assert changes == [("vram_budget", "192 MiB"), ("vram_budget", "512 MiB")]
     assert any(e.kind == "note" and "vram_budget change refused" in e.text for e in chk.events)
     assert chk.final(all_done=False) == []
+
+
+def test_vram_budget_is_a_knob_everywhere():
+    """One parse, one check (prover.knobs), for config, --switch, the controller and the
+    fleet's controller alike; the convenience methods are the one KnobFacade's."""
+    from prover.attach.client import RemoteController
+    from prover.fleet.control import FleetController
+    from prover.pipeline.controller import Controller, Knobs
+    from prover.pipeline.knob_facade import KnobFacade
+
+    assert parse_switch("vram_budget=20GiB") == ("vram_budget", 20 * 2**30)
+    assert parse_switch("budget=two-prestage") == ("vram_budget", "two-prestage")
+    with pytest.raises(ValueError, match="vram_budget: 'lots' is not a size"):
+        parse_switch("vram_budget=lots")
+    with pytest.raises(Exception, match="vram_budget"):
+        load_config(None, vram_budget="lots")
+    sent = []
+
+    class Fleet:
+        def send_control(self, knob, value, source, target):
+            sent.append((knob, value, source, target))
+
+    fc = FleetController(Fleet(), Knobs.from_config(load_config(None)))
+    assert fc.apply("vram_budget=20GiB") and fc.apply("h1:budget=card")
+    assert sent == [("vram_budget", 20 * 2**30, "switch", None), ("vram_budget", "card", "switch", "h1")]
+    for face in (Controller, FleetController, RemoteController):
+        for name in ("set_lock_mode", "set_mem_sync", "set_workers_per_gpu", "set_prestage", "set_b_g2",
+                     "set_vram_budget", "pause", "resume"):
+            assert getattr(face, name) is getattr(KnobFacade, name), (face, name)
+
+
+@pytest.mark.timeout(30)
+def test_vram_budget_switch_on_the_engine_and_its_refusal():
+    eng, chk = engine(partitions=4)
+    c = eng.controller
+    eng.start()
+    assert c.apply("vram_budget=two-prestage", source="switch")
+    with pytest.raises(ValueError, match="below one partition"):
+        c.set_vram_budget("1MiB")
+    assert eng.wait(30)
+    assert chk.final() == []
+    changes = [e for e in chk.events if e.kind == "mode_change" and e.knob == "vram_budget"]
+    assert len(changes) == 1 and changes[0].source == "switch"
+    assert any(e.kind == "note" and "vram_budget change refused" in e.text for e in chk.events)
+    assert c.snapshot().vram_budget == "two-prestage"

@@ -20,30 +20,32 @@ from tests.helpers.invariants import InvariantChecker  # noqa: E402
 from prover.config import load_config
 from prover.device.profiles import get_profile
 from prover.events import Phase
+from prover.pipeline import disciplines
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases
 
 TINY = get_profile("tiny").partition_bytes()
 
-SWITCHES = ["single", "two-lock", "mem_sync=device", "mem_sync=stream", "prestage=off", "prestage=on",
+KNOB_SWITCHES = ["mem_sync=device", "mem_sync=stream", "prestage=off", "prestage=on",
             "b_g2=gpu", "b_g2=cpu", "workers_per_gpu=1", "workers_per_gpu=2", "workers_per_gpu=4", "pause", "resume"]
+SWITCHES = [*disciplines.names(), *KNOB_SWITCHES]
 
 
 def run_schedule(seed: int, *, gpus: int, workers: int, budget_parts: int, lock_mode: str, mem_sync: str,
                  partitions: int, error_rate: float, oom_rate: float, switch_every_ms: tuple[int, int],
-                 timeout: float = 30.0) -> InvariantChecker:
+                 timeout: float = 30.0, switches: list[str] | None = None, **config: object) -> InvariantChecker:
     rnd = random.Random(seed)
     faults = {"phase_error": {p.value: error_rate for p in Phase} if error_rate else {}, "oom_rate": oom_rate}
     cfg = load_config(None, backend="sim", profile="tiny", gpus=gpus, workers_per_gpu=workers,
                       vram_budget=budget_parts * TINY, lock_mode=lock_mode, mem_sync=mem_sync, sectors=1,
                       partitions=partitions, time_scale=1.0, seed=seed, prestage_wait_s=0.05, vram_sample_s=0.02,
-                      faults=faults)
+                      faults=faults, **config)
     chk = InvariantChecker()
     eng = Engine(cfg, [chk], phases=NullPhases())
     eng.start()
     try:
         while not eng.wait(rnd.randint(*switch_every_ms) / 1000.0):
-            eng.controller.apply(rnd.choice(SWITCHES), source="test")
+            eng.controller.apply(rnd.choice(switches or SWITCHES), source="test")
             if eng.controller.snapshot().paused and rnd.random() < 0.5:
                 eng.controller.resume(source="test")
         finished = True
@@ -64,7 +66,7 @@ def run_schedule(seed: int, *, gpus: int, workers: int, budget_parts: int, lock_
 @pytest.mark.timeout(120)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1), gpus=st.integers(1, 2), workers=st.integers(1, 4),
-       budget_parts=st.integers(1, 3), lock_mode=st.sampled_from(["single", "two-lock"]),
+       budget_parts=st.integers(1, 3), lock_mode=st.sampled_from(disciplines.names()),
        mem_sync=st.sampled_from(["device", "stream"]), partitions=st.integers(3, 10),
        error_rate=st.sampled_from([0.0, 0.02, 0.08]), oom_rate=st.sampled_from([0.0, 0.05]))
 def test_random_schedules_keep_invariants(seed, gpus, workers, budget_parts, lock_mode, mem_sync, partitions,

@@ -76,7 +76,7 @@ def make(**over):
 
 # key, knob, controller attribute, expected new value, expected text in the header
 CASES = [
-    ("l", "lock_mode", "lock_mode", "single", "lock single"),
+    ("l", "lock_mode", "lock_mode", "reserved", "lock reserved"),  # the next discipline after two-lock
     ("m", "mem_sync", "mem_sync", "stream", "mem_sync stream"),
     ("plus", "workers_per_gpu", "workers_per_gpu", 3, "workers/gpu 3"),
     ("minus", "workers_per_gpu", "workers_per_gpu", 1, "workers/gpu 1"),

@@ -54,7 +54,7 @@ def test_summary_json_keeps_types_and_log_says_on_off():
     r = run("summary", str(REC), "--json")
     knobs = json.loads(r.output)["knobs"]
     assert knobs["prestage"] is True and knobs["paused"] is False
-    assert isinstance(knobs["workers_per_gpu"], int) and knobs["lock_mode"] in ("single", "two-lock")
+    assert isinstance(knobs["workers_per_gpu"], int) and knobs["lock_mode"] in ("single", "narrow", "two-lock", "reserved")
     st = fold([ev.ModeChange(t=0.0, knob="prestage", old="True", new="False", source="key")])
     assert st.log[-1][2] == "prestage: on -> off (key)"
 
@@ -67,7 +67,7 @@ def test_config_show_lists_every_key_with_type_default_allowed_help():
         f"{t}.{k}" for t, m in tables.items() for k in m.model_fields}
     assert set(rows) == want
     assert all(x["help"] and x["type"] for x in rows.values())
-    assert rows["lock_mode"]["allowed"] == "single | two-lock" and rows["lock_mode"]["default"] == "two-lock"
+    assert rows["lock_mode"]["allowed"] == "single | narrow | two-lock | reserved" and rows["lock_mode"]["default"] == "two-lock"
     assert rows["workers_per_gpu"]["allowed"] == "1..16" and rows["prestage"]["default"] == "on"
     assert "workers_per_gpu" in run("config", "--show").output
 

@@ -61,7 +61,7 @@ def test_run_table_accepted(tmp_path):
 
 
 @pytest.mark.parametrize("kw,field,allowed", [
-    ({"lock_mode": "triple"}, "lock_mode", "'single' or 'two-lock'"),
+    ({"lock_mode": "triple"}, "lock_mode", "'two-lock' or 'reserved'"),
     ({"mem_sync": "sometimes"}, "mem_sync", "'device' or 'stream'"),
     ({"backend": "tpu"}, "backend", "'auto', 'sim' or 'cuda'"),
     ({"b_g2": "fpga"}, "b_g2", "'cpu' or 'gpu'"),

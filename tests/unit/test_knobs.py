@@ -18,8 +18,16 @@ from prover.pipeline.controller import Controller, Knobs, parse_switch
 
 @pytest.fixture
 def three_lock(monkeypatch):
+    """A discipline registered as the registry's modules do it (its values then reach the
+    knob table at import; patched here). The knob value alone cannot run: test_disciplines."""
+    from prover.pipeline import disciplines
+
+    class ThreeLock(disciplines.get("two-lock")):  # type: ignore[misc, valid-type]
+        name = "three-lock"
+
+    monkeypatch.setitem(disciplines._REGISTRY, "three-lock", ThreeLock)
     k = knobs.KNOBS["lock_mode"]
-    monkeypatch.setitem(knobs.KNOBS, "lock_mode", replace(k, values=(*(k.values or ()), "three-lock")))
+    monkeypatch.setitem(knobs.KNOBS, "lock_mode", replace(k, values=disciplines.names()))
 
 
 def test_value_unknown_before():
@@ -33,15 +41,15 @@ def test_value_added_in_one_place_is_seen_everywhere(three_lock):
     cfg = load_config(None, lock_mode="three-lock")  # config validation
     assert cfg.lock_mode == "three-lock"
     out = CliRunner().invoke(cli, ["run", "--help"], terminal_width=200).output  # the CLI
-    assert "single|two-lock|three-lock" in out.replace(" ", "")
+    assert "single|narrow|two-lock|reserved|three-lock" in out.replace(" ", "")
     events = []
     ctl = Controller(Knobs.from_config(load_config(None)), lambda cls, **f: events.append(f))  # the controller
     assert ctl.set_lock_mode("three-lock") and ctl.snapshot().lock_mode == "three-lock"
     assert events[-1]["new"] == "three-lock"
     assert parse_switch("three-lock") == ("lock_mode", "three-lock")  # --switch
     assert parse_switch("lock_mode=three-lock") == ("lock_mode", "three-lock")
-    assert ("l", "lock mode: single ↔ two-lock ↔ three-lock") in live_keys()  # the help screen
-    assert knobs.KNOBS["lock_mode"].next_value("two-lock") == "three-lock"  # the key cycles through it
+    assert ("l", "lock mode: single ↔ narrow ↔ two-lock ↔ reserved ↔ three-lock") in live_keys()  # the help screen
+    assert knobs.KNOBS["lock_mode"].next_value("reserved") == "three-lock"  # the key cycles through it
 
 
 def test_controller_refuses_what_the_vocabulary_does_not_allow():

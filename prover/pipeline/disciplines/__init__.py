@@ -1,0 +1,70 @@
+"""The lock disciplines, one strategy per module, registered by name.
+
+The `lock_mode` knob's values are `names()`; a value with no strategy here cannot run
+(config validation refuses it). The locks every discipline declares, merged in one global
+order (`lock_order()`), are what the LockSet makes, the events carry and the dashboard,
+trace export, metrics and invariant checks show. A new discipline is a module here, a
+`register` line below and its test.
+"""
+from __future__ import annotations
+
+from prover.pipeline.disciplines.base import Discipline, GpuFlow, Section
+from prover.pipeline.disciplines.narrow import Narrow
+from prover.pipeline.disciplines.reserved import Reserved
+from prover.pipeline.disciplines.single import Single
+from prover.pipeline.disciplines.two_lock import TwoLock
+
+__all__ = ["COMPUTE", "Discipline", "GpuFlow", "Section", "create", "get", "lock_order", "names", "register"]
+
+COMPUTE = "compute"  # the lock whose holder's kernels own the GPU: at most one holder per GPU
+
+_REGISTRY: dict[str, type[Discipline]] = {}
+
+
+def register(cls: type[Discipline]) -> type[Discipline]:
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise ValueError(f"two disciplines named {cls.name!r}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+for _cls in (Single, Narrow, TwoLock, Reserved):
+    register(_cls)
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+def get(name: str) -> type[Discipline]:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"lock_mode {name!r} has no discipline; registered: {', '.join(_REGISTRY)}") from None
+
+
+def create() -> dict[str, Discipline]:
+    """One instance of every discipline (per engine: a discipline may keep per-GPU state)."""
+    return {n: cls() for n, cls in _REGISTRY.items()}
+
+
+def lock_order() -> tuple[str, ...]:
+    """Every declared lock, in the one global order all disciplines agree on (each one's
+    `locks` is a sub-sequence of it); ValueError if two disciplines disagree."""
+    order: list[str] = []
+    for cls in _REGISTRY.values():
+        pos = -1
+        for name in cls.locks:
+            if name in order:
+                i = order.index(name)
+                if i < pos:
+                    raise ValueError(f"discipline {cls.name!r} takes {name!r} out of the global lock order {order}")
+                pos = i
+            else:
+                pos += 1
+                order.insert(pos, name)
+    return tuple(order)
+
+
+def summaries() -> dict[str, str]:
+    return {n: cls.summary for n, cls in _REGISTRY.items()}
