@@ -38,7 +38,7 @@ from prover.record import RecordingHeader, RecordingWriter  # noqa: E402
 from prover.state import fold  # noqa: E402
 from prover.summary import summarize  # noqa: E402
 
-MODES = {  # run name -> knobs (the lock disciplines of prover/pipeline/disciplines)
+MODES = {  # run name -> knobs (the lock disciplines of prover/disciplines)
     "single": {"lock_mode": "single", "mem_sync": "stream"},
     "narrow": {"lock_mode": "narrow", "mem_sync": "stream"},
     "device": {"lock_mode": "two-lock", "mem_sync": "device"},

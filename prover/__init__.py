@@ -37,8 +37,8 @@ _EXPORTS = {
     "RATE_WINDOW_S": "prover.state_rates", "Comparison": "prover.compare", "ComparedRun": "prover.compare",
     "SegmentSummary": "prover.state_segments", "copy_segments": "prover.state_segments",
     "segment_rows": "prover.state_segments",
-    # lock disciplines (the registry: prover/pipeline/disciplines)
-    "COMPUTE": "prover.pipeline.disciplines", "lock_order": "prover.pipeline.disciplines",
+    # lock disciplines (the registry: prover/disciplines)
+    "COMPUTE": "prover.disciplines", "lock_order": "prover.disciplines",
     # operators' resources and actions (host RAM, start-up, classes, jobs, status)
     "budget_of": "prover.state_host_ram", "starting": "prover.state_startup", "CANCELLED": "prover.state_jobs",
     "parse_target": "prover.pipeline.jobs", "proof_class": "prover.classes", "status_of": "prover.status",
@@ -46,7 +46,7 @@ _EXPORTS = {
     "default_cache_dir": "prover.groth16.setup",
 }
 # whole modules of the surface: the event classes, the Groth16 phases, the proof files
-_MODULES = {"events": "prover.events", "disciplines": "prover.pipeline.disciplines", "groth16_phases": "prover.groth16.phases", "proof_files": "prover.groth16.export"}
+_MODULES = {"events": "prover.events", "disciplines": "prover.disciplines", "groth16_phases": "prover.groth16.phases", "proof_files": "prover.groth16.export"}
 _RENAMED = {"compare_runs": ("prover.compare", "compare")}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES) + sorted(_RENAMED)
 

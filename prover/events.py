@@ -33,7 +33,7 @@ class Phase(str, Enum):
     verify = "verify"
 
 
-# a lock some discipline declares (prover.pipeline.disciplines.lock_order: mem, compute, ...);
+# a lock some discipline declares (prover.disciplines.lock_order: mem, compute, ...);
 # open here so a discipline that adds a lock needs no new event schema
 LockName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
 

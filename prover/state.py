@@ -14,7 +14,7 @@ from typing import Iterable
 from prover import events as ev
 from prover.events import Phase
 from prover.knobs import KNOBS
-from prover.pipeline.disciplines import COMPUTE
+from prover.disciplines import COMPUTE
 from prover.state_history import HISTORY_HANDLERS, History, advance
 from prover.state_host_ram import HANDLERS as HOST_RAM_HANDLERS
 from prover.state_host_ram import HostRamState

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from prover.pipeline.disciplines import COMPUTE, lock_order
+from prover.disciplines import COMPUTE, lock_order
 from prover.state_rates import OkTimes
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from prover.pipeline.disciplines import COMPUTE
+from prover.disciplines import COMPUTE
 from prover.state import DashboardState, LockState
 from prover.state_segments import SegmentSummary, segment_rows, typed_knobs  # noqa: F401 (typed_knobs re-exported)
 from prover.state_host_ram import HostRamSummary, summarize_host_ram

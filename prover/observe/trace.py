@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from prover.pipeline.disciplines import lock_order
+from prover.disciplines import lock_order
 from prover.record import Recording
 
 RUN_PID = 1

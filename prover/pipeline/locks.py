@@ -1,5 +1,5 @@
 """The per-GPU LockSet: a FIFO mutex per lock the disciplines declare (`mem`, `compute`), in
-one global order (prover.pipeline.disciplines.lock_order: mem -> compute).
+one global order (prover.disciplines.lock_order: mem -> compute).
 
 Every acquisition is a context manager that emits LockRequested, LockAcquired (with the wait)
 and LockReleased (with the hold), and releases on every exit path, exceptions included.
@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Iterator
 
 from prover import events as ev
 from prover.device.base import Emit, Stopped
-from prover.pipeline.disciplines import lock_order
+from prover.disciplines import lock_order
 
 
 class LockOrderError(RuntimeError):

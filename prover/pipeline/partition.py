@@ -2,7 +2,7 @@
 times from the device profile, x time_scale):
 
   synthesis (CPU)
-  GPU section: as the lock_mode's discipline says (prover/pipeline/disciplines/: single,
+  GPU section: as the lock_mode's discipline says (prover/disciplines/: single,
                narrow, two-lock, reserved), over the building blocks here: prep_msm on a CPU
                thread, the pre-stage's alloc + upload, the device-global sync, the compute
                section (fallback alloc + slow upload | NTT-H | barrier(prep) | MSM | free)
@@ -30,7 +30,7 @@ from prover.device.base import BaseDevice, Buffer, OomError, Stopped, Stream
 from prover.events import Phase
 from prover.pipeline.controller import Controller
 from prover.pipeline.device_sync import device_sync
-from prover.pipeline.disciplines import Section, create
+from prover.disciplines import Section, create
 from prover.pipeline.faults import Faults
 from prover.pipeline.gpu_load import GpuFns
 from prover.pipeline.jobs import Cancelled, JobBoard

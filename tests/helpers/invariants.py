@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from prover.pipeline.disciplines import COMPUTE, lock_order
+from prover.disciplines import COMPUTE, lock_order
 
 
 class InvariantChecker:

@@ -1,4 +1,4 @@
-"""The lock disciplines (prover/pipeline/disciplines): each one under random schedules, live
+"""The lock disciplines (prover/disciplines): each one under random schedules, live
 switches between every pair, what each one puts under its locks (read from the events), and
 that a lock_mode value with no strategy cannot run."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside t
 from test_invariants import KNOB_SWITCHES, TINY, run_schedule  # noqa: E402
 from prover import knobs
 from prover.config import ConfigError, load_config
-from prover.pipeline import disciplines
+from prover import disciplines
 from prover.pipeline.controller import Controller, Knobs
 
 NAMES = disciplines.names()

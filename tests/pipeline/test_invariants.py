@@ -20,7 +20,7 @@ from tests.helpers.invariants import InvariantChecker  # noqa: E402
 from prover.config import load_config
 from prover.device.profiles import get_profile
 from prover.events import Phase
-from prover.pipeline import disciplines
+from prover import disciplines
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases
 

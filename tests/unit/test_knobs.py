@@ -20,7 +20,7 @@ from prover.pipeline.controller import Controller, Knobs, parse_switch
 def three_lock(monkeypatch):
     """A discipline registered as the registry's modules do it (its values then reach the
     knob table at import; patched here). The knob value alone cannot run: test_disciplines."""
-    from prover.pipeline import disciplines
+    from prover import disciplines
 
     class ThreeLock(disciplines.get("two-lock")):  # type: ignore[misc, valid-type]
         name = "three-lock"

@@ -20,7 +20,7 @@ from typing import Iterator
 
 from prover.device.base import BaseDevice, Stopped
 from prover.events import Phase
-from prover.pipeline.disciplines.base import Discipline, GpuFlow, Section
+from prover.disciplines.base import Discipline, GpuFlow, Section
 
 
 class Slots:

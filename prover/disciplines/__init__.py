@@ -8,11 +8,11 @@ trace export, metrics and invariant checks show. A new discipline is a module he
 """
 from __future__ import annotations
 
-from prover.pipeline.disciplines.base import Discipline, GpuFlow, Section
-from prover.pipeline.disciplines.narrow import Narrow
-from prover.pipeline.disciplines.reserved import Reserved
-from prover.pipeline.disciplines.single import Single
-from prover.pipeline.disciplines.two_lock import TwoLock
+from prover.disciplines.base import Discipline, GpuFlow, Section
+from prover.disciplines.narrow import Narrow
+from prover.disciplines.reserved import Reserved
+from prover.disciplines.single import Single
+from prover.disciplines.two_lock import TwoLock
 
 __all__ = ["COMPUTE", "Discipline", "GpuFlow", "Section", "create", "get", "lock_order", "names", "register"]
 

@@ -11,7 +11,7 @@ from concurrent.futures import Future
 
 from prover.device.base import OomError
 from prover.events import Phase
-from prover.pipeline.disciplines.base import Discipline, GpuFlow, Section
+from prover.disciplines.base import Discipline, GpuFlow, Section
 
 
 class TwoLock(Discipline):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 
-from prover.pipeline.disciplines.base import Discipline, GpuFlow, Section, prestage_inside
+from prover.disciplines.base import Discipline, GpuFlow, Section, prestage_inside
 
 
 class Narrow(Discipline):

@@ -57,7 +57,7 @@ class Discipline(ABC):
     """A lock discipline. Subclasses set `name` (the lock_mode value), `locks` (what they take,
     in the order they take it: the global order is merged from every discipline's) and
     `summary` (one line for --help, the help screen and docs), and register with
-    `prover.pipeline.disciplines.register`."""
+    `prover.disciplines.register`."""
 
     name: ClassVar[str]
     locks: ClassVar[tuple[str, ...]]
