@@ -1,6 +1,6 @@
 """The overview's host level: one line per fleet host, for when a line per GPU does not fit
 (8 hosts x 8 GPUs is 64 lines, the whole of a 200x60 screen). Each line is a cell per GPU
-(its utilisation, bold while a partition holds compute, in the fail colour when lost), then
+(its utilisation, bold while a partition holds compute, in the warn colour while cordoned), then
 the host's sums: compute held, lock waiters, VRAM, done / fallbacks / OOMs."""
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def host_line(h, st, pal, width: int, where: str = "") -> Line:
     span = f"GPU{h.gpus[0]}-{h.gpus[-1]}" if len(h.gpus) > 1 else (f"GPU{h.gpus[0]}" if h.gpus else "no GPU")
     ln.append(f"{span:<10} ", style=pal["dim"])
     if h.alive:
-        ln.append_text(live_cells(gs, pal))
+        ln.append_text(live_cells(gs, pal, st.jobs.cordoned))
     else:  # its process is gone: what it did, not the last utilisation it reported
         ln.append("lost" if h.lost else "left", style="bold " + pal["fail" if h.lost else "dim"])
         ln.append(f" ({h.reason or '?'}); {h.requeued} requeued ", style=pal["dim"])
@@ -37,12 +37,14 @@ def host_line(h, st, pal, width: int, where: str = "") -> Line:
     return ln.append_text(tail)
 
 
-def live_cells(gs: list, pal) -> Line:
-    """A live host's GPUs: a cell each, the mean utilisation, compute held, waiters, VRAM."""
+def live_cells(gs: list, pal, cordoned: set[int]) -> Line:
+    """A live host's GPUs: a cell each (a cordoned one in the warn colour), the mean
+    utilisation, compute held, waiters, VRAM."""
     ln = Line()
     for g in gs[:MAX_CELLS]:
         held = g.locks.get("compute") is not None and g.locks["compute"].holder is not None
-        ln.append(gpu_cell(g), style=("bold " + pal["ntt_h"]) if held else pal["dim"])
+        style = pal["warn"] if g.gpu in cordoned else ("bold " + pal["ntt_h"]) if held else pal["dim"]
+        ln.append(gpu_cell(g), style=style)
     if len(gs) > MAX_CELLS:
         ln.append(f"+{len(gs) - MAX_CELLS}", style=pal["dim"])
     utils = [g.util for g in gs if g.util is not None]

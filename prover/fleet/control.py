@@ -4,6 +4,7 @@
     fc.set_mem_sync("stream", source="switch", target="h1")     # one host
     fc.set_prestage(False, target="gpu3")                       # one GPU (its fleet number)
     fc.apply("h1:workers_per_gpu=2", source="switch")           # TARGET:SPEC in the text form
+    fc.job("cordon", "gpu3", source="key")                       # no new work on gpu3 (the scheduler)
 
 A change is checked here (prover.knobs: the same errors as on one host), then sent to each
 targeted host's engine, whose Controller emits the ModeChange (tagged with the host, and the
@@ -16,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from prover.knobs import KNOBS, parse_switch
+from prover.pipeline.jobs import ACTIONS as JOB_ACTIONS
 from prover.pipeline.controller import Knobs
 from prover.pipeline.knob_facade import KnobFacade
 
@@ -67,8 +69,27 @@ class FleetController(KnobFacade):
     def stop(self, source: str = "controller") -> None:
         self._fleet.request_stop(f"stopped ({source})")
 
+    def job(self, action: str, target: str, source: str = "controller") -> str:
+        """cordon / uncordon a GPU by its fleet-wide number (gpu3 or 3): the driver's scheduler
+        places nothing new there and what is pending there finishes (prover/fleet/scheduler.py);
+        recorded as JobAction. cancel / requeue are refused on a fleet: its hosts refuse them
+        (the driver owns the queue) and the driver does not do them yet."""
+        from prover.pipeline.jobs import ACTIONS, parse_target
+
+        if action not in ACTIONS:
+            raise ValueError(f"unknown job action {action!r}; use {', '.join(ACTIONS)}")
+        if action not in ("cordon", "uncordon"):
+            raise ValueError(f"{action} on a fleet: not yet (cordon and uncordon a GPU are)")
+        _, gpu = parse_target(action, target)
+        return self._fleet.cordon(gpu, action == "cordon", source)
+
     def apply(self, spec: str, source: str = "switch", target: str | None = None) -> bool:
-        """'single' | 'KNOB=VALUE', optionally prefixed 'h1:' / 'gpu3:' / 'fleet:' (see split_target)."""
+        """'single' | 'KNOB=VALUE', optionally prefixed 'h1:' / 'gpu3:' / 'fleet:' (see split_target);
+        'cordon=gpu3' / 'uncordon=3' (a job action, fleet-wide GPU number)."""
+        name, eq, value = spec.partition("=")
+        if eq and name.strip().lower() in JOB_ACTIONS:
+            self.job(name.strip().lower(), value, source)
+            return True
         t, rest = split_target(spec)
         knob, value = parse_switch(rest)
         return self.set(knob, value, source, target if t is None else t)

@@ -388,6 +388,17 @@ class FleetEngine(RunHandle):
                 self.emit(ev.PartitionQueued, part=q.part, sector=sector, index=i)
         return sector
 
+    def cordon(self, gpu: int, on: bool, source: str) -> str:
+        """Keep new work off fleet GPU `gpu` (or let it back); recorded as JobAction on its host."""
+        with self._plock:
+            host, _ = self.sched.cordon(gpu, on)  # ValueError naming the fleet's GPUs
+            pending = len(self.sched.slots[gpu].pending)
+        detail = (f"gpu{gpu} on {host} cordoned: no new work, {pending} pending there finish" if on
+                  else f"gpu{gpu} on {host} uncordoned")
+        self.emit(ev.JobAction, action="cordon" if on else "uncordon", target=f"gpu{gpu}", source=source,
+                  detail=detail, host=host)
+        return detail
+
     def send_control(self, knob: str, value: Any, source: str, target: str | None) -> None:
         """One knob to every host (None), one host ('h1') or one GPU ('gpu3', fleet number)."""
         with self._plock:

@@ -49,6 +49,9 @@ def test_fleet_three_nodes_lose_one_gain_one(tmp_path):
         # not when one is merely assigned: a host can be removed before its first kernel
         gpus_used = lambda: {p.gpu for p in state.partitions.values() if p.gpu is not None and "ntt_h" in p.phases}  # noqa: E731
         _until(lambda: len(gpus_used()) == 6 and state.partitions_done >= 2, 400, "work on all 6 GPUs", state)
+        # a cordon (issue 27): nothing new is placed on gpu0 (h0: the driver's node, never removed)
+        assert fleet.controller.apply("cordon=gpu0", source="test")
+        bound = fleet.sched.bound(fleet.sched.slots[0])
         # a worker node (the driver is on the head) that has work in flight goes away
         workers = {n.node_id: n for n in fleet.cluster.local.worker_nodes}
         assert fleet.hosts["h0"].node not in workers  # h0 is the driver's node
@@ -90,6 +93,14 @@ def test_fleet_three_nodes_lose_one_gain_one(tmp_path):
     assert chk.final() == []
     assert all(n <= 1 for n in chk.compute_max.values())
     assert {h for (h, _g) in chk.compute_max} == {"h0", "h1", "h2", "h3"}
+    cordons = [e for e in rec.events if e.kind == "job_action"]
+    assert [(e.action, e.target, e.host, e.source) for e in cordons] == [("cordon", "gpu0", "h0", "test")]
+    assert "no new work" in cordons[0].detail and s.jobs.cordoned == {0}
+    first: dict[str, float] = {}
+    for e in rec.events:
+        if e.kind == "phase_start" and (e.worker or "").startswith("g0w"):
+            first.setdefault(e.part, e.t)
+    assert len([p for p, t in first.items() if t > cordons[0].t]) <= bound  # only what was pending there
 
 
 @pytest.mark.slow

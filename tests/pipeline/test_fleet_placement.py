@@ -129,3 +129,16 @@ def test_cordon_names_its_gpu_lets_it_back_and_a_missing_one_is_refused():
     assert s.remove_host("h0") == ["a", "b"] and s.cordoned == set()
     with pytest.raises(ValueError, match="no GPU 7 in the fleet"):
         s.cordon(7)
+
+
+def test_fleet_controller_refuses_cancel_and_requeue_in_words():
+    from prover.config import RunConfig
+    from prover.fleet.control import FleetController
+    from prover.pipeline.controller import Knobs
+
+    fc = FleetController(None, Knobs.from_config(RunConfig(backend="sim")))
+    for spec in ("cancel=s3p2", "requeue=s3p2"):
+        with pytest.raises(ValueError, match="on a fleet: not yet"):
+            fc.apply(spec, source="test")
+    with pytest.raises(ValueError, match="cordon takes a GPU"):
+        fc.apply("cordon=h1", source="test")

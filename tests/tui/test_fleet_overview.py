@@ -3,19 +3,24 @@ over the whole screen; more hosts than fit are counted; the panels keep their ro
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
 
 from tests.helpers.fleet_synth import fleet_stream
 
 from c2tui.app import DashboardApp
 from c2tui.sources import ReplaySource, fast_snapshot
+from c2tui.widgets.common import SPARK
 from c2tui.widgets.fleet_overview import host_lines
 from c2tui.widgets.gpu_overview import GpuOverview
 from c2tui.widgets.gpu_panel import GpuPanel
 from prover import events as ev
 from prover.state import fold
 
-PAL = defaultdict(str)
+class _Pal(dict):
+    def __missing__(self, key: str) -> str:  # a style is the palette entry's own name: readable in asserts
+        return key
+
+
+PAL = _Pal()
 
 
 def test_host_lines_sum_each_hosts_gpus_and_count_the_rest():
@@ -27,6 +32,10 @@ def test_host_lines_sum_each_hosts_gpus_and_count_the_rest():
     done = sum(st.gpus[i].done for i in range(8))
     assert f"done {done} " in lines[0] and "compute " in lines[0]
     assert lines[1] == "+2 more hosts (h1…h2, 16 GPUs)"
+    st.jobs.cordoned.add(1)  # a cordoned GPU's cell is in the warn colour
+    cells = [style for text, style in host_lines(st, PAL, 160, 3, {})[0].parts
+             for ch in text if ch in SPARK + "·"]  # a run of one style may hold several cells
+    assert len(cells) == 8 and cells[1] == "warn" and "warn" not in cells[0] + cells[2]
     lost = host_lines(st, PAL, 160, 3, {})[2].plain
     assert " ".join(lost.split()[:8]) == "h2 GPU16-23 lost (actor died); 1 requeued done"
 
