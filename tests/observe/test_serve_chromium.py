@@ -1,6 +1,6 @@
 """`c2tui serve` in a real headless Chromium (Debian's chromium, driven by playwright from
 PyPI; no browser download): the page shows the dashboard, and a key press typed into the
-page changes the header (`l` toggles the lock mode: "lock two-lock" -> "lock single").
+page changes the header (`l` turns the lock mode to the registry's next discipline after two-lock).
 
 The terminal is drawn on a canvas (xterm.js), so the text is read from the bytes the page
 receives over its websocket (the same bytes the terminal draws), and a screenshot is kept.
@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from prover.knobs import KNOBS
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
@@ -49,6 +51,9 @@ def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
         except OSError:
             time.sleep(0.2)
     raise AssertionError(f"serve did not listen on {port}")
+
+
+NEXT = KNOBS["lock_mode"].next_value("two-lock")  # what `l` turns two-lock into (the disciplines' order)
 
 
 class Screen:
@@ -92,10 +97,10 @@ def test_serve_in_headless_chromium(tmp_path):
                 screen.wait_for(page, "lock two-lock")
                 screen.wait_for(page, "SIMULATED")
                 mark = len(screen.raw)
-                assert "lock single" not in screen.text(0, mark)
+                assert f"lock {NEXT}" not in screen.text(0, mark)
                 page.locator(".xterm-screen").click()
                 page.keyboard.press("l")
-                screen.wait_for(page, "lock single", since=mark, timeout=30)
+                screen.wait_for(page, f"lock {NEXT}", since=mark, timeout=30)
                 page.wait_for_timeout(1500)  # let the frames settle before the shot
                 shot = Path(os.environ.get("C2TUI_SERVE_SCREENSHOT") or tmp_path / "serve.png")
                 page.screenshot(path=str(shot))
