@@ -116,7 +116,8 @@ def stand_in_key(circuit, uniq: int = 4096):
                       h_query=pts(ark.G1Point, uniq, n - 1), num_inputs=ni)
 
 
-def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, stand_in: bool = False) -> None:
+def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, stand_in: bool = False,
+            variants: list[tuple[str, dict]] = (("env", {}),)) -> None:
     import cupy as cp
 
     from prover.groth16 import compose
@@ -153,12 +154,53 @@ def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, st
     row["batch_add_points"] = {k: len(getattr(prep, k).ones) for k in ("a", "b_g1", "l", "b_g2")}
     row["tail_points"] = {k: len(getattr(prep, k).tail) for k in ("a", "b_g1", "l", "b_g2")}
     rows.save()
-    fns = compose.gpu_phases(CudaBackend(KernelSettings.from_env()))
-    stream = cp.cuda.Stream(non_blocking=True)
-    runs = []
     out = None
+    for name, given in variants:
+        ks = KernelSettings.from_env(**given)
+        v = row.setdefault("variants", {}).setdefault(name, {"settings": given})
+        fns = compose.gpu_phases(CudaBackend(ks))  # its own copy of the key on the device
+        res = _time_variant(fns, syn, prep, pk, reps, v, L, name, rows)
+        del fns  # the next variant's key copy (and precomputed H) must find the memory free again
+        gc.collect()
+        pool.free_all_blocks()
+        if out is None:
+            out, row["split_s"], row["section_s"] = res, v["split_s"], v["section_s"]
+            row["section_b_g2_gpu_s"], row["section_with_upload_s"] = v["section_b_g2_gpu_s"], v["section_with_upload_s"]
+        else:  # every variant must give the same group elements, bit for bit
+            v["equal_to_first"] = _results(res) == _results(out)
+        rows.save()
+    row["section_pool_peak_bytes"] = int(pool.total_bytes())
+    free, total = cp.cuda.runtime.memGetInfo()
+    row["device_used_bytes_after"] = int(total - free)
+    h, g1, b2 = out
+    row["all_variants_equal"] = all(v.get("equal_to_first", True) for v in row["variants"].values())
+    row["meets_300ms"] = row["section_s"] <= 0.300
+    if vk is None:
+        return
+    with timed(row, "assemble_verify_s", rows):
+        r, s = P.seeded_randomisers(0, 1)
+        proof = P.assemble(syn, g1, b2, pk, r, s)
+        row["verified"] = bool(P.verify(vk, syn.public_ints(), proof))
+
+
+def _results(res) -> tuple:
+    from prover.backend import settle
+
+    _, g1, b2 = res
+    g1 = settle(g1)
+    return (g1.h, g1.l, g1.a, g1.b_g1, bytes(settle(b2)))
+
+
+def _time_variant(fns, syn, prep, pk, reps: int, v: dict, L: int, name: str, rows) -> tuple:
+    """reps + 1 sections with one kernel-settings variant (the first compiles and uploads the
+    key): each step then a stream sync (the split), and the section enqueued whole as the
+    engine runs it (NTT-H, the G1 MSMs launched behind it, B_G2; one wait at the end)."""
+    import cupy as cp
+
+    stream = cp.cuda.Stream(non_blocking=True)
+    runs, whole, out = [], [], None
     with stream:
-        for i in range(reps + 1):  # the first run compiles and uploads the key
+        for i in range(reps + 1):
             stream.synchronize()
             t0 = time.perf_counter()
             d_abc = [cp.asarray(x) for x in (syn.a, syn.b, syn.c)]  # the pre-stage's upload
@@ -172,33 +214,36 @@ def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, st
             b2 = fns.b_g2_msm(prep, pk)
             stream.synchronize()
             t4 = time.perf_counter()
-            del d_abc
             runs.append({"upload": t1 - t0, "ntt_h": t2 - t1, "msm_g1": t3 - t2, "b_g2": t4 - t3})
-            out = (h, g1, b2)
-            if i == 0:
-                row["first_split_s"] = {k: round(v, 4) for k, v in runs[0].items()}
-            else:
-                timed_runs = runs[1:]
-                split = {k: round(_median([r[k] for r in timed_runs]), 4) for k in runs[0]}
-                row["split_s"] = split
-                # the compute section (what holds the compute lock): NTT-H + G1 MSMs with b_g2 on
-                # the CPU (the default placement, as in SupraSeal); with b_g2 on the GPU too
-                row["section_s"] = round(_median([r["ntt_h"] + r["msm_g1"] for r in timed_runs]), 4)
-                row["section_b_g2_gpu_s"] = round(_median([r["ntt_h"] + r["msm_g1"] + r["b_g2"] for r in timed_runs]), 4)
-                row["section_with_upload_s"] = round(_median([sum(r.values()) for r in timed_runs]), 4)
-            rows.save()
-            print(f"  2^{L} section run {i}: " + ", ".join(f"{k} {v:.4f}" for k, v in runs[-1].items()), flush=True)
-    row["section_pool_peak_bytes"] = int(pool.total_bytes())
-    free, total = cp.cuda.runtime.memGetInfo()
-    row["device_used_bytes_after"] = int(total - free)
-    h, g1, b2 = out
-    row["meets_300ms"] = row["section_s"] <= 0.300
-    if vk is None:
-        return
-    with timed(row, "assemble_verify_s", rows):
-        r, s = P.seeded_randomisers(0, 1)
-        proof = P.assemble(syn, g1, b2, pk, r, s)
-        row["verified"] = bool(P.verify(vk, syn.public_ints(), proof))
+            d_abc = [cp.asarray(x) for x in (syn.a, syn.b, syn.c)]
+            stream.synchronize()
+            t5 = time.perf_counter()
+            out = (fns.ntt_h(*d_abc), fns.msm_g1(prep, h, pk), fns.b_g2_msm(prep, pk))
+            stream.synchronize()
+            whole.append(time.perf_counter() - t5)
+            del d_abc
+            print(f"  2^{L} {name} run {i}: " + ", ".join(f"{k} {x:.4f}" for k, x in runs[-1].items())
+                  + f", enqueued whole {whole[-1]:.4f}", flush=True)
+    timed_runs, whole = runs[1:], whole[1:]
+    v["first_split_s"] = {k: round(x, 4) for k, x in runs[0].items()}
+    v["split_s"] = {k: round(_median([r[k] for r in timed_runs]), 4) for k in runs[0]}
+    # the compute section (what holds the compute lock): NTT-H + G1 MSMs with b_g2 on the CPU
+    # (SupraSeal's placement); with b_g2 on the GPU too (the engine's at native sizes)
+    v["section_s"] = round(_median([r["ntt_h"] + r["msm_g1"] for r in timed_runs]), 4)
+    v["section_b_g2_gpu_s"] = round(_median([r["ntt_h"] + r["msm_g1"] + r["b_g2"] for r in timed_runs]), 4)
+    v["section_with_upload_s"] = round(_median([sum(r.values()) for r in timed_runs]), 4)
+    v["enqueued_whole_s"] = round(_median(whole), 4)
+    rows.save()
+    return out
+
+
+def _variants(spec: str) -> list[tuple[str, dict]]:
+    """'old:ntt_fused=0,msm_lanes=1;new:' -> [("old", {...}), ("new", {})] (KernelSettings fields)."""
+    out = []
+    for part in filter(None, (x.strip() for x in spec.split(";"))):
+        name, _, kv = part.partition(":")
+        out.append((name, dict(x.split("=", 1) for x in kv.split(",") if x)))
+    return out or [("env", {})]
 
 
 def main() -> None:
@@ -208,6 +253,8 @@ def main() -> None:
     ap.add_argument("--cache-dir", default=None)
     ap.add_argument("--budget-s", type=float, default=None, help="skip a size whose extrapolated cost would pass this")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--variants", default="env:", help="kernel-settings variants timed on the same key and "
+                    "witness, e.g. 'old:ntt_fused=0,msm_lanes=1;new:' (results must agree bit for bit)")
     ap.add_argument("--stand-in-from", type=int, default=99,
                     help="sizes from this log2 up use a stand-in key of the right shape (no setup, proof not checked)")
     args = ap.parse_args()
@@ -228,7 +275,8 @@ def main() -> None:
                 continue
         t = time.perf_counter()
         try:
-            section(L, row, rows, Path(args.cache_dir) if args.cache_dir else None, args.reps, L >= args.stand_in_from)
+            section(L, row, rows, Path(args.cache_dir) if args.cache_dir else None, args.reps, L >= args.stand_in_from,
+                    _variants(args.variants))
         except Exception as exc:  # record and go on: the next size may still fit
             row["error"] = f"{type(exc).__name__}: {exc}"
         row["wall_s"] = round(time.perf_counter() - t, 2)

@@ -72,6 +72,31 @@ def ark_scalars(s: np.ndarray) -> list:
     return [ark.Scalar.from_le_bytes(b[32 * i:32 * i + 32]) for i in range(s.shape[0])]
 
 
+def read_peer(path: str) -> list[dict]:
+    """sppark's rows (one JSON object a line; diagnostics and checks kept as they are)."""
+    if not path or not Path(path).exists():
+        return []
+    return [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip().startswith("{")]
+
+
+def add_peer_ratios(res: dict) -> None:
+    """Beside each of our NTT / G1 MSM figures at a size the peer ran: its figure and ours / its."""
+    peer = {(r.get("op"), r.get("log2")): r.get("ms") for r in res.get("peer", []) if "ms" in r}
+    for row in res["ntt"]:
+        pm = peer.get(("ntt_fr", row["log_n"]))
+        if pm:
+            row["sppark_ntt_natural_ms"] = pm
+            row["natural_fused_over_sppark"] = round(row["ntt_natural_fused_ms"] / pm, 3)
+            row["natural_over_sppark"] = round(row["ntt_natural_ms"] / pm, 3)
+    for row in res["msm_g1"]:
+        pm = peer.get(("g1_msm", row["log_n"]))
+        if pm:
+            row["sppark_ms"] = pm
+            row["over_sppark"] = round(row["gpu_ms"] / pm, 3)
+            if "gpu_ms_pre" in row:
+                row["pre_over_sppark"] = round(row["gpu_ms_pre"] / pm, 3)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "benchmarks/results"))
@@ -90,6 +115,8 @@ def main() -> int:
     ap.add_argument("--sweep-log", type=int, default=22)
     ap.add_argument("--precompute", action="store_true", help="also time G1 MSMs over precomputed window shifts")
     ap.add_argument("--skip-fixed-base", action="store_true")
+    ap.add_argument("--peer", default="", help="sppark's JSON lines from the same device call (.peer/run.sh): "
+                    "kept in the result, with our figure over the peer's beside each of ours")
     args = ap.parse_args()
 
     import cupy as cp
@@ -109,7 +136,10 @@ def main() -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
 
+    res["peer"] = read_peer(args.peer)
+
     def save():
+        add_peer_ratios(res)
         (out_dir / args.name).write_text(json.dumps(res, indent=1))
 
     # compile the default builds (NVRTC; CuPy caches them on disk afterwards)
@@ -137,17 +167,26 @@ def main() -> int:
         with stream:
             t_ntt = timed(lambda: plan._run_passes(a, plan.tw_fwd, dif=False), stream, args.reps)
             t_nat = timed(lambda: plan.ntt(a, tmp), stream, args.reps)
+            t_nat_f = timed(lambda: plan.ntt(a, tmp, fused=True), stream, args.reps)
 
-            def h():
+            def h(fused: bool):
                 a[...] = a0; b[...] = b0; c[...] = c0  # noqa: E702
-                plan.ntt_h(a, b, c)
+                return plan.ntt_h(a, b, c, fused=fused)
             t_copy = timed(lambda: (a.__setitem__(Ellipsis, a0), b.__setitem__(Ellipsis, b0), c.__setitem__(Ellipsis, c0)), stream, args.reps)
-            t_h = timed(h, stream, max(3, args.reps // 2))
+            t_h = timed(lambda: h(False), stream, max(3, args.reps // 2))
+            t_h_f = timed(lambda: h(True), stream, max(3, args.reps // 2))
+            same_h = bool((h(False).copy() == h(True)).all())
+            x1 = plan.ntt(a0.copy(), tmp.copy(), coset=True).copy()
+            same_nat = bool((x1 == plan.ntt(a0.copy(), tmp, coset=True, fused=True)).all())
+        copies = statistics.median(t_copy)
         row = {"log_n": L, "variant": variant, "ntt_core_ms": statistics.median(t_ntt), "ntt_natural_ms": statistics.median(t_nat),
-               "ntt_h_ms": statistics.median(t_h) - statistics.median(t_copy), "ntt_h_with_input_copies_ms": statistics.median(t_h),
-               "gbytes_per_pass": n * 32 * 2 / 1e9, "passes": len(plan.passes)}
+               "ntt_natural_fused_ms": statistics.median(t_nat_f), "ntt_h_ms": statistics.median(t_h) - copies,
+               "ntt_h_fused_ms": statistics.median(t_h_f) - copies, "ntt_h_with_input_copies_ms": statistics.median(t_h),
+               "fused_equal": same_h and same_nat, "gbytes_per_pass": n * 32 * 2 / 1e9, "passes": len(plan.passes)}
         res["ntt"].append(row)
-        log(f"NTT[{variant}] 2^{L}: core {row['ntt_core_ms']:.3f} ms natural {row['ntt_natural_ms']:.3f} ms  NTT-H {row['ntt_h_ms']:.3f} ms")
+        log(f"NTT[{variant}] 2^{L}: core {row['ntt_core_ms']:.3f} ms natural {row['ntt_natural_ms']:.3f} / fused "
+            f"{row['ntt_natural_fused_ms']:.3f} ms  NTT-H {row['ntt_h_ms']:.3f} / fused {row['ntt_h_fused_ms']:.3f} ms"
+            f"  equal={row['fused_equal']}")
         del a0, b0, c0, a, b, c, tmp
         save()
         cp.get_default_memory_pool().free_all_blocks()

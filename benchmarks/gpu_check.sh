@@ -1,35 +1,45 @@
 #!/usr/bin/env bash
 # One device call (~5 min on the H200): the GPU suite on the code as it stands, then the kernels
-# beside sppark (the peer) in the same call, so every kernel figure has the peer's next to it.
+# beside sppark (the peer) in the same call, so every kernel figure has the peer's next to it,
+# then the composed GPU section with the kernel variants of issue 25 on and off.
 #   OUT=/dir bash benchmarks/gpu_check.sh                     # after the wheels are installed
-# Env: MSM_VARIANTS (bench_kernels --msm-variants, default "call"), SKIP_TESTS=1, TEST_TIMEOUT.
+# Env: SKIP_TESTS=1, TEST_TIMEOUT (s, default 200), TEST_WORKERS (xdist, default 6),
+#      SECTION_LOGS (default 22,24; empty: skip).
 # Steps, each time-boxed, results under $OUT as they are made:
-#   1. sppark: G1 MSM 2^20/22/24, Fr NTT 2^22/24 (.peer/run.sh; copy ../shared/peer to .peer)
-#   2. ours: NTT, NTT-H, G1 MSM (plain and precomputed, with the stage split), G2 MSM
-#   3. pytest -m gpu tests/gpu tests/backends (conformance up to 2^22)
+#   1. pytest -m gpu tests/gpu tests/backends (conformance up to 2^22), xdist, one line a test
+#   2. sppark: G1 MSM 2^20/22/24, Fr NTT 2^22/24 (.peer/run.sh; copy ../shared/peer to .peer)
+#   3. ours: NTT (natural, fused and not), NTT-H (fused and not), G1 MSM (plain, precomputed,
+#      stage split), G2 MSM; the peer's rows and our/peer ratios in the same JSON
+#   4. the composed section (NTT-H + G1 MSMs + B_G2, stand-in keys) at SECTION_LOGS: kernel
+#      variants steps (ntt_fused=0, msm_lanes=1), fused (msm_lanes=1) and the defaults
 set -uo pipefail
 OUT=${OUT:?set OUT}
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 T0=$(date +%s)
 log() { echo "[+$(( $(date +%s) - T0 ))s] $*"; }
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu \
-  --format=csv > "$OUT/nvidia_smi.txt" 2>&1
-log "$(tail -1 "$OUT/nvidia_smi.txt"); $(nproc) CPUs"
+log "$(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu \
+  --format=csv,noheader 2>&1); $(nproc) CPUs"
+if [ -z "${SKIP_TESTS:-}" ]; then
+  CONFORMANCE_MAX_LOG=22 timeout "${TEST_TIMEOUT:-200}" python3 -m pytest -m gpu tests/gpu tests/backends \
+    -n "${TEST_WORKERS:-6}" -v -rfE --tb=short -p no:cacheprovider --durations=15 > "$OUT/pytest_gpu.txt" 2>&1
+  log "pytest rc $?: $(grep -cE ' PASSED' "$OUT/pytest_gpu.txt") passed, $(grep -cE ' FAILED' "$OUT/pytest_gpu.txt") failed"
+  grep -E "^(FAILED|ERROR)" "$OUT/pytest_gpu.txt" | head -20
+fi
 if [ -x .peer/run.sh ]; then
-  timeout 120 .peer/run.sh --msm 20,22,24 --ntt 22,24 --reps 5 > "$OUT/sppark.jsonl" 2> "$OUT/sppark.err"
-  log "sppark rc $?"; cat "$OUT/sppark.jsonl"
+  timeout 120 .peer/run.sh --msm 20,22,24 --ntt 22,24 --reps 5 > "$OUT/sppark.jsonl" 2> >(sed 's/^/  sppark: /')
+  log "sppark rc $?"; grep -E '"ms"' "$OUT/sppark.jsonl" | sed -E 's/"x":"[^"]*",?//' | cut -c1-160
 else
   log "no .peer: the peer's figures are missing from this call"
 fi
 timeout 180 python3 benchmarks/bench_kernels.py --out "$OUT" --name kernels.json --ntt 22,24 --ntt-variants c \
-  --msm 20,22,24 --msm-variants "${MSM_VARIANTS:-call}" --precompute --skip-fixed-base --g2 22 --cpu-msm "" \
-  --cpu-g2 "" --section "" --reps 5 > "$OUT/kernels.log" 2>&1
-log "kernels rc $?"; grep -E "NTT|MSM|precomputed|breakdown|split" "$OUT/kernels.log" | cut -c1-300
-if [ -z "${SKIP_TESTS:-}" ]; then
-  CONFORMANCE_MAX_LOG=22 timeout "${TEST_TIMEOUT:-240}" python3 -m pytest -m gpu tests/gpu tests/backends -q \
-    -p no:cacheprovider --durations=12 > "$OUT/pytest_gpu.txt" 2>&1
-  log "pytest rc $?: $(grep -E 'passed|failed|error' "$OUT/pytest_gpu.txt" | tail -1)"
-  grep -E "^(FAILED|ERROR)" "$OUT/pytest_gpu.txt" | head -20
+  --msm 20,22,24 --msm-variants call --precompute --skip-fixed-base --g2 22 --cpu-msm "" --cpu-g2 "" \
+  --section "" --reps 5 --peer "$OUT/sppark.jsonl" > "$OUT/kernels.log" 2>&1
+log "kernels rc $?"; grep -E "NTT|MSM|precomputed|breakdown|Error|error" "$OUT/kernels.log" | cut -c1-300
+if [ -n "${SECTION_LOGS-22,24}" ]; then
+  timeout 200 python3 benchmarks/bench_gpu_section.py --logs "${SECTION_LOGS-22,24}" --stand-in-from 20 --reps 5 \
+    --variants "steps:ntt_fused=0,msm_lanes=1;fused:msm_lanes=1;defaults:" --out "$OUT/section.json" \
+    > "$OUT/section.log" 2>&1
+  log "section rc $?"; grep -E "run 5|Error|error" "$OUT/section.log" | cut -c1-300
 fi
 log "done"

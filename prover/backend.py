@@ -13,10 +13,13 @@ in place on device buffers; ``points(pk, query)`` a proving key's query as the b
 it (uploaded once); ``msm(points, scalars, group, rows=None)`` and ``batch_add(points, rows,
 group)`` launched now and read later (``Pending.fetch()`` waits and downloads under the GPU
 section and returns the host step, run after it); ``fixed_base(base_xy, coeffs, group)``;
-``intt(x)``; ``pin(array)`` page-locked host copies; ``to_host(x)``.
+``intt(x)``; ``pin(array)`` page-locked host copies; ``to_host(x)``; ``lane(k)`` a context in
+which launches go to the backend's k-th lane (k = 0: the caller's stream), so that independent
+MSMs overlap on the device (capability ``lanes``; without it the composition runs them in order).
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any, Callable, Protocol, runtime_checkable
 
@@ -34,8 +37,9 @@ Finish = Callable[[], bytes]
 NTT_H, NTT_H_STAGED, INTT = "ntt_h", "ntt_h_staged", "intt"
 MSM_G1, MSM_G2, BATCH_ADD_G1, BATCH_ADD_G2 = "msm_g1", "msm_g2", "batch_add_g1", "batch_add_g2"
 FIXED_BASE_G1, FIXED_BASE_G2, PINNED = "fixed_base_g1", "fixed_base_g2", "pinned"
+LANES = "lanes"  # launches inside lane(k) run beside the caller's stream (else in order)
 ALL = frozenset({NTT_H, NTT_H_STAGED, INTT, MSM_G1, MSM_G2, BATCH_ADD_G1, BATCH_ADD_G2, FIXED_BASE_G1,
-                 FIXED_BASE_G2, PINNED})
+                 FIXED_BASE_G2, PINNED, LANES})
 _NOTED_FAILURES = 3
 
 
@@ -59,6 +63,7 @@ class Backend(Protocol):
     def pin(self, x: np.ndarray) -> np.ndarray: ...
     def to_host(self, x: Any) -> Any: ...
     def device_key(self) -> Any: ...  # the device this thread's calls go to (per-device copies)
+    def lane(self, k: int) -> contextlib.AbstractContextManager[None]: ...
 
 
 class Deferred:
@@ -109,7 +114,7 @@ class ReferenceBackend:
     """The CPU reference: numpy Fr and NTT (prover.field), py_arkworks MSMs."""
 
     name, impl = "reference", "cpu-reference"
-    capabilities = ALL - {NTT_H_STAGED, PINNED}
+    capabilities = ALL - {NTT_H_STAGED, PINNED, LANES}
 
     def ntt_h(self, a: Any, b: Any, c: Any) -> np.ndarray:
         return ntt.ntt_h(on_host(a), on_host(b), on_host(c))
@@ -144,6 +149,9 @@ class ReferenceBackend:
 
     def device_key(self) -> Any:
         return None
+
+    def lane(self, k: int) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
 
 
 REFERENCE = ReferenceBackend()
@@ -269,6 +277,9 @@ class Fallback:
 
     def device_key(self) -> Any:
         return self.primary.device_key()
+
+    def lane(self, k: int) -> contextlib.AbstractContextManager[None]:
+        return self.primary.lane(k) if LANES in self.capabilities else contextlib.nullcontext()
 
 
 def cuda_backend(settings: KernelSettings) -> tuple[Any | None, str]:

@@ -25,11 +25,16 @@ class KernelSettings(BaseModel):
     nvrtc_arch: str | None = Field(None, description="NVRTC --gpu-architecture, e.g. sm_90 (default: CuPy's, the device's)")
     nvrtc_opts: str = Field("", description="extra NVRTC options, space separated (e.g. -DFIELD_MUL=<variant>)")
     ntt_variant: Literal["c", "ptx"] = Field("c", description="NTT build: c (field.cuh's product) or ptx (-DFIELD_PTX)")
+    ntt_fused: bool = Field(True, description="NTT-H and natural-order NTTs with fused passes (the scalings, the "
+                            "quotient and the bit reversal folded into the transforms' passes); false: a kernel a step")
     g1_variant: Literal["call", "ptx_call", "inline", "ptx"] = Field("call", description="G1 MSM build")
     g2_variant: Literal["call", "ptx_call", "inline", "ptx"] = Field("call", description="G2 MSM build")
     msm_max_c: int = Field(16, ge=6, le=22, description="widest MSM window (bits) the cost model may pick")
     msm_precompute: Literal["auto", "h", "none"] = Field(
         "auto", description="precomputed window shifts of the H query: auto (if <= 1/4 of free memory), h (always), none")
+    msm_lanes: int = Field(4, ge=1, le=8, description="streams a partition's G1 MSMs spread over: H on the worker's, "
+                           "L, A and B_G1 each on a lane of their own, so independent MSMs fill each other's idle "
+                           "SMs; 1: all on one stream")
     setup_gpu: bool = Field(True, description="set up large keys on the GPU when one is visible")
     fr_threads: int = Field(0, ge=0, le=1024, description="threads for large Fr operations; 0: min(32, cores); 1: off")
     cache_dir: str | None = Field(None, description="proving-key cache (default ~/.cache/c2tui/keys)")

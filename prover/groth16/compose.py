@@ -13,6 +13,7 @@ construction: the same partial sums, added in the same group.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -79,6 +80,10 @@ def _split(backend: Any, points: Any, sp: QuerySplit, group: str) -> list[B.Pend
     return parts
 
 
+def _lane(backend: Any, k: int) -> contextlib.AbstractContextManager[None]:
+    return backend.lane(k) if B.LANES in backend.capabilities else contextlib.nullcontext()
+
+
 def _fetch(parts: list[B.Pending]) -> list[B.Finish]:
     return [p.fetch() for p in parts]
 
@@ -88,12 +93,17 @@ def _finished(parts: list[B.Finish]) -> list[bytes]:
 
 
 def msm_g1(backend: Any, keys: KeyPoints, prep: MsmPrep, h: Any, pk: Any) -> Deferred:
-    """H, L, A, B_G1. Every MSM and batch addition is launched first, then all are downloaded
+    """H, L, A, B_G1. Every MSM and batch addition is launched first (H on the caller's stream,
+    each other query on a lane of the backend's, where it has lanes), then all are downloaded
     (one wait); the host step (Horner sums, partial sums) is the Deferred, run later."""
     q = keys.of(pk)
     n_h = len(pk.h_query)
     hq = [backend.msm(q["h"], h[:n_h], "g1")] if n_h else []
-    l, a, b = (_split(backend, q[name], getattr(prep, name), "g1") for name in G1_QUERIES)
+    lanes = []
+    for k, name in enumerate(G1_QUERIES, start=1):  # L, A, B_G1 need nothing of NTT-H: a lane each
+        with _lane(backend, k):
+            lanes.append(_split(backend, q[name], getattr(prep, name), "g1"))
+    l, a, b = lanes
     hf, lf, af, bf = _fetch(hq), _fetch(l), _fetch(a), _fetch(b)
     return Deferred(lambda: G1Msms(h=_finished(hf)[0] if hf else G1_ID, l=add_g1(_finished(lf)),
                                    a=add_g1(_finished(af)), b_g1=add_g1(_finished(bf))))

@@ -8,7 +8,9 @@ worker's stream context. Building one needs CuPy and a visible device (else it r
 prover.backend.select runs the reference)."""
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import threading
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -29,7 +31,9 @@ class CudaBackend:
         self.settings = settings
         self.capabilities = frozenset({
             "ntt_h", "ntt_h_staged", "intt", "msm_g1", "msm_g2", "batch_add_g1", "batch_add_g2",
-            "fixed_base_g1", "fixed_base_g2"} | ({"pinned"} if settings.pinned_host else set()))
+            "fixed_base_g1", "fixed_base_g2"} | ({"pinned"} if settings.pinned_host else set())
+            | ({"lanes"} if settings.msm_lanes > 1 else set()))
+        self._local = threading.local()  # each worker thread's side streams, per device
 
     # NTT ----------------------------------------------------------------------------------
     def ntt_h(self, a: Any, b: Any, c: Any) -> Any:
@@ -75,3 +79,33 @@ class CudaBackend:
 
     def device_key(self) -> int:
         return int(_cp().cuda.Device().id)
+
+    # lanes ----------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def lane(self, k: int) -> Iterator[None]:
+        """Launches inside go to this thread's side stream k (of msm_lanes - 1, round robin;
+        k = 0: the caller's stream). The side stream does not wait for the caller's: what runs
+        there reads only the key's points (uploaded and waited for once) and what it uploads
+        itself. On exit the caller's stream waits for it (an event), so whatever the caller
+        enqueues next, the downloads included, comes after the lane's work."""
+        sides = self.settings.msm_lanes - 1
+        if k <= 0 or sides < 1:
+            yield
+            return
+        cp = _cp()
+        caller = cp.cuda.get_current_stream()
+        side = self._side_stream(cp, (k - 1) % sides)
+        with side:
+            yield
+        done = cp.cuda.Event(disable_timing=True)
+        done.record(side)
+        caller.wait_event(done)
+
+    def _side_stream(self, cp: Any, i: int) -> Any:
+        streams = getattr(self._local, "streams", None)
+        if streams is None:
+            streams = self._local.streams = {}
+        key = (int(cp.cuda.Device().id), i)
+        if key not in streams:
+            streams[key] = cp.cuda.Stream(non_blocking=True)
+        return streams[key]

@@ -115,15 +115,24 @@ class NttPlan:
         return out
 
     # building blocks -------------------------------------------------------------------
-    def _run_passes(self, x, tw, dif: bool):
-        k = _nk("ntt_pass", self.ks)
-        passes = list(reversed(self.passes)) if dif else self.passes
-        for lo, S in passes:
-            lc = min(2, lo)  # C = 2^lc groups a block (4 once the stride allows)
-            E = 1 << (S + lc)
-            threads = min(256, max(E // 2, 1))
-            k((self.n // E,), (threads,), (x, tw, np.int32(self.L), np.int32(lo), np.int32(S), np.int32(lc),
-                                         np.int32(1 if dif else 0)), shared_mem=E * 32)
+    @staticmethod
+    def _geometry(lo: int, S: int) -> tuple[int, int, int]:
+        """(lc, E, threads) of a pass: C = 2^lc groups a block (4 once the stride allows)."""
+        lc = min(2, lo)
+        E = 1 << (S + lc)
+        return lc, E, min(256, max(E // 2, 1))
+
+    def _pass(self, fn: str, lo: int, S: int, args: tuple) -> None:
+        """Launch the pass kernel `fn` over the blocks of pass (lo, S); args follow its signature."""
+        lc, E, threads = self._geometry(lo, S)
+        _nk(fn, self.ks)((self.n // E,), (threads,), args, shared_mem=E * 32)
+
+    def _run_passes(self, x, tw, dif: bool, passes=None):
+        passes = self.passes if passes is None else passes
+        for lo, S in (list(reversed(passes)) if dif else passes):
+            lc = self._geometry(lo, S)[0]
+            self._pass("ntt_pass", lo, S, (x, tw, np.int32(self.L), np.int32(lo), np.int32(S), np.int32(lc),
+                                           np.int32(1 if dif else 0)))
 
     def _scale_bitrev(self, x, tables):
         A, B, lo = tables
@@ -134,25 +143,47 @@ class NttPlan:
         k = _nk("bitrev_permute", self.ks)
         k(_grid(self.n), (_TPB,), (x, out, np.int32(self.L)))
 
-    # natural-order transforms (in place on x (n, 8) u32; `tmp` is scratch of the same shape)
-    def ntt(self, x, tmp, coset: bool = False):
-        """coefficients -> evaluations over H (or g*H); result in x."""
+    # natural-order transforms (x (n, 8) u32; `tmp` is scratch of the same shape); they return
+    # the array that holds the result: x unfused, tmp fused (no copy back)
+    def ntt(self, x, tmp, coset: bool = False, fused: bool = False):
+        """coefficients -> evaluations over H (or g*H)."""
+        if fused:  # bit reversal and coset scaling folded into the first pass's loads
+            (lo0, S0), rest = self.passes[0], self.passes[1:]
+            A, B, lo = self.scale_coset_only
+            self._pass("ntt_pass_first_gather", lo0, S0, (x, tmp, self.tw_fwd, A, B, np.int32(lo), np.int32(self.L),
+                                                          np.int32(S0), np.int32(1 if coset else 0)))
+            self._run_passes(tmp, self.tw_fwd, dif=False, passes=rest)
+            return tmp
         self._bitrev(x, tmp)
         if coset:
             self._scale_bitrev(tmp, self.scale_coset_only)
         self._run_passes(tmp, self.tw_fwd, dif=False)
         x[...] = tmp
+        return x
 
-    def intt(self, x, tmp, coset: bool = False):
-        """evaluations over H (or g*H) -> coefficients; result in x."""
+    def intt(self, x, tmp, coset: bool = False, fused: bool = False):
+        """evaluations over H (or g*H) -> coefficients."""
+        tables = self.scale_coset_inv if coset else self.scale_plain_inv
+        if fused:  # the 1/n (and g^-i) scaling and the bit reversal folded into the last pass's stores
+            self._run_passes(x, self.tw_inv, dif=True, passes=self.passes[1:])
+            self._last_scatter(x, tmp, tables)
+            return tmp
         self._run_passes(x, self.tw_inv, dif=True)
-        self._scale_bitrev(x, self.scale_coset_inv if coset else self.scale_plain_inv)
+        self._scale_bitrev(x, tables)
         self._bitrev(x, tmp)
         x[...] = tmp
+        return x
 
-    def ntt_h(self, a, b, c):
+    def _last_scatter(self, x, out, tables) -> None:
+        A, B, lo = tables
+        S0 = self.passes[0][1]
+        self._pass("ntt_pass_last_scatter", 0, S0, (x, out, self.tw_inv, A, B, np.int32(lo), np.int32(self.L), np.int32(S0)))
+
+    def ntt_h(self, a, b, c, fused: bool = False):
         """The NTT-H phase in place on device arrays (n, 8) u32: returns the buffer holding h
         (b's), a and c are clobbered."""
+        if fused:
+            return self._ntt_h_fused(a, b, c)
         for x in (a, b, c):
             self._run_passes(x, self.tw_inv, dif=True)          # evaluations -> bitrev coeffs * n
             self._scale_bitrev(x, self.scale_coset_fwd)         # * g^i / n
@@ -162,6 +193,35 @@ class NttPlan:
         self._run_passes(a, self.tw_inv, dif=True)
         self._scale_bitrev(a, self.scale_coset_inv)
         self._bitrev(a, b)
+        return b
+
+    def _ntt_h_fused(self, a, b, c):
+        """NTT-H in 5 + 5 + 5 + 2 passes at 2^24 instead of 27 steps: the change of domain's
+        middle (DIF stages, g^i/n, DIT stages) is one pass (ntt_pass_mid); c's top DIT pass, the
+        quotient and the final iNTT's top DIF pass are another (ntt_pass_top_h); the final
+        scaling and bit reversal ride on the last pass's stores (ntt_pass_last_scatter)."""
+        (lo0, S0), rest = self.passes[0], self.passes[1:]
+        A, B, lo = self.scale_coset_fwd
+
+        def to_coset(x, skip_top: bool) -> None:
+            self._run_passes(x, self.tw_inv, dif=True, passes=rest)
+            self._pass("ntt_pass_mid", lo0, S0, (x, self.tw_inv, self.tw_fwd, A, B, np.int32(lo), np.int32(self.L),
+                                                  np.int32(S0)))
+            self._run_passes(x, self.tw_fwd, dif=False, passes=rest[:-1] if skip_top else rest)
+
+        to_coset(a, False)
+        to_coset(b, False)
+        if rest:
+            to_coset(c, True)
+            tlo, tS = rest[-1]
+            tlc = self._geometry(tlo, tS)[0]
+            self._pass("ntt_pass_top_h", tlo, tS, (a, b, c, self.k_h, self.tw_fwd, self.tw_inv, np.int32(tlo),
+                                                   np.int32(tS), np.int32(tlc)))
+            self._run_passes(a, self.tw_inv, dif=True, passes=rest[:-1])
+        else:  # one pass (n <= 2^10): no top pass to fold the quotient into
+            to_coset(c, False)
+            _nk("pointwise_h", self.ks)(_grid(self.n), (_TPB,), (a, b, c, self.k_h, np.uint32(self.n)))
+        self._last_scatter(a, b, self.scale_coset_inv)
         return b
 
 
@@ -202,7 +262,7 @@ def ntt_h_device(d_a, d_b, d_c, stream=None, ks: KernelSettings | None = None):
     a, b, c = (x.view(cp.uint32).reshape(-1, 8) for x in (d_a, d_b, d_c))
     plan = ntt_plan(_log2_exact(a.shape[0]), stream, ks)
     with _stream_ctx(stream):
-        h = plan.ntt_h(a, b, c)
+        h = plan.ntt_h(a, b, c, fused=(ks or loader.DEFAULTS).ntt_fused)
     return h.view(cp.uint64).reshape(-1, 4)
 
 
@@ -228,10 +288,10 @@ def ntt_gpu(x, inverse: bool = False, coset: bool = False, stream=None, ks: Kern
         d = _as_u32_rows(x, 8, stream, copy=True)
         plan = ntt_plan(_log2_exact(d.shape[0]), stream, ks)
         tmp = cp.empty_like(d)
-        (plan.intt if inverse else plan.ntt)(d, tmp, coset=coset)
+        out = (plan.intt if inverse else plan.ntt)(d, tmp, coset=coset, fused=(ks or loader.DEFAULTS).ntt_fused)
         if isinstance(x, cp.ndarray):
-            return d.view(cp.uint64).reshape(-1, 4)
-        return cp.asnumpy(d.view(cp.uint64).reshape(-1, 4), stream=stream)
+            return out.view(cp.uint64).reshape(-1, 4)
+        return cp.asnumpy(out.view(cp.uint64).reshape(-1, 4), stream=stream)
 
 
 def fr_elementwise_gpu(a, b, op: str, stream=None, ks: KernelSettings | None = None):

@@ -277,7 +277,10 @@ class Pending:
     GPU busy while the host waits or finishes earlier ones."""
 
     def __init__(self, dev, finish, stream):
-        self._dev, self._finish, self._stream = dev, finish, stream
+        # the stream it was launched on (the current one when none was named): a download on
+        # whatever stream is current at fetch() could overtake the kernels
+        self._dev, self._finish = dev, finish
+        self._stream = stream if stream is not None else _cp().cuda.get_current_stream()
 
     def result(self) -> bytes:
         return self.fetch()()

@@ -5,7 +5,9 @@ backend must pass).
 Backends: "reference" (checked against independent references: Python-integer NTTs,
 arkworks' multiexp over point objects, scalar multiplication one by one); "fallback" (a device
 backend whose every primitive fails: the Fallback must give the reference's bytes and say so);
-"cuda" (gpu marker: the CUDA backend, skipped without a device).
+"cuda" (gpu marker: the CUDA backend with the default kernel settings, skipped without a
+device); "cuda-steps" (the same with every kernel variant of issue 25 turned off: NTT-H and
+the natural NTTs a kernel a step, the G1 MSMs on one stream), at the sizes up to 2^16.
 
 Sizes: a few per primitive from 2^8 to 2^16 here (CI), 2^8..2^22 on a GPU
 (CONFORMANCE_MAX_LOG lowers the top).
@@ -44,16 +46,20 @@ class Broken:
         return 0
 
 
-def _cuda():
+STEPS = KernelSettings(ntt_fused=False, msm_lanes=1)  # every variant off: the kernels before issue 25
+
+
+def _cuda(settings: KernelSettings = KernelSettings()):
     try:
         from prover.kernels.cuda_backend import CudaBackend
 
-        return CudaBackend(KernelSettings())
+        return CudaBackend(settings)
     except Exception as exc:  # no CuPy or no device
         pytest.skip(f"no CUDA backend here ({type(exc).__name__}: {exc})")
 
 
-@pytest.fixture(params=["reference", "fallback", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.fixture(params=["reference", "fallback", pytest.param("cuda", marks=pytest.mark.gpu),
+                        pytest.param("cuda-steps", marks=pytest.mark.gpu)])
 def backend(request):
     if request.param == "reference":
         return B.REFERENCE
@@ -62,14 +68,15 @@ def backend(request):
         fb = B.Fallback(Broken(), lambda cls, **kw: notes.append(kw["text"]))
         fb.notes = notes
         return fb
-    return _cuda()
+    return _cuda(STEPS) if request.param == "cuda-steps" else _cuda()
 
 
 def sizes(backend, ci, gpu):
     """The sizes a backend is checked at: `ci` here, `gpu` on the device; the fallback over a
     broken double (the wrapper, not the arithmetic, is under test) at the smallest only."""
     if backend.name == "cuda":
-        return [L for L in gpu if L <= MAX_LOG]
+        top = MAX_LOG if backend.settings != STEPS else min(MAX_LOG, 16)
+        return [L for L in gpu if L <= top]
     return list(ci[:1]) if isinstance(backend, B.Fallback) else list(ci)
 
 

@@ -11,28 +11,34 @@ __device__ __forceinline__ u32 bitrev_bits(u32 x, int bits) { return bits == 0 ?
 // One pass of S radix-2 stages [lo, lo+S) over groups {base + k*2^lo : k < 2^S}; each block holds
 // C = 2^lc groups with adjacent low indices (coalesced 32*C-byte runs). dif: stages run descending.
 // Index math uses shifts and masks only (a runtime division costs ~20 instructions a butterfly),
-// and stage 0 skips its product: every twiddle there is 1.
-extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ tw, int L, int lo, int S, int lc, int dif)
+// and stage 0 skips its product: every twiddle there is 1. The pieces (PassGeom, pass_stages)
+// are shared by the fused passes below, which fold the step before or after a pass into it.
+struct PassGeom {
+    u32 cmask, E, lowBase, base;
+    int lo, S, lc;
+    __device__ PassGeom(int lo_, int S_, int lc_) : lo(lo_), S(S_), lc(lc_) {
+        cmask = (1u << lc) - 1;
+        E = 1u << (S + lc);
+        const int bph = lo - lc;  // log2 of blocks per high index
+        const u32 b = blockIdx.x;
+        lowBase = (b & ((1u << bph) - 1)) << lc;
+        base = ((b >> bph) << (lo + S)) + lowBase;
+    }
+    __device__ u32 pos(u32 e) const { return base + (e & cmask) + ((e >> lc) << lo); }  // element e's index in x
+};
+
+// The S stages on the block's elements in shared memory; every thread of the block calls it.
+__device__ void pass_stages(Fr* sh, const Fr* __restrict__ tw, const PassGeom& g, bool dif)
 {
-    extern __shared__ uint4 smem_raw[];
-    Fr* sh = reinterpret_cast<Fr*>(smem_raw);
-    const u32 cmask = (1u << lc) - 1;
-    const u32 E = 1u << (S + lc);
-    const int bph = lo - lc;  // log2 of blocks per high index
-    const u32 b = blockIdx.x;
-    const u32 lowBase = (b & ((1u << bph) - 1)) << lc;
-    const u32 base = ((b >> bph) << (lo + S)) + lowBase;
-    for (u32 e = threadIdx.x; e < E; e += blockDim.x) sh[e] = x[base + (e & cmask) + ((e >> lc) << lo)];
-    __syncthreads();
-    const u32 nb = E >> 1;
-    for (int st = 0; st < S; st++) {
-        const int t = dif ? (S - 1 - st) : st;
-        const int s = lo + t;
+    const u32 nb = g.E >> 1;
+    for (int st = 0; st < g.S; st++) {
+        const int t = dif ? (g.S - 1 - st) : st;
+        const int s = g.lo + t;
         const u32 tmask = (1u << t) - 1;
         for (u32 u = threadIdx.x; u < nb; u += blockDim.x) {
-            const u32 c = u & cmask, v = u >> lc;
+            const u32 c = u & g.cmask, v = u >> g.lc;
             const u32 k0 = ((v >> t) << (t + 1)) | (v & tmask);
-            const u32 i0 = (k0 << lc) + c, i1 = i0 + (1u << (t + lc));
+            const u32 i0 = (k0 << g.lc) + c, i1 = i0 + (1u << (t + g.lc));
             const Fr a = sh[i0];
             const Fr bb = sh[i1];
             if (s == 0) {  // w = 1
@@ -40,7 +46,7 @@ extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ t
                 sh[i1] = Fr::sub(a, bb);
                 continue;
             }
-            const Fr w = tw[(1u << s) + lowBase + c + ((k0 & tmask) << lo)];
+            const Fr w = tw[(1u << s) + g.lowBase + c + ((k0 & tmask) << g.lo)];
             if (!dif) {
                 const Fr m = Fr::mul(bb, w);
                 sh[i0] = Fr::add(a, m);
@@ -52,7 +58,107 @@ extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ t
         }
         __syncthreads();
     }
-    for (u32 e = threadIdx.x; e < E; e += blockDim.x) x[base + (e & cmask) + ((e >> lc) << lo)] = sh[e];
+}
+
+__device__ __forceinline__ Fr* pass_smem()
+{
+    extern __shared__ uint4 smem_raw[];
+    return reinterpret_cast<Fr*>(smem_raw);
+}
+
+// A * B two-level power table entry: base^r * scale for r < 2^L (A[k] = base^k * scale, B[k] = base^(k << loBits))
+__device__ __forceinline__ Fr pow_entry(const Fr* __restrict__ A, const Fr* __restrict__ B, int loBits, u32 r)
+{
+    return Fr::mul(A[r & ((1u << loBits) - 1)], B[r >> loBits]);
+}
+
+extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ tw, int L, int lo, int S, int lc, int dif)
+{
+    Fr* sh = pass_smem();
+    const PassGeom g(lo, S, lc);
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) sh[e] = x[g.pos(e)];
+    __syncthreads();
+    pass_stages(sh, tw, g, dif != 0);
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) x[g.pos(e)] = sh[e];
+}
+
+// Fused passes (kernel setting ntt_fused). Each replaces two or three launches and one or two
+// round trips of the whole array through memory with one pass; the arithmetic is the same,
+// element for element, so results are bit-identical to the unfused steps.
+
+// The pass at lo = 0 of NTT-H's change of domain: the inverse NTT's last DIF stages, the scaling
+// of bit-reversed coefficient j by g^bitrev(j) / n, and the forward NTT's first DIT stages.
+extern "C" __global__ void ntt_pass_mid(Fr* __restrict__ x, const Fr* __restrict__ tw_inv, const Fr* __restrict__ tw_fwd,
+                                        const Fr* __restrict__ A, const Fr* __restrict__ B, int loBits, int L, int S)
+{
+    Fr* sh = pass_smem();
+    const PassGeom g(0, S, 0);
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) sh[e] = x[g.pos(e)];
+    __syncthreads();
+    pass_stages(sh, tw_inv, g, true);
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x)
+        sh[e] = Fr::mul(sh[e], pow_entry(A, B, loBits, bitrev_bits(g.pos(e), L)));
+    __syncthreads();
+    pass_stages(sh, tw_fwd, g, false);
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) x[g.pos(e)] = sh[e];
+}
+
+// NTT-H's top pass: c's last DIT stages (its coset evaluations), the quotient
+// a = (a*b - c) * zinv (pointwise_h's arithmetic), and the coset iNTT's first DIF stages on it.
+// a and b hold their coset evaluations already; the result is written to a.
+extern "C" __global__ void ntt_pass_top_h(Fr* __restrict__ a, const Fr* __restrict__ b, const Fr* __restrict__ c,
+                                          const Fr* __restrict__ k, const Fr* __restrict__ tw_fwd,
+                                          const Fr* __restrict__ tw_inv, int lo, int S, int lc)
+{
+    Fr* sh = pass_smem();
+    const PassGeom g(lo, S, lc);
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) sh[e] = c[g.pos(e)];
+    __syncthreads();
+    pass_stages(sh, tw_fwd, g, false);
+    Fr one = Fr::zero();
+    one.v[0] = 1;
+    const Fr kz = k[0];
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) {
+        const u32 i = g.pos(e);
+        sh[e] = Fr::mul(Fr::sub(Fr::mul(a[i], b[i]), Fr::mul(sh[e], one)), kz);
+    }
+    __syncthreads();
+    pass_stages(sh, tw_inv, g, true);
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) a[g.pos(e)] = sh[e];
+}
+
+// An inverse NTT's last pass (lo = 0), scaled and bit-reversed on the way out:
+// out[r] = x_j * A[r & mask] * B[r >> loBits], r = bitrev(j) (scale_bitrev + bitrev_permute).
+extern "C" __global__ void ntt_pass_last_scatter(const Fr* __restrict__ x, Fr* __restrict__ out, const Fr* __restrict__ tw,
+                                                 const Fr* __restrict__ A, const Fr* __restrict__ B, int loBits, int L, int S)
+{
+    Fr* sh = pass_smem();
+    const PassGeom g(0, S, 0);
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) sh[e] = x[g.pos(e)];
+    __syncthreads();
+    pass_stages(sh, tw, g, true);
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) {
+        const u32 r = bitrev_bits(g.pos(e), L);
+        out[r] = Fr::mul(sh[e], pow_entry(A, B, loBits, r));
+    }
+}
+
+// A forward NTT's first pass (lo = 0), gathering its input in bit-reversed order and scaling it:
+// sh[j] = x[r] * A[r & mask] * B[r >> loBits] (scaled = 1) or x[r] (scaled = 0), r = bitrev(j),
+// written to out (bitrev_permute + scale_bitrev + the pass, out of place).
+extern "C" __global__ void ntt_pass_first_gather(const Fr* __restrict__ x, Fr* __restrict__ out, const Fr* __restrict__ tw,
+                                                 const Fr* __restrict__ A, const Fr* __restrict__ B, int loBits, int L,
+                                                 int S, int scaled)
+{
+    Fr* sh = pass_smem();
+    const PassGeom g(0, S, 0);
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) {
+        const u32 r = bitrev_bits(g.pos(e), L);
+        sh[e] = scaled ? Fr::mul(x[r], pow_entry(A, B, loBits, r)) : x[r];
+    }
+    __syncthreads();
+    pass_stages(sh, tw, g, false);
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) out[g.pos(e)] = sh[e];
 }
 
 // tws[2^s + j] = P[j << (L - 1 - s)] for 1 <= i = 2^s + j < n (P[i] = w^i, i < n/2); tws[0] unused
@@ -82,8 +188,7 @@ extern "C" __global__ void scale_bitrev(Fr* __restrict__ x, const Fr* __restrict
     const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= (1u << L)) return;
     const u32 r = bitrev_bits(j, L);
-    const Fr f = Fr::mul(A[r & ((1u << loBits) - 1)], B[r >> loBits]);
-    x[j] = Fr::mul(x[j], f);
+    x[j] = Fr::mul(x[j], pow_entry(A, B, loBits, r));
 }
 
 // a[i] = (a[i]*b[i] - c[i]) * zinv, all canonical; k = zinv * R^2 mod r (so two Montgomery

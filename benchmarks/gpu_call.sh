@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# A device call's driver: the steps named, in order, each writing under $OUT/w, and every 15 s
+# (and at the end) one tarball of it, $OUT/results.tar, so that what a call cut short had made
+# still comes back whole (the device tool returns at most 8 files).
+#   OUT=... bash benchmarks/gpu_call.sh check disciplines22 ...
+# Steps: check (benchmarks/gpu_check.sh), disciplines<N> (bench_disciplines at 2^N until
+# DEADLINE, epoch s), host_ram (gpu_host_ram_startup: 2^22 host-RAM budget, 2^24 start-up).
+set -uo pipefail
+OUT=${OUT:?set OUT}
+cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+W="$OUT/w"
+mkdir -p "$W"
+snap() { tar -cf "$OUT/r.tmp" -C "$W" . 2>/dev/null && mv "$OUT/r.tmp" "$OUT/results.tar"; }
+(while sleep 15; do snap; done) &
+SNAPPER=$!
+DEADLINE=${DEADLINE:-$(( $(date +%s) + 560 ))}
+for step in "$@"; do
+  left=$(( DEADLINE - $(date +%s) ))
+  echo "=== $step ($left s left) ==="
+  case "$step" in
+    check) OUT="$W" bash benchmarks/gpu_check.sh ;;
+    disciplines*) n=${step#disciplines}
+      python3 benchmarks/bench_disciplines.py --log2 "$n" --seconds "${SECONDS_A_RUN:-12}" \
+        --runs "${RUNS:-single,narrow,stream,reserved,device}" --budget-s "$(( left - 10 ))" --out-dir "$W/d$n" ;;
+    host_ram) python3 benchmarks/gpu_host_ram_startup.py --out-dir "$W/hr" --cache-dir .cache/keys \
+        --seconds 20 --deadline-s "$(( left - 10 ))" ;;
+    *) echo "unknown step $step" ;;
+  esac
+  echo "=== $step rc $? ==="
+  snap
+done
+kill "$SNAPPER" 2>/dev/null
+snap
