@@ -209,6 +209,7 @@ def _format_error(exc: ValidationError) -> str:
         msg = err["msg"]
         if msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]
+        msg = msg.removeprefix(f"{loc}: ")  # a knob's own parse names it already (the one message every door gives)
         got = err.get("input")
         got_s = "" if isinstance(got, dict) or err["type"] == "missing" else f" (got {got!r})"
         if err["type"] == "extra_forbidden":

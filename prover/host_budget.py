@@ -28,7 +28,7 @@ def parse_spec(v: Any) -> int:
     except ValueError as exc:
         raise ValueError(f"host_ram_budget: {exc}, or off") from None
     if n > MAX_BYTES:
-        raise ValueError(f"host_ram_budget: {v!r} is over {gib(MAX_BYTES)}; give a size up to that, or off")
+        raise ValueError(f"host_ram_budget: {v!r} is over 1 EiB; give a smaller size, or off")
     return n
 
 

@@ -117,8 +117,9 @@ def test_a_budget_reads_the_same_at_every_door(name, value, want, tmp_path):
         return
     for door in (lambda: parse_switch(f"{name}={value}"), lambda: load_config(None, **{name: value}),
                  lambda: Controller(Knobs.from_config(load_config(None)), lambda cls, **f: None, _Engine()).set(name, value)):
-        with pytest.raises(ValueError, match=name):
+        with pytest.raises(ValueError, match=name) as refused:
             door()
+        assert str(refused.value).count(name) == 1, refused.value  # named once, as the knob's parse says it
 
 
 def test_every_knob_is_a_choice_a_number_a_switch_or_of_its_own_shape():
