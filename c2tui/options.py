@@ -51,8 +51,8 @@ class KnobChoice(click.Choice):
 
 
 def _shown(k: Knob) -> str:
-    if k.size and not k.default:
-        return "off"
+    if k.parse_value is not None:  # a knob of its own shape says how its values read (host_ram_budget 0: off)
+        return k.show(k.default)
     if k.kind is bool:
         return "on" if k.default else "off"
     return str(k.default)
@@ -64,7 +64,8 @@ def knob_option(name: str) -> Callable[[F], F]:
     help_ = f"{k.help}  [default: {_shown(k)}]"
     if k.kind is bool:
         return click.option(f"{k.flag}/--no-{k.flag[2:]}", name, default=None, help=help_)
-    kind: Any = str if k.size else int if k.kind is int else KnobChoice(name)
+    # a knob of its own shape takes the text as given: RunConfig runs the knob's one parse on it
+    kind: Any = str if k.parse_value is not None else int if k.kind is int else KnobChoice(name)
     return click.option(k.flag, name, type=kind, default=None, help=help_)
 
 

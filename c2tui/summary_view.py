@@ -32,8 +32,9 @@ def _gib(n: int) -> str:
 
 
 def _knob(name: str, v: Any) -> str:
-    if name in KNOBS and KNOBS[name].size and isinstance(v, int):
-        return _gib(v) if v else "off"
+    k = KNOBS.get(name)
+    if k is not None and k.parse_value is not None and isinstance(v, int):  # a budget in bytes: as it reads
+        return k.show(v)
     return on_off(v)
 
 

@@ -26,6 +26,7 @@ from prover.settings import KernelSettings
 
 Backend = Literal["auto", "sim", "cuda"]
 _CHOICE_KNOBS = tuple(k.name for k in KNOBS.values() if k.values)
+_SHAPED_KNOBS = tuple(k.name for k in KNOBS.values() if k.parse_value is not None)  # the budgets
 
 
 MAX_CONFIG_BYTES = bounds.MAX_CONFIG_BYTES
@@ -88,7 +89,7 @@ class RunConfig(BaseModel):
     prestage: bool = Field(KNOBS["prestage"].default, description=KNOBS["prestage"].help)
     b_g2: str = Field(KNOBS["b_g2"].default, description=KNOBS["b_g2"].help)
     paused: bool = Field(KNOBS["paused"].default, description=KNOBS["paused"].help)
-    host_ram_budget: int = Field(KNOBS["host_ram_budget"].default, ge=0, description=KNOBS["host_ram_budget"].help)
+    host_ram_budget: int = Field(KNOBS["host_ram_budget"].default, description=KNOBS["host_ram_budget"].help)
     vram_budget: int | str = Field(KNOBS["vram_budget"].default, description=KNOBS["vram_budget"].help)
     constraints_log2: int = Field(10, ge=8, le=24, description="size of the circuit really proved (2^24 wants a GPU for setup)")
     modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
@@ -126,17 +127,10 @@ class RunConfig(BaseModel):
             k.check_runs(v)
         return v
 
-    @field_validator("host_ram_budget", mode="before")
+    @field_validator(*_SHAPED_KNOBS, mode="before")
     @classmethod
-    def _host_budget(cls, v: Any) -> int:
-        from prover.knobs import parse_size
-
-        return parse_size(v)
-
-    @field_validator("vram_budget", mode="before")
-    @classmethod
-    def _budget(cls, v: Any) -> int | str:
-        return KNOBS["vram_budget"].check(v)
+    def _shaped(cls, v: Any, info: ValidationInfo) -> Any:
+        return KNOBS[info.field_name or ""].check(v)  # the knob's one parse, as every other door
 
     @field_validator("gpus")
     @classmethod
@@ -215,6 +209,7 @@ def _format_error(exc: ValidationError) -> str:
         msg = err["msg"]
         if msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]
+        msg = msg.removeprefix(f"{loc}: ")  # a knob's own parse names it already (the one message every door gives)
         got = err.get("input")
         got_s = "" if isinstance(got, dict) or err["type"] == "missing" else f" (got {got!r})"
         if err["type"] == "extra_forbidden":

@@ -4,7 +4,8 @@ RunConfig (types, defaults, validation), the CLI's run options, the Controller (
 `--switch` parsing), the dashboard's key bindings and help screen, the fold and the summary
 all read this table; adding a value to a knob here is the whole change.
 
-`values` is the allowed set for a choice knob (None: bool or int, see `lo`/`hi`). `keys` are
+`values` is the allowed set for a choice knob (None: bool or int, see `lo`/`hi`, or a knob of
+its own shape, see `parse_value`: the budgets, whose one parse every door shares). `keys` are
 (key, action, footer label, key_display) for the dashboard: a key turns the knob in the UI,
 which sends the change to the Controller (textual key names; prover imports no UI).
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from prover.device import budget
-from prover import disciplines
+from prover import disciplines, host_budget
 
 BOOL_WORDS = {"on": True, "true": True, "1": True, "yes": True, "off": False, "false": False, "0": False, "no": False}
 
@@ -42,12 +43,13 @@ class Knob:
     live: bool = True  # can change mid-run (through the Controller)
     aliases: tuple[str, ...] = ()  # other spellings in `--switch KNOB=VALUE`
     bare: bool = False  # a bare value is a switch too (`--switch two-lock`)
-    size: bool = False  # an int of bytes, written as a size ('64GiB'); 0 / off: none
     # what runs a value (lock_mode: the disciplines' registry): a value listed here but not
     # there is refused, so a value added to this table alone cannot run
     runs: Callable[[], tuple[str, ...]] | None = None
-    # a knob of its own shape (vram_budget: a size or a scenario): its one parse (the value
-    # itself or its text; ValueError naming it), how a value is written, what it accepts
+    # a knob of its own shape (vram_budget: a size or a scenario; host_ram_budget: a size or
+    # off): its one parse (the value itself or its text, so every door checks it alike;
+    # ValueError naming it), how a person reads a value (the summary, --help's default, a hook
+    # knob's ModeChange), what `--switch` accepts
     parse_value: Callable[[Any], Any] | None = None
     show: Callable[[Any], str] = str
     accepts: str = ""
@@ -84,8 +86,6 @@ class Knob:
         t = text.strip()
         if self.parse_value is not None:
             return self.parse_value(t)
-        if self.size:
-            return self.check(parse_size(t))
         if self.kind is bool:
             if t.lower() not in BOOL_WORDS:
                 raise ValueError(f"{self.name} must be on or off, got {text!r}")
@@ -111,24 +111,11 @@ class Knob:
     def switch_help(self) -> str:
         if self.accepts:
             return f"{self.name}={self.accepts}"
-        if self.size:
-            return f"{self.name}=SIZE|off"
         if self.kind is bool:
             return f"{self.name}=on|off"
         if self.kind is int:
             return f"{self.name}=N"
         return f"{self.name}={'|'.join(self.values or ())}"
-
-
-def parse_size(v: Any) -> int:
-    """A size knob's value: bytes from '64GiB' / 1234, 0 from off / none / 0 (no limit)."""
-    from prover.device.budget import parse_bytes
-
-    if isinstance(v, str) and v.strip().lower() in ("off", "none", "0", ""):
-        return 0
-    if v == 0 and not isinstance(v, bool):
-        return 0
-    return parse_bytes(v)
 
 
 KNOBS: dict[str, Knob] = {k.name: k for k in (
@@ -149,7 +136,8 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          help="where b_g2_msm runs (auto: gpu where the CUDA kernels load, else cpu; resolved at start)",
          key_label="b",
          key_help="b_g2 MSM on {values}", keys=(Key("b", "b_g2", "b_g2 cpu/gpu"),)),
-    Knob("host_ram_budget", int, 0, lo=0, hi=1 << 60, size=True, aliases=("host_budget",),
+    Knob("host_ram_budget", int, 0, parse_value=host_budget.parse_spec, show=host_budget.show,
+         accepts=host_budget.ACCEPTS, aliases=("host_budget",),
          help="host RAM for proving keys and the workers' buffers (e.g. 256GiB; off: no limit): a worker "
               "whose partition would exceed it waits, never an OOM", key_label="", key_help="", keys=()),
     Knob("vram_budget", str, "card", parse_value=budget.parse_spec, show=budget.show, hook="set_vram_budget",

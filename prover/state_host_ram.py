@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from prover import events as ev
+from prover.knobs import KNOBS
 
 
 @dataclass
@@ -43,8 +44,10 @@ class HostRamState:
 
 
 def budget_of(knobs: dict[str, str]) -> int:
+    """The budget from the fold's knob text (bytes, as RunStarted and ModeChange write it),
+    read by the knob's one parse; 0 (none) where a recording has something else."""
     try:
-        return int(knobs.get("host_ram_budget", "0"))
+        return KNOBS["host_ram_budget"].parse(knobs.get("host_ram_budget", "0"))
     except ValueError:
         return 0
 

@@ -37,12 +37,17 @@ def _type_name(ann: Any) -> str:
     return getattr(ann, "__name__", str(ann))
 
 
+_SIZE = "a size (24GiB, 16GB, 512MiB or bytes)"
+
+
 def _allowed(name: str, f: Any) -> str:
     from prover import KNOBS
 
     ann = f.annotation
     k = KNOBS.get(name)
-    if k is not None and k.parse_value is None:  # a live knob: its values from the one knob vocabulary
+    if k is not None and k.parse_value is not None:  # a budget: what its one parse accepts
+        return " | ".join(_SIZE if a == "SIZE" else a for a in k.accepts.split("|"))
+    if k is not None:  # a live knob: its values from the one knob vocabulary
         return " | ".join(k.values) if k.values else (f"{k.lo}..{k.hi}" if k.kind is int else "on | off")
     if typing.get_origin(ann) is typing.Literal:
         return " | ".join(str(a) for a in typing.get_args(ann))
@@ -50,10 +55,6 @@ def _allowed(name: str, f: Any) -> str:
         from prover import PROFILES
 
         return " | ".join(sorted(PROFILES))
-    if name == "vram_budget":
-        from prover import SCENARIOS
-
-        return "a size (24GiB, 16GB, 512MiB or bytes) or a scenario: " + " | ".join(SCENARIOS)
     if name == "gpus":
         return "1..64, or a list of distinct device ids"
     lo = hi = None
@@ -70,11 +71,14 @@ def _allowed(name: str, f: Any) -> str:
 
 
 def _default(name: str, f: Any) -> Any:
+    from prover import KNOBS
+
     if f.default_factory is not None:
         return "{}"
     v = f.default
-    if name == "vram_budget" and isinstance(v, int):
-        return f"{v / 1024**3:g}GiB"  # as it is written in a TOML file
+    k = KNOBS.get(name)
+    if k is not None and k.parse_value is not None:
+        return k.show(v)  # a budget as it reads (host_ram_budget 0: off), which its parse takes back
     if isinstance(v, bool):
         return "on" if v else "off"
     return "none" if v is None else v

@@ -1,7 +1,15 @@
 """The help screen (`?`): every key and what it does, in live and replay mode; it scrolls
-(↑/↓, PgUp/PgDn, the wheel) when it is taller than the terminal."""
+(↑/↓, PgUp/PgDn, the wheel) when it is taller than the terminal.
+
+Each section's title stands on a line of its own above a two-column grid, and every grid's
+key column is as wide as the widest key (at most KEY_MAX): a title in the key column made it
+~35 columns wide, so at 80x24 the descriptions wrapped every few words."""
 from __future__ import annotations
 
+from typing import Sequence
+
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -112,6 +120,30 @@ def kernel_section(kernels: dict) -> list[tuple[str, list[tuple[str, str]]]]:
     return [("Kernel settings in force (this run)", rows)]
 
 
+KEY_MAX = 24  # a longer key folds; wider would starve the descriptions at 80 columns
+
+Rows = Sequence[tuple["str | Text", "str | Text"]]
+
+
+def key_width(sections: Sequence[tuple[str, Rows]]) -> int:
+    """The key column's width: the widest key of any section, at most KEY_MAX."""
+    keys = [cell_len(k.plain if isinstance(k, Text) else k) for _, rows in sections for k, _ in rows]
+    return min(KEY_MAX, max(keys, default=1))
+
+
+def help_body(sections: Sequence[tuple[str, Rows]], footnote: str) -> RenderableType:
+    """The sections one under another, each a title and a grid whose key column is key_width."""
+    width, parts = key_width(sections), []
+    for title, rows in sections:
+        t = Table.grid(padding=(0, 2))
+        t.add_column(style="bold", width=width, overflow="fold")
+        t.add_column(ratio=1)
+        for k, d in rows:
+            t.add_row(k, d)
+        parts += [Text(title, style="bold underline"), t, Text("")]
+    return Group(*parts, Text(footnote, style="italic"))
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close", show=True),
                 Binding("up", "scroll(-1)", "scroll up", key_display="↑"),
@@ -120,8 +152,9 @@ class HelpScreen(ModalScreen[None]):
                 Binding("pagedown", "page(1)", "page down", key_display="PgDn")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
+    /* 132: from 160 columns on every key's description fits one line (a legend line wraps once); 96% below */
     HelpScreen > VerticalScroll {
-        width: 100; max-width: 96%; height: auto; max-height: 96%;
+        width: 132; max-width: 96%; height: auto; max-height: 96%;
         border: thick $primary; background: $surface; padding: 0 1;
     }
     """
@@ -132,23 +165,15 @@ class HelpScreen(ModalScreen[None]):
         self.kernels = kernels or {}
 
     def compose(self) -> ComposeResult:
-        t = Table.grid(padding=(0, 2))
-        t.add_column(style="bold")
-        t.add_column()
         sections = [("Replay" if self.replay else "Controls (sent to the prover's controller)",
                      REPLAY_KEYS if self.replay else live_keys()), ("Always", COMMON_KEYS),
                     ("Lock disciplines (l)", discipline_rows()),
                     *panel_sections(), ("Legend", legend(self.app.palette)),  # type: ignore[attr-defined]
                     *kernel_section(self.kernels)]
-        for title, rows in sections:
-            t.add_row(Text(title, style="bold underline"), "")
-            for k, d in rows:
-                t.add_row(k, d)
-            t.add_row("", "")
-        t.add_row("", Text("A control is shown as changed only when the prover's ModeChange event comes back.", style="italic"))
         with VerticalScroll() as box:
             box.border_subtitle = "↑↓ PgUp PgDn scroll · esc close"
-            yield Static(t)
+            yield Static(help_body(sections, "A control is shown as changed only when the prover's ModeChange "
+                                             "event comes back."))
 
     def action_scroll(self, step: int) -> None:
         self.query_one(VerticalScroll).scroll_relative(y=step, animate=False)

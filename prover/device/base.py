@@ -32,10 +32,19 @@ class Stopped(Exception):
 
 
 class OomError(RuntimeError):
-    def __init__(self, requested: int, free: int, what: str = "") -> None:
+    """No room under the budget. `held_by` is who held the budget then (owner -> bytes, taken
+    under the pool's lock at the refusal), so whoever catches it can say whose memory it was."""
+
+    def __init__(self, requested: int, free: int, what: str = "", held_by: dict[str, int] | None = None) -> None:
         super().__init__(f"out of VRAM budget: wanted {requested >> 20} MiB, {free >> 20} MiB free {what}".strip())
         self.requested = requested
         self.free = free
+        self.held_by = dict(held_by or {})
+
+    def explain(self, cause: str) -> None:
+        """Add why there was no room (who holds it), so every message made from it says so."""
+        if cause:
+            self.args = (f"{self.args[0]}; {cause}",)
 
 
 class DeviceError(RuntimeError):
@@ -241,7 +250,7 @@ class BaseDevice:
             if nbytes > free or injected:
                 self.emit(ev.Oom, gpu=self.index, part=part, worker=owner, requested=int(nbytes),
                           free=max(0, int(free)))
-                raise OomError(nbytes, free, "(injected)" if injected and nbytes <= free else "")
+                raise OomError(nbytes, free, "(injected)" if injected and nbytes <= free else "", self.pool.owners)
             self._device_alloc(buf, stream)  # may raise (real CUDA)
             self.pool.used += buf.nbytes
             self.pool.reserved = max(self.pool.reserved, self.pool.used)

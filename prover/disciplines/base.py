@@ -70,8 +70,11 @@ class Discipline(ABC):
 
 def prestage_inside(flow: GpuFlow, s: Section) -> None:
     """A pre-stage under locks that already exclude every other GPU section on this GPU
-    (single, narrow): device-global calls where mem_sync says so, then alloc + upload (no
-    room: OomError, and the flow's retry waits for room)."""
+    (single, narrow): device-global calls where mem_sync says so, then alloc + upload. No
+    room: OomError, and the flow's retry waits for room. That happens only just after a live
+    switch, when a section begun under two-lock or reserved pre-staged outside these locks and
+    waits for compute: the OOM is the back-off, and its text names that section
+    (pipeline/vram_holders.py)."""
     if not s.knobs.prestage:
         return
     with flow.phase(s, Phase.prestage):

@@ -26,7 +26,7 @@ import numpy as np
 
 from prover import events as ev
 from prover.config import RunConfig
-from prover.device.base import BaseDevice, Buffer, OomError, Stopped, Stream
+from prover.device.base import BaseDevice, Buffer, OomError, Stopped
 from prover.events import Phase
 from prover.pipeline.controller import Controller
 from prover.pipeline.device_sync import device_sync
@@ -36,6 +36,7 @@ from prover.pipeline.gpu_load import GpuFns
 from prover.pipeline.jobs import Cancelled, JobBoard
 from prover.pipeline.locks import LockSet
 from prover.pipeline.phases import Phases, settle
+from prover.pipeline.vram_holders import Holder, explain
 
 _GPU_SECTION_TRIES = 4
 
@@ -92,6 +93,8 @@ class PartitionFlow:
         self._z: dict[str, Any] = {}  # worker -> its reused witness array (native runs)
         # worker -> (phase, part, gpu, t0): what the watchdog looks at
         self.current: dict[str, tuple[str, str, int | None, float]] = {}
+        # worker -> (part, lock_mode) while in a GPU section: whose VRAM an OOM ran into
+        self.sections: dict[str, tuple[str, str]] = {}
 
     # --- phases --------------------------------------------------------------------------------
     @contextmanager
@@ -256,12 +259,14 @@ class PartitionFlow:
         dev = self.devices[g]
         s = Section(w=w, g=g, part=p, syn=syn, knobs=knobs, dev=dev, locks=self.locksets[g],
                     stream=dev.stream(w), result=result)
+        self.sections[w] = (p.id, knobs.lock_mode)
         try:
             return self.disciplines[knobs.lock_mode].section(self, s)
         finally:
             for b in s.bufs:  # exception or stop between the sections: give the pre-staged buffers back
                 dev.free(b, s.stream)
             s.bufs.clear()
+            self.sections.pop(w, None)
 
     def phase(self, s: Section, phase: Phase) -> AbstractContextManager[None]:
         return self._phase(s.w, s.part, phase, s.g, s.dev.impl_label)
@@ -284,21 +289,29 @@ class PartitionFlow:
         self.emit(ev.Fallback, gpu=s.g, part=s.part.id, worker=s.w, reason=reason)
 
     def upload(self, s: Section, modelled_s: float) -> list[Buffer]:
-        return self._alloc_upload(s.w, s.part, s.dev, s.stream, s.syn, modelled_s)
+        return self._alloc_upload(s, modelled_s)
 
-    def _alloc_upload(self, w: str, p: Partition, dev: BaseDevice, stream: Stream, syn: Any,
-                      modelled_upload: float) -> list[Buffer]:
+    def _alloc_upload(self, s: Section, modelled_upload: float) -> list[Buffer]:
+        dev, stream, syn = s.dev, s.stream, s.syn
         bufs: list[Buffer] = []
         try:
             for name, n in self.buffer_sizes.items():
-                bufs.append(dev.alloc(w, p.id, name, n, stream))
+                bufs.append(dev.alloc(s.w, s.part.id, name, n, stream))
             k = dev.upload(stream, bufs, [syn.a, syn.b, syn.c], modelled_upload)
             dev.wait(k)
             return bufs
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, OomError):  # said now, while the locks and the holders are as they were
+                exc.explain(self._holders(s, exc.held_by))
             for b in bufs:
                 dev.free(b, stream)
             raise
+
+    def _holders(self, s: Section, held_by: dict[str, int]) -> str:
+        """Who held the budget s found no room in, with their sections and locks (vram_holders)."""
+        hs = [Holder(w, n, *self.sections.get(w, (None, None)), tuple(s.locks.held_by(w)))
+              for w, n in sorted(held_by.items()) if w != s.w]
+        return explain(s.knobs.lock_mode, tuple(s.locks.held_by(s.w)), hs)
 
     def compute(self, s: Section, prep_f: Future) -> None:
         """Inside compute: (non-prestaged alloc + upload), NTT-H, barrier, MSM, (b_g2 on GPU), free."""
@@ -309,7 +322,7 @@ class PartitionFlow:
         try:
             with self._phase(w, p, Phase.ntt_h, g, fns.impl):
                 if not bufs:  # fallback / prestage off: allocate and upload under compute (slow path)
-                    bufs[:] = self._alloc_upload(w, p, dev, stream, syn, T["fallback_upload"])
+                    bufs[:] = self._alloc_upload(s, T["fallback_upload"])
                 host = (syn.a, syn.b, syn.c)
                 # the GPU NTT reads a/b/c where the upload put them (and may overwrite them:
                 # the buffers are freed after this section); else it takes the host arrays

@@ -1,7 +1,8 @@
 """Snapshots of the operator's-console views (issue 13) at 80x24 and 160x48: the event log
 on its own screen, filtered and opened on one event; the partitions sorted and filtered;
 the per-GPU overview when four panels do not fit, before and after jumping to one; the
-help scrolled. Committed recordings, paused at fixed run times (see test_snapshots.py).
+help scrolled, and at its top (80x24 and 220x60). Committed recordings, paused at fixed run
+times (see test_snapshots.py).
 Refresh after an intended change: pytest tests/tui --snapshot-update
 """
 from __future__ import annotations
@@ -118,3 +119,10 @@ def test_event_log_scrolled_back(snap_compare, size):
         await pilot.pause(0.1)
 
     assert snap_compare(make_app(FOUR, at=21.0), run_before=before, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (220, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_help_top(snap_compare, size):
+    """`?`: each title on its own line, the key column as wide as the widest key; at 80x24 it
+    scrolls, at 220x60 all of it fits."""
+    assert snap_compare(make_app(FAILURES, at=22.0), press=["question_mark"], terminal_size=size)

@@ -67,3 +67,69 @@ def test_config_defaults_are_the_vocabulary_defaults():
 def test_readme_key_table_is_generated():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert key_table() in readme, "README's key table is stale; paste c2tui.widgets.help_screen.key_table()"
+
+
+# a knob of its own shape (the budgets): value or text -> what every door makes of it (None: refused)
+SHAPED = {
+    "host_ram_budget": [("64GiB", 64 << 30), ("off", 0), ("0", 0), (1 << 30, 1 << 30), (" 2 TiB ", 2 << 40),
+                        ("lots", None), ("-1", None), ("2000000TB", None)],
+    "vram_budget": [("20GiB", 20 << 30), ("Two-Prestage", "two-prestage"), (24 << 30, 24 << 30), ("lots", None)],
+}
+
+
+class _Engine:
+    """Just enough of EngineHooks for a hook knob's change (vram_budget) to go through."""
+
+    def set_vram_budget(self, spec):
+        return 0, 1
+
+
+class _Fleet:
+    def send_control(self, knob, value, source, target):
+        pass
+
+
+def _doors(name, value, tmp_path):
+    """The value as each door makes it: TOML, the run option, --switch / attach --send (the
+    text form), the controller, the fleet's controller."""
+    from c2tui.options import config_from_options
+    from prover.fleet.control import FleetController
+
+    toml = tmp_path / "c.toml"
+    toml.write_text(f"{name} = {value!r}\n".replace("'", '"'))
+    base = Knobs.from_config(load_config(None))
+    ctl = Controller(base, lambda cls, **f: None, _Engine())
+    fleet = FleetController(_Fleet(), base)
+    ctl.set(name, value)
+    fleet.set(name, value)
+    return {"toml": getattr(load_config(toml), name), "option": getattr(config_from_options(**{name: str(value)}), name),
+            "switch": parse_switch(f"{name}={value}")[1], "controller": getattr(ctl.snapshot(), name),
+            "fleet": getattr(fleet.snapshot(), name)}
+
+
+@pytest.mark.parametrize("name,value,want", [(n, v, w) for n, cases in SHAPED.items() for v, w in cases])
+def test_a_budget_reads_the_same_at_every_door(name, value, want, tmp_path):
+    """One parse, one check: a budget given as TOML, a run option, `--switch` (attach --send
+    and the fleet's apply parse the same text), to the controller or to the fleet's is the
+    same value, or refused everywhere with the knob named."""
+    if want is not None:
+        assert set(_doors(name, value, tmp_path).values()) == {want}
+        return
+    for door in (lambda: parse_switch(f"{name}={value}"), lambda: load_config(None, **{name: value}),
+                 lambda: Controller(Knobs.from_config(load_config(None)), lambda cls, **f: None, _Engine()).set(name, value)):
+        with pytest.raises(ValueError, match=name) as refused:
+            door()
+        assert str(refused.value).count(name) == 1, refused.value  # named once, as the knob's parse says it
+
+
+def test_every_knob_is_a_choice_a_number_a_switch_or_of_its_own_shape():
+    """host_ram_budget's size flag went into parse_value (issue 26's knob on issue 21's mechanism):
+    one way to describe a knob that is none of the plain kinds."""
+    from dataclasses import fields
+
+    assert "size" not in {f.name for f in fields(knobs.Knob)}
+    shaped = {k.name for k in knobs.KNOBS.values() if k.parse_value is not None}
+    assert shaped == set(SHAPED)
+    for name in shaped:
+        k = knobs.KNOBS[name]
+        assert k.switch_help() == f"{name}={k.accepts}" and k.parse(k.show(k.default)) == k.default

@@ -1,0 +1,51 @@
+"""Whose VRAM a GPU section found no room in: the words an OOM is explained with.
+
+Under `single` or `narrow` a section holds every lock and counts on the budget being its
+own. During a live switch it is not always: a worker whose section began under the old
+discipline pre-staged outside those locks (two-lock: under `mem`, then queued for `compute`;
+reserved: under a budget slot, with no lock at all) and now waits for the `compute` lock this
+section holds. Waiting for that room under the locks would deadlock, so the allocation fails
+and the section lets go and retries: the OOM is the back-off, and it ends once the old
+discipline's sections have drained. The text names the holders so that an operator reads a
+switch's transient, not a leak (tests/pipeline/test_switch_oom.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prover.device.budget import gib
+from prover.disciplines import COMPUTE
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A worker holding VRAM when another's allocation was refused."""
+
+    worker: str
+    nbytes: int
+    part: str | None  # the partition of the GPU section it is in (None: not in one)
+    mode: str | None  # the lock_mode that section runs under
+    locks: tuple[str, ...]  # the locks it holds now
+
+
+def _one(h: Holder, mode: str) -> str:
+    where = f"{h.worker} {h.part}" if h.part else h.worker
+    if h.mode is None:
+        section = "outside a GPU section"
+    else:
+        section = f"a {h.mode} section" + (f" begun before the switch to {mode}" if h.mode != mode else "")
+    locks = "holding " + " and ".join(h.locks) if h.locks else "holding no lock"
+    return f"{gib(h.nbytes)} held by {where} ({section}, {locks})"
+
+
+def explain(mode: str, my_locks: tuple[str, ...], holders: list[Holder]) -> str:
+    """One clause for an OomError: who held the budget, and why this section cannot wait for
+    them (they free it only after `compute`, which it holds). Empty when nobody else held any
+    (an injected OOM, or the room was taken and given back in between)."""
+    held = [h for h in holders if h.nbytes > 0]
+    if not held:
+        return ""
+    text = "; ".join(_one(h, mode) for h in held)
+    if COMPUTE in my_locks and not any(COMPUTE in h.locks for h in held):
+        text += f": freed only after {COMPUTE}, which this section holds, so it lets go"
+    return text
