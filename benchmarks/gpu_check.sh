@@ -10,8 +10,9 @@
 #   2. sppark: G1 MSM 2^20/22/24, Fr NTT 2^22/24 (.peer/run.sh; copy ../shared/peer to .peer)
 #   3. ours: NTT (natural, fused and not), NTT-H (fused and not), G1 MSM (plain, precomputed,
 #      stage split), G2 MSM; the peer's rows and our/peer ratios in the same JSON
-#   4. the composed section (NTT-H + G1 MSMs + B_G2, stand-in keys) at SECTION_LOGS: kernel
-#      variants steps (ntt_fused=0, msm_lanes=1), fused (msm_lanes=1) and the defaults
+#   4. the composed section (NTT-H + G1 MSMs + B_G2, stand-in keys) at SECTION_LOGS, per kernel
+#      variant (SECTION_VARIANTS): steps (ntt_fused=0, msm_lanes=1: the kernels before issue 25),
+#      fused (msm_lanes=1), the defaults, and first-level MSM pieces of 64 and 128 entries
 set -uo pipefail
 OUT=${OUT:?set OUT}
 cd "$(dirname "$0")/.."
@@ -38,7 +39,8 @@ timeout 180 python3 benchmarks/bench_kernels.py --out "$OUT" --name kernels.json
 log "kernels rc $?"; grep -E "NTT|MSM|precomputed|breakdown|Error|error" "$OUT/kernels.log" | cut -c1-300
 if [ -n "${SECTION_LOGS-22,24}" ]; then
   timeout 200 python3 benchmarks/bench_gpu_section.py --logs "${SECTION_LOGS-22,24}" --stand-in-from 20 --reps 5 \
-    --variants "steps:ntt_fused=0,msm_lanes=1;fused:msm_lanes=1;defaults:" --out "$OUT/section.json" \
+    --variants "${SECTION_VARIANTS:-steps:ntt_fused=0,msm_lanes=1;fused:msm_lanes=1;defaults:;piece64:msm_piece=64;piece128:msm_piece=128}" \
+    --out "$OUT/section.json" \
     > "$OUT/section.log" 2>&1
   log "section rc $?"; grep -E "run 5|Error|error" "$OUT/section.log" | cut -c1-300
 fi

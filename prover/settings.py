@@ -32,6 +32,8 @@ class KernelSettings(BaseModel):
     msm_max_c: int = Field(16, ge=6, le=22, description="widest MSM window (bits) the cost model may pick")
     msm_precompute: Literal["auto", "h", "none"] = Field(
         "auto", description="precomputed window shifts of the H query: auto (if <= 1/4 of free memory), h (always), none")
+    msm_piece: int = Field(32, ge=4, le=1024, description="bucket entries one thread sums in an MSM's first "
+                           "accumulation level (mixed additions); the piece sums are then added in levels of 16")
     msm_lanes: int = Field(4, ge=1, le=8, description="streams a partition's G1 MSMs spread over: H on the worker's, "
                            "L, A and B_G1 each on a lane of their own, so independent MSMs fill each other's idle "
                            "SMs; 1: all on one stream")

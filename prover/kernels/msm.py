@@ -155,7 +155,7 @@ def _num_windows(c: int) -> int:
     return W
 
 
-LC0 = 32   # entries per thread in the first bucket-accumulation level
+LC0 = 32   # entries per thread in the first bucket-accumulation level (default of settings' msm_piece)
 LCN = 16   # partial sums per thread in later levels
 
 
@@ -205,16 +205,18 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
                                                   np.uint32(pstride), cursor, entries))
         del digits, cursor
         mark("sort")
-        # level 0: pieces of <= LC0 entries per bucket
+        # level 0: pieces of <= lc0 entries per bucket (longer pieces: fewer piece sums to add in
+        # the later levels' full additions, fewer threads)
+        lc0 = points.ks.msm_piece
         pc = cp.empty(nb, dtype=u32)
-        kk("msm_pieces")(_grid(nb), (_TPB,), (counts, pc, np.uint32(nb), np.uint32(LC0)))
+        kk("msm_pieces")(_grid(nb), (_TPB,), (counts, pc, np.uint32(nb), np.uint32(lc0)))
         pincl = cp.cumsum(pc, dtype=u32)
-        bound_pieces = -(-(W * n) // LC0) + nb
+        bound_pieces = -(-(W * n) // lc0) + nb
         part = cp.empty((bound_pieces, xw), dtype=u32)
-        k("msm_acc0")(_grid(bound_pieces, 128), (128,), (entries, points.d, counts, incl, pc, pincl, np.uint32(nb), np.uint32(LC0), part))
+        k("msm_acc0")(_grid(bound_pieces, 128), (128,), (entries, points.d, counts, incl, pc, pincl, np.uint32(nb), np.uint32(lc0), part))
         del entries
         mark("acc0")
-        bound = -(-(n * (W if bstride == 0 else 1)) // LC0)  # most pieces one bucket can have
+        bound = -(-(n * (W if bstride == 0 else 1)) // lc0)  # most pieces one bucket can have
         while bound > 1:
             pc2 = cp.empty(nb, dtype=u32)
             kk("msm_pieces")(_grid(nb), (_TPB,), (pc, pc2, np.uint32(nb), np.uint32(LCN)))
