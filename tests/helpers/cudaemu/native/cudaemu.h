@@ -161,11 +161,12 @@ inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) 
 template <class T>
 inline T __ldg(const T* p) { return *p; }
 
-// min/max for mixed integer types: the usual arithmetic conversions, as CUDA's overloads
+// min/max for mixed arithmetic types: the usual arithmetic conversions (a + b's type), as CUDA's
+// overloads (a mixed signed/unsigned pair compares as unsigned there too)
 template <class A, class B>
-inline auto min(A a, B b) -> decltype(a < b ? a : b) { return b < a ? b : a; }
+inline auto min(A a, B b) -> decltype(a + b) { return b < a ? b : a; }
 template <class A, class B>
-inline auto max(A a, B b) -> decltype(a < b ? a : b) { return a < b ? b : a; }
+inline auto max(A a, B b) -> decltype(a + b) { return a < b ? b : a; }
 inline unsigned int umin(unsigned int a, unsigned int b) { return b < a ? b : a; }
 inline unsigned int umax(unsigned int a, unsigned int b) { return a < b ? b : a; }
 
