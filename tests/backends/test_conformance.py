@@ -5,10 +5,12 @@ backend must pass).
 Backends: "reference" (checked against independent references: Python-integer NTTs,
 arkworks' multiexp over point objects, scalar multiplication one by one); "fallback" (a device
 backend whose every primitive fails: the Fallback must give the reference's bytes and say so);
-"cuda" (gpu marker: the CUDA backend, skipped without a device).
+"cuda-emulated" (the CUDA backend, its real kernels and wrappers, on the CPU emulator of
+tests/helpers/cudaemu; skipped without g++); "cuda" (gpu marker: the CUDA backend, skipped
+without a device).
 
-Sizes: a few per primitive from 2^8 to 2^16 here (CI), 2^8..2^22 on a GPU
-(CONFORMANCE_MAX_LOG lowers the top).
+Sizes: a few per primitive from 2^8 to 2^16 here (CI; the emulated CUDA backend too), 2^8..2^22
+on a GPU (CONFORMANCE_MAX_LOG lowers the top).
 """
 from __future__ import annotations
 
@@ -53,10 +55,17 @@ def _cuda():
         pytest.skip(f"no CUDA backend here ({type(exc).__name__}: {exc})")
 
 
-@pytest.fixture(params=["reference", "fallback", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.fixture(params=["reference", "fallback", "cuda-emulated", pytest.param("cuda", marks=pytest.mark.gpu)])
 def backend(request):
     if request.param == "reference":
         return B.REFERENCE
+    if request.param == "cuda-emulated":
+        from tests.helpers.cudaemu.fixture import install
+
+        install(request.getfixturevalue("monkeypatch"))  # `cupy` is the emulator for this test
+        bk = _cuda()
+        bk.emulated = True  # CI sizes (sizes() below)
+        return bk
     if request.param == "fallback":
         notes = []
         fb = B.Fallback(Broken(), lambda cls, **kw: notes.append(kw["text"]))
@@ -68,7 +77,7 @@ def backend(request):
 def sizes(backend, ci, gpu):
     """The sizes a backend is checked at: `ci` here, `gpu` on the device; the fallback over a
     broken double (the wrapper, not the arithmetic, is under test) at the smallest only."""
-    if backend.name == "cuda":
+    if backend.name == "cuda" and not getattr(backend, "emulated", False):
         return [L for L in gpu if L <= MAX_LOG]
     return list(ci[:1]) if isinstance(backend, B.Fallback) else list(ci)
 

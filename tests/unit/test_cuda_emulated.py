@@ -229,6 +229,23 @@ def test_device_arrays_behave_like_cupy_ones(cuda_emulator) -> None:  # noqa: F8
     assert (cp.empty(4, dtype=cp.uint8).get() == 0xA5).all()  # fresh device memory is garbage
 
 
+def test_install_is_undone_with_the_monkeypatch() -> None:
+    """The real `cupy` (or its absence) and the prover's device caches come back after a test."""
+    import sys
+
+    from prover.kernels import loader
+    from tests.helpers.cudaemu.fixture import install
+
+    before, cache = sys.modules.get("cupy"), loader._cache
+    mp = pytest.MonkeyPatch()
+    try:
+        cp = install(mp)
+        assert sys.modules["cupy"] is cp and loader._cache is not cache and loader._cache == {}
+    finally:
+        mp.undo()
+    assert sys.modules.get("cupy") is before and loader._cache is cache
+
+
 # ------------------------------------------------------------------------------- NTT ----
 @pytest.mark.parametrize("L", [6, 7, 8, 9])
 def test_ntt_h_and_intt(backend, L) -> None:

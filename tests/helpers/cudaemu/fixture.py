@@ -1,6 +1,6 @@
 """Installing the emulator as `cupy` for a test, with the prover's module-level device caches
-emptied before and after (a compiled module, NTT plan or fixed-base table made over one `cupy` must
-not be handed to code running over another).
+swapped for empty ones until the test ends (a compiled module, NTT plan or fixed-base table made
+over one `cupy` must not be handed to code running over another; the real ones come back intact).
 
     from tests.helpers.cudaemu.fixture import cuda_emulator  # noqa: F401  (the pytest fixture)
 
@@ -17,27 +17,23 @@ import pytest
 from tests.helpers.cudaemu import MODULES, available, config
 
 
-def clear_device_caches() -> None:
+def install(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """The emulator as `cupy`, and empty device caches, until monkeypatch undoes them (at the end
+    of the test); returns the fake module. Skips the test where g++ is missing."""
     from prover.kernels import fixed_base, gpu_phases, loader
 
-    loader._cache.clear()
-    gpu_phases._plans.clear()
-    fixed_base._tables.clear()
-
-
-def install(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """The emulator as `cupy` until monkeypatch undoes it; returns the fake module."""
     if not available():
         pytest.skip("g++ not installed: the CUDA emulator compiles the kernels with it")
     for name, mod in MODULES.items():
         monkeypatch.setitem(sys.modules, name, mod)
-    clear_device_caches()
+    monkeypatch.setattr(loader, "_cache", {})        # compiled modules
+    monkeypatch.setattr(gpu_phases, "_plans", {})    # NTT twiddle tables (device arrays)
+    monkeypatch.setattr(fixed_base, "_tables", {})   # fixed-base tables (device arrays)
+    config.launches.clear()
     return MODULES["cupy"]
 
 
 @pytest.fixture
 def cuda_emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
-    cp = install(monkeypatch)
-    config.launches.clear()
-    yield cp
-    clear_device_caches()
+    """The fake `cupy` module, installed for this test (the real kernels run on the CPU)."""
+    yield install(monkeypatch)
