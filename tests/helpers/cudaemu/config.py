@@ -21,8 +21,12 @@ class Config:
     # the same result under every one; "shuffle" draws a new order each sweep from `seed`.
     schedule: str = field(default_factory=lambda: os.environ.get("CUDAEMU_SCHEDULE", "forward"))
     seed: int = field(default_factory=lambda: int(os.environ.get("CUDAEMU_SEED", "1")))
-    # g++ flags for the kernel libraries; "undefined" adds -fsanitize=undefined (UB in the kernels'
-    # host build is reported on stderr: shifts past the width, signed overflow, misaligned loads)
+    # g++ flags for the kernel libraries. sanitize="undefined": -fsanitize=undefined (UB in the
+    # kernels' host build is reported on stderr: shifts past the width, signed overflow,
+    # misaligned loads). sanitize="address": -fsanitize=address, with device arrays allocated at
+    # their exact size, so that out-of-bounds accesses are reported; needs the runtime preloaded:
+    #   CUDAEMU_SANITIZE=address ASAN_OPTIONS=detect_leaks=0 \
+    #   LD_PRELOAD=$(g++ -print-file-name=libasan.so) python -m pytest tests/unit/test_cuda_emulated.py
     opt: str = field(default_factory=lambda: os.environ.get("CUDAEMU_OPT", "-O2"))
     sanitize: str = field(default_factory=lambda: os.environ.get("CUDAEMU_SANITIZE", ""))
     cache_dir: Path = field(default_factory=_default_cache)
@@ -31,7 +35,7 @@ class Config:
     memory_total: int = 80 << 30
     # the byte cupy.empty fills with (a GPU's fresh allocation is garbage); None: leave numpy's
     poison: int | None = 0xA5
-    # kernel name -> launches (tests assert which kernels a path ran)
+    # kernel name -> launches in this process (tests compare copies to see which kernels a path ran)
     launches: collections.Counter = field(default_factory=collections.Counter)
 
     def order(self) -> int:

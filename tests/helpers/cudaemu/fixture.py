@@ -14,7 +14,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.helpers.cudaemu import MODULES, available, config
+from tests.helpers.cudaemu import MODULES, available
 
 
 def install(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
@@ -29,7 +29,6 @@ def install(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(loader, "_cache", {})        # compiled modules
     monkeypatch.setattr(gpu_phases, "_plans", {})    # NTT twiddle tables (device arrays)
     monkeypatch.setattr(fixed_base, "_tables", {})   # fixed-base tables (device arrays)
-    config.launches.clear()
     return MODULES["cupy"]
 
 

@@ -141,6 +141,10 @@ class RawKernel:
             if value is None:
                 return (ctypes.c_char * 8)()
             if isinstance(value, ndarray):
+                if not value.flags.c_contiguous:
+                    # CuPy passes the bare data pointer: the kernel would index a strided view as dense
+                    raise TypeError(f"{self._describe(i)}: a non-contiguous view {value.shape} strides {value.strides}; "
+                                    "the kernel gets only its data pointer (cupy.ascontiguousarray it)")
                 ptr = value.__array_interface__["data"][0]
                 if ptr % size:
                     raise CUDADriverError(f"CUDA_ERROR_MISALIGNED_ADDRESS: {self._describe(i)}: the data at 0x{ptr:x} "
