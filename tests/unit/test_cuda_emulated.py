@@ -59,7 +59,7 @@ extern "C" __global__ void rotate(const int* in, int* out, int barrier)
 // a tree sum over the launch's dynamic shared memory: log2(blockDim) barriers in a loop
 extern "C" __global__ void block_sum(const unsigned long long* in, unsigned long long* out)
 {
-    extern __shared__ unsigned long long part[];
+    extern __shared__ __align__(16) unsigned long long part[];
     const unsigned t = threadIdx.x;
     part[t] = in[blockIdx.x * blockDim.x + t];
     __syncthreads();
@@ -68,6 +68,12 @@ extern "C" __global__ void block_sum(const unsigned long long* in, unsigned long
         __syncthreads();
     }
     if (t == 0) out[blockIdx.x] = part[0];
+}
+extern "C" __global__ void votes(const int* in, int* out)
+{
+    const int p = in[blockIdx.x * blockDim.x + threadIdx.x];
+    const int c = __syncthreads_count(p), all = __syncthreads_and(p), any = __syncthreads_or(p);
+    if (threadIdx.x == 7) { out[3 * blockIdx.x] = c; out[3 * blockIdx.x + 1] = all; out[3 * blockIdx.x + 2] = any; }
 }
 """
 
@@ -97,6 +103,17 @@ def test_a_barrier_tree_over_dynamic_shared_memory(cuda_emulator, monkeypatch, s
     out = cp.zeros(4, dtype=cp.uint64)
     k((4,), (256,), (cp.asarray(x), out), shared_mem=256 * 8)
     assert out.get().tolist() == [int(v) for v in x.reshape(4, 256).sum(axis=1)]
+
+
+def test_block_votes(cuda_emulator) -> None:  # noqa: F811
+    cp = cuda_emulator
+    k = _module(cp, _BARRIER).get_function("votes")
+    x = np.zeros((3, 96), dtype=np.int32)
+    x[0, ::3] = 5
+    x[1] = 1
+    out = cp.zeros(9, dtype=cp.int32)
+    k((3,), (96,), (cp.asarray(x), out))
+    assert out.get().tolist() == [32, 0, 1, 96, 1, 1, 0, 0, 0]
 
 
 _WARP = r"""
@@ -411,7 +428,8 @@ def test_the_other_msm_builds(cuda_emulator, variant) -> None:  # noqa: F811
 
     objs, xy, scal, s = msm_inputs("g1", 5, f"emu-{variant}")
     ks = KernelSettings(g1_variant=variant)
-    assert gp.msm_g1_gpu(gp.DevicePoints("g1", xy, ks=ks), s) == ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    want = ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    assert gp.msm_g1_gpu(gp.DevicePoints("g1", xy, ks=ks), s) == want
 
 
 # ------------------------------------------------------------------------ schedules ----

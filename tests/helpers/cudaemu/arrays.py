@@ -28,7 +28,8 @@ class ndarray(np.ndarray):
 
     __module__ = "cupy"
 
-    def get(self, stream: Any = None, order: str = "C", out: np.ndarray | None = None, blocking: bool = True) -> np.ndarray:
+    def get(self, stream: Any = None, order: str = "C", out: np.ndarray | None = None,
+            blocking: bool = True) -> np.ndarray:
         host = np.array(self.view(np.ndarray), order=order, copy=True)
         if out is not None:
             out[...] = host
@@ -124,7 +125,8 @@ def zeros_like(a: Any, dtype: Any = None, order: str = "K", subok: Any = None, s
     return zeros(a.shape if shape is None else shape, a.dtype if dtype is None else dtype)
 
 
-def array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K", subok: bool = False, ndmin: int = 0) -> ndarray:
+def array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K", subok: bool = False,
+          ndmin: int = 0) -> ndarray:
     if isinstance(obj, ndarray) and not copy and (dtype is None or np.dtype(dtype) == obj.dtype):
         return obj
     host = np.array(_host(obj), dtype=dtype, ndmin=ndmin, order="C", copy=True)
@@ -149,7 +151,8 @@ def ascontiguousarray(a: Any, dtype: Any = None) -> ndarray:
     return out
 
 
-def asnumpy(a: Any, stream: Any = None, order: str = "C", out: np.ndarray | None = None, *, blocking: bool = True) -> np.ndarray:
+def asnumpy(a: Any, stream: Any = None, order: str = "C", out: np.ndarray | None = None, *,
+            blocking: bool = True) -> np.ndarray:
     if isinstance(a, ndarray):
         return a.get(stream, order=order, out=out)
     host = np.asarray(a, order=order)

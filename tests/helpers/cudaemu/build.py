@@ -8,7 +8,8 @@
    pointee alignments, from the compiler's own view of the types); `extern __shared__ T x[];`
    becomes a pointer to the launch's dynamic buffer, any other __shared__ a static.
 3. One `g++ -shared` of that text plus native/runtime.cpp (the fiber scheduler), cached under
-   config.cache_dir by a hash of everything that goes into it.
+   config.cache_dir by a hash of everything that goes into it (each entry keeps kernel.cu and
+   generated.cpp, what g++ compiled, for reading).
 """
 from __future__ import annotations
 
@@ -77,7 +78,8 @@ def host_flags(options: Sequence[str]) -> tuple[list[str], str]:
         elif opt.split("=", 1)[0] in _DROPPED:
             continue
         else:
-            raise CompileException(f"NVRTC option {opt!r} is not known to the CUDA emulator (tests/helpers/cudaemu/build.py)")
+            raise CompileException(f"NVRTC option {opt!r} is not known to the CUDA emulator "
+                                   "(tests/helpers/cudaemu/build.py: drop it there or map it to g++)")
     return out, std
 
 
@@ -107,7 +109,7 @@ def build(code: str, options: Sequence[str]) -> Built:
         (work / "kernels.json").write_text(json.dumps(kernels))
         out = work / "out"
         out.mkdir()
-        for name in ("kernels.so", "kernels.json", "generated.cpp"):
+        for name in ("kernels.so", "kernels.json", "kernel.cu", "generated.cpp"):
             os.replace(work / name, out / name)
         try:
             os.rename(out, final)  # atomic: a concurrent build of the same key wins or loses whole
@@ -132,7 +134,7 @@ def _compile(code: str, options: Sequence[str], work: Path) -> dict[str, list[st
         raise CompileException("g++ not found: the CUDA emulator compiles kernels with it")
     flags, std = host_flags(options)
     src = work / "kernel.cu"  # NVRTC sees a string: includes resolve through -I only, as here
-    src.write_text(code)
+    src.write_text('#line 1 "kernel.cu"\n' + code)  # messages name the source, not this temporary folder
     pre = work / "kernel.ii"
     _run([cxx, "-E", f"-std={std}", "-x", "c++", "-I", str(NATIVE), "-include", "cudaemu.h", *flags, str(src),
           "-o", str(pre)], "preprocessing")
@@ -150,7 +152,8 @@ def _compile(code: str, options: Sequence[str], work: Path) -> dict[str, list[st
 
 # ------------------------------------------------------------------- preprocessed text ----
 _KERNEL = re.compile(r'extern\s*"C"\s*' + GLOBAL + r'\s+void\s+(\w+)\s*\(')
-_EXTERN_SHARED = re.compile(r"(?:extern\s+" + SHARED + r"|" + SHARED + r"\s+extern)\s+([^;{}]*?)\s*\b(\w+)\s*\[\s*\]\s*;")
+_EXTERN_SHARED = re.compile(r"(?:extern\s+" + SHARED + r"|" + SHARED + r"\s+extern)"
+                            r"\s+([^;{}]*?)\s*\b(\w+)\s*\[\s*\]\s*;")
 _ATTRIBUTE = re.compile(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)")
 
 

@@ -23,7 +23,8 @@ _ptrs = itertools.count(0x1000, 0x10)
 class Stream:
     null: "Stream"
 
-    def __init__(self, null: bool = False, non_blocking: bool = False, ptds: bool = False, priority: int | None = None) -> None:
+    def __init__(self, null: bool = False, non_blocking: bool = False, ptds: bool = False,
+                 priority: int | None = None) -> None:
         self.ptr = 0 if null else next(_ptrs)
         self.non_blocking, self.priority = non_blocking, priority
         self.device_id = 0

@@ -101,7 +101,8 @@ class RawKernel:
                  enable_cooperative_groups: bool = False) -> None:
         if not isinstance(grid, tuple) or not isinstance(block, tuple):
             # CuPy's signature types both as tuple: an int raises there too
-            raise TypeError(f"{self.name}: grid and block must be tuples, got {type(grid).__name__}, {type(block).__name__}")
+            raise TypeError(f"{self.name}: grid and block must be tuples, got {type(grid).__name__}, "
+                            f"{type(block).__name__}")
         g = tuple(max(1, int(x)) for x in (grid + (1, 1))[:3])  # CuPy launches at least one of each
         b = tuple(max(1, int(x)) for x in (block + (1, 1))[:3])
         self._check_launch(g, b, int(shared_mem))
@@ -123,13 +124,15 @@ class RawKernel:
             why = f"grid {g}: x < 2^31, y and z <= 65535"
         elif shared_mem > min(self.max_dynamic_shared_size_bytes, MAX_DYNAMIC_SHARED):
             why = (f"{shared_mem} bytes of dynamic shared memory; the kernel allows "
-                   f"{self.max_dynamic_shared_size_bytes} (max_dynamic_shared_size_bytes opts in up to {MAX_DYNAMIC_SHARED})")
+                   f"{self.max_dynamic_shared_size_bytes} (max_dynamic_shared_size_bytes opts in up to "
+                   f"{MAX_DYNAMIC_SHARED})")
         if why:
             raise CUDADriverError(f"CUDA_ERROR_INVALID_VALUE: invalid argument ({self.name}: {why})")
 
     def _args(self, args: Sequence[Any]) -> Sequence[Any]:
         if len(args) != len(self.signature):
-            raise TypeError(f"{self.name} takes {len(self.signature)} arguments ({', '.join(self.params)}), got {len(args)}")
+            raise TypeError(f"{self.name} takes {len(self.signature)} arguments ({', '.join(self.params)}), "
+                            f"got {len(args)}")
         return args
 
     def _describe(self, i: int) -> str:
@@ -143,15 +146,16 @@ class RawKernel:
             if isinstance(value, ndarray):
                 if not value.flags.c_contiguous:
                     # CuPy passes the bare data pointer: the kernel would index a strided view as dense
-                    raise TypeError(f"{self._describe(i)}: a non-contiguous view {value.shape} strides {value.strides}; "
-                                    "the kernel gets only its data pointer (cupy.ascontiguousarray it)")
+                    raise TypeError(f"{self._describe(i)}: a non-contiguous view {value.shape} strides "
+                                    f"{value.strides}; the kernel gets only its data pointer (cupy.ascontiguousarray it)")
                 ptr = value.__array_interface__["data"][0]
                 if ptr % size:
                     raise CUDADriverError(f"CUDA_ERROR_MISALIGNED_ADDRESS: {self._describe(i)}: the data at 0x{ptr:x} "
                                           f"is not {size}-byte aligned")
                 return (ctypes.c_char * 8).from_buffer_copy(ctypes.c_void_p(ptr))
             if isinstance(value, np.ndarray):
-                raise TypeError(f"{self._describe(i)}: a host numpy array; CuPy refuses it (upload it with cupy.asarray)")
+                raise TypeError(f"{self._describe(i)}: a host numpy array; CuPy refuses it "
+                                "(upload it with cupy.asarray)")
             raise TypeError(f"{self._describe(i)}: a pointer parameter takes a cupy array, got {type(value).__name__}")
         if kind == 0:
             raise TypeError(f"{self._describe(i)}: struct parameters by value are not emulated")
@@ -166,6 +170,6 @@ class RawKernel:
                 raise TypeError(f"{self._describe(i)}: a {want} scalar parameter, got {type(value).__name__}")
         if got.dtype != want:
             how = " (a Python number, which CuPy passes as a 64-bit value)" if not isinstance(value, np.generic) else ""
-            raise TypeError(f"{self._describe(i)}: the parameter is {want} ({_KINDS[kind]}, {size} bytes), the argument "
-                            f"is {got.dtype}{how}; pass np.{want.name}(...)")
+            raise TypeError(f"{self._describe(i)}: the parameter is {want} ({_KINDS[kind]}, {size} bytes), "
+                            f"the argument is {got.dtype}{how}; pass np.{want.name}(...)")
         return (ctypes.c_char * got.nbytes).from_buffer_copy(got.tobytes())

@@ -30,7 +30,8 @@ def make_modules() -> dict[str, types.ModuleType]:
         PinnedMemoryPointer=cuda.PinnedMemoryPointer, is_available=cuda.is_available,
         runtime=runtime, memory=memory, driver=driver, compiler=compiler)
     dtypes = {name: getattr(np, name) for name in (
-        "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float32", "float64", "bool_", "dtype")}
+        "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float32", "float64", "bool_",
+        "dtype")}
     cp = _module(
         "cupy", "cudaemu: a CPU emulation of the CuPy surface prover/kernels uses (tests/helpers/cudaemu)",
         __version__="13.0.0+cudaemu", ndarray=arrays.ndarray, cuda=cuda_mod,

@@ -43,7 +43,9 @@ CUDAEMU_VEC4(float, float, 16)
 #undef CUDAEMU_VEC2
 #undef CUDAEMU_VEC4
 struct int3 { int x, y, z; };
-inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { uint3 r; r.x = x; r.y = y; r.z = z; return r; }
+inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) {
+    uint3 r; r.x = x; r.y = y; r.z = z; return r;
+}
 inline int3 make_int3(int x, int y, int z) { int3 r; r.x = x; r.y = y; r.z = z; return r; }
 
 // ---- built-in variables (read-only references to what the scheduler sets) ----------------------
@@ -57,17 +59,18 @@ static constexpr int warpSize = 32;
 // The compiler barriers around the scheduler call make every fiber re-read memory after it: other
 // threads of the block wrote shared and global memory while this one was parked.
 #define CUDAEMU_CLOBBER() __asm__ __volatile__("" ::: "memory")
-inline void cudaemu_sync_block(const char* file, int line) {
+inline void cudaemu_sync_block(int site, const char* file, int line) {
     CUDAEMU_CLOBBER();
-    cudaemu_syncthreads(file, line);
+    cudaemu_syncthreads(site, file, line);
     CUDAEMU_CLOBBER();
 }
-// the call site names the barrier: threads of a block meeting at different ones is an error
-#define __syncthreads() cudaemu_sync_block(__FILE__, __LINE__)
-inline int cudaemu_block_reduce(int op, int pred, const char* file, int line);
-#define __syncthreads_count(p) cudaemu_block_reduce(0, (p), __FILE__, __LINE__)
-#define __syncthreads_and(p) cudaemu_block_reduce(1, (p), __FILE__, __LINE__)
-#define __syncthreads_or(p) cudaemu_block_reduce(2, (p), __FILE__, __LINE__)
+// the call site (__COUNTER__: one per place in the source) names the barrier: threads of a block
+// waiting at different ones is an error (undefined behaviour in CUDA)
+#define __syncthreads() cudaemu_sync_block(__COUNTER__, __FILE__, __LINE__)
+inline int cudaemu_block_reduce(int op, int pred, int site, const char* file, int line);
+#define __syncthreads_count(p) cudaemu_block_reduce(0, (p), __COUNTER__, __FILE__, __LINE__)
+#define __syncthreads_and(p) cudaemu_block_reduce(1, (p), __COUNTER__, __FILE__, __LINE__)
+#define __syncthreads_or(p) cudaemu_block_reduce(2, (p), __COUNTER__, __FILE__, __LINE__)
 // fibers only switch at barriers and warp collectives: every write is visible to the next reader
 inline void __threadfence() { CUDAEMU_CLOBBER(); }
 inline void __threadfence_block() { CUDAEMU_CLOBBER(); }
@@ -79,7 +82,11 @@ inline void __trap() { cudaemu_trap("__trap()"); }
 inline unsigned int cudaemu_lane() {
     return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u;
 }
-inline void __syncwarp(unsigned int mask = 0xffffffffu) { CUDAEMU_CLOBBER(); cudaemu_syncwarp(mask); CUDAEMU_CLOBBER(); }
+inline void __syncwarp(unsigned int mask = 0xffffffffu) {
+    CUDAEMU_CLOBBER();
+    cudaemu_syncwarp(mask);
+    CUDAEMU_CLOBBER();
+}
 inline unsigned int __activemask() { return cudaemu_active_mask(); }
 inline unsigned int __ballot_sync(unsigned int mask, int pred) { return cudaemu_warp_ballot(mask, pred); }
 inline int __any_sync(unsigned int mask, int pred) { return cudaemu_warp_ballot(mask, pred) != 0; }
@@ -134,7 +141,9 @@ inline int __popc(unsigned int x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __ffs(int x) { return __builtin_ffs(x); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
-inline unsigned int __umulhi(unsigned int a, unsigned int b) { return (unsigned int)(((unsigned long long)a * b) >> 32); }
+inline unsigned int __umulhi(unsigned int a, unsigned int b) {
+    return (unsigned int)(((unsigned long long)a * b) >> 32);
+}
 inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
 inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);
@@ -259,9 +268,9 @@ int launch(void (*kernel)(A...), const unsigned int* grid, const unsigned int* b
 }
 }  // namespace cudaemu
 
-inline int cudaemu_block_reduce(int op, int pred, const char* file, int line) {
+inline int cudaemu_block_reduce(int op, int pred, int site, const char* file, int line) {
     CUDAEMU_CLOBBER();
-    const int r = cudaemu_block_reduce_impl(op, pred, file, line);
+    const int r = cudaemu_block_reduce_impl(op, pred, site, file, line);
     CUDAEMU_CLOBBER();
     return r;
 }

@@ -24,9 +24,10 @@ int cudaemu_run(const unsigned int* grid, const unsigned int* block, unsigned lo
                 void (*body)(void*), void* ctx, int order, unsigned long long seed, const char** error);
 
 // Called by kernel code (through the macros and inline functions of cudaemu.h).
-void cudaemu_syncthreads(const char* file, int line);
+// site: the barrier's place in the source (threads must meet at one); file:line for messages
+void cudaemu_syncthreads(int site, const char* file, int line);
 // __syncthreads_count (op 0), _and (1), _or (2)
-int cudaemu_block_reduce_impl(int op, int pred, const char* file, int line);
+int cudaemu_block_reduce_impl(int op, int pred, int site, const char* file, int line);
 void cudaemu_syncwarp(unsigned int mask);
 unsigned long long cudaemu_warp_exchange(unsigned int mask, unsigned long long value, int src_lane);
 unsigned int cudaemu_warp_ballot(unsigned int mask, int predicate);

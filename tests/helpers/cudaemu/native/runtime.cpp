@@ -41,7 +41,8 @@ struct Fiber {
     State state = State::Done;
     unsigned tid = 0;  // linear thread index in the block
     uint3 idx = {0, 0, 0};
-    const char* file = nullptr;  // the __syncthreads it waits at
+    int site = 0;  // the __syncthreads it waits at
+    const char* file = nullptr;
     int line = 0;
     unsigned mask = 0;  // the warp collective's lanes
 };
@@ -95,6 +96,12 @@ bool ensure_fibers(unsigned n) {
     return true;
 }
 
+std::string hex(unsigned v) {
+    char buf[16];
+    snprintf(buf, sizeof buf, "%x", v);
+    return buf;
+}
+
 std::string where(const Fiber* f) {
     char buf[128];
     snprintf(buf, sizeof buf, "block (%u,%u,%u) thread (%u,%u,%u)", cudaemu_block_idx.x, cudaemu_block_idx.y,
@@ -144,7 +151,7 @@ void arrange(std::vector<unsigned>& p, unsigned count) {
 
 void warp_wait(unsigned mask) {
     if (!((mask >> (g.cur->tid & 31u)) & 1u))
-        fail_here("a warp collective's mask must include the calling lane (mask 0x" + std::to_string(mask) + ")");
+        fail_here("a warp collective's mask must include the calling lane (mask 0x" + hex(mask) + ")");
     g.cur->mask = mask;
     park(State::Warp);
 }
@@ -161,7 +168,7 @@ bool release_warps() {
             for (unsigned j = 0; j < 32; j++) {
                 if (!((m >> j) & 1u)) continue;
                 if (base + j >= g.n || g.fibers[base + j]->state == State::Done) {
-                    fail(where(f) + ": a warp collective (mask 0x" + std::to_string(m) + ") names lane " +
+                    fail(where(f) + ": a warp collective (mask 0x" + hex(m) + ") names lane " +
                          std::to_string(j) + ", which has exited or does not exist");
                     return false;
                 }
@@ -187,9 +194,10 @@ bool release_block() {
         if (f->state != State::Block) return false;
         live++;
         if (!first) { first = f; continue; }
-        if (f->line != first->line || strcmp(f->file, first->file) != 0) {
+        if (f->site != first->site) {
             fail("divergent __syncthreads: " + where(first) + " waits at " + first->file + ":" +
-                 std::to_string(first->line) + ", " + where(f) + " at " + f->file + ":" + std::to_string(f->line));
+                 std::to_string(first->line) + ", " + where(f) + " at " + f->file + ":" + std::to_string(f->line) +
+                 (f->line == first->line ? " (another __syncthreads on that line)" : ""));
             return false;
         }
     }
@@ -207,9 +215,12 @@ std::string describe_deadlock() {
     int shown = 0;
     for (unsigned t = 0; t < g.n && shown < 6; t++) {
         const Fiber* f = g.fibers[t];
-        if (f->state == State::Block) s += " " + where(f) + " at __syncthreads " + f->file + ":" + std::to_string(f->line) + ";";
-        else if (f->state == State::Warp) s += " " + where(f) + " at a warp collective (mask 0x" + std::to_string(f->mask) + ");";
-        else continue;
+        if (f->state == State::Block)
+            s += " " + where(f) + " at __syncthreads " + f->file + ":" + std::to_string(f->line) + ";";
+        else if (f->state == State::Warp)
+            s += " " + where(f) + " at a warp collective (mask 0x" + hex(f->mask) + ");";
+        else
+            continue;
         shown++;
     }
     return s;
@@ -301,15 +312,16 @@ int cudaemu_run(const unsigned int* grid, const unsigned int* block, unsigned lo
     return 0;
 }
 
-void cudaemu_syncthreads(const char* file, int line) {
+void cudaemu_syncthreads(int site, const char* file, int line) {
+    g.cur->site = site;
     g.cur->file = file;
     g.cur->line = line;
     park(State::Block);
 }
 
-int cudaemu_block_reduce_impl(int op, int pred, const char* file, int line) {
+int cudaemu_block_reduce_impl(int op, int pred, int site, const char* file, int line) {
     g.red_count += pred != 0;
-    cudaemu_syncthreads(file, line);
+    cudaemu_syncthreads(site, file, line);
     const unsigned c = g.red_result;  // set by the release, read before any next barrier
     return op == 0 ? (int)c : op == 1 ? c == g.red_live : c != 0;
 }
@@ -321,7 +333,8 @@ unsigned long long cudaemu_warp_exchange(unsigned int mask, unsigned long long v
     g.slots[tid] = value;
     warp_wait(mask);  // every lane of the mask has stored its value
     unsigned long long r = value;  // a lane outside the mask: undefined on the GPU; our own value here
-    if (src_lane >= 0 && src_lane < 32 && ((mask >> src_lane) & 1u) && base + src_lane < g.n) r = g.slots[base + src_lane];
+    if (src_lane >= 0 && src_lane < 32 && ((mask >> src_lane) & 1u) && base + src_lane < g.n)
+        r = g.slots[base + src_lane];
     warp_wait(mask);  // every lane has read before any stores again
     return r;
 }
