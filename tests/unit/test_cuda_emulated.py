@@ -265,6 +265,30 @@ def test_install_is_undone_with_the_monkeypatch() -> None:
     assert sys.modules.get("cupy") is before and loader._cache is cache
 
 
+def test_no_gxx_means_a_clear_skip(monkeypatch) -> None:
+    from tests.helpers.cudaemu.fixture import install
+
+    monkeypatch.setenv("CUDAEMU_CXX", "/nonexistent/g++")
+    with pytest.raises(pytest.skip.Exception, match="g\\+\\+ not installed"):
+        install(monkeypatch)
+
+
+def test_nvrtc_options_map_to_the_host_build(cuda_emulator) -> None:  # noqa: F811
+    """The device's options are dropped, -D/-I/-std kept; an unknown one is an error, not ignored."""
+    from tests.helpers.cudaemu.errors import CompileException
+
+    cp = cuda_emulator
+    code = 'extern "C" __global__ void k(int* o) { o[0] = VALUE; }'
+    mod = _module(cp, code, ("--gpu-architecture=sm_90", "-std=c++17", "-DVALUE=42", "--use_fast_math"))
+    o = cp.zeros(1, dtype=cp.int32)
+    mod.get_function("k")((1,), (1,), (o,))
+    assert int(o.get()[0]) == 42
+    with pytest.raises(CompileException, match="--bogus"):
+        _module(cp, code, ("--bogus",))
+    with pytest.raises(CompileException, match="error"):
+        _module(cp, code)  # VALUE undefined: g++'s message comes back
+
+
 # ------------------------------------------------------------------------------- NTT ----
 @pytest.mark.parametrize("L", [6, 7, 8, 9])
 def test_ntt_h_and_intt(backend, L) -> None:
@@ -299,7 +323,10 @@ def test_natural_ntt_with_and_without_coset(cuda_emulator, L, variant) -> None: 
             assert fr_to_ints(got) == ntt_ref(ai, inverse=inverse, coset=coset), (inverse, coset)
 
 
-def test_field_elementwise_kernels(cuda_emulator) -> None:  # noqa: F811
+@pytest.mark.parametrize("ks", [KernelSettings(), KernelSettings(nvrtc_arch="sm_90", nvrtc_opts="-DFIELD_MUL=cios_v")],
+                         ids=["default", "cios_v"])
+def test_field_elementwise_kernels(cuda_emulator, ks) -> None:  # noqa: F811
+    """Python integers for every op of Fr and Fp; the nvrtc_arch/nvrtc_opts settings reach the build."""
     from prover.kernels import gpu_phases as gp
 
     for m, words, f in ((R_MOD, 4, gp.fr_elementwise_gpu), (P_MOD, 6, gp.fp_elementwise_gpu)):
@@ -315,7 +342,7 @@ def test_field_elementwise_kernels(cuda_emulator) -> None:  # noqa: F811
 
         for op, ref in (("mul", lambda x, y: x * y), ("add", lambda x, y: x + y), ("sub", lambda x, y: x - y),
                         ("sqr", lambda x, y: x * x), ("inv", lambda x, y: pow(x, m - 2, m))):
-            assert ints(f(arr(vals), arr(other), op)) == [ref(x, y) % m for x, y in zip(vals, other)], (m, op)
+            assert ints(f(arr(vals), arr(other), op, ks=ks)) == [ref(x, y) % m for x, y in zip(vals, other)], (m, op)
 
 
 # ------------------------------------------------------------------------------- MSM ----
