@@ -459,6 +459,30 @@ def test_the_other_msm_builds(cuda_emulator, variant) -> None:  # noqa: F811
     assert gp.msm_g1_gpu(gp.DevicePoints("g1", xy, ks=ks), s) == want
 
 
+def test_setup_on_the_gpu_paths_gives_the_same_keys(cuda_emulator, monkeypatch) -> None:  # noqa: F811
+    """Setup's GPU paths (G1/G2 fixed-base, the Lagrange iNTT) with the real kernels, thresholds
+    lowered to reach them at 2^8: the same key bytes as the CPU's. Those paths fall back to the CPU
+    with a warning on any failure, so a warning fails this test."""
+    import warnings
+
+    from prover.groth16 import phases as P
+    from prover.groth16 import setup as S
+
+    monkeypatch.setattr(S, "GPU_FIXED_BASE_MIN", 16)
+    monkeypatch.setattr(S, "GPU_NTT_MIN", 16)
+    circuit = P.make_circuit(8, 13)
+    before = config.launches.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pk_gpu, vk_gpu = S.setup(circuit, insecure_seed=13, kernels=KernelSettings())
+    ran = config.launches - before
+    assert ran["g1_fixed_base"] and ran["g2_fixed_base"] and ran["ntt_pass"], ran
+    pk_cpu, vk_cpu = S.setup(circuit, insecure_seed=13, kernels=KernelSettings(setup_gpu=False))
+    for name, want in {**pk_cpu.arrays(), **{"vk_" + k: v for k, v in vk_cpu.arrays().items()}}.items():
+        got = pk_gpu.arrays()[name] if not name.startswith("vk_") else vk_gpu.arrays()[name[3:]]
+        assert np.array_equal(got, want), name
+
+
 # ------------------------------------------------------------------------ schedules ----
 def test_results_do_not_depend_on_the_thread_order(backend, other_schedule) -> None:
     """The shared-memory kernels (ntt_pass, msm_window_reduce, reduce_xyzz) and the atomics of
