@@ -8,13 +8,25 @@
 
 Files: arrays.py (cupy.ndarray and the array functions), cuda.py (cupy.cuda), kernels.py
 (RawModule/RawKernel, argument checks), build.py (the compile), native/ (cudaemu.h: the device
-dialect as host C++; runtime.cpp: the fiber scheduler), fixture.py (the pytest fixture),
-config.py (schedule, memory size, cache; CUDAEMU_* environment defaults).
+dialect as host C++; runtime.cpp: the fiber scheduler), module.py (the fake modules), fixture.py
+(the pytest fixture), config.py (schedule, sanitizers, memory size, cache; CUDAEMU_* defaults).
 
-Emulated: __syncthreads (+ _count/_and/_or) with real interleaving; static and dynamic
-__shared__; atomics (exact: fibers switch only at barriers); __syncwarp, __shfl*_sync,
-__ballot_sync/__any_sync/__all_sync across the fibers of a warp; integer intrinsics; CUDA's launch
-limits; pointer alignment of every array argument; the kernel's own parameter types.
+Emulated: __syncthreads (+ _count/_and/_or) with real interleaving, and an error when threads of a
+block wait at different ones or can never meet (deadlock); static and dynamic __shared__; atomics
+(exact: fibers switch only at barriers); __syncwarp, __shfl*_sync, __ballot_sync/__any_sync/
+__all_sync across the fibers of a warp; integer intrinsics; CUDA's launch limits (block size,
+grid, 48 KiB of dynamic shared memory unless max_dynamic_shared_size_bytes opts in); every array
+argument's alignment for its pointee and contiguity; every scalar argument's exact type.
+
+Finding more with it:
+  CUDAEMU_SCHEDULE=reverse|shuffle (CUDAEMU_SEED)  other thread and block orders: a race-free
+      kernel gives the same bytes under each (tests/unit/test_cuda_emulated.py runs two itself)
+  CUDAEMU_SANITIZE=undefined      UBSan in the kernel libraries (reports on stderr)
+  CUDAEMU_SANITIZE=address        ASan, device arrays at their exact size; preload the runtime:
+      ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD=$(g++ -print-file-name=libasan.so) python -m pytest ...
+  config.memory_total             a small device, for out-of-memory paths
+  config.launches                 the kernels a code path launched
+  the cache entry (config.cache_dir, CUDAEMU_CACHE)  kernel.cu and generated.cpp: what g++ built
 
 Not emulated (say so when a change depends on one):
   - __CUDA_ARCH__ code: PTX asm (field.cuh's FIELD_PTX / eo / eo_sq device products) never runs;
@@ -25,13 +37,18 @@ Not emulated (say so when a change depends on one):
   - implicit warp-synchronous code (lanes assumed in lockstep without __syncwarp), __activemask's
     convergence (here: the lanes not exited), independent thread scheduling.
   - memory errors: an out-of-bounds access reads or corrupts host memory or kills the process
-    (no CUDA_ERROR_ILLEGAL_ADDRESS); registers, occupancy and "too many resources" failures.
+    (no CUDA_ERROR_ILLEGAL_ADDRESS) unless run under CUDAEMU_SANITIZE=address; registers,
+    occupancy and "too many resources" launch failures.
+  - threads that exit before a __syncthreads the others reach are not counted there (as on
+    current GPUs) and not reported.
   - timing: streams are synchronous, events time the emulator's wall clock.
   - static __shared__ variables start zeroed and keep values between blocks (the dynamic buffer
     is refilled with a garbage byte for every block); __constant__/__device__ globals cannot be
     written from the host (no RawModule.get_global).
   - NumPy functions on device arrays work as on host arrays (CuPy would dispatch or refuse);
-    np.asarray(device array) works here where CuPy raises.
+    np.asarray(device array) and host[...] = device work here where CuPy raises.
+  - C++-linkage kernels (name_expressions), cubins (RawModule(path=)), cooperative launches,
+    struct arguments by value, texture/surface objects.
 """
 from __future__ import annotations
 
