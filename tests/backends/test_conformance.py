@@ -62,8 +62,10 @@ def backend(request):
     if request.param == "cuda-emulated":
         from tests.helpers.cudaemu.fixture import install
 
+        from prover.kernels.cuda_backend import CudaBackend
+
         install(request.getfixturevalue("monkeypatch"))  # `cupy` is the emulator for this test
-        bk = _cuda()
+        bk = CudaBackend(KernelSettings())  # not _cuda(): an emulator failure fails, never skips
         bk.emulated = True  # CI sizes (sizes() below)
         return bk
     if request.param == "fallback":
