@@ -5,12 +5,14 @@ backend must pass).
 Backends: "reference" (checked against independent references: Python-integer NTTs,
 arkworks' multiexp over point objects, scalar multiplication one by one); "fallback" (a device
 backend whose every primitive fails: the Fallback must give the reference's bytes and say so);
-"cuda" (gpu marker: the CUDA backend with the default kernel settings, skipped without a
-device); "cuda-steps" (the same with every kernel variant of issue 25 turned off: NTT-H and
-the natural NTTs a kernel a step, the G1 MSMs on one stream), at the sizes up to 2^16.
+"cuda-emulated" (the CUDA backend, its real kernels and wrappers, on the CPU emulator of
+tests/helpers/cudaemu; skipped without g++); "cuda" (gpu marker: the CUDA backend with the
+default kernel settings, skipped without a device); "-steps" beside either: the same with every
+kernel variant of issue 25 off (NTT-H and the natural NTTs a kernel a step, the G1 MSMs on one
+stream; on the GPU at the sizes up to 2^16).
 
-Sizes: a few per primitive from 2^8 to 2^16 here (CI), 2^8..2^22 on a GPU
-(CONFORMANCE_MAX_LOG lowers the top).
+Sizes: a few per primitive from 2^8 to 2^16 here (CI; the emulated CUDA backend too), 2^8..2^22
+on a GPU (CONFORMANCE_MAX_LOG lowers the top).
 """
 from __future__ import annotations
 
@@ -58,23 +60,33 @@ def _cuda(settings: KernelSettings = KernelSettings()):
         pytest.skip(f"no CUDA backend here ({type(exc).__name__}: {exc})")
 
 
-@pytest.fixture(params=["reference", "fallback", pytest.param("cuda", marks=pytest.mark.gpu),
-                        pytest.param("cuda-steps", marks=pytest.mark.gpu)])
+@pytest.fixture(params=["reference", "fallback", "cuda-emulated", "cuda-emulated-steps",
+                        pytest.param("cuda", marks=pytest.mark.gpu), pytest.param("cuda-steps", marks=pytest.mark.gpu)])
 def backend(request):
+    settings = STEPS if request.param.endswith("-steps") else KernelSettings()
     if request.param == "reference":
         return B.REFERENCE
+    if request.param.startswith("cuda-emulated"):
+        from tests.helpers.cudaemu.fixture import install
+
+        from prover.kernels.cuda_backend import CudaBackend
+
+        install(request.getfixturevalue("monkeypatch"))  # `cupy` is the emulator for this test
+        bk = CudaBackend(settings)  # not _cuda(): an emulator failure fails, never skips
+        bk.emulated = True  # CI sizes (sizes() below)
+        return bk
     if request.param == "fallback":
         notes = []
         fb = B.Fallback(Broken(), lambda cls, **kw: notes.append(kw["text"]))
         fb.notes = notes
         return fb
-    return _cuda(STEPS) if request.param == "cuda-steps" else _cuda()
+    return _cuda(settings)
 
 
 def sizes(backend, ci, gpu):
     """The sizes a backend is checked at: `ci` here, `gpu` on the device; the fallback over a
     broken double (the wrapper, not the arithmetic, is under test) at the smallest only."""
-    if backend.name == "cuda":
+    if backend.name == "cuda" and not getattr(backend, "emulated", False):
         top = MAX_LOG if backend.settings != STEPS else min(MAX_LOG, 16)
         return [L for L in gpu if L <= top]
     return list(ci[:1]) if isinstance(backend, B.Fallback) else list(ci)

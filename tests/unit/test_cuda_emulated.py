@@ -1,0 +1,525 @@
+"""The real CUDA kernels (prover/kernels/cuda/*.cu) and their real host wrappers on the CPU
+emulator (tests/helpers/cudaemu), against the reference backend and Python integers: a kernel or
+wrapper change is checked here before a GPU session. No gpu marker: runs in CI (skipped without g++).
+
+What the emulator does not cover (PTX device products, true concurrency, memory errors): see
+tests/helpers/cudaemu/__init__.py. The emulator's own behaviour (barriers, warps, argument checks)
+is tested first, on tiny kernels.
+"""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import py_arkworks_bls12381 as ark
+import pytest
+
+from prover import backend as B
+from prover.field.params import P_MOD, R_MOD
+from prover.field.ref import fr_from_ints, fr_random, fr_to_ints, ntt_h_ref, ntt_ref
+from prover.settings import KernelSettings
+from tests.helpers.cudaemu import KernelError, config
+from tests.helpers.cudaemu.errors import CUDADriverError
+from tests.helpers.cudaemu.fixture import cuda_emulator  # noqa: F401  (the fixture)
+from tests.helpers.inputs import msm_inputs, rng_for
+
+GROUP = {"g1": ark.G1Point, "g2": ark.G2Point}
+
+
+@pytest.fixture
+def backend(cuda_emulator):  # noqa: F811
+    from prover.kernels.cuda_backend import CudaBackend
+
+    return CudaBackend(KernelSettings())
+
+
+@pytest.fixture(params=["reverse", "shuffle"])
+def other_schedule(request, monkeypatch):
+    monkeypatch.setattr(config, "schedule", request.param)
+    monkeypatch.setattr(config, "seed", 12345)
+    return request.param
+
+
+def _module(cp, code: str, options: tuple[str, ...] = ()):
+    mod = cp.RawModule(code=code, options=options, backend="nvrtc")
+    mod.compile()
+    return mod
+
+
+# ---------------------------------------------------------------- the emulator itself ----
+_BARRIER = r"""
+extern "C" __global__ void rotate(const int* in, int* out, int barrier)
+{
+    __shared__ int sh[64];
+    const unsigned t = threadIdx.x;
+    sh[t] = in[blockIdx.x * blockDim.x + t];
+    if (barrier) __syncthreads();
+    out[blockIdx.x * blockDim.x + t] = sh[(t + 1) % blockDim.x];
+}
+// a tree sum over the launch's dynamic shared memory: log2(blockDim) barriers in a loop
+extern "C" __global__ void block_sum(const unsigned long long* in, unsigned long long* out)
+{
+    extern __shared__ __align__(16) unsigned long long part[];
+    const unsigned t = threadIdx.x;
+    part[t] = in[blockIdx.x * blockDim.x + t];
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) part[t] += part[t + s];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = part[0];
+}
+extern "C" __global__ void votes(const int* in, int* out)
+{
+    const int p = in[blockIdx.x * blockDim.x + threadIdx.x];
+    const int c = __syncthreads_count(p), all = __syncthreads_and(p), any = __syncthreads_or(p);
+    if (threadIdx.x == 7) { out[3 * blockIdx.x] = c; out[3 * blockIdx.x + 1] = all; out[3 * blockIdx.x + 2] = any; }
+}
+"""
+
+
+def test_syncthreads_really_interleaves_the_threads(cuda_emulator) -> None:  # noqa: F811
+    """Thread t reads what thread t+1 wrote: right only if every thread wrote before any read."""
+    cp = cuda_emulator
+    mod = _module(cp, _BARRIER)
+    rotate = mod.get_function("rotate")
+    x = np.arange(2 * 64, dtype=np.int32) * 7 + 3
+    want = np.concatenate([np.roll(x[:64], -1), np.roll(x[64:], -1)])
+    out = cp.empty(128, dtype=cp.int32)
+    rotate((2,), (64,), (cp.asarray(x), out, np.int32(1)))
+    assert np.array_equal(out.get(), want)
+    # without the barrier thread t runs to its end before t+1 starts: it reads a stale slot
+    y = x + 1000
+    rotate((2,), (64,), (cp.asarray(y), out, np.int32(0)))
+    assert not np.array_equal(out.get(), want + 1000)
+
+
+@pytest.mark.parametrize("schedule", ["forward", "reverse", "shuffle"])
+def test_a_barrier_tree_over_dynamic_shared_memory(cuda_emulator, monkeypatch, schedule) -> None:  # noqa: F811
+    cp = cuda_emulator
+    monkeypatch.setattr(config, "schedule", schedule)
+    k = _module(cp, _BARRIER).get_function("block_sum")
+    x = rng_for("blocksum").integers(0, 1 << 40, size=4 * 256, dtype=np.uint64)
+    out = cp.zeros(4, dtype=cp.uint64)
+    k((4,), (256,), (cp.asarray(x), out), shared_mem=256 * 8)
+    assert out.get().tolist() == [int(v) for v in x.reshape(4, 256).sum(axis=1)]
+
+
+def test_block_votes(cuda_emulator) -> None:  # noqa: F811
+    cp = cuda_emulator
+    k = _module(cp, _BARRIER).get_function("votes")
+    x = np.zeros((3, 96), dtype=np.int32)
+    x[0, ::3] = 5
+    x[1] = 1
+    out = cp.zeros(9, dtype=cp.int32)
+    k((3,), (96,), (cp.asarray(x), out))
+    assert out.get().tolist() == [32, 0, 1, 96, 1, 1, 0, 0, 0]
+
+
+_WARP = r"""
+extern "C" __global__ void warp_ops(const unsigned* in, unsigned* out)
+{
+    const unsigned t = threadIdx.x, lane = t & 31;
+    unsigned v = in[t];
+    unsigned s = v;
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    unsigned x = v;
+    for (int m = 1; m < 32; m <<= 1) x = max(x, __shfl_xor_sync(0xffffffffu, x, m));
+    const unsigned b = __ballot_sync(0xffffffffu, v & 1);
+    const unsigned up = __shfl_up_sync(0xffffffffu, v, 1);
+    const unsigned bc = __shfl_sync(0xffffffffu, v, 5, 8);  // lane 5 of each group of 8
+    out[t * 5 + 0] = lane == 0 ? s : 0;
+    out[t * 5 + 1] = x;
+    out[t * 5 + 2] = b;
+    out[t * 5 + 3] = up;
+    out[t * 5 + 4] = bc;
+}
+"""
+
+
+def test_warp_collectives_exchange_between_the_lanes(cuda_emulator) -> None:  # noqa: F811
+    cp = cuda_emulator
+    k = _module(cp, _WARP).get_function("warp_ops")
+    v = rng_for("warp").integers(0, 1 << 20, size=64, dtype=np.uint32)
+    out = cp.zeros(64 * 5, dtype=cp.uint32)
+    k((1,), (64,), (cp.asarray(v), out))
+    got = out.get().reshape(64, 5)
+    for w in range(2):
+        lanes = v[32 * w:32 * w + 32]
+        rows = got[32 * w:32 * w + 32]
+        assert rows[0, 0] == lanes.sum(dtype=np.uint32)
+        assert (rows[:, 1] == lanes.max()).all()
+        assert (rows[:, 2] == sum(1 << i for i in range(32) if lanes[i] & 1)).all()
+        assert rows[:, 3].tolist() == [int(lanes[0])] + lanes[:-1].tolist()
+        assert rows[:, 4].tolist() == [int(lanes[(i & ~7) + 5]) for i in range(32)]
+
+
+_INTRINSICS = r"""
+extern "C" __global__ void intrinsics(unsigned* hist, unsigned long long* o, const unsigned* in, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&hist[in[i] & 15], 1u);
+    if (i == 0) {
+        o[0] = __brev(1u); o[1] = (unsigned)__clz(0); o[2] = (unsigned)__clz(1); o[3] = (unsigned)__clzll(0);
+        o[4] = __umul64hi(0xffffffffffffffffull, 3ull); o[5] = __umulhi(0x80000000u, 6u);
+        o[6] = (unsigned)__popc(0xf0f0u); o[7] = (unsigned)__ffs(8); o[8] = atomicCAS(&hist[16], 0u, 9u);
+        o[9] = atomicCAS(&hist[16], 0u, 11u); o[10] = hist[16]; o[11] = atomicMax(&hist[17], 4u);
+        o[12] = __byte_perm(0x33221100u, 0x77665544u, 0x5410u);
+    }
+}
+"""
+
+
+def test_atomics_and_integer_intrinsics(cuda_emulator) -> None:  # noqa: F811
+    cp = cuda_emulator
+    k = _module(cp, _INTRINSICS).get_function("intrinsics")
+    x = rng_for("hist").integers(0, 1 << 30, size=1000, dtype=np.uint32)
+    hist = cp.zeros(18, dtype=cp.uint32)
+    o = cp.zeros(13, dtype=cp.uint64)
+    k((4,), (256,), (hist, o, cp.asarray(x), np.uint32(len(x))))
+    assert hist.get()[:16].tolist() == np.bincount(x & 15, minlength=16).tolist()
+    assert o.get().tolist() == [1 << 31, 32, 31, 64, 2, 3, 8, 4, 0, 9, 9, 0, 0x55441100]
+
+
+def test_a_divergent_barrier_and_a_deadlock_are_errors(cuda_emulator) -> None:  # noqa: F811
+    cp = cuda_emulator
+    mod = _module(cp, r"""
+extern "C" __global__ void divergent(int* x)
+{
+    if (threadIdx.x < 16) { x[threadIdx.x] = 1; __syncthreads(); }
+    else { __syncthreads(); x[threadIdx.x] = 2; }
+}
+extern "C" __global__ void stuck(int* x)
+{
+    if (threadIdx.x == 0) __syncwarp(0x3u);
+    else __syncthreads();
+}
+extern "C" __global__ void ok_after(int* x) { x[threadIdx.x] = (int)threadIdx.x; __syncthreads(); }
+""")
+    x = cp.zeros(64, dtype=cp.int32)
+    with pytest.raises(KernelError, match="divergent __syncthreads"):
+        mod.get_function("divergent")((1,), (32,), (x,))
+    with pytest.raises(KernelError, match="deadlock"):
+        mod.get_function("stuck")((1,), (32,), (x,))
+    # the abandoned fibers are reset: the next launch runs normally
+    mod.get_function("ok_after")((1,), (64,), (x,))
+    assert x.get().tolist() == list(range(64))
+
+
+def test_arguments_are_checked_against_the_kernel_signature(cuda_emulator) -> None:  # noqa: F811
+    cp = cuda_emulator
+    k = _module(cp, _BARRIER).get_function("rotate")
+    d_in, out = cp.zeros(64, dtype=cp.int32), cp.empty(64, dtype=cp.int32)
+    with pytest.raises(TypeError, match=r"rotate argument 2 \(int barrier\).*int32.*uint32"):
+        k((1,), (64,), (d_in, out, np.uint32(1)))
+    with pytest.raises(TypeError, match="Python number"):
+        k((1,), (64,), (d_in, out, 1))
+    with pytest.raises(TypeError, match="host numpy array"):
+        k((1,), (64,), (np.zeros(64, np.int32), out, np.int32(1)))
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        k((1,), (64,), (d_in, out))
+    with pytest.raises(CUDADriverError, match="not 4-byte aligned"):
+        k((1,), (63,), (d_in.view(cp.uint8)[1:253].view(cp.int32), out, np.int32(1)))
+    with pytest.raises(CUDADriverError, match="at most 1024 threads"):
+        k((1,), (2048,), (d_in, out, np.int32(1)))
+    s = _module(cp, _BARRIER).get_function("block_sum")
+    with pytest.raises(CUDADriverError, match="dynamic shared memory"):
+        s((1,), (64,), (cp.zeros(64, dtype=cp.uint64), cp.zeros(1, dtype=cp.uint64)), shared_mem=64 << 10)
+    with pytest.raises(TypeError, match="non-contiguous view"):
+        k((1,), (32,), (d_in[::2], out, np.int32(1)))
+    with pytest.raises(TypeError, match="tuples"):
+        k(1, 64, (d_in, out, np.int32(1)))
+
+
+def test_device_arrays_behave_like_cupy_ones(cuda_emulator) -> None:  # noqa: F811
+    cp = cuda_emulator
+    h = np.arange(12, dtype=np.uint32)
+    d = cp.asarray(h)
+    assert isinstance(d, cp.ndarray) and not isinstance(h, cp.ndarray) and cp.asarray(d) is d
+    assert isinstance(d.view(cp.uint64).reshape(-1, 2)[1:], cp.ndarray) and isinstance(d[np.array([1, 2])], cp.ndarray)
+    assert isinstance(cp.cumsum(d, dtype=cp.uint32) - d, cp.ndarray)
+    assert type(d.get()) is np.ndarray and type(cp.asnumpy(d)) is np.ndarray
+    assert B.on_host(d) is not d and np.array_equal(B.on_host(d), h)
+    assert d.__array_interface__["data"][0] % (16 if "address" in config.sanitize else 256) == 0
+    with pytest.raises(TypeError, match="host numpy array"):
+        d + h
+    with pytest.raises(TypeError, match="cupy.ndarray"):
+        cp.ascontiguousarray(h)
+    assert (cp.empty(4, dtype=cp.uint8).get() == 0xA5).all()  # fresh device memory is garbage
+
+
+def test_install_is_undone_with_the_monkeypatch() -> None:
+    """The real `cupy` (or its absence) and the prover's device caches come back after a test."""
+    import sys
+
+    from prover.kernels import loader
+    from tests.helpers.cudaemu.fixture import install
+
+    before, cache = sys.modules.get("cupy"), loader._cache
+    mp = pytest.MonkeyPatch()
+    try:
+        cp = install(mp)
+        assert sys.modules["cupy"] is cp and loader._cache is not cache and loader._cache == {}
+    finally:
+        mp.undo()
+    assert sys.modules.get("cupy") is before and loader._cache is cache
+
+
+def test_no_gxx_means_a_clear_skip(monkeypatch) -> None:
+    from tests.helpers.cudaemu.fixture import install
+
+    monkeypatch.setenv("CUDAEMU_CXX", "/nonexistent/g++")
+    with pytest.raises(pytest.skip.Exception, match="g\\+\\+ not installed"):
+        install(monkeypatch)
+
+
+def test_nvrtc_options_map_to_the_host_build(cuda_emulator) -> None:  # noqa: F811
+    """The device's options are dropped, -D/-I/-std kept; an unknown one is an error, not ignored."""
+    from tests.helpers.cudaemu.errors import CompileException
+
+    cp = cuda_emulator
+    code = 'extern "C" __global__ void k(int* o) { o[0] = VALUE; }'
+    mod = _module(cp, code, ("--gpu-architecture=sm_90", "-std=c++17", "-DVALUE=42", "--use_fast_math"))
+    o = cp.zeros(1, dtype=cp.int32)
+    mod.get_function("k")((1,), (1,), (o,))
+    assert int(o.get()[0]) == 42
+    with pytest.raises(CompileException, match="--bogus"):
+        _module(cp, code, ("--bogus",))
+    with pytest.raises(CompileException, match="error"):
+        _module(cp, code)  # VALUE undefined: g++'s message comes back
+
+
+# ------------------------------------------------------------------------------- NTT ----
+@pytest.mark.parametrize("L", [6, 7, 8, 9])
+def test_ntt_h_and_intt(backend, L) -> None:
+    n = 1 << L
+    rng = rng_for(f"emu-ntth{L}")
+    a, b, c = (fr_random(n, rng) for _ in range(3))
+    h = backend.ntt_h(a, b, c)
+    assert type(h).__module__ == "cupy"  # h stays on the device for the MSM that reads it
+    want = B.REFERENCE.ntt_h(a, b, c)
+    assert np.array_equal(backend.to_host(h), want)
+    if L == 6:
+        assert fr_to_ints(want) == ntt_h_ref(fr_to_ints(a), fr_to_ints(b), fr_to_ints(c))
+    assert np.array_equal(backend.intt(a), B.REFERENCE.intt(a))
+    import cupy as cp
+
+    views = [cp.asarray(x) for x in (a, b, c)]
+    assert np.array_equal(backend.to_host(backend.ntt_h_staged(*views)), want)
+
+
+@pytest.mark.parametrize("variant", ["c", "ptx"])
+@pytest.mark.parametrize("L", [1, 3, 6, 9])
+def test_natural_ntt_with_and_without_coset(cuda_emulator, L, variant) -> None:  # noqa: F811
+    """Both builds of ntt.cu (the ptx one takes the same portable products here: no __CUDA_ARCH__)."""
+    from prover.kernels import gpu_phases as gp
+
+    ks = KernelSettings(ntt_variant=variant)
+    a = fr_random(1 << L, rng_for(f"emu-ntt{L}"))
+    ai = fr_to_ints(a)
+    for inverse in (False, True):
+        for coset in (False, True):
+            got = gp.ntt_gpu(a, inverse=inverse, coset=coset, ks=ks)
+            assert fr_to_ints(got) == ntt_ref(ai, inverse=inverse, coset=coset), (inverse, coset)
+
+
+@pytest.mark.parametrize("ks", [KernelSettings(), KernelSettings(nvrtc_arch="sm_90", nvrtc_opts="-DFIELD_MUL=cios_v")],
+                         ids=["default", "cios_v"])
+def test_field_elementwise_kernels(cuda_emulator, ks) -> None:  # noqa: F811
+    """Python integers for every op of Fr and Fp; the nvrtc_arch/nvrtc_opts settings reach the build."""
+    from prover.kernels import gpu_phases as gp
+
+    for m, words, f in ((R_MOD, 4, gp.fr_elementwise_gpu), (P_MOD, 6, gp.fp_elementwise_gpu)):
+        r = rng_for(f"emu-el{words}")
+        vals = [0, 1, 2, m - 1, m - 2, (1 << 64) - 1] + [int.from_bytes(r.bytes(48), "little") % m for _ in range(58)]
+        other = vals[::-1]
+
+        def arr(vs):
+            return np.array([[(v >> (64 * i)) & ((1 << 64) - 1) for i in range(words)] for v in vs], dtype=np.uint64)
+
+        def ints(x):
+            return [sum(int(row[i]) << (64 * i) for i in range(words)) for row in x]
+
+        for op, ref in (("mul", lambda x, y: x * y), ("add", lambda x, y: x + y), ("sub", lambda x, y: x - y),
+                        ("sqr", lambda x, y: x * x), ("inv", lambda x, y: pow(x, m - 2, m))):
+            assert ints(f(arr(vals), arr(other), op, ks=ks)) == [ref(x, y) % m for x, y in zip(vals, other)], (m, op)
+
+
+# ------------------------------------------------------------------------------- MSM ----
+def _pk(xy: np.ndarray):
+    return types.SimpleNamespace(a_query=xy, h_query=xy, b_g2_query=xy)
+
+
+def _fetch(pending) -> bytes:
+    return bytes(pending.fetch()())
+
+
+@pytest.mark.parametrize("group,L", [("g1", 4), ("g1", 6), ("g1", 8), ("g2", 4), ("g2", 6)])
+def test_msm_plain_and_over_rows(backend, group, L) -> None:
+    objs, xy, scal, s = msm_inputs(group, L, f"emu-msm{group}{L}")
+    points = backend.points(_pk(xy), "a" if group == "g1" else "b_g2")
+    assert points.pre is None
+    assert _fetch(backend.msm(points, s, group)) == GROUP[group].multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    rows = np.arange(0, len(objs), 3)
+    got = _fetch(backend.msm(points, np.ascontiguousarray(s[rows]), group, rows=rows))
+    assert got == GROUP[group].multiexp_unchecked([objs[i] for i in rows], [scal[i] for i in rows]).to_xy_bytes_le()
+    if L == 4:  # the device-side Horner step (msm_final) instead of the host's finish_windows
+        from prover.kernels import gpu_phases as gp
+
+        want = GROUP[group].multiexp_unchecked(objs, scal).to_xy_bytes_le()
+        assert gp._to_bytes(gp._msm_device(points, s), None) == want
+
+
+def test_msm_edge_scalars(backend) -> None:
+    objs, xy, scal, s = msm_inputs("g1", 6, "emu-edge")
+    points = backend.points(_pk(xy), "a")
+    n = len(objs)
+    for vals in ([0] * n, [1] * n, [R_MOD - 1] * n, [R_MOD - 1 if i % 2 else 1 for i in range(n)]):
+        want = ark.G1Point.multiexp_unchecked(objs, [ark.Scalar(v % R_MOD) for v in vals]).to_xy_bytes_le()
+        assert _fetch(backend.msm(points, fr_from_ints(vals), "g1")) == want
+    assert _fetch(backend.msm(points, s[:0], "g1")) == bytes(96)  # no scalars: the identity
+
+
+@pytest.mark.parametrize("L", [6, 8])
+def test_msm_over_precomputed_window_shifts(backend, L) -> None:
+    """The H query: its window shifts precomputed (auto: the emulated device has the memory)."""
+    objs, xy, scal, s = msm_inputs("g1", L, f"emu-pre{L}")
+    points = backend.points(_pk(xy), "h")
+    assert points.pre is not None and points.d.shape[0] == points.pre[1] * points.n
+    got = _fetch(backend.msm(points, s[:-1], "g1"))
+    assert got == ark.G1Point.multiexp_unchecked(objs[:-1], scal[:-1]).to_xy_bytes_le()
+    rows = np.arange(1, len(objs), 3)  # a tail over precomputed points: take() gathers plain rows
+    got = _fetch(backend.msm(points, np.ascontiguousarray(s[rows]), "g1", rows=rows))
+    assert got == ark.G1Point.multiexp_unchecked([objs[i] for i in rows], [scal[i] for i in rows]).to_xy_bytes_le()
+    if L == 6:
+        from prover.kernels import gpu_phases as gp
+
+        pre = gp.DevicePoints("g1", xy).precompute(5)  # another window width, fewer scalars than points
+        k = 40
+        assert gp.msm_g1_gpu(pre, s[:k]) == ark.G1Point.multiexp_unchecked(objs[:k], scal[:k]).to_xy_bytes_le()
+        assert gp._to_bytes(gp._msm_device(pre, s), None) == ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+
+
+def test_precompute_without_the_memory_falls_back(backend, monkeypatch) -> None:
+    """_try_precompute's two ways out, which no GPU session exercises: auto skips when the shifts
+    would take over a quarter of the free memory; "h" warns on OutOfMemoryError."""
+    from prover.kernels import msm
+
+    objs, xy, scal, s = msm_inputs("g1", 6, "emu-oom")
+    monkeypatch.setattr(config, "memory_total", 64 << 10)
+    assert backend.points(_pk(xy), "h").pre is None
+    pts = msm.DevicePoints("g1", xy)
+    with pytest.warns(RuntimeWarning, match="no device memory for the precomputed H query"):
+        assert msm._try_precompute(pts, False, None) is pts
+
+
+def test_g2_msm_over_precomputed_window_shifts(cuda_emulator) -> None:  # noqa: F811
+    from prover.kernels import gpu_phases as gp
+
+    objs, xy, scal, s = msm_inputs("g2", 4, "emu-pre-g2")
+    pre = gp.DevicePoints("g2", xy).precompute()
+    assert gp.msm_g2_gpu(pre, s) == ark.G2Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+
+
+@pytest.mark.parametrize("group", ["g1", "g2"])
+def test_batch_addition(backend, group) -> None:
+    objs, xy, _, _ = msm_inputs(group, 7, f"emu-ba{group}")
+    points = backend.points(_pk(xy), "a" if group == "g1" else "b_g2")
+    mask = rng_for(f"emu-bamask{group}").random(len(objs)) < 0.3
+    want = GROUP[group].multiexp_unchecked([o for o, m in zip(objs, mask) if m], [ark.Scalar(1)] * int(mask.sum()))
+    assert _fetch(backend.batch_add(points, np.flatnonzero(mask), group)) == want.to_xy_bytes_le()
+    from prover.kernels import gpu_phases as gp
+
+    add = gp.batch_add_g1_gpu if group == "g1" else gp.batch_add_g2_gpu
+    assert add(points, mask) == want.to_xy_bytes_le()  # a boolean mask: cupy.nonzero on the device
+    assert _fetch(backend.batch_add(points, np.array([], dtype=np.int64), group)) == bytes(len(xy[0]))
+
+
+@pytest.mark.parametrize("group", ["g1", "g2"])
+def test_fixed_base(backend, group) -> None:
+    rng = rng_for(f"emu-fb{group}")
+    base = GROUP[group]() * ark.Scalar(int(rng.integers(1, 1 << 62)))
+    si = fr_to_ints(fr_random(70, rng))
+    si[:5] = [0, 1, R_MOD - 1, 2, 255]
+    got = backend.fixed_base(np.frombuffer(base.to_xy_bytes_le(), dtype=np.uint8), fr_from_ints(si), group)
+    assert got.shape == (70, 96 if group == "g1" else 192)
+    for i, v in enumerate(si):
+        assert got[i].tobytes() == (base * ark.Scalar(v)).to_xy_bytes_le(), i
+
+
+@pytest.mark.parametrize("variant", ["inline", "ptx_call", "ptx"])
+def test_the_other_msm_builds(cuda_emulator, variant) -> None:  # noqa: F811
+    """The other g1 builds: "inline" (no FP_MUL_CALL) takes another host path through field.cuh;
+    the ptx ones build and run their non-PTX code (their products are the portable ones here)."""
+    from prover.kernels import gpu_phases as gp
+
+    objs, xy, scal, s = msm_inputs("g1", 5, f"emu-{variant}")
+    ks = KernelSettings(g1_variant=variant)
+    want = ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    assert gp.msm_g1_gpu(gp.DevicePoints("g1", xy, ks=ks), s) == want
+
+
+def test_setup_on_the_gpu_paths_gives_the_same_keys(cuda_emulator, monkeypatch) -> None:  # noqa: F811
+    """Setup's GPU paths (G1/G2 fixed-base, the Lagrange iNTT) with the real kernels, thresholds
+    lowered to reach them at 2^8: the same key bytes as the CPU's. Those paths fall back to the CPU
+    with a warning on any failure, so a warning fails this test."""
+    import warnings
+
+    from prover.groth16 import phases as P
+    from prover.groth16 import setup as S
+
+    monkeypatch.setattr(S, "GPU_FIXED_BASE_MIN", 16)
+    monkeypatch.setattr(S, "GPU_NTT_MIN", 16)
+    circuit = P.make_circuit(8, 13)
+    before = config.launches.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pk_gpu, vk_gpu = S.setup(circuit, insecure_seed=13, kernels=KernelSettings())
+    ran = config.launches - before
+    assert ran["g1_fixed_base"] and ran["g2_fixed_base"] and ran["ntt_pass"], ran
+    pk_cpu, vk_cpu = S.setup(circuit, insecure_seed=13, kernels=KernelSettings(setup_gpu=False))
+    for name, want in {**pk_cpu.arrays(), **{"vk_" + k: v for k, v in vk_cpu.arrays().items()}}.items():
+        got = pk_gpu.arrays()[name] if not name.startswith("vk_") else vk_gpu.arrays()[name[3:]]
+        assert np.array_equal(got, want), name
+
+
+# ------------------------------------------------------------------------ schedules ----
+def test_results_do_not_depend_on_the_thread_order(backend, other_schedule) -> None:
+    """The shared-memory kernels (ntt_pass, msm_window_reduce, reduce_xyzz) and the atomics of
+    the bucket sort, run with threads and blocks in another order: a race would change bytes."""
+    a, b, c = (fr_random(1 << 9, rng_for(f"emu-order{i}")) for i in range(3))
+    assert np.array_equal(backend.to_host(backend.ntt_h(a, b, c)), B.REFERENCE.ntt_h(a, b, c))
+    objs, xy, scal, s = msm_inputs("g1", 8, "emu-order")
+    points = backend.points(_pk(xy), "a")
+    assert _fetch(backend.msm(points, s, "g1")) == ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    rows = np.arange(0, len(objs), 2)
+    want = ark.G1Point.multiexp_unchecked([objs[i] for i in rows], [ark.Scalar(1)] * len(rows)).to_xy_bytes_le()
+    assert _fetch(backend.batch_add(points, rows, "g1")) == want
+
+
+# ---------------------------------------------------------------------- whole proof ----
+@pytest.mark.parametrize("log2", [8, 9, 10])  # make_circuit starts at 2^8
+def test_a_gpu_composed_proof_verifies(backend, log2, tmp_path) -> None:
+    import cupy as cp
+
+    from prover.backend import settle
+    from prover.groth16 import compose
+    from prover.groth16 import phases as P
+
+    fns = compose.gpu_phases(backend)  # the bare backend, no fallback: a failure fails here
+    assert fns.b_g2_msm is not None and fns.pin_prep is not None
+    circuit = P.make_circuit(log2, 5)
+    pk, vk = P.load_or_setup(circuit, 5, cache_dir=tmp_path)
+    syn = P.synthesize(circuit, 1)
+    before = config.launches.copy()
+    pinned = fns.pin_prep(P.prep_msm(syn, pk))
+    r, s = P.seeded_randomisers(5, 1)
+    with cp.cuda.Stream(non_blocking=True):
+        h = fns.ntt_h(syn.a, syn.b, syn.c)
+        g1 = settle(fns.msm_g1(pinned, h, pk))
+        b2 = settle(fns.b_g2_msm(pinned, pk))
+    proof = P.assemble(syn, g1, b2, pk, r, s)
+    assert P.verify(vk, syn.public_ints(), proof)
+    assert proof.to_bytes() == P.prove(circuit, pk, 1, r, s).to_bytes()
+    ran = config.launches - before
+    assert ran["g1_msm_precompute"] == 1 and ran["g2_batch_add"] >= 1 and ran["ntt_pass"] >= 1

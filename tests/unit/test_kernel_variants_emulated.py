@@ -1,0 +1,93 @@
+"""Issue 25's kernel variants on the CPU emulator (tests/helpers/cudaemu): the real kernels and
+wrappers, bit for bit against the reference, at plans with one to four passes (a plan of small
+passes stands in for 2^19..2^28, where the fused middle passes appear), the G1 MSMs on lanes,
+and the first accumulation level's piece length (skewed buckets included)."""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import py_arkworks_bls12381 as ark
+import pytest
+
+from prover import backend as B
+from prover.field.ref import fr_random, fr_to_ints, ntt_ref
+from prover.settings import KernelSettings
+from tests.helpers.cudaemu.fixture import cuda_emulator  # noqa: F401  (the fixture)
+from tests.helpers.inputs import msm_inputs, rng_for
+
+PLANS = {1: None, 2: [(0, 6), (6, 6)], 3: [(0, 4), (4, 4), (8, 4)], 4: [(0, 3), (3, 3), (6, 3), (9, 3)]}
+
+
+@pytest.fixture(params=sorted(PLANS))
+def plan_passes(request, monkeypatch):
+    """NttPlan's passes for 2^12 (1 pass: 2^10 instead), as the larger sizes cut theirs."""
+    from prover.kernels import gpu_phases as gp
+
+    passes = PLANS[request.param]
+    if passes is not None:
+        monkeypatch.setattr(gp.NttPlan, "_plan", staticmethod(lambda L: passes))
+    return 10 if passes is None else 12
+
+
+def test_fused_ntt_h_equals_the_steps_and_the_reference(cuda_emulator, plan_passes) -> None:  # noqa: F811
+    from prover.kernels import gpu_phases as gp
+
+    n = 1 << plan_passes
+    rng = rng_for(f"fused-h{plan_passes}")
+    a, b, c = (fr_random(n, rng) for _ in range(3))
+    want = B.REFERENCE.ntt_h(a, b, c)
+    for fused in (True, False):
+        got = gp.ntt_h_gpu(a, b, c, ks=KernelSettings(ntt_fused=fused))
+        assert np.array_equal(np.asarray(got), want), fused
+
+
+def test_fused_natural_ntts(cuda_emulator, plan_passes) -> None:  # noqa: F811
+    from prover.kernels import gpu_phases as gp
+
+    a = fr_random(1 << plan_passes, rng_for(f"fused-n{plan_passes}"))
+    ai = fr_to_ints(a)
+    for inverse in (False, True):
+        for coset in (False, True):
+            got = gp.ntt_gpu(a, inverse=inverse, coset=coset, ks=KernelSettings(ntt_fused=True))
+            assert fr_to_ints(got) == ntt_ref(ai, inverse=inverse, coset=coset), (inverse, coset)
+
+
+def test_the_fused_kernels_are_the_ones_launched(cuda_emulator) -> None:  # noqa: F811
+    from prover.kernels import gpu_phases as gp
+    from tests.helpers.cudaemu import config
+
+    rng = rng_for("fused-launches")
+    a, b, c = (fr_random(1 << 12, rng) for _ in range(3))
+    config.launches.clear()
+    gp.ntt_h_gpu(a, b, c, ks=KernelSettings(ntt_fused=True))
+    names = set(map(str, config.launches))
+    assert {"ntt_pass_mid", "ntt_pass_top_h", "ntt_pass_last_scatter"} <= names
+    assert not {"scale_bitrev", "pointwise_h", "bitrev_permute"} & names
+
+
+@pytest.mark.parametrize("lanes", [1, 4])
+def test_a_proof_composed_over_lanes_has_the_recorded_bytes(cuda_emulator, lanes) -> None:  # noqa: F811
+    from prover.kernels.cuda_backend import CudaBackend
+    from tests.backends.proof_bytes import proof_hex, recorded
+    from tests.backends.test_proof_bytes import _prove_on
+
+    backend = CudaBackend(KernelSettings(msm_lanes=lanes))
+    assert (B.LANES in backend.capabilities) == (lanes > 1)
+    assert proof_hex(10, _prove_on(backend)) == recorded()["10"]
+
+
+@pytest.mark.parametrize("piece", [4, 64])
+def test_msm_piece_lengths(cuda_emulator, piece) -> None:  # noqa: F811
+    from prover.kernels.cuda_backend import CudaBackend
+
+    bk = CudaBackend(KernelSettings(msm_piece=piece))
+    objs, xy, scal, s = msm_inputs("g1", 9, f"piece{piece}")
+    pk = types.SimpleNamespace(a_query=xy, h_query=xy)
+    plain, pre = bk.points(pk, "a"), bk.points(pk, "h")  # h: over precomputed window shifts
+    assert bytes(bk.msm(plain, s, "g1").fetch()()) == ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    assert bytes(bk.msm(pre, s, "g1").fetch()()) == ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    seven = np.zeros_like(s)
+    seven[:, 0] = 7  # every entry in one bucket: the levels above the pieces carry it
+    want = ark.G1Point.multiexp_unchecked(objs, [ark.Scalar(7)] * len(objs)).to_xy_bytes_le()
+    assert bytes(bk.msm(plain, seven, "g1").fetch()()) == want
