@@ -51,10 +51,10 @@ def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
 
     real_ntt_h_device = gp.ntt_h_device
 
-    def ntt_h_device(d_a, d_b, d_c, stream=None):
+    def ntt_h_device(d_a, d_b, d_c, stream=None, ks=None):  # the backend passes its settings
         ins = [cp.asnumpy(x) for x in (d_a, d_b, d_c)]  # before the in-place transform
         ptrs = [int(x.data.ptr) for x in (d_a, d_b, d_c)]
-        h = real_ntt_h_device(d_a, d_b, d_c, stream)
+        h = real_ntt_h_device(d_a, d_b, d_c, stream, ks)
         with lock:
             calls.append({"ptrs": ptrs, "ins": ins, "h": cp.asnumpy(h)})
         return h
