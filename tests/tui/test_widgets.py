@@ -102,3 +102,29 @@ def test_help_lists_the_kernel_settings_in_force() -> None:
     assert "in force" in title and ("kernels.msm_max_c", "12") in rows and ("kernels.nvrtc_arch", "none") in rows
     assert ("kernels.setup_gpu", "on") in rows
     assert kernel_section({}) == []  # a recording from before the run said nothing
+
+
+def test_lock_lanes_drop_whole_parts_at_a_panel_width():
+    """Two GPU panels side by side get ~60 columns: a lane keeps the holder, the sync cause in
+    its longest form that fits, the waiters that fit whole with the rest counted, and never
+    ends in a word cut by '…' (it did: "device sync behind g0w0 s2…", "waiting g0w1 s17p0 0…")."""
+    s = state(
+        ev.LockAcquired(t=1.0, gpu=0, lock="compute", worker="g0w0", part="s27p6", wait=0.0),
+        ev.LockAcquired(t=1.5, gpu=0, lock="mem", worker="g0w2", part="s28p0", wait=0.0),
+        ev.DeviceSyncStart(t=1.5, gpu=0, worker="g0w2", part="s28p0", behind_worker="g0w0", behind_part="s27p6"),
+        ev.LockRequested(t=1.6, gpu=0, lock="compute", worker="g0w1", part="s27p8"),
+        ev.LockRequested(t=1.7, gpu=0, lock="compute", worker="g0w3", part="s27p9"),
+        ev.Note(t=2.0, text="tick"),
+    )
+    for width in range(40, 131):
+        for ln in render_locks(s.gpus[0], s.t, PAL, width):
+            assert ln.cell_len <= width and "…" not in ln.plain, (width, ln.plain)
+    mem, comp = (ln.plain for ln in render_locks(s.gpus[0], s.t, PAL, 63))
+    assert mem.endswith("sync behind g0w0 s27p6 500 ms") and "device" not in mem
+    assert comp.endswith("waiting g0w1 s27p8 0.40s +1")
+    mem, comp = (ln.plain for ln in render_locks(s.gpus[0], s.t, PAL, 56))
+    assert mem.endswith("sync 500 ms") and comp.endswith("waiting g0w1 0.40s +1")
+    assert render_locks(s.gpus[0], s.t, PAL, 50)[1].plain.endswith("2 waiting")
+    wide = [ln.plain for ln in render_locks(s.gpus[0], s.t, PAL, 130)]
+    assert "device sync behind g0w0 s27p6 500 ms  no waiters" in wide[0]
+    assert "waiting g0w1 s27p8 0.40s, g0w3 s27p9 0.30s" in wide[1]
