@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prover import lock_order
 
-from c2tui.widgets.common import Line, fmt_secs, worker_index
+from c2tui.widgets.common import Line, fit, fmt_secs, worker_index
 
 
 def lock_names(g) -> list[str]:
@@ -33,18 +33,6 @@ def sync_cause(g, now: float, pal) -> list[Line]:
         return [Line(f"last device sync {last.worker} behind {last.behind} {ms}", style=style),
                 Line(f"last sync behind {last.behind} {ms}", style=style), Line(f"last sync {ms}", style=style)]
     return []
-
-
-def fit(line: Line, options: list[Line], width: int, gap_style: str | None = None) -> bool:
-    """Append the first of `options` that fits whole within `width` after a two-cell gap (in
-    the option's own style unless `gap_style`): a lane drops what has no room instead of
-    ending mid-word."""
-    for opt in options:
-        if line.cell_len + 2 + opt.cell_len <= width:
-            style = gap_style if gap_style is not None else (opt.parts[0][1] if opt.parts else "")
-            line.append("  ", style).append_text(opt)
-            return True
-    return False
 
 
 def head(name: str, lk, now: float, pal) -> Line:

@@ -20,14 +20,19 @@ def state(*events) -> DashboardState:
     return s
 
 
-def test_vram_bar_split_by_owner_pool_free_budget():
-    s = state(
+def one_worker_vram(pool_reserved: int) -> DashboardState:
+    """A 141 GiB card under a 16 GiB budget, g0w0 holding d_a 4 GiB and d_bc 8 GiB."""
+    return state(
         ev.GpuInfo(t=0, gpu=0, name="x", total_bytes=141 * GiB, budget_bytes=16 * GiB, simulated=False, nvml=True),
         ev.Alloc(t=1, gpu=0, owner="g0w0", name="d_a", bytes=4 * GiB),
         ev.Alloc(t=1, gpu=0, owner="g0w0", name="d_bc", bytes=8 * GiB),
-        ev.VramSample(t=2, gpu=0, budget=16 * GiB, pool_reserved=14 * GiB, pool_used=12 * GiB,
+        ev.VramSample(t=2, gpu=0, budget=16 * GiB, pool_reserved=pool_reserved, pool_used=12 * GiB,
                       device_used=15 * GiB, device_total=141 * GiB, util=0.5),
     )
+
+
+def test_vram_bar_split_by_owner_pool_free_budget():
+    s = one_worker_vram(pool_reserved=14 * GiB)
     bar, legend = render_vram(s.gpus[0], PAL, 100)
     text = bar.plain
     assert text.startswith("VRAM ") and text.endswith("14.0/16.0 GiB")
@@ -128,3 +133,15 @@ def test_lock_lanes_drop_whole_parts_at_a_panel_width():
     wide = [ln.plain for ln in render_locks(s.gpus[0], s.t, PAL, 130)]
     assert "device sync behind g0w0 s27p6 500 ms  no waiters" in wide[0]
     assert "waiting g0w1 s27p8 0.40s, g0w3 s27p9 0.30s" in wide[1]
+
+
+def test_vram_legend_keeps_whole_parts_in_a_narrow_panel():
+    """At 220x60 two GPU panels stand side by side 65 columns wide; the legend ended
+    'free 4.0  ┃b…'. Now a part that has no room is left out whole."""
+    s = one_worker_vram(pool_reserved=12 * GiB)
+    for width in range(30, 120):
+        leg = render_vram(s.gpus[0], PAL, width)[1].plain
+        assert len(leg) <= width and "…" not in leg, (width, leg)
+    leg = render_vram(s.gpus[0], PAL, 63)[1].plain
+    assert leg.rstrip().endswith("free 4.0") and "budget" not in leg
+    assert render_vram(s.gpus[0], PAL, 120)[1].plain.endswith("┃budget 16.0  NVML 15.0 GiB/141.0 GiB")
