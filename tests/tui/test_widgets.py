@@ -145,3 +145,28 @@ def test_vram_legend_keeps_whole_parts_in_a_narrow_panel():
     leg = render_vram(s.gpus[0], PAL, 63)[1].plain
     assert leg.rstrip().endswith("free 4.0") and "budget" not in leg
     assert render_vram(s.gpus[0], PAL, 120)[1].plain.endswith("┃budget 16.0  NVML 15.0 GiB/141.0 GiB")
+
+
+def test_gpu_overview_line_leaves_out_whole_cells_at_80_columns():
+    """Two GPUs at 80x24: the overview line ended 'done 29 fb 31 OOM… shown'. Now the least
+    needed cells go whole (done first), and the OOM count and where the panel is stay."""
+    from c2tui.widgets.gpu_overview import overview_line
+
+    s = state(
+        ev.GpuInfo(t=0, gpu=0, name="x", total_bytes=16 * GiB, budget_bytes=16 * GiB, simulated=True, nvml=False),
+        ev.VramSample(t=1, gpu=0, budget=16 * GiB, pool_reserved=12 * GiB, pool_used=12 * GiB, util=0.81),
+        ev.LockAcquired(t=1, gpu=0, lock="mem", worker="g0w1", part="s5p9", wait=0.0),
+        ev.LockReleased(t=1.2, gpu=0, lock="mem", worker="g0w1", hold=0.2),
+        ev.LockAcquired(t=1, gpu=0, lock="compute", worker="g0w2", part="s5p8", wait=0.0),
+        ev.LockRequested(t=1.5, gpu=0, lock="compute", worker="g0w0", part="s6p0"),
+        ev.LockRequested(t=1.6, gpu=0, lock="compute", worker="g0w1", part="s6p2"),
+    )
+    g = s.gpus[0]
+    g.done, g.fallbacks, g.ooms = 1029, 1031, 2
+    for where in ("shown", "partly", "below"):
+        for width in range(60, 161):
+            line = overview_line(g, PAL, width, where).plain
+            assert len(line) == width and "…" not in line, (width, line)
+    line = overview_line(g, PAL, 80, "partly").plain
+    assert "OOM 2" in line and "fb 1031" in line and "done" not in line and line.endswith("◐ partly")
+    assert "done 1029 fb 1031 OOM 2" in overview_line(g, PAL, 160, "shown").plain
