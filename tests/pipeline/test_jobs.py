@@ -109,6 +109,9 @@ def test_bad_targets_are_refused_by_name():
     with pytest.raises(ValueError, match="uncordon: this run has no gpu2"):
         eng.controller.job("uncordon", "gpu2")
     assert not eng._queue.cordoned
+    # a job action without its target says so (attach --send cancel answered "unknown switch")
+    with pytest.raises(ValueError, match="cordon takes a GPU"):
+        eng.controller.apply("cordon")
 
 
 @pytest.mark.timeout(120)
