@@ -170,3 +170,21 @@ def test_gpu_overview_line_leaves_out_whole_cells_at_80_columns():
     line = overview_line(g, PAL, 80, "partly").plain
     assert "OOM 2" in line and "fb 1031" in line and "done" not in line and line.endswith("◐ partly")
     assert "done 1029 fb 1031 OOM 2" in overview_line(g, PAL, 160, "shown").plain
+
+
+def test_history_marks_name_a_change_whole_or_not_at_all():
+    """Changes a few seconds apart (the keys pressed one after another) left their names cut
+    above the history: "l▼lock_m▼▼▼▼p▼b_g2→g▼pa▼paused→off". A name with room on neither side
+    of its mark is left out; the mark stays."""
+    from types import SimpleNamespace
+
+    from c2tui.widgets.history_view import marks_row, short_mark
+
+    marks = {c: SimpleNamespace(knob=k, new=v, gpu=None) for c, k, v in [
+        (20, "lock_mode", "reserved"), (22, "lock_mode", "single"), (24, "lock_mode", "narrow"),
+        (45, "mem_sync", "stream"), (48, "prestage", "False"), (70, "paused", "True")]}
+    row = marks_row(marks, 80, PAL, 120).plain
+    words = row.replace("▼", " ").split()
+    assert set(words) <= {short_mark(m) for m in marks.values()}, row
+    assert row.count("▼") == len(marks)
+    assert "lock_mode→reserved▼ ▼ ▼lock_mode→narrow" in row and "▼prestage→off" in row and "▼paused→on" in row
