@@ -6,12 +6,30 @@ from __future__ import annotations
 from typing import Any
 
 from c2tui.widgets.common import truthy
-from prover import KNOBS
+from prover import JOB_ACTIONS, KNOBS, parse_target
 
 
 def words(name: str) -> str:
     """A knob or method name as an operator reads it: workers_per_gpu -> workers per GPU."""
     return name.replace("_", " ").replace("gpu", "GPU")
+
+
+JOB_FORMS = "cancel s3p2 | cancel s3 | requeue s3p2 | cordon 1 | uncordon 1"
+
+
+def job_spec(text: str) -> str:
+    """The job prompt's text as the controller's spec: "cordon 1" -> "cordon=1" (attach
+    --send's form); "" for nothing typed. ValueError for anything but a job action and its
+    target: the prompt went through the controller's apply, so "single" switched the lock
+    discipline and "cancel" alone was answered "unknown switch 'cancel'; use single | ..."."""
+    parts = text.split()
+    if not parts:
+        return ""
+    action = parts[0].lower()
+    if action not in JOB_ACTIONS or len(parts) != 2:
+        raise ValueError(f"job action {text.strip()!r}: type one of {JOB_FORMS}")
+    parse_target(action, parts[1])  # names what the target should look like
+    return f"{action}={parts[1]}"
 
 
 class LiveControls:
@@ -24,18 +42,20 @@ class LiveControls:
     def _knob(self, name: str, default: str = "") -> str:
         return (self.state.knobs.get(name, default) if self.state is not None else default)
 
-    def _control(self, method: str, *args: Any, **kw: Any) -> None:
+    def _control(self, method: str, *args: Any, what: str | None = None, **kw: Any) -> None:
+        """`what`: the refusal's words for it ("job action"); a knob's change by default."""
         ctl = getattr(self.source, "controller", None)
         if ctl is None:
             self.notify("no controller: this source is read-only", severity="warning")
             return
+        said = what or f"{words(method.removeprefix('set_'))} change"
+
         def call() -> None:
             try:
                 getattr(ctl, method)(*args, source="key", **kw)
             except Exception as exc:  # noqa: BLE001 - a refused change is shown, not fatal
                 self.errors.append(f"{method}: {exc}")
-                what = words(method.removeprefix("set_"))
-                self.call_from_thread(self.notify, f"the prover refused the {what} change: {exc}", severity="error")
+                self.call_from_thread(self.notify, f"the prover refused the {said}: {exc}", severity="error")
 
         # off the UI thread: a controller call (e.g. resizing the worker pool) never stalls a frame
         self.run_worker(call, thread=True, group="control", name=method)
@@ -93,12 +113,15 @@ class LiveControls:
         from c2tui.widgets.filter_prompt import FilterPrompt
 
         def done(text: str | None) -> None:
-            spec = "=".join((text or "").split(maxsplit=1))  # "cordon 1" -> "cordon=1" (attach --send's form)
+            try:
+                spec = job_spec(text or "")
+            except ValueError as exc:  # said here: the prompt takes job actions only
+                self.notify(str(exc), severity="error")
+                return
             if spec:
-                self._control("apply", spec)
+                self._control("apply", spec, what="job action")
 
-        self.push_screen(FilterPrompt("job action (through the controller, recorded as key)", "",
-                                      "cancel s3p2 | cancel s3 | requeue s3p2 | cordon 1 | uncordon 1"), done)
+        self.push_screen(FilterPrompt("job action (through the controller, recorded as key)", "", JOB_FORMS), done)
 
     def action_submit_winning(self) -> None:
         """A WinningPoSt sector: served before every queued c2 partition (prover/classes.py)."""

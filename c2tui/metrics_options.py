@@ -15,6 +15,8 @@ from typing import Any, Callable, TypeVar
 
 import click
 
+from c2tui.options import FiniteRange
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -24,7 +26,7 @@ def metrics_options(func: F) -> F:
                      help="serve Prometheus metrics on this port (0: any free port, printed)"),
         click.option("--metrics-addr", default="127.0.0.1", show_default=True, metavar="ADDR",
                      help="address the metrics endpoint binds (0.0.0.0 for all interfaces)"),
-        click.option("--metrics-linger", type=click.FloatRange(0, 3600), default=0.0, show_default=True, metavar="S",
+        click.option("--metrics-linger", type=FiniteRange(0, 3600), default=0.0, show_default=True, metavar="S",
                      help="keep serving metrics this long after the run ends, so a last scrape sees the end"),
     ]
     for o in reversed(opts):

@@ -115,6 +115,19 @@ def finite(value: float, name: str, lo: float, hi: float, low_open: bool = False
     return value
 
 
+class FiniteRange(click.FloatRange):
+    """click.FloatRange that refuses nan and +-inf: FloatRange passes nan (every comparison
+    with it is false), so `summary --window nan` printed "nan/min over the last nan s"."""
+
+    name = "finite float range"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{rv} is not a finite number", param, ctx)
+        return rv
+
+
 FPS_RANGE = (0.5, 60.0)
 
 

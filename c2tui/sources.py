@@ -340,16 +340,19 @@ class ReplaySource:
 
     # --- the fold -----------------------------------------------------------------------
     def _fold_to(self, t: float) -> None:
-        if t < self.position or self._idx > bisect.bisect_right(self.times, t):
+        # the run's first event (run_started, a few µs in) is folded at the start too: home
+        # and --at 0 showed an empty dashboard headed "c2tui ? ?  lock ?  mem_sync ?"
+        upto = max(t, self.times[0]) if self.times else t
+        if t < self.position or self._idx > bisect.bisect_right(self.times, upto):
             # back: restore the last checkpoint at or before t
-            target = bisect.bisect_right(self.times, t)
+            target = bisect.bisect_right(self.times, upto)
             k = bisect.bisect_right([c[0] for c in self._checkpoints], target) - 1
             idx, st = self._checkpoints[max(0, k)]
             self._state = copy.deepcopy(st)
             self._idx = idx
         events, times, st = self.events, self.times, self._state
         n = len(events)
-        while self._idx < n and times[self._idx] <= t:
+        while self._idx < n and times[self._idx] <= upto:
             st.apply(events[self._idx])
             self._idx += 1
             if self._idx % CHECKPOINT_EVERY == 0 and self._checkpoints[-1][0] < self._idx:

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from c2tui.exits import OutPath
+from c2tui.options import FiniteRange
 from prover import ANCHORS
 from prover import RATE_WINDOW_S
 
@@ -20,13 +21,13 @@ from prover import RATE_WINDOW_S
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--align", "align", type=click.Choice(ANCHORS), default="first-gpu", show_default=True,
               help="the moment that is 0 s in every recording")
-@click.option("--window", type=click.FloatRange(min=0.1, max=3600.0), default=RATE_WINDOW_S, show_default=True,
+@click.option("--window", type=FiniteRange(min=0.1, max=3600.0), default=RATE_WINDOW_S, show_default=True,
               help="seconds of the windowed verified/min")
-@click.option("--step", type=click.FloatRange(min=0.1), default=None, help="seconds between aligned rows [default: ~8 rows]")
+@click.option("--step", type=FiniteRange(min=0.1), default=None, help="seconds between aligned rows [default: ~8 rows]")
 @click.option("--json", "as_json", is_flag=True, help="machine-readable JSON instead of tables")
 @click.option("--tui/--text", "tui", default=None, help="the side-by-side replay, or the tables [default: tui on a terminal]")
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast (--tui)")
-@click.option("--at", "at", type=float, default=0.0, show_default=True,
+@click.option("--at", "at", type=FiniteRange(), default=0.0, show_default=True,
               help="the side-by-side view starts at this many seconds after the anchor (--tui, -o)")
 @click.option("-o", "--out", "out", type=OutPath(dir_okay=False), default=None,
               help="write the side-by-side view at --at to this .svg or .png instead")

@@ -52,8 +52,8 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
         if not 0 <= t <= MAX_SECONDS:  # also false for nan
             raise click.BadParameter(f"{spec!r}: AT must be finite seconds >= 0", param_hint="--switch")
         try:
-            name, eq, value = mode.partition("=")
-            if eq and name.strip().lower() in ("cancel", "requeue", "cordon", "uncordon"):
+            name, _, value = mode.partition("=")
+            if name.strip().lower() in ("cancel", "requeue", "cordon", "uncordon"):  # bare: told it needs a target
                 from prover import parse_target
 
                 parse_target(name.strip().lower(), value)

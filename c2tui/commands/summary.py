@@ -13,13 +13,14 @@ from pathlib import Path
 
 import click
 
+from c2tui.options import FiniteRange
 from prover import RATE_WINDOW_S
 
 
 @click.command("summary")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="machine-readable JSON instead of tables")
-@click.option("--window", type=click.FloatRange(min=0.1, max=3600.0), default=RATE_WINDOW_S, show_default=True,
+@click.option("--window", type=FiniteRange(min=0.1, max=3600.0), default=RATE_WINDOW_S, show_default=True,
               help="seconds of the windowed verified/min")
 def command(file: Path, as_json: bool, window: float) -> None:
     """Throughput, per-phase times, lock waits and holds, fallbacks, OOMs, proofs."""

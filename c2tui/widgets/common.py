@@ -223,6 +223,18 @@ class StyleCache(dict):
 STYLES = StyleCache()
 
 
+def fit(line: Line, options: list[Line], width: int, gap: str = "  ", gap_style: str | None = None) -> bool:
+    """Append the first of `options` that fits whole within `width` after `gap` (in the
+    option's own style unless `gap_style`): a line drops a part that has no room instead of
+    ending mid-word. False when none fits."""
+    for opt in options:
+        if line.cell_len + len(gap) + opt.cell_len <= width:
+            style = gap_style if gap_style is not None else (opt.parts[0][1] if opt.parts else "")
+            line.append(gap, style).append_text(opt)
+            return True
+    return False
+
+
 def flow(items: list[Line], width: int, sep: str = "  ") -> list[Line]:
     """Pack items left to right into lines no wider than `width` (items never split)."""
     lines: list[Line] = []

@@ -24,24 +24,39 @@ def lock_cell(name: str, lk, pal) -> Line:
     return ln
 
 
-def overview_line(g, pal, width: int, where: str) -> Line:
-    ln = Line()
-    ln.append(f"GPU{g.gpu:<2}", style="bold")
-    ln.append(f"{g.util * 100:4.0f}% " if g.util is not None else "   –% ", style="bold")
+DROP_ORDER = ("done", "spark", "fb", "OOM", "VRAM")  # left out in this order where a line is short of room
+
+
+def overview_cells(g, pal, width: int) -> list[tuple[str, Line]]:
+    """The line's cells in screen order, each named for DROP_ORDER; each ends in its blank."""
+    cells = [("gpu", Line(f"GPU{g.gpu:<2}", style="bold")),
+             ("util", Line(f"{g.util * 100:4.0f}% " if g.util is not None else "   –% ", style="bold"))]
     if width >= 100:
-        ln.append(f"{sparkline(g.util_history, 8):<8} ", style=pal["ntt_h"])
+        cells.append(("spark", Line(f"{sparkline(g.util_history, 8):<8} ", style=pal["ntt_h"])))
     for name in lock_names(g):
-        ln.append_text(lock_cell(name, g.locks[name], pal))
-        ln.append(" ")
-    budget = g.budget or g.total
-    ln.append("VRAM ", style=pal["dim"])
-    ln.append(f"{gib(max(g.pool_reserved, g.live_bytes))}/{gib(budget)} ", style="bold")
-    ln.append(f"done {g.done} ", style=pal["dim"])
-    ln.append(f"fb {g.fallbacks} ", style=pal["warn"] if g.fallbacks else pal["dim"])
-    ln.append(f"OOM {g.ooms} ", style=pal["fail"] if g.ooms else pal["dim"])
-    text, key = (WHERE if width >= 100 else WHERE_SHORT).get(where, ("", "dim"))
+        cells.append((name, lock_cell(name, g.locks[name], pal).append(" ")))
+    vram = f"{gib(max(g.pool_reserved, g.live_bytes))}/{gib(g.budget or g.total)} "
+    cells.append(("VRAM", Line.assemble(("VRAM ", pal["dim"]), (vram, "bold"))))
+    cells.append(("done", Line(f"done {g.done} ", style=pal["dim"])))
+    cells.append(("fb", Line(f"fb {g.fallbacks} ", style=pal["warn"] if g.fallbacks else pal["dim"])))
+    cells.append(("OOM", Line(f"OOM {g.ooms} ", style=pal["fail"] if g.ooms else pal["dim"])))
+    return cells
+
+
+def overview_line(g, pal, width: int, where: str) -> Line:
+    """One GPU in a line: cells that do not fit are left out whole, least needed first
+    (at 80 columns the line ended 'fb 31 OOM…'), and where its panel is stays at the end.
+    Room is counted against the longest place, so every GPU's line keeps the same cells."""
+    places = WHERE if width >= 100 else WHERE_SHORT
+    text, key = places.get(where, ("", "dim"))
     tail = Line(text, style="bold " + pal[key] if key != "dim" else pal[key])
-    ln.truncate(max(0, width - tail.cell_len - 1), overflow="ellipsis")
+    cells = overview_cells(g, pal, width)
+    room = max(0, width - max(len(t) for t, _ in places.values()) - 1)
+    for name in DROP_ORDER:
+        if sum(c.cell_len for _, c in cells) <= room:
+            break
+        cells = [(n, c) for n, c in cells if n != name]
+    ln = Line.assemble(*(c for _, c in cells)).truncate(max(0, width - tail.cell_len - 1), overflow="ellipsis")
     pad = width - ln.cell_len - tail.cell_len
     if pad > 0:
         ln.append(" " * pad)

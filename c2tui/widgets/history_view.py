@@ -109,7 +109,8 @@ def spark_row(label: str, s: Series, points: list, cols: int, marks: dict[int, o
 
 def marks_row(marks: dict[int, object], cols: int, pal, width: int) -> Line:
     """The changes named above the chart: "▼mem_sync→stream" at its column (or ending there
-    when it would run past the right edge or into the next one)."""
+    when it would run past the right edge or into the next one); a name with room on neither
+    side is left out and the mark stays ("▼"): cut, close changes read "l▼lock_m▼b_g2→g▼pa"."""
     cells = [" "] * cols
     taken = [False] * cols
     for c in sorted(marks):
@@ -121,7 +122,7 @@ def marks_row(marks: dict[int, object], cols: int, pal, width: int) -> Line:
         elif len(text) <= c and not any(taken[c - len(text):c]):
             seg, start = text + "▼", c - len(text)
         else:
-            seg, start = "▼" + text[:max(0, room)], c
+            seg, start = "▼", c
         for j, ch in enumerate(seg):
             if 0 <= start + j < cols and not taken[start + j]:
                 cells[start + j] = ch

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prover import lock_order
 
-from c2tui.widgets.common import Line, fmt_secs, worker_index
+from c2tui.widgets.common import Line, fit, fmt_secs, worker_index
 
 
 def lock_names(g) -> list[str]:
@@ -18,59 +18,71 @@ def lock_names(g) -> list[str]:
 RECENT_SYNC_S = 5.0  # an ended device sync stays on the mem lane this long (a 40 ms wait is gone in one frame)
 
 
-def sync_cause(g, now: float, pal) -> Line | None:
+def sync_cause(g, now: float, pal) -> list[Line]:
     """Why the mem holder waits, when it is the seed's cause: "device sync behind g0w0 s3p1
-    41 ms" (now), or the last one, dimmer, for a few seconds after it ended."""
+    41 ms" (now), or the last one, dimmer, for a few seconds after it ended. Longest first,
+    then shorter forms: a narrow lane takes the longest that fits whole, never a cut word."""
     cur = getattr(g, "device_sync", None)
     if cur is not None:
-        return Line(f"device sync behind {cur.behind} {cur.waited(now) * 1000:.0f} ms",
-                    style="bold reverse " + pal["device_sync"])
+        ms, style = f"{cur.waited(now) * 1000:.0f} ms", "bold reverse " + pal["device_sync"]
+        return [Line(f"device sync behind {cur.behind} {ms}", style=style),
+                Line(f"sync behind {cur.behind} {ms}", style=style), Line(f"sync {ms}", style=style)]
     last = getattr(g, "last_device_sync", None)
     if last is not None and last.duration is not None and now - (last.t0 + last.duration) <= RECENT_SYNC_S:
-        return Line(f"last device sync {last.worker} behind {last.behind} {last.duration * 1000:.0f} ms",
-                    style=pal["device_sync"])
-    return None
+        ms, style = f"{last.duration * 1000:.0f} ms", pal["device_sync"]
+        return [Line(f"last device sync {last.worker} behind {last.behind} {ms}", style=style),
+                Line(f"last sync behind {last.behind} {ms}", style=style), Line(f"last sync {ms}", style=style)]
+    return []
 
 
-def lock_line(name: str, lk, now: float, pal, width: int, cause: Line | None = None) -> Line:
-    line = Line(no_wrap=True, overflow="ellipsis")
+def head(name: str, lk, now: float, pal) -> Line:
+    """The lock's name and who holds it, since when (or free)."""
+    line = Line()
     line.append(f"{name:<8}", style="bold")
-    if lk.holder is not None:
-        held = now - lk.since
-        line.append("● ", style=pal[f"wait:{name}"] if held > 5 else pal["ok"])
-        line.append(lk.holder, style="bold " + pal.worker(worker_index(lk.holder)))
-        if lk.holder_part:
-            line.append(f" {lk.holder_part}")
-        line.append(" held ", style=pal["dim"])
-        line.append(f"{fmt_secs(held):>6}", style="bold")
-        if cause is not None:
-            line.append("  ").append_text(cause)
-            cause = None
-    else:
-        line.append("○ ", style=pal["dim"])
-        line.append("free", style=pal["dim"])
-        line.append(" " * 12)
-    if cause is not None:  # a finished sync, the lock free now
-        line.append("  ").append_text(cause)
+    if lk.holder is None:
+        return line.append("○ ", style=pal["dim"]).append("free", style=pal["dim"]).append(" " * 12)
+    held = now - lk.since
+    line.append("● ", style=pal[f"wait:{name}"] if held > 5 else pal["ok"])
+    line.append(lk.holder, style="bold " + pal.worker(worker_index(lk.holder)))
+    if lk.holder_part:
+        line.append(f" {lk.holder_part}")
+    line.append(" held ", style=pal["dim"])
+    return line.append(f"{fmt_secs(held):>6}", style="bold")
+
+
+def waiters(name: str, lk, now: float, pal, room: int) -> Line:
+    """ "waiting g0w1 s0p1 3.00s, g0w2 ..." longest waiting first, as many as fit in `room`
+    whole (without their partitions if need be), the rest counted ("+2"); "3 waiting" where
+    not even one fits."""
+    style = pal[f"wait:{name}"]
+    order = sorted(lk.waiters.items(), key=lambda kv: kv[1][1])
+    for with_part in (True, False):
+        items = [Line.assemble((w, pal.worker(worker_index(w))), (f" {part}" if part and with_part else "", pal["dim"]),
+                               (f" {fmt_secs(now - since)}", ("bold " if now - since >= 1.0 else "") + style))
+                 for w, (part, since) in order]
+        for shown in range(len(items), 0, -1):
+            line = Line("waiting ", style=style)
+            for i, it in enumerate(items[:shown]):
+                line.append(", " if i else "", pal["dim"]).append_text(it)
+            if shown < len(items):
+                line.append(f" +{len(items) - shown}", style=style)
+            if line.cell_len <= room:
+                return line
+    return Line(f"{len(order)} waiting", style=style)
+
+
+def lock_line(name: str, lk, now: float, pal, width: int, cause: list[Line] | None = None) -> Line:
+    """One lane: holder, the device-sync cause (mem), waiters, the mean wait; each part whole
+    or not at all, in that order of need."""
+    line = head(name, lk, now, pal)
+    fit(line, cause or [], width, gap_style="")  # no reverse video before the cause
     if lk.waiters:
-        line.append("  waiting ", style=pal[f"wait:{name}"])
-        waits = sorted(lk.waiters.items(), key=lambda kv: kv[1][1])
-        for i, (w, (part, since)) in enumerate(waits):
-            if i:
-                line.append(", ", style=pal["dim"])
-            waited = now - since
-            line.append(w, style=pal.worker(worker_index(w)))
-            if part:
-                line.append(f" {part}", style=pal["dim"])
-            line.append(f" {fmt_secs(waited)}", style=("bold " if waited >= 1.0 else "") + pal[f"wait:{name}"])
+        fit(line, [waiters(name, lk, now, pal, width - line.cell_len - 2)], width)
     else:
-        line.append("  no waiters", style=pal["dim"])
+        fit(line, [Line("no waiters", style=pal["dim"])], width)
     if lk.acquisitions:
-        tail = Line(f"  avg wait {fmt_secs(lk.wait_total / lk.acquisitions)}", style=pal["dim"])
-        if line.cell_len + tail.cell_len <= width:
-            line.append_text(tail)
-    line.truncate(width, overflow="ellipsis")
-    return line
+        fit(line, [Line(f"avg wait {fmt_secs(lk.wait_total / lk.acquisitions)}", style=pal["dim"])], width)
+    return line.truncate(width, overflow="ellipsis")  # only a lane narrower than its head
 
 
 def render_locks(g, now: float, pal, width: int) -> list[Line]:

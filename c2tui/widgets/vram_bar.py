@@ -4,7 +4,7 @@ with NVML's device figures where the device is real."""
 from __future__ import annotations
 
 
-from c2tui.widgets.common import Line, fmt_bytes, gib, worker_index
+from c2tui.widgets.common import Line, fit, fmt_bytes, gib, worker_index
 
 BUF_CHAR = {"d_a": "█", "d_bc": "▓"}
 
@@ -65,29 +65,27 @@ def render_vram(g, pal, width: int) -> list[Line]:
     over = used > budget if budget else False
     bar.append(suffix, style="bold " + (pal["fail"] if over else ""))
 
-    # legend line
-    leg = Line(no_wrap=True, overflow="ellipsis")
-    leg.append(" " * len(label))
-    per_owner: dict[str, list[tuple[str, int]]] = {}
+    return [bar, legend(g, pal, width, used, budget)]
+
+
+def legend(g, pal, width: int, used: int, budget: int) -> Line:
+    """Each owner's buffers, pool-cached, free, the budget, NVML: each part whole or left
+    out where the panel is narrow (two panels side by side), never a word cut by '…'."""
+    parts: list[Line] = []
     for owner in sorted(g.live, key=lambda o: (worker_index(o), o)):
-        per_owner[owner] = sorted(g.live[owner].items())
-    for owner, bufs in per_owner.items():
         wi = worker_index(owner)
-        leg.append(owner, style="bold " + pal.worker(wi))
-        for name, b in bufs:
-            alt = name == "d_bc"
-            leg.append(f" {BUF_CHAR.get(name, '█')}", style=pal.worker(wi, alt=alt))
-            leg.append(f"{name} {gib(b)}")
-        leg.append("  ")
-    cached = max(0, used - max(g.pool_used, live))
-    leg.append("░", style=pal["pool"])
-    leg.append(f"pool-cached {gib(cached)}  ")
-    free = max(0, budget - used) if budget else 0
-    leg.append("free ", style=pal["dim"])
-    leg.append(gib(free), style="bold")
-    leg.append("  ┃", style=pal["budget"])
-    leg.append(f"budget {gib(budget)}" if budget else "no budget", style=pal["dim"])
+        part = Line().append(owner, style="bold " + pal.worker(wi))
+        for name, b in sorted(g.live[owner].items()):
+            part.append(f" {BUF_CHAR.get(name, '█')}", style=pal.worker(wi, alt=name == "d_bc"))
+            part.append(f"{name} {gib(b)}")
+        parts.append(part.append("  "))
+    cached = max(0, used - max(g.pool_used, g.live_bytes))
+    parts.append(Line.assemble(("░", pal["pool"]), f"pool-cached {gib(cached)}  "))
+    parts.append(Line.assemble(("free ", pal["dim"]), (gib(max(0, budget - used) if budget else 0), "bold")))
+    parts.append(Line.assemble(("  ┃", pal["budget"]), (f"budget {gib(budget)}" if budget else "no budget", pal["dim"])))
     if g.nvml and g.device_used is not None:
-        leg.append(f"  NVML {fmt_bytes(g.device_used)}/{fmt_bytes(g.total)}", style=pal["info"])
-    leg.truncate(width, overflow="ellipsis")
-    return [bar, leg]
+        parts.append(Line(f"  NVML {fmt_bytes(g.device_used)}/{fmt_bytes(g.total)}", style=pal["info"]))
+    leg = Line(" " * len("VRAM "))
+    for part in parts:
+        fit(leg, [part], width, gap="")
+    return leg.truncate(width, overflow="ellipsis")  # only a panel narrower than one owner

@@ -86,8 +86,8 @@ class FleetController(KnobFacade):
     def apply(self, spec: str, source: str = "switch", target: str | None = None) -> bool:
         """'single' | 'KNOB=VALUE', optionally prefixed 'h1:' / 'gpu3:' / 'fleet:' (see split_target);
         'cordon=gpu3' / 'uncordon=3' (a job action, fleet-wide GPU number)."""
-        name, eq, value = spec.partition("=")
-        if eq and name.strip().lower() in JOB_ACTIONS:
+        name, _, value = spec.partition("=")
+        if name.strip().lower() in JOB_ACTIONS:  # a bare "cordon" is told it needs a GPU
             self.job(name.strip().lower(), value, source)
             return True
         t, rest = split_target(spec)

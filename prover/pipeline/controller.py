@@ -172,8 +172,8 @@ class Controller(KnobFacade):
     def apply(self, spec: str, source: str = "switch") -> bool:
         """Apply 'single' | 'two-lock' | 'KNOB=VALUE' (see prover.knobs.parse_switch, e.g.
         'vram_budget=20GiB') | 'submit[=CLASS]' | 'cancel|requeue|cordon|uncordon=TARGET'."""
-        name, eq, value = spec.partition("=")
-        if eq and name.strip().lower() in JOB_ACTIONS:  # cancel=s3p2, requeue=s3p2, cordon=gpu1, ...
+        name, _, value = spec.partition("=")
+        if name.strip().lower() in JOB_ACTIONS:  # cancel=s3p2, ...; a bare "cancel" is told it needs a target
             self.job(name.strip().lower(), value, source)
             return True
         if name.strip().lower() == "submit":  # 'submit' | 'submit=winning': a sector of that class

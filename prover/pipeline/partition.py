@@ -311,7 +311,7 @@ class PartitionFlow:
         """Who held the budget s found no room in, with their sections and locks (vram_holders)."""
         hs = [Holder(w, n, *self.sections.get(w, (None, None)), tuple(s.locks.held_by(w)))
               for w, n in sorted(held_by.items()) if w != s.w]
-        return explain(s.knobs.lock_mode, tuple(s.locks.held_by(s.w)), hs)
+        return explain(s.knobs.lock_mode, tuple(s.locks.held_by(s.w)), hs, now=self.controller.snapshot(s.g).lock_mode)
 
     def compute(self, s: Section, prep_f: Future) -> None:
         """Inside compute: (non-prestaged alloc + upload), NTT-H, barrier, MSM, (b_g2 on GPU), free."""

@@ -40,6 +40,7 @@ class WorkQueue:
         self._queue = ClassQueues(emit)  # one FIFO per proof class, most urgent first
         self._running: dict[str, Partition] = {}  # taken and not finished (job actions find them here)
         self.cordoned: set[int] = set()  # GPUs that take no new partition (prover/pipeline/jobs.py)
+        self._n_gpus = config.n_gpus  # a cordon names one of these, or it is refused
         self._time_scale = config.time_scale
         self.cv = threading.Condition()
         self._count_lock = threading.Lock()
@@ -123,6 +124,10 @@ class WorkQueue:
             return list(self._running.values())
 
     def cordon(self, gpu: int, on: bool) -> str:
+        action = "cordon" if on else "uncordon"
+        if not 0 <= gpu < self._n_gpus:  # a typo ('cordon 10' for 1) must not pass as done
+            have = "gpu0" if self._n_gpus == 1 else f"gpu0..gpu{self._n_gpus - 1}"
+            raise ValueError(f"{action}: this run has no gpu{gpu} (it has {have})")
         with self.cv:
             was = gpu in self.cordoned
             (self.cordoned.add if on else self.cordoned.discard)(gpu)

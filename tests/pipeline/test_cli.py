@@ -60,6 +60,7 @@ def test_record_duration_every_proof_verifies(tmp_path):
     (["--profile", "gtx480"], "rtx5070ti-16g"),
     (["--switch", "5:sometimes"], "unknown switch"),
     (["--switch", "soon:single"], "AT must be seconds"),
+    (["--switch", "5:cancel"], "cancel takes a partition (s3p2) or a sector (s3), got ''"),  # was: unknown switch
     (["--duration", "1", "--sectors", "1"], "not both"),
 ])
 def test_bad_options_exit_2(tmp_path, args, needle):

@@ -103,6 +103,15 @@ def test_bad_targets_are_refused_by_name():
         eng.controller.apply("cordon=s1")
     with pytest.raises(ValueError, match=r"requeue takes a partition \(s3p2\)"):
         eng.controller.apply("requeue=s1")
+    # a GPU this run does not have: refused by name, not recorded as cordoned (it was)
+    with pytest.raises(ValueError, match=r"cordon: this run has no gpu5 \(it has gpu0..gpu1\)"):
+        eng.controller.apply("cordon=5")
+    with pytest.raises(ValueError, match="uncordon: this run has no gpu2"):
+        eng.controller.job("uncordon", "gpu2")
+    assert not eng._queue.cordoned
+    # a job action without its target says so (attach --send cancel answered "unknown switch")
+    with pytest.raises(ValueError, match="cordon takes a GPU"):
+        eng.controller.apply("cordon")
 
 
 @pytest.mark.timeout(120)

@@ -100,3 +100,19 @@ def test_an_oom_after_a_switch_to_single_names_the_old_disciplines_pre_stage():
     assert ("96 MiB held by g0w0 s0p0 (a reserved section begun before the switch to single, holding no lock): "
             "freed only after compute, which this section holds, so it lets go; GPU section retried") in note
     assert dev.max_used <= dev.budget
+
+
+def test_the_oom_note_names_the_switch_the_way_it_went():
+    """single -> reserved: the single section (begun before the switch) found the room taken by a
+    reserved one begun after it; the note said "a reserved section begun before the switch to
+    single", the switch backwards. Each direction is named as it went."""
+    from prover.pipeline.vram_holders import Holder, explain
+
+    new = [Holder("g0w2", 12 << 30, "s4p4", "reserved", ())]
+    after = explain("single", ("mem", "compute"), new, now="reserved")
+    assert "12 GiB held by g0w2 s4p4 (a reserved section begun after the switch from single, holding no lock)" in after
+    old = [Holder("g0w0", 12 << 30, "s2p4", "reserved", ())]
+    before = explain("single", ("mem", "compute"), old, now="single")
+    assert "(a reserved section begun before the switch to single, holding no lock)" in before
+    same = explain("two-lock", ("compute",), [Holder("g0w1", 12 << 30, "s1p9", "two-lock", ("mem",))], now="two-lock")
+    assert "(a two-lock section, holding mem)" in same

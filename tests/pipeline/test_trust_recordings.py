@@ -194,6 +194,13 @@ def test_committed_recordings_still_read() -> None:
     (["record", "--out", "OUT/r.jsonl", "--duration", "nan"], "--duration"),
     (["record", "--out", "OUT/r.jsonl", "--duration", "inf"], "--duration"),
     (["record", "--out", "OUT/r.jsonl", "--config", "SECTORS", "--duration", "1"], "not both"),
+    # click's FloatRange lets nan through (every comparison with it is false): these ran with it
+    (["summary", "REC", "--window", "nan"], "--window"),
+    (["compare", "REC", "REC", "--window", "nan", "--text"], "--window"),
+    (["compare", "REC", "REC", "--step", "nan", "--text"], "--step"),
+    (["compare", "REC", "REC", "--step", "inf", "--text"], "--step"),
+    (["compare", "REC", "REC", "--at", "nan", "-o", "OUT/c.svg"], "--at"),
+    (["record", "--out", "OUT/r.jsonl", "--metrics-linger", "nan", "--duration", "1"], "--metrics-linger"),
 ])
 def test_bad_values_are_usage_errors(tmp_path: Path, args: list[str], needle: str) -> None:
     (tmp_path / "FILE").write_text("x")

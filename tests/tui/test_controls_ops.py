@@ -41,3 +41,23 @@ async def test_shift_w_submits_winning_and_a_cordons_through_the_controller():
         await until(pilot, lambda: 0 in app.state.jobs.cordoned)
         await type_job(app, pilot, "uncordon 0")
         await until(pilot, lambda: 0 not in app.state.jobs.cordoned)
+
+
+@sync
+async def test_the_job_prompt_takes_job_actions_only_and_names_a_refusal():
+    """The prompt went through the controller's apply: 'single' switched the lock discipline,
+    'cancel' alone was answered "unknown switch 'cancel'; use single | narrow | ...", and a
+    refusal read "the prover refused the apply change". Now the prompt checks its text and
+    a refusal names the job action."""
+    app, eng, rec = make(sectors=3, partitions=10)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: running(app))
+        for text in ("single", "cancel", "frobnicate s1"):
+            await type_job(app, pilot, text)
+            await until(pilot, lambda: any(f"job action {text!r}: type one of cancel s3p2" in n.message
+                                           for n in app._notifications))
+        await type_job(app, pilot, "cancel s999p0")
+        said = "the prover refused the job action: cancel: no partition s999p0 queued or in flight"
+        await until(pilot, lambda: any(n.message == said for n in app._notifications))
+        assert eng.controller.knobs.lock_mode == "two-lock" and not rec.changes("lock_mode")
+        assert not any(isinstance(e, ev.JobAction) for e in rec.events)

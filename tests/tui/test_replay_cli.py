@@ -31,6 +31,11 @@ def test_replay_keys(recording):
             assert src.position == src.end_t
             await pilot.press("home")
             assert src.position == 0.0
+            # the start shows the run as it began (run_started is a few µs in): it was an
+            # empty dashboard headed "c2tui ? ?  lock ?  mem_sync ?"
+            await pilot.pause()
+            head = app.query_one("#header").render().plain
+            assert "lock two-lock" in head and "?" not in head and "t 00:00.0" in head
             await pilot.press("right_square_bracket", "right_square_bracket")
             assert src.speed == 4.0
             await pilot.press("left_square_bracket")

@@ -20,14 +20,19 @@ def state(*events) -> DashboardState:
     return s
 
 
-def test_vram_bar_split_by_owner_pool_free_budget():
-    s = state(
+def one_worker_vram(pool_reserved: int) -> DashboardState:
+    """A 141 GiB card under a 16 GiB budget, g0w0 holding d_a 4 GiB and d_bc 8 GiB."""
+    return state(
         ev.GpuInfo(t=0, gpu=0, name="x", total_bytes=141 * GiB, budget_bytes=16 * GiB, simulated=False, nvml=True),
         ev.Alloc(t=1, gpu=0, owner="g0w0", name="d_a", bytes=4 * GiB),
         ev.Alloc(t=1, gpu=0, owner="g0w0", name="d_bc", bytes=8 * GiB),
-        ev.VramSample(t=2, gpu=0, budget=16 * GiB, pool_reserved=14 * GiB, pool_used=12 * GiB,
+        ev.VramSample(t=2, gpu=0, budget=16 * GiB, pool_reserved=pool_reserved, pool_used=12 * GiB,
                       device_used=15 * GiB, device_total=141 * GiB, util=0.5),
     )
+
+
+def test_vram_bar_split_by_owner_pool_free_budget():
+    s = one_worker_vram(pool_reserved=14 * GiB)
     bar, legend = render_vram(s.gpus[0], PAL, 100)
     text = bar.plain
     assert text.startswith("VRAM ") and text.endswith("14.0/16.0 GiB")
@@ -102,3 +107,84 @@ def test_help_lists_the_kernel_settings_in_force() -> None:
     assert "in force" in title and ("kernels.msm_max_c", "12") in rows and ("kernels.nvrtc_arch", "none") in rows
     assert ("kernels.setup_gpu", "on") in rows
     assert kernel_section({}) == []  # a recording from before the run said nothing
+
+
+def test_lock_lanes_drop_whole_parts_at_a_panel_width():
+    """Two GPU panels side by side get ~60 columns: a lane keeps the holder, the sync cause in
+    its longest form that fits, the waiters that fit whole with the rest counted, and never
+    ends in a word cut by '…' (it did: "device sync behind g0w0 s2…", "waiting g0w1 s17p0 0…")."""
+    s = state(
+        ev.LockAcquired(t=1.0, gpu=0, lock="compute", worker="g0w0", part="s27p6", wait=0.0),
+        ev.LockAcquired(t=1.5, gpu=0, lock="mem", worker="g0w2", part="s28p0", wait=0.0),
+        ev.DeviceSyncStart(t=1.5, gpu=0, worker="g0w2", part="s28p0", behind_worker="g0w0", behind_part="s27p6"),
+        ev.LockRequested(t=1.6, gpu=0, lock="compute", worker="g0w1", part="s27p8"),
+        ev.LockRequested(t=1.7, gpu=0, lock="compute", worker="g0w3", part="s27p9"),
+        ev.Note(t=2.0, text="tick"),
+    )
+    for width in range(40, 131):
+        for ln in render_locks(s.gpus[0], s.t, PAL, width):
+            assert ln.cell_len <= width and "…" not in ln.plain, (width, ln.plain)
+    mem, comp = (ln.plain for ln in render_locks(s.gpus[0], s.t, PAL, 63))
+    assert mem.endswith("sync behind g0w0 s27p6 500 ms") and "device" not in mem
+    assert comp.endswith("waiting g0w1 s27p8 0.40s +1")
+    mem, comp = (ln.plain for ln in render_locks(s.gpus[0], s.t, PAL, 56))
+    assert mem.endswith("sync 500 ms") and comp.endswith("waiting g0w1 0.40s +1")
+    assert render_locks(s.gpus[0], s.t, PAL, 50)[1].plain.endswith("2 waiting")
+    wide = [ln.plain for ln in render_locks(s.gpus[0], s.t, PAL, 130)]
+    assert "device sync behind g0w0 s27p6 500 ms  no waiters" in wide[0]
+    assert "waiting g0w1 s27p8 0.40s, g0w3 s27p9 0.30s" in wide[1]
+
+
+def test_vram_legend_keeps_whole_parts_in_a_narrow_panel():
+    """At 220x60 two GPU panels stand side by side 65 columns wide; the legend ended
+    'free 4.0  ┃b…'. Now a part that has no room is left out whole."""
+    s = one_worker_vram(pool_reserved=12 * GiB)
+    for width in range(30, 120):
+        leg = render_vram(s.gpus[0], PAL, width)[1].plain
+        assert len(leg) <= width and "…" not in leg, (width, leg)
+    leg = render_vram(s.gpus[0], PAL, 63)[1].plain
+    assert leg.rstrip().endswith("free 4.0") and "budget" not in leg
+    assert render_vram(s.gpus[0], PAL, 120)[1].plain.endswith("┃budget 16.0  NVML 15.0 GiB/141.0 GiB")
+
+
+def test_gpu_overview_line_leaves_out_whole_cells_at_80_columns():
+    """Two GPUs at 80x24: the overview line ended 'done 29 fb 31 OOM… shown'. Now the least
+    needed cells go whole (done first), and the OOM count and where the panel is stay."""
+    from c2tui.widgets.gpu_overview import overview_line
+
+    s = state(
+        ev.GpuInfo(t=0, gpu=0, name="x", total_bytes=16 * GiB, budget_bytes=16 * GiB, simulated=True, nvml=False),
+        ev.VramSample(t=1, gpu=0, budget=16 * GiB, pool_reserved=12 * GiB, pool_used=12 * GiB, util=0.81),
+        ev.LockAcquired(t=1, gpu=0, lock="mem", worker="g0w1", part="s5p9", wait=0.0),
+        ev.LockReleased(t=1.2, gpu=0, lock="mem", worker="g0w1", hold=0.2),
+        ev.LockAcquired(t=1, gpu=0, lock="compute", worker="g0w2", part="s5p8", wait=0.0),
+        ev.LockRequested(t=1.5, gpu=0, lock="compute", worker="g0w0", part="s6p0"),
+        ev.LockRequested(t=1.6, gpu=0, lock="compute", worker="g0w1", part="s6p2"),
+    )
+    g = s.gpus[0]
+    g.done, g.fallbacks, g.ooms = 1029, 1031, 2
+    for where in ("shown", "partly", "below"):
+        for width in range(60, 161):
+            line = overview_line(g, PAL, width, where).plain
+            assert len(line) == width and "…" not in line, (width, line)
+    line = overview_line(g, PAL, 80, "partly").plain
+    assert "OOM 2" in line and "fb 1031" in line and "done" not in line and line.endswith("◐ partly")
+    assert "done 1029 fb 1031 OOM 2" in overview_line(g, PAL, 160, "shown").plain
+
+
+def test_history_marks_name_a_change_whole_or_not_at_all():
+    """Changes a few seconds apart (the keys pressed one after another) left their names cut
+    above the history: "l▼lock_m▼▼▼▼p▼b_g2→g▼pa▼paused→off". A name with room on neither side
+    of its mark is left out; the mark stays."""
+    from types import SimpleNamespace
+
+    from c2tui.widgets.history_view import marks_row, short_mark
+
+    marks = {c: SimpleNamespace(knob=k, new=v, gpu=None) for c, k, v in [
+        (20, "lock_mode", "reserved"), (22, "lock_mode", "single"), (24, "lock_mode", "narrow"),
+        (45, "mem_sync", "stream"), (48, "prestage", "False"), (70, "paused", "True")]}
+    row = marks_row(marks, 80, PAL, 120).plain
+    words = row.replace("▼", " ").split()
+    assert set(words) <= {short_mark(m) for m in marks.values()}, row
+    assert row.count("▼") == len(marks)
+    assert "lock_mode→reserved▼ ▼ ▼lock_mode→narrow" in row and "▼prestage→off" in row and "▼paused→on" in row
