@@ -20,6 +20,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+import harness  # noqa: F401  (the repository root on sys.path)
+
 FP_MULS_PER_S = 2.58e10  # eo_sq Fp products/s on the H200 (bench_field.py, RESULTS.md)
 MULS_PER_MADD = 10
 
@@ -29,11 +31,14 @@ def msm_bound_ms(log_n: int, windows: int) -> float:
 
 
 def holds(path: Path) -> dict[str, float]:
-    """Median compute-lock hold (ms), steady verified/min and proofs from a recording."""
+    """Median compute-lock hold (ms) from the lock events, and the one fold's summary figures:
+    verified/min in the steady window, proofs verified and failed, NVML utilisation."""
+    from prover.record import read_recording
+    from prover.state import fold
+    from prover.summary import summarize
+
     acq: dict[str, float] = {}
     hs: list[float] = []
-    done: list[float] = []
-    ok = failed = 0
     with gzip.open(path, "rt") if path.suffix == ".gz" else open(path) as fh:
         for line in fh:
             e = json.loads(line)
@@ -42,16 +47,9 @@ def holds(path: Path) -> dict[str, float]:
                 acq[e["part"]] = e["t"]
             elif k == "lock_released" and e.get("lock") in ("compute", "gpu") and e.get("part") in acq:
                 hs.append((e["t"] - acq.pop(e["part"])) * 1e3)
-            elif k == "proof_result":
-                ok += bool(e.get("ok"))
-                failed += not e.get("ok")
-            elif k == "partition_done" and e.get("ok"):
-                done.append(e["t"])
-    rate = 0.0
-    if len(done) > 10:  # the middle 80% of completions: no warm-up, no drain
-        d = sorted(done)[len(done) // 10: -max(1, len(done) // 10)]
-        rate = (len(d) - 1) / (d[-1] - d[0]) * 60 if d[-1] > d[0] else 0.0
-    return {"hold_ms": statistics.median(hs) if hs else float("nan"), "per_min": rate, "ok": ok, "failed": failed}
+    sm = summarize(fold(read_recording(path).events))
+    return {"hold_ms": statistics.median(hs) if hs else float("nan"), "per_min": sm.steady_throughput_per_min,
+            "ok": sm.proofs_ok, "failed": sm.proofs_failed}
 
 
 def _pairs(items: list[str]) -> dict[str, Path]:
