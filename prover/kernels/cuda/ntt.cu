@@ -60,6 +60,17 @@ __device__ void pass_stages(Fr* sh, const Fr* __restrict__ tw, const PassGeom& g
     }
 }
 
+// The block's groups into shared memory (all threads, then a barrier), and back out.
+__device__ __forceinline__ void pass_load(Fr* sh, const Fr* __restrict__ x, const PassGeom& g)
+{
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) sh[e] = x[g.pos(e)];
+    __syncthreads();
+}
+__device__ __forceinline__ void pass_store(Fr* __restrict__ x, const Fr* sh, const PassGeom& g)
+{
+    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) x[g.pos(e)] = sh[e];
+}
+
 __device__ __forceinline__ Fr* pass_smem()
 {
     extern __shared__ uint4 smem_raw[];
@@ -76,10 +87,9 @@ extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ t
 {
     Fr* sh = pass_smem();
     const PassGeom g(lo, S, lc);
-    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) sh[e] = x[g.pos(e)];
-    __syncthreads();
+    pass_load(sh, x, g);
     pass_stages(sh, tw, g, dif != 0);
-    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) x[g.pos(e)] = sh[e];
+    pass_store(x, sh, g);
 }
 
 // Fused passes (kernel setting ntt_fused). Each replaces two or three launches and one or two
@@ -93,14 +103,13 @@ extern "C" __global__ void ntt_pass_mid(Fr* __restrict__ x, const Fr* __restrict
 {
     Fr* sh = pass_smem();
     const PassGeom g(0, S, 0);
-    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) sh[e] = x[g.pos(e)];
-    __syncthreads();
+    pass_load(sh, x, g);
     pass_stages(sh, tw_inv, g, true);
     for (u32 e = threadIdx.x; e < g.E; e += blockDim.x)
         sh[e] = Fr::mul(sh[e], pow_entry(A, B, loBits, bitrev_bits(g.pos(e), L)));
     __syncthreads();
     pass_stages(sh, tw_fwd, g, false);
-    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) x[g.pos(e)] = sh[e];
+    pass_store(x, sh, g);
 }
 
 // NTT-H's top pass: c's last DIT stages (its coset evaluations), the quotient
@@ -112,8 +121,7 @@ extern "C" __global__ void ntt_pass_top_h(Fr* __restrict__ a, const Fr* __restri
 {
     Fr* sh = pass_smem();
     const PassGeom g(lo, S, lc);
-    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) sh[e] = c[g.pos(e)];
-    __syncthreads();
+    pass_load(sh, c, g);
     pass_stages(sh, tw_fwd, g, false);
     Fr one = Fr::zero();
     one.v[0] = 1;
@@ -124,7 +132,7 @@ extern "C" __global__ void ntt_pass_top_h(Fr* __restrict__ a, const Fr* __restri
     }
     __syncthreads();
     pass_stages(sh, tw_inv, g, true);
-    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) a[g.pos(e)] = sh[e];
+    pass_store(a, sh, g);
 }
 
 // An inverse NTT's last pass (lo = 0), scaled and bit-reversed on the way out:
@@ -134,8 +142,7 @@ extern "C" __global__ void ntt_pass_last_scatter(const Fr* __restrict__ x, Fr* _
 {
     Fr* sh = pass_smem();
     const PassGeom g(0, S, 0);
-    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) sh[e] = x[g.pos(e)];
-    __syncthreads();
+    pass_load(sh, x, g);
     pass_stages(sh, tw, g, true);
     for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) {
         const u32 r = bitrev_bits(g.pos(e), L);
@@ -158,7 +165,7 @@ extern "C" __global__ void ntt_pass_first_gather(const Fr* __restrict__ x, Fr* _
     }
     __syncthreads();
     pass_stages(sh, tw, g, false);
-    for (u32 e = threadIdx.x; e < g.E; e += blockDim.x) out[g.pos(e)] = sh[e];
+    pass_store(out, sh, g);
 }
 
 // tws[2^s + j] = P[j << (L - 1 - s)] for 1 <= i = 2^s + j < n (P[i] = w^i, i < n/2); tws[0] unused
