@@ -143,7 +143,7 @@ class KeyRing:
                         break
                     wait.start("loading" if k.state == LOADING else ("making room" if self._draining else "loader busy"))
                     self._lock.wait(_POLL_S)
-        return self._load(k, worker, report)
+        return self._load(k, worker, part, report)
 
     def _unpin(self, k: RingKey) -> None:
         with self._lock:
@@ -174,13 +174,14 @@ class KeyRing:
         raise KeyDoesNotFit(why)
 
     # --- a load ---------------------------------------------------------------------------
-    def _load(self, k: RingKey, worker: str, report: Report | None) -> str:
+    def _load(self, k: RingKey, worker: str, part: str | None, report: Report | None) -> str:
         """Make room, read or set up k's key (outside the lock: seconds), make it hot and pinned."""
         t0 = self._clock()
         who = None if worker == "start-up" else worker
         try:
-            with self._lock:
-                self._make_room(k)
+            with self._waiting(k, worker, part) as wait, self._lock:
+                self._make_room(k, wait)
+                t0 = self._clock()  # the load's own time; a wait for room is the KeyWait's
                 k.state = LOADING
                 self._host.hold_fixed(k.owner, "pk", k.nbytes)
                 self._emit(ev.KeyLoad, log2=k.log2, modelled_log2=k.size.modelled_log2, state="start",
@@ -219,7 +220,7 @@ class KeyRing:
         b = self._host.budget()
         return b <= 0 or self._host._held() + n <= b
 
-    def _make_room(self, k: RingKey) -> None:
+    def _make_room(self, k: RingKey, wait: "_Wait") -> None:
         """Evict unpinned keys, least recently used first, then wait for pins to drop (new
         users of hot keys held back meanwhile) until k fits. Host lock held."""
         self._draining = True
@@ -232,6 +233,7 @@ class KeyRing:
                     return
                 if self._stop.is_set():
                     raise Stopped()
+                wait.start("making room")
                 self._lock.wait(_POLL_S)
                 self._check_fits(k, self._loader)
         finally:
