@@ -7,8 +7,7 @@ Version 2 added the fleet: every event may carry `host` (None on one host, and i
 recordings, which still read) and the HostJoined / HostLeft events. Version 3 added
 DeviceSyncStart / DeviceSyncEnd (the device-global sync under the mem lock, with the compute
 holder it waited behind); version 1 and 2 recordings still read (they have none).
-Keys of several sizes (prover/pipeline/key_ring.py) added KeyLoad / KeyWait / KeyEvicted and
-SectorSubmitted's sizes, all optional or new, so older recordings read as they are (no bump).
+Key sizes (pipeline/key_ring.py) added KeyLoad/KeyWait/KeyEvicted, SectorSubmitted.log2: no bump.
 """
 from __future__ import annotations
 
@@ -388,10 +387,7 @@ class Startup(_Ev):
 
 
 class KeyLoad(_Ev):
-    """A proving key of one size made hot (prover/pipeline/key_ring.py): `start` (its host
-    bytes are counted from now), any `progress` (frac, detail: a cache read or the set-up's
-    steps), then `end` (seconds; ok False: it failed or does not fit the budget, detail says
-    why with the sizes)."""
+    """A key made hot (pipeline/key_ring.py): start (bytes counted), progress, end (ok False: failed)."""
 
     kind: Literal["key_load"] = "key_load"
     log2: int = Field(description="the key's circuit size proved")
@@ -406,8 +402,7 @@ class KeyLoad(_Ev):
 
 
 class KeyWait(_Ev):
-    """A worker's partition needs a key that is not hot yet (another worker loads it, or the
-    ring makes room): `start`, then `end` with the seconds waited (like a host-RAM wait)."""
+    """A partition waits for its key (loading, or room being made): start, then end (`wait`)."""
 
     kind: Literal["key_wait"] = "key_wait"
     log2: int
@@ -419,8 +414,7 @@ class KeyWait(_Ev):
 
 
 class KeyEvicted(_Ev):
-    """A hot key with no partition in flight made cold to make room: its host arrays and
-    device copies dropped (its cache file stays)."""
+    """A hot key with no partition in flight made cold for room (host and device copies go)."""
 
     kind: Literal["key_evicted"] = "key_evicted"
     log2: int
@@ -439,8 +433,7 @@ Event = Annotated[
         PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
         VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
         ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
-        HostRamAdmit, Startup, DeadlineMissed, JobAction, PartitionCancelled, KeyLoad, KeyWait, KeyEvicted,
-        RunEnded,
+        HostRamAdmit, Startup, DeadlineMissed, JobAction, PartitionCancelled, KeyLoad, KeyWait, KeyEvicted, RunEnded,
     ],
     Field(discriminator="kind"),
 ]

@@ -14,28 +14,20 @@ from typing import Any
 @dataclass(frozen=True)
 class _Circuit:
     """Shaped like prover.groth16.circuit.Circuit where the engine looks (the key ring sizes a
-    key from it before loading it)."""
+    key from it before loading it): as many variables as rows, 2^constraints_log2."""
     constraints_log2: int
     seed: int
-
-    @property
-    def domain_size(self) -> int:
-        return 1 << self.constraints_log2
-
-    @property
-    def num_vars(self) -> int:
-        return 1 << self.constraints_log2
-
-    num_inputs = 5
+    num_vars: int
+    domain_size: int
+    num_inputs: int = 5
 
 
 @dataclass(frozen=True)
 class _Key:
     """A token key of its circuit's size: `nbytes` as a real key of that shape would hold, so
     the host-RAM accounting and the key ring see keys of several sizes."""
-    kind: str
+    kind: str  # pk | vk
     log2: int
-    seed: int
     nbytes: int = 0
 
 
@@ -61,14 +53,14 @@ class NullPhases:
         self.calls[k] = self.calls.get(k, 0) + 1
 
     def make_circuit(self, constraints_log2: int, seed: int) -> Any:
-        return _Circuit(constraints_log2, seed)
+        return _Circuit(constraints_log2, seed, 1 << constraints_log2, 1 << constraints_log2)
 
     def load_or_setup(self, circuit: Any, seed: int, cache_dir: Any = None, *, insecure_seeded: bool = False,
                       kernels: Any = None) -> tuple[Any, Any]:
         from prover.groth16.keys import ProvingKey
 
         n = ProvingKey.size_for(circuit.num_vars, circuit.num_inputs, circuit.domain_size)
-        return _Key("pk", circuit.constraints_log2, seed, n), _Key("vk", circuit.constraints_log2, seed)
+        return _Key("pk", circuit.constraints_log2, n), _Key("vk", circuit.constraints_log2)
 
     def synthesize(self, circuit: Any, instance: int, out: Any = None, z: Any = None) -> _Syn:
         return _Syn(instance, log2=circuit.constraints_log2)

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from tests.helpers.invariants import InvariantChecker
+from tests.helpers.threads import run_threads
 from prover import events as ev  # noqa: E402
 from prover.config import load_config  # noqa: E402
 from prover.knobs import KNOBS  # noqa: E402
@@ -65,12 +66,7 @@ def test_random_schedule_never_exceeds_the_budget(seed):
                 h.release(name)  # stopped (scaled down) and started again
         h.release(name)
 
-    ts = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(20)
-    assert not any(t.is_alive() for t in ts), "a worker never got in"
+    assert run_threads(worker, 6, 20) == [], "a worker never got in"
     assert led.over == []
     assert h.held() == 10  # only the key left
     assert any(isinstance(e, ev.HostRamWait) for e in led.events)

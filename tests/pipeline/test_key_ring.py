@@ -22,6 +22,7 @@ from prover.pipeline.nullphases import NullPhases
 from prover.state import fold
 from prover.summary import summarize
 from tests.helpers.invariants import InvariantChecker
+from tests.helpers.threads import run_threads
 from tests.helpers.key_invariants import KeyChecker
 from tests.pipeline.test_classes import jumped_the_queue
 
@@ -181,12 +182,7 @@ def test_the_ring_under_threads_never_evicts_a_pinned_key_nor_passes_the_budget(
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
-    ts = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(40)
-    assert not any(t.is_alive() for t in ts), "a worker never got its key"
+    assert run_threads(worker, 6, 40) == [], "a worker never got its key"
     assert errors == []
     held = {}
     for e in seen:
