@@ -192,3 +192,24 @@ def test_the_ring_under_threads_never_evicts_a_pinned_key_nor_passes_the_budget(
     assert any(isinstance(e, ev.KeyEvicted) for e in seen)
     starts = sum(1 for e in seen if isinstance(e, ev.KeyLoad) and e.state == "start")
     assert starts == sum(1 for e in seen if isinstance(e, ev.KeyLoad) and e.state == "end")
+
+
+def test_an_evicted_keys_device_copies_are_dropped_and_made_again():
+    """compose.KeyPoints: a key's points per device, forgotten when the ring evicts the key."""
+    from prover.groth16.compose import KeyPoints
+
+    class Backend:  # what KeyPoints asks of a device backend: which device, and a query's points
+        made = 0
+
+        def device_key(self) -> int:
+            return 0
+
+        def points(self, pk, q):
+            Backend.made += 1
+            return (id(pk), q)
+
+    keys, pk = KeyPoints(Backend()), object()
+    first = keys.of(pk)
+    assert keys.of(pk) is first and Backend.made == 5  # h, l, a, b_g1, b_g2: once per key and device
+    keys.drop(pk)
+    assert keys.of(pk) is not first and Backend.made == 10
