@@ -73,8 +73,8 @@ def key_load(s: Any, e: ev.KeyLoad) -> None:
         k.state, k.frac, k.loads = HOT, 1.0, k.loads + 1
         k.load_seconds += e.seconds or 0.0
         k.load_max = max(k.load_max, e.seconds or 0.0)
-        s.note("info", f"key 2^{e.log2} hot: {e.detail} in {e.seconds or 0:.2f}s"
-                       + (f" (for {e.worker})" if e.worker else ""), e)
+        if e.worker:  # the start-up step notes the run's own key
+            s.note("info", f"key 2^{e.log2} hot: {e.detail} in {e.seconds or 0:.2f}s (for {e.worker})", e)
     else:
         k.state, k.failed, k.error, k.frac = COLD, k.failed + 1, e.detail, 0.0
         s.note("error", f"key 2^{e.log2}: {e.detail}", e)
