@@ -69,6 +69,7 @@ def key_load(s: Any, e: ev.KeyLoad) -> None:
         k.frac = e.frac
     if e.state != "end":
         return
+    k.load_t0, k.bytes = None, e.bytes or k.bytes
     if e.ok:
         k.state, k.frac, k.loads = HOT, 1.0, k.loads + 1
         k.load_seconds += e.seconds or 0.0
@@ -76,9 +77,11 @@ def key_load(s: Any, e: ev.KeyLoad) -> None:
         if e.worker:  # the start-up step notes the run's own key
             s.note("info", f"key 2^{e.log2} hot: {e.detail} in {e.seconds or 0:.2f}s (for {e.worker})", e)
     else:
-        k.state, k.failed, k.error, k.frac = COLD, k.failed + 1, e.detail, 0.0
+        k.state, k.frac = COLD, 0.0
+        if e.detail == "stopped":  # the run stopped under the load: neither a failure nor news
+            return
+        k.failed, k.error = k.failed + 1, e.detail
         s.note("error", f"key 2^{e.log2}: {e.detail}", e)
-    k.load_t0 = None
 
 
 def key_evicted(s: Any, e: ev.KeyEvicted) -> None:
