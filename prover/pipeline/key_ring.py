@@ -165,8 +165,8 @@ class KeyRing:
         if b <= 0 or k.nbytes + self._host.need <= b:
             return
         why = (f"key 2^{k.log2} ({k.nbytes >> 20} MiB, modelled 2^{k.size.modelled_log2}) does not fit "
-               f"host_ram_budget {b >> 20} MiB beside one worker's {self._host.need >> 20} MiB: "
-               f"its partitions fail (raise the budget to {(k.nbytes + self._host.need + (1 << 20) - 1) >> 20} MiB)")
+               f"host_ram_budget {b >> 20} MiB beside one worker's {self._host.need >> 20} MiB "
+               f"(it needs a budget of {(k.nbytes + self._host.need + (1 << 20) - 1) >> 20} MiB)")
         if k.refused_at != b:
             k.refused_at = b
             self._emit(ev.KeyLoad, log2=k.log2, modelled_log2=k.size.modelled_log2, state="end", bytes=k.nbytes,
