@@ -49,6 +49,18 @@ def _host_ram_line(sm: Summary) -> str:
             + (f", {h.waiting_at_end} still waiting at the end" if h.waiting_at_end else "") + "\n")
 
 
+def _keys_line(sm: Summary) -> str:
+    k = sm.keys
+    if k is None or (len(k.sizes) < 2 and not k.evictions and not any(z.failed for z in k.sizes)):
+        return ""  # one key loaded once: the start-up line says it
+    sizes = "; ".join(
+        f"2^{z.log2} ({'/'.join(z.classes) or 'no sector'}) {_gib(z.bytes)}: {z.loads} load(s)"
+        + (f" of {z.load_mean_s:.2f} s" if z.loads else "") + f", {z.evictions} eviction(s)"
+        + (f", {z.failed} FAILED" if z.failed else "") for z in k.sizes)
+    return (f"keys: {sizes}; partitions waited for a key {k.waits}x, {k.wait_total:.1f} s in all"
+            f" (longest {k.wait_max:.1f} s)\n")
+
+
 def _startup_line(sm: Summary) -> str:
     u = sm.startup
     if u is None:
@@ -133,6 +145,7 @@ def _head(sm: Summary) -> Text:
         abandoned = f", abandoned (stopped mid-way) {sm.partitions_abandoned}: {ids}"
     head.append(_host_ram_line(sm))
     head.append(_startup_line(sm))
+    head.append(_keys_line(sm))
     head.append(_classes_line(sm))
     head.append_text(Text.assemble(
         f"partitions ok (verified) {sm.partitions_ok}, unchecked {sm.partitions_unchecked}, failed {sm.partitions_failed}"

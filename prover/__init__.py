@@ -40,7 +40,8 @@ _EXPORTS = {
     # lock disciplines (the registry: prover/disciplines)
     "COMPUTE": "prover.disciplines", "lock_order": "prover.disciplines",
     # operators' resources and actions (host RAM, start-up, classes, jobs, status)
-    "budget_of": "prover.state_host_ram", "starting": "prover.state_startup", "CANCELLED": "prover.state_jobs",
+    "budget_of": "prover.state_host_ram", "is_key": "prover.state_host_ram", "starting": "prover.state_startup",
+    "CANCELLED": "prover.state_jobs",
     "parse_target": "prover.pipeline.jobs", "proof_class": "prover.classes", "status_of": "prover.status",
     # proving one circuit outside the engine (c2tui prove / verify)
     "default_cache_dir": "prover.groth16.setup",

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from prover.device.budget import parse_bytes  # noqa: F401 (re-exported: one parse of a size)
 from prover.events import Phase
 from prover import bounds
+from prover.classes import CLASSES, DEFAULT_OFFSETS, ClassSize, class_sizes
 from prover.knobs import KNOBS
 from prover.settings import KernelSettings
 
@@ -94,6 +95,9 @@ class RunConfig(BaseModel):
     constraints_log2: int = Field(10, ge=8, le=24, description="size of the circuit really proved (2^24 wants a GPU for setup)")
     modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
     partitions: int = Field(10, ge=1, le=1000, description="partitions per sector")
+    class_log2_offset: dict[str, int] = Field(
+        dict(DEFAULT_OFFSETS), description="per proof class, its circuit's log2 against constraints_log2 (and "
+        "modelled_log2), e.g. winning = -4: a key per size, kept hot or cold under host_ram_budget; never below 2^8")
     sectors: int | None = Field(None, ge=1, description="sectors to prove; None = keep going")
     profile: str = "rtx5070ti-16g"
     time_scale: float = Field(1.0, gt=0.0, le=100.0, description="sim: phase duration = modelled time x time_scale")
@@ -131,6 +135,16 @@ class RunConfig(BaseModel):
     @classmethod
     def _shaped(cls, v: Any, info: ValidationInfo) -> Any:
         return KNOBS[info.field_name or ""].check(v)  # the knob's one parse, as every other door
+
+    @field_validator("class_log2_offset")
+    @classmethod
+    def _offsets(cls, v: dict[str, int]) -> dict[str, int]:
+        for name, off in v.items():
+            if name not in CLASSES:
+                raise ValueError(f"unknown proof class {name!r}; known: {', '.join(CLASSES)}")
+            if not -16 <= off <= 0:  # a class bigger than the run's c2 would outgrow the workers' buffers
+                raise ValueError(f"{name}: a log2 offset in -16..0, got {off}")
+        return {**DEFAULT_OFFSETS, **v}
 
     @field_validator("gpus")
     @classmethod
@@ -182,6 +196,11 @@ class RunConfig(BaseModel):
         from prover.device.profiles import get_profile
 
         return get_profile(self.profile).modelled_log2
+
+    @property
+    def class_sizes(self) -> dict[str, ClassSize]:
+        """Each proof class's proved and modelled circuit size (prover/classes.py)."""
+        return class_sizes(self.constraints_log2, self.modelled, self.class_log2_offset)
 
     @property
     def gpu_ids(self) -> list[int]:

@@ -7,6 +7,7 @@ Version 2 added the fleet: every event may carry `host` (None on one host, and i
 recordings, which still read) and the HostJoined / HostLeft events. Version 3 added
 DeviceSyncStart / DeviceSyncEnd (the device-global sync under the mem lock, with the compute
 holder it waited behind); version 1 and 2 recordings still read (they have none).
+Key sizes (pipeline/key_ring.py) added KeyLoad/KeyWait/KeyEvicted, SectorSubmitted.log2: no bump.
 """
 from __future__ import annotations
 
@@ -234,6 +235,8 @@ class SectorSubmitted(_Ev):
     deadline_s: float | None = Field(None, ge=0.0, description="seconds from now (t) by which it must be done, "
                                      "the class's modelled deadline x time_scale (None: no deadline)")
     source: str | None = Field(None, description="who asked: key | attach:NAME | config | auto | controller (None: older recordings)")
+    log2: int | None = Field(None, description="its class's circuit size proved (None: older recordings, the run's)")
+    modelled_log2: int | None = Field(None, description="its class's modelled size (None: older recordings)")
 
 
 class JobAction(_Ev):
@@ -383,6 +386,42 @@ class Startup(_Ev):
     ok: bool = True
 
 
+class KeyLoad(_Ev):
+    """A key made hot (pipeline/key_ring.py): start (bytes counted), progress, end (ok False: failed)."""
+
+    kind: Literal["key_load"] = "key_load"
+    log2: int = Field(description="the key's circuit size proved")
+    modelled_log2: int
+    state: Literal["start", "progress", "end"]
+    bytes: int = Field(0, ge=0, description="host bytes the key holds (modelled in sim)")
+    frac: float = Field(0.0, ge=0.0, le=1.0)
+    detail: str = ""
+    seconds: float | None = Field(None, ge=0.0)
+    ok: bool = True
+    worker: str | None = Field(None, description="the worker whose partition needed it (None: start-up)")
+
+
+class KeyWait(_Ev):
+    """A partition waits for its key (loading, or room being made): start, then end (`wait`)."""
+
+    kind: Literal["key_wait"] = "key_wait"
+    log2: int
+    worker: str
+    part: str | None = None
+    state: Literal["start", "end"]
+    why: str = Field("", description="loading | loader busy | making room")
+    wait: float = Field(0.0, ge=0.0)
+
+
+class KeyEvicted(_Ev):
+    """A hot key with no partition in flight made cold for room (host and device copies go)."""
+
+    kind: Literal["key_evicted"] = "key_evicted"
+    log2: int
+    bytes: int = Field(ge=0)
+    reason: str = ""
+
+
 class RunEnded(_Ev):
     kind: Literal["run_ended"] = "run_ended"
     reason: str = "done"
@@ -394,7 +433,7 @@ Event = Annotated[
         PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
         VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
         ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
-        HostRamAdmit, Startup, DeadlineMissed, JobAction, PartitionCancelled, RunEnded,
+        HostRamAdmit, Startup, DeadlineMissed, JobAction, PartitionCancelled, KeyLoad, KeyWait, KeyEvicted, RunEnded,
     ],
     Field(discriminator="kind"),
 ]

@@ -19,6 +19,8 @@ from prover.state_history import HISTORY_HANDLERS, History, advance
 from prover.state_host_ram import HANDLERS as HOST_RAM_HANDLERS
 from prover.state_host_ram import HostRamState
 from prover.state_jobs import HANDLERS as JOB_HANDLERS
+from prover.state_keys import HANDLERS as KEY_HANDLERS
+from prover.state_keys import KeysState, sector_sizes
 from prover.state_jobs import JobsState
 from prover.state_queues import HANDLERS as QUEUE_HANDLERS
 from prover.state_queues import QueueState
@@ -52,6 +54,7 @@ class DashboardState:
     gpus: dict[int, GpuState] = field(default_factory=dict)
     hosts: dict[str, HostState] = field(default_factory=dict)  # empty on one host
     host_ram: HostRamState = field(default_factory=HostRamState)
+    keys: KeysState = field(default_factory=KeysState)  # keys by size: cold, loading, hot
     startup: StartupState = field(default_factory=StartupState)
     queues: QueueState = field(default_factory=QueueState)  # by proof class
     jobs: JobsState = field(default_factory=JobsState)  # cancelled partitions, cordoned GPUs
@@ -308,7 +311,10 @@ def _mode_change(s: DashboardState, e: ev.ModeChange) -> None:
 
 def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted) -> None:
     cls = "" if e.proof_class == "c2" else f"{e.proof_class} "
-    s.note("info", f"{cls}sector {e.sector} submitted ({e.partitions} partitions{f', {e.source}' if e.source else ''})", e)
+    size = "" if e.log2 is None else f", 2^{e.log2}"
+    s.note("info", f"{cls}sector {e.sector} submitted ({e.partitions} partitions{size}"
+                   f"{f', {e.source}' if e.source else ''})", e)
+    sector_sizes(s, e)
 
 
 def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:
@@ -379,7 +385,7 @@ _HANDLERS = {
     ev.ModeChange: _mode_change, ev.SectorSubmitted: _sector_submitted,
     ev.ProofResult: _proof_result, ev.PartitionDone: _partition_done, ev.Stall: _stall,
     ev.Note: _note, ev.HostJoined: host_joined, ev.HostLeft: host_left, ev.RunEnded: _run_ended,
-    **HOST_RAM_HANDLERS, **STARTUP_HANDLERS, **JOB_HANDLERS,
+    **HOST_RAM_HANDLERS, **STARTUP_HANDLERS, **JOB_HANDLERS, **KEY_HANDLERS,
 }
 
 

@@ -34,13 +34,23 @@ class HostRamState:
     def pinned_bytes(self) -> int:
         return sum(self.pinned.values())
 
+    def keys(self) -> dict[str, int]:
+        """Key owner ("key 2^N"; "key" in older recordings) -> bytes, largest key first."""
+        held = {o: sum(n.values()) for o, n in self.owners.items() if is_key(o)}
+        return dict(sorted(held.items(), key=lambda kv: -kv[1]))
+
     def by_kind(self) -> dict[str, int]:
-        """key, workers (their buffers together), in that order; for the bar."""
-        key = sum(self.owners.get("key", {}).values())
+        """key (every size together), workers (their buffers together), in that order; for the bar."""
+        key = sum(self.keys().values())
         return {"key": key, "workers": self.used - key}
 
     def workers_held(self) -> int:
-        return sum(1 for o in self.owners if o != "key" and any(self.owners[o].values()))
+        return sum(1 for o in self.owners if not is_key(o) and any(self.owners[o].values()))
+
+
+def is_key(owner: str) -> bool:
+    """A proving key's owner: "key 2^N" (the key ring), or "key" (recordings from before it)."""
+    return owner == "key" or owner.startswith("key ")
 
 
 def budget_of(knobs: dict[str, str]) -> int:
@@ -99,7 +109,7 @@ class HostRamSummary(BaseModel):
     total: int = Field(description="the host's physical memory")
     budget: int = Field(description="host_ram_budget at the end (0: none)")
     peak: int = Field(description="most bytes held at once (key + workers' buffers)")
-    key: int = Field(description="proving key bytes")
+    key: int = Field(description="proving key bytes at the end (every size hot then)")
     pinned: int = Field(description="page-locked bytes at the end")
     waits: int = Field(description="times a worker was held back for host RAM")
     wait_total: float

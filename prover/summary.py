@@ -20,6 +20,7 @@ from prover.state_segments import SegmentSummary, segment_rows, typed_knobs  # n
 from prover.state_host_ram import HostRamSummary, summarize_host_ram
 from prover.state_queues import ClassSummary, summarize_queues
 from prover.state_startup import StartupSummary, summarize_startup
+from prover.state_keys import KeysSummary, summarize_keys
 
 
 class LockSummary(BaseModel):
@@ -119,6 +120,7 @@ class Summary(BaseModel):
     requeued: int = Field(0, description="fleet: partitions requeued from lost hosts")
     host_ram: HostRamSummary | None = Field(None, description="host memory (None in older recordings)")
     startup: StartupSummary | None = Field(None, description="start-up steps timed (None in older recordings)")
+    keys: KeysSummary | None = Field(None, description="keys by size: loads, evictions, waits (None in older recordings)")
     classes: dict[str, ClassSummary] = Field(default_factory=dict, description="by proof class: latency, deadlines")
     events: int
     errors: list[str] = Field(default_factory=list)
@@ -174,7 +176,7 @@ def summarize(state: DashboardState) -> Summary:
                 for k, v in s.phase_stats.items()},
         gpus=gpus, hosts=[_host(h, dur) for h in s.hosts.values()],
         requeued=sum(h.requeued for h in s.hosts.values()), host_ram=summarize_host_ram(s.host_ram, s.knobs),
-        startup=summarize_startup(s.startup), classes=summarize_queues(s.queues),
+        startup=summarize_startup(s.startup), classes=summarize_queues(s.queues), keys=summarize_keys(s.keys),
         events=s.events, errors=errors[-10:])
 
 

@@ -31,7 +31,7 @@ from c2tui.cluster import cluster_option, make_engine
 from c2tui.listen import listen_options, start_listening
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.options import config_from_options, finite, run_options
-from c2tui.startup_view import startup_table
+from c2tui.startup_view import key_loads, startup_table
 from prover import disciplines, starting
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
@@ -263,7 +263,7 @@ def _progress(s: Any, el: float) -> Text:
                                                        if s.partitions_failed else ()),
         "  proofs ", (f"{s.proofs_ok} ok", "green"), *(("/", (f"{s.proofs_failed} bad", "bold red"))
                                                           if s.proofs_failed else ()),
-        "  fallbacks ", (str(s.fallbacks), "yellow" if s.fallbacks else ""), *_rates(s))
+        "  fallbacks ", (str(s.fallbacks), "yellow" if s.fallbacks else ""), *_rates(s), *key_loads(s))
 
 
 def _rates(s: Any) -> tuple:

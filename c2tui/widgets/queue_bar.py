@@ -17,6 +17,8 @@ def render_queues(st, pal, width: int) -> list[Line]:
         if name != "c2" and not (c.queued or c.in_flight or c.done or c.missed):
             continue
         ln.append(f"{name} ", style="bold " + pal[STYLE.get(name, "info")])
+        if name in st.keys.classes:  # its circuit's size (recordings from before sizes: none)
+            ln.append(f"2^{st.keys.classes[name]} ", style=pal["dim"])
         ln.append(f"{len(c.queued)} queued")
         if c.queued:
             ln.append(f" ({fmt_secs(c.oldest(st.t))})", style=pal["dim"])

@@ -1,7 +1,9 @@
 """The start-up panel: while keys are set up or loaded, kernels compile and devices come up,
 a line per step (done ✓, running with its bar and what it is doing, failed ✗) and the time
 so far, instead of a blank dashboard. Hidden once the first partition has started (unless a
-step failed) and in recordings made before start-up was recorded."""
+step failed) and in recordings made before start-up was recorded. Later, while a key of
+another size loads (prover/pipeline/key_ring.py: a partition of a class whose key was cold),
+the panel comes back as "keys" with a line per load and the partitions waiting for it."""
 from __future__ import annotations
 
 from c2tui.widgets.common import Line, StateView, fmt_secs
@@ -11,37 +13,60 @@ LABEL = {"circuit": "circuit", "keys": "keys", "host_kernels": "host kernels", "
          "devices": "devices"}
 
 
+def _row(pal, width: int, label: str, frac: float, took: float, detail: str, running: bool, ok: bool) -> Line:
+    """One bar line: mark, label, bar, share, seconds, what it is doing."""
+    bar_w = max(10, min(40, width - 60))
+    ln = Line(no_wrap=True)
+    mark, style = ("●", pal["info"]) if running else (("✓", pal["ok"]) if ok else ("✗", pal["fail"]))
+    ln.append(f" {mark} ", style="bold " + style)
+    ln.append(f"{label:<13}", style="bold")
+    cells = round(frac * bar_w)
+    ln.append("█" * cells, style=pal["ntt_h"] if ok else pal["fail"])
+    ln.append(" " * (bar_w - cells), style=f"on {pal['free']}")
+    ln.append(f" {frac:4.0%} ", style="bold")
+    ln.append(f"{fmt_secs(took):>7}  ", style=pal["dim"] if not running else "bold")
+    ln.append(detail, style=pal["fail"] if not ok else "")
+    ln.truncate(width, overflow="ellipsis")
+    return ln
+
+
 def render_startup(st, pal, width: int) -> list[Line]:
     lines = []
-    bar_w = max(10, min(40, width - 60))
-    for name, s in st.startup.steps.items():
-        ln = Line(no_wrap=True)
-        running = s.t1 is None
-        mark, style = ("●", pal["info"]) if running else (("✓", pal["ok"]) if s.ok else ("✗", pal["fail"]))
-        ln.append(f" {mark} ", style="bold " + style)
-        ln.append(f"{LABEL.get(name, name):<13}", style="bold")
-        cells = round(s.frac * bar_w)
-        ln.append("█" * cells, style=pal["ntt_h"] if s.ok else pal["fail"])
-        ln.append(" " * (bar_w - cells), style=f"on {pal['free']}")
-        ln.append(f" {s.frac:4.0%} ", style="bold")
-        took = (st.t - s.t0) if running else (s.seconds or 0.0)
-        ln.append(f"{fmt_secs(took):>7}  ", style=pal["dim"] if not running else "bold")
-        ln.append(s.detail, style=pal["fail"] if not s.ok else "")
-        ln.truncate(width, overflow="ellipsis")
-        lines.append(ln)
-    return lines
+    if starting(st):
+        for name, s in st.startup.steps.items():
+            running = s.t1 is None
+            lines.append(_row(pal, width, LABEL.get(name, name), s.frac, (st.t - s.t0) if running else (s.seconds or 0.0),
+                              s.detail, running, s.ok))
+    return lines + key_rows(st, pal, width)
+
+
+def key_rows(st, pal, width: int) -> list[Line]:
+    """A line per key load in progress after start-up (its progress, whose partition needs
+    it, who waits for it)."""
+    if starting(st):
+        return []  # the keys step is the run's key's load
+    rows = []
+    for k in st.keys.loading:
+        waiting = sorted(w for w, (log2, _, _) in st.keys.waiters.items() if log2 == k.log2)
+        who = f"for {k.worker}" + (f", {len(waiting)} waiting" if waiting else "") + ": " if k.worker else ""
+        rows.append(_row(pal, width, f"key 2^{k.log2}", k.frac, st.t - (k.load_t0 or st.t), who + k.detail, True, True))
+    return rows
 
 
 class StartupPanel(StateView):
     DEFAULT_CSS = "StartupPanel { height: auto; border: round $primary; padding: 0 1; }"
 
     def wanted_height(self, st) -> int:
-        shown = starting(st)
-        self.display = shown
-        return len(st.startup.steps) + 2 if shown else 0
+        rows = (len(st.startup.steps) if starting(st) else 0) + len(key_rows(st, self.palette, 80))
+        self.display = rows > 0
+        return rows + 2 if rows else 0
 
     def show(self, st) -> None:
         u = st.startup
+        if not starting(st):
+            self.set_titles(f"keys: {len(st.keys.loading)} loading", "")
+            super().show(st)
+            return
         what = "start-up failed" if u.failed else ("start-up" if u.open else "start-up done")
         self.set_titles(f"{what} {fmt_secs(u.seconds if not u.open else st.t - min(s.t0 for s in u.steps.values()))}"
                         if u.steps else "start-up", "")

@@ -70,6 +70,13 @@ class KeyPoints:
                 held = self._held[key] = (pk, self._make(pk))
         return held[1]
 
+    def drop(self, pk: Any) -> None:
+        """Forget pk's points on every device (the key ring evicted it): the device copies go
+        when nothing else holds them, and a later `of(pk)` makes them again."""
+        with self._lock:
+            for key in [k for k in self._held if k[1] == id(pk)]:
+                del self._held[key]
+
 
 def _split(backend: Any, points: Any, sp: QuerySplit, group: str) -> list[B.Pending]:
     parts = []
@@ -145,6 +152,8 @@ class GpuPhases:
     ntt_h_staged: Fn | None = None
     # prep_msm's output made ready for the GPU MSMs' uploads (page-locked), on the prep thread
     pin_prep: Fn | None = None
+    # drop_key(pk): a key's device copies forgotten (the key ring made it cold); None: none kept
+    drop_key: Fn | None = None
 
     def in_use(self) -> list[str]:
         return sorted(n for n in ("ntt_h", "ntt_h_staged", "msm_g1", "b_g2_msm", "pin_prep")
@@ -170,4 +179,5 @@ def gpu_phases(backend: Any) -> GpuPhases:
         msm_g1=lambda prep, h, pk: msm_g1(backend, keys, prep, h, pk),
         b_g2_msm=(lambda prep, pk: b_g2_msm(backend, keys, prep, pk)) if g2 else None,
         impl=backend.impl, ntt_h_staged=staged,
-        pin_prep=(lambda prep: pin_prep(backend, prep)) if msms and B.PINNED in caps else None)
+        pin_prep=(lambda prep: pin_prep(backend, prep)) if msms and B.PINNED in caps else None,
+        drop_key=keys.drop)

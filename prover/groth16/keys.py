@@ -33,6 +33,14 @@ class ProvingKey:
     def nbytes(self) -> int:
         return sum(a.nbytes for a in self.arrays().values())
 
+    @staticmethod
+    def size_for(num_vars: int, num_inputs: int, domain: int) -> int:
+        """`nbytes` of the key of a circuit of this shape, known before it is set up or read
+        (the key ring counts a key's host bytes before it loads it)."""
+        g1, g2 = 96, 192
+        fixed = 3 * g1 + 2 * g2  # alpha, beta, delta in G1; beta, delta in G2
+        return fixed + num_vars * (2 * g1 + g2) + (num_vars - num_inputs) * g1 + (domain - 1) * g1
+
 
 @dataclass(frozen=True)
 class VerifyingKey:

@@ -27,7 +27,7 @@ from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily, Hist
 from prometheus_client.registry import Collector
 
 from prover import events as ev
-from prover.observe.metrics_ops import host_ram_families, lock_age_families, queue_families
+from prover.observe.metrics_ops import host_ram_families, key_families, lock_age_families, queue_families
 from prover.state import DashboardState
 
 PREFIX = "c2tui_"
@@ -182,6 +182,7 @@ def families(f: MetricsFold, host: str | None = None) -> Iterator[Metric]:
     yield from lock_age_families(f.state, lab, _gauge)
     yield from host_ram_families(f.state, lab, _gauge, _counter)
     yield from queue_families(f.state, lab, _gauge, _counter)
+    yield from key_families(f.state, lab, _gauge, _counter)
     yield _counter("exporter_errors", "events the exporter could not fold (a bug if not 0)", [], {(): f.errors}, lab)
 
 

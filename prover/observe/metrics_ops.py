@@ -1,6 +1,7 @@
 """The metrics an on-call person alerts on beside the counts: how long each lock has been
 held by its current holder and how long its oldest waiter has waited; host memory by owner
-against its budget, the pinned share, and the workers the budget holds back.
+against its budget, the pinned share, and the workers the budget holds back; keys by size (hot,
+loading) with their loads and evictions.
 
 Read from the one fold at scrape time (like the rest of prover/observe/metrics.py). Ages are in
 run time (the latest event's `t`): the monitor samples VRAM every few tenths of a second while
@@ -75,3 +76,20 @@ def queue_families(s: DashboardState, lab: Any, gauge: Gauge, counter: Any) -> I
     yield cordoned
     yield counter("deadlines_missed", "sectors that missed their deadline (reported once each)", ["class"],
                   {(n,): c.missed for n, c in s.queues.classes.items()}, lab)
+
+
+def key_families(s: DashboardState, lab: Any, gauge: Gauge, counter: Any) -> Iterator[Metric]:
+    """Keys by size (prover/pipeline/key_ring.py): each one's host bytes while hot or loading,
+    its state, and the loads, evictions and failed loads counted."""
+    ks = s.keys.keys
+    held = gauge("key_bytes", "host bytes of the proving key of a size while hot or loading (0: cold)",
+                 ["log2", "state"], lab)
+    for log2, k in sorted(ks.items()):
+        for state in ("loading", "hot"):
+            held.add_metric(lab.v(log2, state), k.bytes if k.state == state else 0)
+    yield held
+    for name, doc, attr in (("key_loads", "proving keys made hot (read from the cache or set up)", "loads"),
+                            ("key_evictions", "hot proving keys made cold to make room", "evictions"),
+                            ("key_load_failures", "key loads failed or refused (did not fit the budget)", "failed")):
+        yield counter(name, doc, ["log2"], {(log2,): getattr(k, attr) for log2, k in ks.items()}, lab)
+    yield counter("key_wait_seconds", "seconds partitions waited for their key", [], {(): s.keys.wait_total}, lab)

@@ -20,7 +20,6 @@ import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Callable
 
 from prover import backend as compute_backend
@@ -40,6 +39,7 @@ from prover.pipeline.phases import Phases
 from prover.pipeline.host_ram import HostRam, size_host_ram
 from prover.pipeline.inbox import Inbox
 from prover.pipeline.jobs import JobBoard, act
+from prover.pipeline.key_ring import KeyRing
 from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
 from prover.pipeline.run_handle import RunHandle
 from prover.pipeline.startup import StartupSteps
@@ -112,6 +112,7 @@ class Engine(RunHandle):
         self._startup = StartupSteps(self.emit, clock)
         self.jobs = JobBoard()  # cancel / requeue flags the partitions' flow reads
         self.host_ram = HostRam(self.emit, clock, self._stop, lambda: self.controller.snapshot().host_ram_budget)
+        self.keys: KeyRing | None = None  # the circuits and keys by size, made at start-up (key_ring.py)
         self._pool = WorkerPool(config, self.emit, self._stop, self._draining, self.controller, self._faults,
                                 self._queue, self.host_ram)
         self._prep_pool: ThreadPoolExecutor | None = None
@@ -195,7 +196,6 @@ class Engine(RunHandle):
         reason = None
         try:
             prover = self._init_prover()
-            size_host_ram(self.host_ram, self.emit, prover, self.config, self.modelled_log2, self.backend)
             with self._startup.step("host_kernels", "numba compile or cache load"):
                 self._warm_host_kernels()
             with self._startup.step("devices", f"{self.config.n_gpus} x {self.backend}"):
@@ -212,7 +212,7 @@ class Engine(RunHandle):
             flow = PartitionFlow(self.config, self.profile.times(self.modelled_log2),
                                  self.profile.buffer_bytes(self.modelled_log2), self.emit, self.clock, self._stop,
                                  self.controller, self._faults, self.devices, self.locksets, prover, self._prep_pool,
-                                 self.jobs)
+                                 self.jobs, self._class_times())
             if self.inbox is None:  # a fleet's driver feeds the inbox; a one-host run queues its own
                 self._queue.top_up()  # a bounded look-ahead; take() tops it up as partitions go
             self._monitor = Monitor(self.config, self.emit, self.clock, self._stop, self.devices, self.locksets,
@@ -257,17 +257,27 @@ class Engine(RunHandle):
             sys.setswitchinterval(self._switch_interval)
         self._finished.set()
 
+    def _class_times(self) -> dict[int, dict[str, float]]:
+        """Each class size's modelled phase times (a smaller circuit's phases are shorter)."""
+        return {z.log2: self.profile.times(z.modelled_log2) for z in self.config.class_sizes.values()}
+
     def _init_prover(self) -> Prover:
+        """The circuits of every class size, the workers' host bytes, then the run's key made
+        hot (the key ring loads the others when a partition of their size needs them)."""
         if self.P is None:
             self.P = importlib.import_module("prover.groth16.phases")
         P, cfg = self.P, self.config
         t0 = time.monotonic()
-        with self._startup.step("circuit", f"2^{cfg.constraints_log2} R1CS"):
-            circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
-        cache = None if cfg.cache_dir is None else Path(cfg.cache_dir)
-        with self._startup.step("keys", "cache lookup") as step, self._startup.setup_progress(step):
-            pk, vk = P.load_or_setup(circuit, cfg.seed, cache, insecure_seeded=cfg.insecure_seeded_setup,
-                                     kernels=cfg.kernels)
+        prover = Prover(P, None, None, None, reference_fns(P, "sim" if self.backend == "sim" else "cpu-reference"))
+        self.keys = prover.keys = KeyRing(P, cfg, self.emit, self.clock, self._stop, self.host_ram,
+                                          lambda pk: prover.gpu.drop_key and prover.gpu.drop_key(pk))
+        sizes = sorted({z.log2 for z in cfg.class_sizes.values()}, reverse=True)
+        with self._startup.step("circuit", ", ".join(f"2^{k}" for k in sizes) + " R1CS"):
+            self.keys.make_circuits(list(cfg.class_sizes.values()))
+        size_host_ram(self.host_ram, self.emit, self.keys.entry(cfg.constraints_log2).circuit, cfg, self.modelled_log2,
+                      self.backend)
+        with self._startup.step("keys", "cache lookup") as step:
+            step.detail = self.keys.preload(cfg.constraints_log2, step.progress) or step.detail
         if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
             self.emit(ev.Note, level="warn", text=(
                 "INSECURE seeded setup: the keys' toxic waste comes from the seed; anyone who knows it can forge proofs"))
@@ -277,8 +287,7 @@ class Engine(RunHandle):
         self.emit(ev.Note, level="info", text=(
             f"circuit 2^{cfg.constraints_log2} proved for real; modelled 2^{self.modelled_log2} "
             f"({self.profile.name}); setup {time.monotonic() - t0:.2f}s"))
-        impl = "sim" if self.backend == "sim" else "cpu-reference"
-        return Prover(P, circuit, pk, vk, reference_fns(P, impl))
+        return prover
 
     def _warm_host_kernels(self) -> None:
         """Compile (or load from numba's cache) the host kernels before any worker needs them,

@@ -11,6 +11,12 @@ worker gives its bytes back at its next partition boundary and waits again. Noth
 killed; when not even one worker fits, one is let through anyway (with a warning), or the
 run could not move at all.
 
+Keys (prover/pipeline/key_ring.py) share the budget: the ring holds each hot key's bytes here
+(owner "key 2^N") under this object's lock, the one lock of host memory. A worker is admitted
+only with room beside it for the largest key that fits at all (`KeyRoom.floor`), so a cold
+key can always be loaded once the unpinned keys are evicted; hot keys beyond that floor are a
+cache the ring evicts (least recently used first) to let a worker in.
+
 Sizes: native runs count the real arrays at the proved size; modelled ones scale the proved
 circuit's real sizes to the modelled size (2^modelled / 2^proved), labelled modelled.
 """
@@ -19,7 +25,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from prover import events as ev
 
@@ -41,6 +47,19 @@ def worker_bytes(num_vars: int, log2: int, scale: float) -> dict[str, int]:
             "prep": int(32 * num_vars * scale)}
 
 
+class KeyRoom(Protocol):
+    """What the admission asks of the key ring (called with the host lock held)."""
+
+    def floor(self, budget: int, need: int) -> int:
+        """Bytes kept for keys beside the workers: the largest key that fits beside one."""
+        ...
+
+    def evict_for_worker(self, short: int, keep: int) -> None:
+        """Make keys cold (unpinned, least recently used first) to free `short` bytes, while
+        more than `keep` bytes of keys stay hot."""
+        ...
+
+
 class HostRam:
     """Owner -> bytes, and the admission of workers under the budget."""
 
@@ -54,6 +73,15 @@ class HostRam:
         self._sizes: dict[str, int] = {}
         self._pinned: frozenset[str] = frozenset()
         self._warned = False
+        self.keys: KeyRoom | None = None  # the key ring, once there is one
+
+    @property
+    def lock(self) -> threading.Condition:
+        """The one lock (and wait) of host memory: the key ring takes it too."""
+        return self._cond
+
+    def budget(self) -> int:
+        return self._budget()
 
     # --- set-up ------------------------------------------------------------------------------
     def configure(self, sizes: dict[str, int], pinned: frozenset[str] = frozenset()) -> None:
@@ -79,6 +107,21 @@ class HostRam:
     def _held(self) -> int:
         return sum(self._fixed.values()) + sum(self._workers.values())
 
+    def keys_held(self) -> int:
+        """Bytes held that are not a worker's: the keys (hot or loading). Lock held."""
+        return sum(self._fixed.values())
+
+    def workers(self) -> dict[str, int]:
+        """Admitted worker -> bytes (a copy). Lock held."""
+        return dict(self._workers)
+
+    def _key_floor(self, b: int) -> int:
+        return self.keys.floor(b, self.need) if self.keys is not None else 0
+
+    def _with_keys(self, workers: int, b: int) -> int:
+        """Workers' bytes plus the keys', counting at least the floor kept for one key."""
+        return workers + max(self.keys_held(), self._key_floor(b))
+
     # --- admission ---------------------------------------------------------------------------
     def admit(self, worker: str, cancel: Callable[[], bool]) -> bool:
         """Between partitions: True once `worker` holds its buffers within the budget (at
@@ -100,14 +143,20 @@ class HostRam:
 
     def _over(self) -> bool:
         b = self._budget()
-        return b > 0 and self._held() > b
+        return b > 0 and self._with_keys(sum(self._workers.values()), b) > b
 
     def _newest(self) -> str | None:
         return next(reversed(self._workers), None)
 
     def _fits(self) -> bool:
         b = self._budget()
-        if b <= 0 or self._held() + self.need <= b:
+        if b <= 0:
+            return True
+        workers = sum(self._workers.values()) + self.need
+        short = self._with_keys(workers, b) - b
+        if short > 0 and self.keys is not None:  # hot keys beyond the floor are a cache: let a worker in
+            self.keys.evict_for_worker(short, self._key_floor(b))
+        if self._with_keys(workers, b) <= b:
             return True
         if not self._workers:  # not even one worker fits: let one through, said once
             if not self._warned:
@@ -152,15 +201,15 @@ class HostRam:
         self._cond.notify_all()
 
 
-def size_host_ram(host: HostRam, emit: Emit, prover: Any, config: Any, modelled_log2: int, backend: str) -> None:
-    """After set-up: the host's size, the key's bytes and each worker's, native or modelled
-    (the proved circuit's real sizes x 2^modelled / 2^proved)."""
+def size_host_ram(host: HostRam, emit: Emit, circuit: Any, config: Any, modelled_log2: int, backend: str) -> None:
+    """Before the keys: the host's size and each worker's bytes, native or modelled (the
+    run's circuit's real sizes x 2^modelled / 2^proved). A worker's buffers are sized for the
+    run's circuit, the largest class's (prover/classes.py), and reused for smaller ones. The
+    keys' bytes are the key ring's (key_ring.py)."""
     proved = config.constraints_log2
     native = modelled_log2 == proved
     scale = 1.0 if native else float(2 ** (modelled_log2 - proved))
     emit(ev.HostRamInfo, total_bytes=host_total_bytes(), modelled=not native, log2=modelled_log2)
-    num_vars = getattr(prover.circuit, "num_vars", 1 << proved)
+    num_vars = getattr(circuit, "num_vars", 1 << proved)
     pinned = backend == "cuda" and config.kernels.pinned_host
     host.configure(worker_bytes(int(num_vars), proved, scale), frozenset({"abc", "prep"}) if pinned else frozenset())
-    key = int(getattr(prover.pk, "nbytes", 0) * scale)
-    host.hold_fixed("key", f"2^{modelled_log2}", key)

@@ -12,8 +12,29 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class _Circuit:
+    """Shaped like prover.groth16.circuit.Circuit where the engine looks (the key ring sizes a
+    key from it before loading it): as many variables as rows, 2^constraints_log2."""
+    constraints_log2: int
+    seed: int
+    num_vars: int
+    domain_size: int
+    num_inputs: int = 5
+
+
+@dataclass(frozen=True)
+class _Key:
+    """A token key of its circuit's size: `nbytes` as a real key of that shape would hold, so
+    the host-RAM accounting and the key ring see keys of several sizes."""
+    kind: str  # pk | vk
+    log2: int
+    nbytes: int = 0
+
+
+@dataclass(frozen=True)
 class _Syn:
     instance: int
+    log2: int = 0
     a: Any = None
     b: Any = None
     c: Any = None
@@ -32,14 +53,17 @@ class NullPhases:
         self.calls[k] = self.calls.get(k, 0) + 1
 
     def make_circuit(self, constraints_log2: int, seed: int) -> Any:
-        return ("circuit", constraints_log2, seed)
+        return _Circuit(constraints_log2, seed, 1 << constraints_log2, 1 << constraints_log2)
 
     def load_or_setup(self, circuit: Any, seed: int, cache_dir: Any = None, *, insecure_seeded: bool = False,
                       kernels: Any = None) -> tuple[Any, Any]:
-        return ("pk", seed), ("vk", seed)
+        from prover.groth16.keys import ProvingKey
+
+        n = ProvingKey.size_for(circuit.num_vars, circuit.num_inputs, circuit.domain_size)
+        return _Key("pk", circuit.constraints_log2, n), _Key("vk", circuit.constraints_log2)
 
     def synthesize(self, circuit: Any, instance: int, out: Any = None, z: Any = None) -> _Syn:
-        return _Syn(instance)
+        return _Syn(instance, log2=circuit.constraints_log2)
 
     def prep_msm(self, syn: _Syn, pk: Any) -> Any:
         return ("prep", syn.instance)
@@ -57,7 +81,9 @@ class NullPhases:
         return seed + 1, instance + 1
 
     def assemble(self, syn: _Syn, g1: Any, b_g2: Any, pk: Any, r: int, s: int) -> Any:
-        return ("proof", syn.instance, g1[1], b_g2[1])
+        # the key's size is in the token: a proof made with another size's key fails verify
+        return ("proof", syn.instance, g1[1], b_g2[1], getattr(pk, "log2", syn.log2), syn.log2)
 
     def verify(self, vk: Any, public_inputs: list[int], proof: Any) -> bool:
-        return isinstance(proof, tuple) and len(proof) == 4 and proof[0] == "proof" and [proof[1]] == public_inputs
+        ok = isinstance(proof, tuple) and len(proof) == 6 and proof[0] == "proof" and [proof[1]] == public_inputs
+        return ok and proof[4] == proof[5] == getattr(vk, "log2", proof[5])

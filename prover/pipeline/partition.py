@@ -34,6 +34,7 @@ from prover.disciplines import Section, create
 from prover.pipeline.faults import Faults
 from prover.pipeline.gpu_load import GpuFns
 from prover.pipeline.jobs import Cancelled, JobBoard
+from prover.pipeline.key_ring import FixedKeys, KeyDoesNotFit
 from prover.pipeline.locks import LockSet
 from prover.pipeline.phases import Phases, settle
 from prover.pipeline.vram_holders import Holder, explain
@@ -50,6 +51,8 @@ class Partition:
     queued_t: float
     attempts: int = 0
     cls: str = "c2"  # proof class (prover/classes.py)
+    log2: int | None = None  # its class's circuit size (None: the run's)
+    key: Any = None  # while it runs: its key, pinned (key_ring.RingKey: circuit, pk, vk)
 
 
 class Outcome(enum.Enum):
@@ -67,12 +70,14 @@ class Result:
 
 @dataclass
 class Prover:
-    """What set-up produced: the phase implementations, the circuit and its keys."""
+    """What set-up produced: the phase implementations, the circuit and its keys, or (the
+    engine) the key ring that holds a circuit and key per size (circuit, pk, vk unused then)."""
     phases: Phases
     circuit: Any
     pk: Any
     vk: Any
     gpu: GpuFns
+    keys: Any = None  # key_ring.KeyRing
 
 
 class PartitionFlow:
@@ -80,13 +85,17 @@ class PartitionFlow:
                  emit: Callable[..., Any], clock: Callable[[], float], stop: threading.Event,
                  controller: Controller, faults: Faults, devices: dict[int, BaseDevice],
                  locksets: dict[int, LockSet], prover: Prover, prep_pool: Executor,
-                 jobs: JobBoard | None = None) -> None:
+                 jobs: JobBoard | None = None, class_times: dict[int, dict[str, float]] | None = None) -> None:
         self.config, self.T, self.buffer_sizes = config, times, buffer_sizes
         self.partition_bytes = sum(buffer_sizes.values())
         self.emit, self.clock, self._stop = emit, clock, stop
         self.controller, self.faults = controller, faults
         self.devices, self.locksets = devices, locksets
         self.pv, self.P = prover, prover.phases
+        self.keys = prover.keys or FixedKeys(prover.circuit, prover.pk, prover.vk)
+        # proved log2 -> modelled phase times at its class's size (the buffers stay the run's:
+        # a worker's are sized for the largest class, as its host buffers are)
+        self._class_times = class_times or {}
         self._prep_pool = prep_pool
         self.jobs = jobs or JobBoard()  # cancel / requeue flags, read at the CPU phase boundaries
         self.disciplines = create()  # lock_mode -> its strategy (config validation refused the rest)
@@ -140,6 +149,10 @@ class PartitionFlow:
         with self._phase(w, p, phase, gpu, "cpu"):
             return self._paced(modelled, fn)
 
+    def times(self, p: Partition) -> dict[str, float]:
+        """p's modelled phase times: its class's size, else the run's."""
+        return self._class_times.get(p.log2, self.T) if p.log2 is not None else self.T
+
     def _start_prep(self, w: str, p: Partition, syn: Any) -> Future:
         """prep_msm on a CPU thread. Its PhaseStart is emitted here, on the worker's thread,
         so it always precedes the worker's next phase in the stream (the fold's notion of a
@@ -150,8 +163,8 @@ class PartitionFlow:
         def run() -> Any:
             try:
                 self.faults.inject(Phase.prep_msm)
-                r = self._paced(self.T["prep_msm"] - (self.clock() - t0) / self.config.time_scale,
-                                lambda: self._prep(syn))
+                r = self._paced(self.times(p)["prep_msm"] - (self.clock() - t0) / self.config.time_scale,
+                                lambda: self._prep(syn, p.key.pk))
             except BaseException as exc:
                 self._phase_failed(w, p, Phase.prep_msm, None, t0, exc)
                 raise
@@ -160,8 +173,8 @@ class PartitionFlow:
 
         return self._prep_pool.submit(run)
 
-    def _prep(self, syn: Any) -> Any:
-        prep = self.P.prep_msm(syn, self.pv.pk)
+    def _prep(self, syn: Any, pk: Any) -> Any:
+        prep = self.P.prep_msm(syn, pk)
         pin = self.pv.gpu.pin_prep
         return prep if pin is None else pin(prep)
 
@@ -175,54 +188,69 @@ class PartitionFlow:
 
     # --- one partition ---------------------------------------------------------------------
     def run(self, w: str, g: int, p: Partition) -> Result:
-        """Prove partition p on gpu g as worker w. Stopped propagates; any other failure is
-        returned (not reported) so the caller can retry it."""
-        P, T, pk = self.P, self.T, self.pv.pk
+        """Prove partition p on gpu g as worker w, with its class's key (pinned meanwhile, so
+        it is never evicted under it). Stopped propagates; any other failure is returned (not
+        reported) so the caller can retry it."""
         try:
-            syn = self._cpu_phase(w, p, Phase.synthesis, g, T["synthesis"], lambda: self._synthesize(w, g, p))
-            result: dict[str, Any] = {}
-            self.jobs.check(p.id, "the GPU section")
-            prep_f = self._gpu_section_retried(w, g, p, syn, result)
-            prep = self._barrier(prep_f)
-            g1 = result["g1"]
-            b2 = result.get("b_g2")
-            if b2 is None:
-                b2 = self._cpu_phase(w, p, Phase.b_g2_msm, g, T["b_g2_msm_cpu"], lambda: P.b_g2_msm(prep, pk))
-            r, s = P.randomisers(self.config.seed, p.instance, insecure_seeded=self.config.insecure_seeded_proofs)
-            # a GPU MSM's host step (a Deferred) is finished here, outside the compute lock
-            proof = self._cpu_phase(w, p, Phase.assemble, g, T["assemble"],
-                                    lambda: P.assemble(syn, settle(g1), settle(b2), pk, r, s))
-            proof = self.faults.maybe_corrupt(proof)
-            ok, reason = self._self_check(w, g, p, syn, proof)
+            self.jobs.check(p.id, "its key")
+            with self.keys.use(p.log2, w, p.id) as key:
+                p.key = key
+                try:
+                    ok, reason = self._prove(w, g, p)
+                finally:
+                    p.key = None
         except Stopped:
             raise
         except Cancelled as c:
             if not c.requeue:
                 self.emit(ev.PartitionCancelled, part=p.id, where=f"before {c.where}", source=c.source)
             return Result(Outcome.requeued if c.requeue else Outcome.cancelled, str(c))
+        except KeyDoesNotFit as exc:  # said once as a KeyLoad error, with the sizes and the budget
+            return Result(Outcome.failed, str(exc)[:300])
         except Exception as exc:
             return Result(Outcome.failed, f"{type(exc).__name__}: {exc}"[:300])
         self.emit(ev.PartitionDone, part=p.id, ok=ok, seconds=max(0.0, self.clock() - p.queued_t), reason=reason)
         return Result(Outcome.done)
+
+    def _prove(self, w: str, g: int, p: Partition) -> tuple[bool, str | None]:
+        """The phases, with p's key: synthesis, the GPU section, b_g2, assemble, verify."""
+        P, T, pk = self.P, self.times(p), p.key.pk
+        syn = self._cpu_phase(w, p, Phase.synthesis, g, T["synthesis"], lambda: self._synthesize(w, g, p))
+        result: dict[str, Any] = {}
+        self.jobs.check(p.id, "the GPU section")
+        prep_f = self._gpu_section_retried(w, g, p, syn, result)
+        prep = self._barrier(prep_f)
+        g1 = result["g1"]
+        b2 = result.get("b_g2")
+        if b2 is None:
+            b2 = self._cpu_phase(w, p, Phase.b_g2_msm, g, T["b_g2_msm_cpu"], lambda: P.b_g2_msm(prep, pk))
+        r, s = P.randomisers(self.config.seed, p.instance, insecure_seeded=self.config.insecure_seeded_proofs)
+        # a GPU MSM's host step (a Deferred) is finished here, outside the compute lock
+        proof = self._cpu_phase(w, p, Phase.assemble, g, T["assemble"],
+                                lambda: P.assemble(syn, settle(g1), settle(b2), pk, r, s))
+        proof = self.faults.maybe_corrupt(proof)
+        return self._self_check(w, g, p, syn, proof)
 
     def _synthesize(self, w: str, g: int, p: Partition) -> Any:
         """Synthesis into this worker's buffers, reused partition after partition (a worker
         proves one at a time, and nothing reads them after its partition): z, and a, b, c
         from the device (page-locked on CUDA: the pre-stage upload is then a DMA). Native
         runs only: the modelled ones prove small circuits, where fresh arrays cost nothing."""
+        circuit = p.key.circuit
         if self.config.profile != "native":
-            return self.P.synthesize(self.pv.circuit, p.instance)
+            return self.P.synthesize(circuit, p.instance)
         kw: dict[str, Any] = {}
-        out = self.devices[g].host_out(w, 1 << self.config.constraints_log2)
+        out = self.devices[g].host_out(w, 1 << self.config.constraints_log2)  # the run's size: the largest class's
+        rows = getattr(circuit, "domain_size", 1 << self.config.constraints_log2)
         if out is not None:
-            kw["out"] = out
-        num_vars = getattr(self.pv.circuit, "num_vars", None)
+            kw["out"] = tuple(o[:rows] for o in out)  # a smaller class writes the first rows (still page-locked)
+        num_vars = getattr(circuit, "num_vars", None)
         if isinstance(num_vars, int):
             z = self._z.get(w)
             if z is None or z.shape[0] != num_vars:
                 z = self._z[w] = np.empty((num_vars, 4), dtype=np.uint64)
             kw["z"] = z
-        return self.P.synthesize(self.pv.circuit, p.instance, **kw)
+        return self.P.synthesize(circuit, p.instance, **kw)
 
     def _gpu_section_retried(self, w: str, g: int, p: Partition, syn: Any, result: dict[str, Any]) -> Future:
         """An OOM inside the GPU section waits for room and tries again (prep_msm keeps running)."""
@@ -243,8 +271,8 @@ class PartitionFlow:
         if not checked:
             self.emit(ev.ProofResult, part=p.id, ok=True, checked=False, reason="not sampled for verification")
             return True, None
-        ok = bool(self._cpu_phase(w, p, Phase.verify, g, self.T["verify"],
-                                  lambda: self.P.verify(self.pv.vk, syn.public_ints(), proof)))
+        ok = bool(self._cpu_phase(w, p, Phase.verify, g, self.times(p)["verify"],  # against its own size's vk
+                                  lambda: self.P.verify(p.key.vk, syn.public_ints(), proof)))
         reason = None if ok else "proof failed verification (pairing check)"
         self.emit(ev.ProofResult, part=p.id, ok=ok, checked=True, reason=reason)
         return ok, reason
@@ -315,7 +343,7 @@ class PartitionFlow:
 
     def compute(self, s: Section, prep_f: Future) -> None:
         """Inside compute: (non-prestaged alloc + upload), NTT-H, barrier, MSM, (b_g2 on GPU), free."""
-        T, fns, pk = self.T, self.pv.gpu, self.pv.pk
+        T, fns, pk = self.times(s.part), self.pv.gpu, s.part.key.pk
         w, g, p, dev, stream, knobs, bufs, syn, result = s.w, s.g, s.part, s.dev, s.stream, s.knobs, s.bufs, s.syn, s.result
         staged: tuple[Any, ...] | None = None
         k_ntt = h = None

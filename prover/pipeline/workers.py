@@ -42,6 +42,7 @@ class WorkQueue:
         self.cordoned: set[int] = set()  # GPUs that take no new partition (prover/pipeline/jobs.py)
         self._n_gpus = config.n_gpus  # a cordon names one of these, or it is refused
         self._time_scale = config.time_scale
+        self._sizes = config.class_sizes  # each class's circuit size (prover/classes.py)
         self.cv = threading.Condition()
         self._count_lock = threading.Lock()
         self._next_sector = self._next_instance = 0
@@ -68,11 +69,12 @@ class WorkQueue:
             now = self._clock()
             within = None if pc.deadline_s is None else pc.deadline_s * self._time_scale
             self._queue.add_sector(sector, pc.name, None if within is None else now + within, n)
+            size = self._sizes[pc.name]
             self._emit(ev.SectorSubmitted, sector=sector, partitions=n, proof_class=pc.name, deadline_s=within,
-                       source=source)
+                       source=source, log2=size.log2, modelled_log2=size.modelled_log2)
             for i in range(n):
                 p = Partition(id=f"s{sector}p{i}", sector=sector, index=i, instance=self._next_instance,
-                              queued_t=now, cls=pc.name)
+                              queued_t=now, cls=pc.name, log2=size.log2)
                 self._next_instance += 1
                 self._queue.append(p)
                 self._emit(ev.PartitionQueued, part=p.id, sector=sector, index=i, proof_class=pc.name)

@@ -81,6 +81,19 @@ def cordon(path: Path) -> None:
                     "--out", str(path)], check=True, cwd=HERE.parent.parent)
 
 
+def keys(path: Path) -> None:
+    """Keys of two sizes: c2 at 2^10 (set up at start, an empty key cache), a winning sector at
+    2 s whose 2^8 key is set up then (its progress on screen) beside the hot c2 key, under a
+    140 GiB host budget that holds both (modelled 2^27 and 2^25) and the two workers."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as cache:
+        subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--gpus", "1", "--workers-per-gpu", "2",
+                        "--constraints-log2", "10", "--time-scale", "0.3", "--sectors", "2", "--partitions", "3",
+                        "--host-ram-budget", "140GiB", "--cache-dir", cache, "--switch", "2:submit=winning", "--seed", "1",
+                        "--quiet", "--force", "--out", str(path)], check=True, cwd=HERE.parent.parent)
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     synth(OUT / "synth_failures.jsonl", gpus=2, workers_per_gpu=3, sectors=2,
@@ -95,6 +108,7 @@ def main() -> None:
     startup(OUT / "startup.jsonl")
     classes(OUT / "classes.jsonl")
     cordon(OUT / "cordon.jsonl")
+    keys(OUT / "keys.jsonl")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 
 

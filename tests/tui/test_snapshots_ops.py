@@ -27,3 +27,9 @@ def test_class_queues_with_winning_and_window_ahead_of_c2(snap_compare):
 def test_cordoned_gpu_and_a_cancelled_sector(snap_compare):
     """gpu1 cordoned at 1.5 s (its panel says so, its lanes go idle), sector 1 cancelled at 2 s."""
     assert snap_compare(make_app(REC / "cordon.jsonl", at=4.5), terminal_size=(120, 48))
+
+
+def test_keys_of_two_sizes_one_hot_one_loading(snap_compare):
+    """c2's 2^10 key hot (modelled 2^27), a winning sector's 2^8 key being set up at 2.15 s
+    (half its steps done): the host-RAM bar by size, the keys panel with the load's progress."""
+    assert snap_compare(make_app(REC / "keys.jsonl", at=2.15), terminal_size=(120, 40))

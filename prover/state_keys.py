@@ -1,0 +1,146 @@
+"""Keys of several sizes in the fold (prover/pipeline/key_ring.py): each size's state (cold,
+loading with its progress, hot), bytes, loads and evictions, the proof classes that use it,
+and the workers waiting for a key. `DashboardState.keys` is one of these; prover/state.py
+registers the handlers below. Recordings from before the ring have none (their one key is
+in the host-RAM owners as `key`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from prover import events as ev
+
+COLD, LOADING, HOT = "cold", "loading", "hot"
+
+
+@dataclass
+class KeyInfo:
+    log2: int
+    modelled_log2: int
+    state: str = COLD
+    bytes: int = 0  # host bytes it holds (or will hold: counted from the load's start)
+    frac: float = 0.0  # the load's progress
+    detail: str = ""
+    load_t0: float | None = None  # the load in progress began
+    worker: str | None = None  # whose partition needed it (None: start-up)
+    loads: int = 0
+    load_seconds: float = 0.0  # all loads together
+    load_max: float = 0.0
+    evictions: int = 0
+    failed: int = 0  # loads that failed or were refused (did not fit the budget)
+    error: str = ""  # the last failure, in words
+
+
+@dataclass
+class KeysState:
+    keys: dict[int, KeyInfo] = field(default_factory=dict)  # by proved log2
+    classes: dict[str, int] = field(default_factory=dict)  # proof class -> the size its sectors prove
+    waiters: dict[str, tuple[int, float, str]] = field(default_factory=dict)  # worker -> (log2, since, why)
+    waits: int = 0
+    wait_total: float = 0.0
+    wait_max: float = 0.0
+
+    def by_state(self, state: str) -> list[KeyInfo]:
+        return [k for _, k in sorted(self.keys.items(), reverse=True) if k.state == state]
+
+    @property
+    def loading(self) -> list[KeyInfo]:
+        return self.by_state(LOADING)
+
+    def classes_of(self, log2: int) -> list[str]:
+        return [c for c, k in self.classes.items() if k == log2]
+
+
+def _key(s: Any, log2: int, modelled: int) -> KeyInfo:
+    k = s.keys.keys.get(log2)
+    if k is None:
+        k = s.keys.keys[log2] = KeyInfo(log2, modelled)
+    return k
+
+
+def key_load(s: Any, e: ev.KeyLoad) -> None:
+    k = _key(s, e.log2, e.modelled_log2)
+    if e.state == "start":
+        k.state, k.load_t0, k.worker, k.frac, k.bytes = LOADING, e.t, e.worker, 0.0, e.bytes
+    k.detail = e.detail or k.detail
+    if e.state == "progress":
+        k.frac = e.frac
+    if e.state != "end":
+        return
+    k.load_t0, k.bytes = None, e.bytes or k.bytes
+    if e.ok:
+        k.state, k.frac, k.loads = HOT, 1.0, k.loads + 1
+        k.load_seconds += e.seconds or 0.0
+        k.load_max = max(k.load_max, e.seconds or 0.0)
+        if e.worker:  # the start-up step notes the run's own key
+            s.note("info", f"key 2^{e.log2} hot: {e.detail} in {e.seconds or 0:.2f}s (for {e.worker})", e)
+    else:
+        k.state, k.frac = COLD, 0.0
+        if e.detail == "stopped":  # the run stopped under the load: neither a failure nor news
+            return
+        k.failed, k.error = k.failed + 1, e.detail
+        s.note("error", f"key 2^{e.log2}: {e.detail}", e)
+
+
+def key_evicted(s: Any, e: ev.KeyEvicted) -> None:
+    k = s.keys.keys.get(e.log2)
+    if k is not None:
+        k.state, k.evictions, k.frac = COLD, k.evictions + 1, 0.0
+    s.note("info", f"key 2^{e.log2} evicted ({e.bytes >> 20} MiB): {e.reason}", e)
+
+
+def key_wait(s: Any, e: ev.KeyWait) -> None:
+    ks = s.keys
+    if e.state == "start":
+        ks.waiters[e.worker] = (e.log2, e.t, e.why)
+        ks.waits += 1
+        return
+    ks.waiters.pop(e.worker, None)
+    ks.wait_total += e.wait
+    ks.wait_max = max(ks.wait_max, e.wait)
+
+
+def sector_sizes(s: Any, e: ev.SectorSubmitted) -> None:
+    if e.log2 is not None:
+        s.keys.classes[e.proof_class] = e.log2
+
+
+HANDLERS = {ev.KeyLoad: key_load, ev.KeyEvicted: key_evicted, ev.KeyWait: key_wait}
+
+
+class KeySummary(BaseModel):
+    log2: int
+    modelled_log2: int
+    bytes: int = Field(description="host bytes of the key (modelled in sim)")
+    classes: list[str] = Field(default_factory=list, description="proof classes whose sectors it proves")
+    state_at_end: str
+    loads: int
+    load_mean_s: float
+    load_max_s: float
+    evictions: int
+    failed: int = Field(description="loads failed or refused (did not fit the budget)")
+    error: str = ""
+
+
+class KeysSummary(BaseModel):
+    """Keys by size over the run (`summary`): loads, evictions, and the waits for them."""
+
+    sizes: list[KeySummary] = Field(description="largest first")
+    loads: int
+    evictions: int
+    waits: int = Field(description="times a partition waited for its key")
+    wait_total: float
+    wait_max: float
+
+
+def summarize_keys(k: KeysState) -> KeysSummary | None:
+    if not k.keys:
+        return None  # a recording from before the key ring
+    sizes = [KeySummary(log2=i.log2, modelled_log2=i.modelled_log2, bytes=i.bytes, classes=k.classes_of(i.log2),
+                        state_at_end=i.state, loads=i.loads, load_mean_s=i.load_seconds / i.loads if i.loads else 0.0,
+                        load_max_s=i.load_max, evictions=i.evictions, failed=i.failed, error=i.error)
+             for _, i in sorted(k.keys.items(), reverse=True)]
+    return KeysSummary(sizes=sizes, loads=sum(i.loads for i in sizes), evictions=sum(i.evictions for i in sizes),
+                       waits=k.waits, wait_total=k.wait_total, wait_max=k.wait_max)
