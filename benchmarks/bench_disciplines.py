@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from bench_native import MODES, MemoPhases, device_total, run_plan, tight_budget  # noqa: E402
 from disciplines_table import report  # noqa: E402

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover.device.budget import gib  # noqa: E402
 from prover.record import read_recording  # noqa: E402

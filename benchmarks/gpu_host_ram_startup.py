@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover.config import load_config  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter  # noqa: E402
 from prover.state import fold  # noqa: E402
+from prover.state_host_ram import is_key  # noqa: E402
 from prover.summary import summarize  # noqa: E402
 
 GiB = float(1 << 30)
@@ -63,7 +64,7 @@ def held_workers_peak(events: list) -> int:
     held: set[str] = set()
     peak = 0
     for e in events:
-        if e.kind == "host_ram" and e.owner != "key":
+        if e.kind == "host_ram" and not is_key(e.owner):
             (held.add if e.bytes else held.discard)(e.owner)
             peak = max(peak, len(held))
     return peak
@@ -76,9 +77,9 @@ def part_a(a: argparse.Namespace) -> dict[str, Any]:
                           paused=True)
     t0 = time.monotonic()
     eng.start()
-    if not _wait_for(lambda: any(e.kind == "host_ram" and e.owner == "key" for e in evs) or eng.finished, 600):
+    if not _wait_for(lambda: any(e.kind == "host_ram" and is_key(e.owner) for e in evs) or eng.finished, 600):
         raise SystemExit("set-up did not size the key in 600 s")
-    key = next(e.bytes for e in evs if e.kind == "host_ram" and e.owner == "key")
+    key = next(e.bytes for e in evs if e.kind == "host_ram" and is_key(e.owner))
     need = eng.host_ram.need
     budget = key + a.hold * need + need // 2
     eng.controller.set("host_ram_budget", budget, source="benchmark")

@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover.config import load_config  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
