@@ -3,7 +3,8 @@
 # beside sppark (the peer) in the same call, so every kernel figure has the peer's next to it,
 # then the composed GPU section with the kernel variants of issue 25 on and off.
 #   OUT=/dir bash benchmarks/gpu_check.sh                     # after the wheels are installed
-# Env: SKIP_TESTS=1, TEST_TIMEOUT (s, default 200), TEST_WORKERS (xdist, default 6),
+# Env: SKIP_TESTS=1, TEST_TIMEOUT (s, default 200), TEST_WORKERS (xdist, default 14; -vv because
+#      pyproject's -q would otherwise hide which test a cut run had reached),
 #      SECTION_LOGS (default 22,24; empty: skip).
 # Steps, each time-boxed, results under $OUT as they are made:
 #   1. pytest -m gpu tests/gpu tests/backends (conformance up to 2^22), xdist, one line a test
@@ -23,7 +24,7 @@ log "$(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.
   --format=csv,noheader 2>&1); $(nproc) CPUs"
 if [ -z "${SKIP_TESTS:-}" ]; then
   CONFORMANCE_MAX_LOG=22 timeout "${TEST_TIMEOUT:-200}" python3 -m pytest -m gpu tests/gpu tests/backends \
-    -n "${TEST_WORKERS:-6}" -v -rfE --tb=short -p no:cacheprovider --durations=15 > "$OUT/pytest_gpu.txt" 2>&1
+    -n "${TEST_WORKERS:-14}" -vv -rfE --tb=short -p no:cacheprovider --durations=15 > "$OUT/pytest_gpu.txt" 2>&1
   log "pytest rc $?: $(grep -cE ' PASSED' "$OUT/pytest_gpu.txt") passed, $(grep -cE ' FAILED' "$OUT/pytest_gpu.txt") failed"
   grep -E "^(FAILED|ERROR)" "$OUT/pytest_gpu.txt" | head -20
 fi

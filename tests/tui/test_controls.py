@@ -5,6 +5,8 @@ A real Engine on the simulated device with a fast time scale; the screen is read
 widgets' rendered text (what the terminal would show)."""
 from __future__ import annotations
 
+import re
+
 import asyncio
 
 import pytest
@@ -130,7 +132,8 @@ async def test_submit_sector():
         # the key is named as the change's source, as for every other control (issue 22)
         assert [e.source for e in rec.events if isinstance(e, ev.SectorSubmitted) and e.sector == 1] == ["key"]
         await until(pilot, lambda: "sector 1 submitted" in log_text(app))
-        assert any("sector 1 submitted (2 partitions, key)" in n[2] for n in app.state.log)
+        # "(2 partitions, 2^N, key)": the sector's circuit size (its class's) and the source
+        assert any(re.search(r"sector 1 submitted \(2 partitions, 2\^\d+, key\)", n[2]) for n in app.state.log)
         await until(pilot, lambda: any(p.sector == 1 for p in app.state.partitions.values()))
 
 
