@@ -14,7 +14,6 @@ with the precomputed H query's 12 windows that is ~78 ms at 2^24 (the issue's ~6
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import statistics
 from pathlib import Path
@@ -31,23 +30,22 @@ def msm_bound_ms(log_n: int, windows: int) -> float:
 
 
 def holds(path: Path) -> dict[str, float]:
-    """Median compute-lock hold (ms) from the lock events, and the one fold's summary figures:
-    verified/min in the steady window, proofs verified and failed, NVML utilisation."""
+    """Median compute-lock hold (ms) from the lock events, and the one fold's summary figures
+    (verified/min in the steady window, proofs verified and failed), from one read."""
     from prover.record import read_recording
     from prover.state import fold
     from prover.summary import summarize
 
+    events = read_recording(path).events
     acq: dict[str, float] = {}
     hs: list[float] = []
-    with gzip.open(path, "rt") if path.suffix == ".gz" else open(path) as fh:
-        for line in fh:
-            e = json.loads(line)
-            k = e.get("kind")
-            if k == "lock_acquired" and e.get("lock") in ("compute", "gpu"):
-                acq[e["part"]] = e["t"]
-            elif k == "lock_released" and e.get("lock") in ("compute", "gpu") and e.get("part") in acq:
-                hs.append((e["t"] - acq.pop(e["part"])) * 1e3)
-    sm = summarize(fold(read_recording(path).events))
+    for e in events:
+        if e.kind in ("lock_acquired", "lock_released") and e.lock in ("compute", "gpu"):
+            if e.kind == "lock_acquired":
+                acq[e.part] = e.t
+            elif e.part in acq:
+                hs.append((e.t - acq.pop(e.part)) * 1e3)
+    sm = summarize(fold(events))
     return {"hold_ms": statistics.median(hs) if hs else float("nan"), "per_min": sm.steady_throughput_per_min,
             "ok": sm.proofs_ok, "failed": sm.proofs_failed}
 

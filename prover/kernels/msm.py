@@ -155,7 +155,7 @@ def _num_windows(c: int) -> int:
     return W
 
 
-LC0 = 32   # entries per thread in the first bucket-accumulation level (default of settings' msm_piece)
+LC0 = KernelSettings.model_fields["msm_piece"].default  # entries a thread sums in the first level
 LCN = 16   # partial sums per thread in later levels
 
 
