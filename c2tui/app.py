@@ -126,6 +126,7 @@ class DashboardApp(LiveControls, App[None]):
         self.errors: list[str] = []
         self._switch_interval: float | None = None
         self.quit_how = "quit"  # quit | drained | quit now (n abandoned): said in the exit summary
+        self.interrupted = False  # Ctrl-C, quit now, or a drain that timed out: the command exits 3
         self.drain_timeout = 600.0
 
     # --- layout -------------------------------------------------------------------------
@@ -346,7 +347,9 @@ class DashboardApp(LiveControls, App[None]):
 
     def _quit_choice(self, choice: str | None) -> None:
         engine = self._engine()
-        if choice == NOW or (choice == DRAIN and engine is None):
+        if choice == DRAIN and engine is None:  # it finished while the dialog was up
+            self.exit()
+        elif choice == NOW:
             self.action_quit_now()
         elif choice == DRAIN:
             self.quit_how = "draining"
@@ -355,6 +358,7 @@ class DashboardApp(LiveControls, App[None]):
             def drain() -> None:
                 done = engine.drain(timeout=self.drain_timeout)
                 self.quit_how = "drained" if done else f"drain timed out after {self.drain_timeout:g}s"
+                self.interrupted = not done
                 self.call_from_thread(self.exit)
 
             self.run_worker(drain, thread=True, group="quit", name="drain")
@@ -367,6 +371,9 @@ class DashboardApp(LiveControls, App[None]):
         getattr(self.query_one(PartitionTable), f"action_{action}")()
 
     def action_quit_now(self) -> None:
+        """Ctrl-C, or quit now from the dialog: in-flight work is abandoned (recorded as such)
+        and the command exits 3, as for Ctrl-C of any command (docs/exit-codes.md)."""
+        self.interrupted = True
         engine = self._engine()
         if engine is not None:
             n = record_abandoned(engine, self.source.snapshot()[1], "quit now")

@@ -16,6 +16,8 @@ import threading
 
 import click
 
+from c2tui.exits import OK, RUN
+
 
 @click.command("attach")
 @click.argument("address", metavar="PATH")
@@ -59,8 +61,10 @@ def command(address: str, name: str | None, token_file: str | None, raw: bool, s
     except AttachError as exc:
         click.echo(f"c2tui attach: {exc}", err=True)
         sys.exit(2)
-    DashboardApp(source, theme=theme, fps=fps).run()
+    app = DashboardApp(source, theme=theme, fps=fps)
+    app.run()
     click.echo(f"c2tui: detached from {address} (as attach:{welcome.client}); the prover goes on")
+    sys.exit(RUN if app.interrupted else OK)  # Ctrl-C: 3, as for any command; q detaches: 0
 
 
 def _send(client, remote, spec: str) -> None:

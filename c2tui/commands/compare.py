@@ -2,7 +2,9 @@
 start | first-gpu | steady; default first-gpu, so a run still building its keys is not
 compared with one already proving). Piped, or with --text: the tables (c2tui.compare_view);
 --json: the same as JSON; on a terminal, --tui: the dashboards side by side on one replay
-clock. Exit 2 for a file that is not a recording, or one that never reaches the anchor."""
+clock. Exit 2 for a file that is not a recording, or one that never reaches the anchor; a
+damaged recording (e.g. truncated) is compared by its valid prefix, named on stderr, and exits 2
+after the output, as `summary` does."""
 from __future__ import annotations
 
 import json
@@ -42,7 +44,7 @@ def command(files: tuple[Path, ...], align: str, window: float, step: float | No
 
     if len(files) < 2:
         raise click.UsageError("compare needs two recordings or more")
-    runs = []
+    runs, damaged = [], False
     for f in files:
         try:
             rec = read_recording(f)
@@ -52,24 +54,33 @@ def command(files: tuple[Path, ...], align: str, window: float, step: float | No
             fail(f"{f}: {rec.error or 'no events'}", USAGE)
         if rec.error:
             click.echo(f"c2tui: {f}: {rec.error}; comparing the {len(rec.events)} valid events before it", err=True)
+            damaged = True
         runs.append((str(f), rec.events))
     try:
         cmp = compare(runs, align=align, window_s=window, step=step)
     except ValueError as exc:
         fail(str(exc), USAGE)
+    _show(cmp, [str(f) for f in files], as_json, tui, theme, at, out, size, force)
+    if damaged:
+        sys.exit(USAGE)
+
+
+def _show(cmp, files: list[str], as_json: bool, tui: bool | None, theme: str, at: float, out: str | None,  # type: ignore[no-untyped-def]
+          size: str, force: bool) -> None:
+    """The comparison as JSON, as an image (-o), on the screen (--tui) or as tables."""
     if as_json:
         click.echo(json.dumps(cmp.model_dump(mode="json"), indent=2))
         return
     offsets = [r.anchor_t for r in cmp.runs]
     if out is not None:  # the screen side's view, headless (c2tui/compare_app.py)
-        _write_view([str(f) for f in files], offsets, at, size, theme, out, force)
+        _write_view(files, offsets, at, size, theme, out, force)
         return
     if tui is None:
         tui = sys.stdout.isatty() and sys.stdin.isatty()
     if tui:  # the screen side's view (c2tui/compare_app.py): one column per run, run i at t + its anchor
         from c2tui.compare_app import compare_app
 
-        compare_app([str(f) for f in files], offsets, at=at, theme=theme).run()
+        compare_app(files, offsets, at=at, theme=theme).run()
         return
     from c2tui.compare_view import CompareView
     from c2tui.summary_view import summary_console

@@ -1,9 +1,11 @@
 """`c2tui replay FILE [--speed X]`: the dashboard over a recording (play/pause, speed, seek)."""
 from __future__ import annotations
 
+import sys
+
 import click
 
-from c2tui.exits import USAGE, fail
+from c2tui.exits import OK, RUN, USAGE, fail
 
 
 @click.command("replay")
@@ -42,7 +44,9 @@ def command(file: str, speed: float, at: str | None, paused: bool, theme: str, f
     if rec.error:
         click.echo(f"c2tui: {file}: {rec.error}; replaying the {len(rec.events)} valid events before it", err=True)
     src = ReplaySource(rec.events, header=rec.header, at=t, speed=speed, playing=not paused)
-    DashboardApp(src, theme=theme, fps=fps).run()
+    app = DashboardApp(src, theme=theme, fps=fps)
+    app.run()
+    sys.exit(RUN if app.interrupted else OK)  # Ctrl-C: 3, as for any command
 
 
 def _check_theme(theme: str) -> None:

@@ -17,7 +17,7 @@ import click
 
 from c2tui import outpath
 from c2tui.cluster import cluster_option, make_engine
-from c2tui.exits import RUN, OutPath, fail
+from c2tui.exits import INVALID, OK, RUN, OutPath, fail
 from c2tui.listen import listen_options, start_listening
 from c2tui.options import check_screen, config_from_options, run_options
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
@@ -76,10 +76,23 @@ def command(theme: str, fps: float, cluster: str | None, record: Path | None, fo
             server.close("run ended")
         if writer is not None:
             writer.close()
-    _print_summary(source, writer, app.quit_how)
+    sm = _print_summary(source, writer, app.quit_how)
+    sys.exit(exit_status(sm, app.interrupted, writer.error if writer is not None else None))
 
 
-def _print_summary(source: Any, writer: Any, how: str) -> None:
+def exit_status(sm: Any, interrupted: bool, write_error: str | None) -> int:
+    """As `record`: 3 when the recording could not be written or the session was interrupted
+    (Ctrl-C, quit now, a drain that timed out), 1 when a proof or partition failed, else 0
+    (q with nothing in flight, or after a drain). Quitting before anything was proved is 0:
+    in the dashboard that is the operator's choice, not a run that failed to finish."""
+    if write_error:
+        return RUN
+    if sm.proofs_failed or sm.partitions_failed:
+        return INVALID
+    return RUN if interrupted else OK
+
+
+def _print_summary(source: Any, writer: Any, how: str) -> Any:
     """What the session did: the summary of the recording when there is one (what a later
     `c2tui summary FILE` prints), else of the live fold."""
     from c2tui.summary_view import print_summary
@@ -99,3 +112,4 @@ def _print_summary(source: Any, writer: Any, how: str) -> None:
     if writer is not None:
         click.echo(f"recording: {writer.path} ({writer.written} events)" +
                    (f"; {writer.error}" if writer.error else ""))
+    return sm

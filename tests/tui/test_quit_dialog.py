@@ -61,7 +61,7 @@ def test_quit_now_records_each_abandoned_partition(tmp_path, key):
     writer.close()
     notes = _notes(writer.path)
     assert len(notes) >= 2 and all(n.startswith("partition s") for n in notes)
-    assert "quit now" in app.quit_how
+    assert "quit now" in app.quit_how and app.interrupted  # the command exits 3
     assert isinstance(read_recording(writer.path).events[-1], ev.RunEnded)
 
 
@@ -85,7 +85,7 @@ def test_drain_then_quit_finishes_in_flight_work(tmp_path):
     done = {e.part for e in rec.events if isinstance(e, ev.PartitionDone)}
     assert set(parts) <= done  # every partition in flight at q finished
     assert not _notes(writer.path)
-    assert app.quit_how == "drained"
+    assert app.quit_how == "drained" and not app.interrupted
     assert rec.events[-1].reason == "done (drained)"
 
 
@@ -102,4 +102,17 @@ def test_q_without_work_in_flight_quits_at_once(tmp_path):
             assert not isinstance(app.screen, QuitDialog)
 
     asyncio.run(drive())
+    assert not app.interrupted
     writer.close()
+
+
+def test_the_run_commands_exit_status_follows_the_session():
+    """c2tui run: 3 for a recording not written or an interrupted session, 1 for a failed
+    proof or partition, else 0 (docs/exit-codes.md, "The dashboard")."""
+    from types import SimpleNamespace as NS
+
+    from c2tui.commands.run import exit_status
+
+    ok, bad = NS(proofs_failed=0, partitions_failed=0), NS(proofs_failed=1, partitions_failed=0)
+    assert [exit_status(ok, False, None), exit_status(ok, True, None), exit_status(bad, False, None),
+            exit_status(bad, True, None), exit_status(ok, False, "ENOSPC")] == [0, 3, 1, 1, 3]

@@ -89,3 +89,15 @@ def test_screenshot_at_an_anchor(tmp_path: Path) -> None:
     assert f"@ first-gpu+10 ({t:.1f}s)" in out.read_text().replace("&#160;", " ")
     bad = CliRunner().invoke(main, ["screenshot", str(DEVICE), "--at", "steady+999", "-o", str(tmp_path / "y.svg")])
     assert bad.exit_code == 2 and "outside the recording" in bad.output
+
+
+def test_compare_of_a_truncated_recording_shows_its_prefix_and_exits_2_as_summary_does(tmp_path: Path) -> None:
+    import gzip
+
+    lines = gzip.decompress(STREAM.read_bytes()).splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(lines[: len(lines) * 2 // 3]) + lines[len(lines) * 2 // 3][:20])  # torn last line
+    r = CliRunner().invoke(main, ["compare", str(DEVICE), str(cut)], env={"COLUMNS": "120"})
+    assert r.exit_code == 2, r.output
+    assert "B segments" in r.output and "comparing the" in r.output and "valid events before it" in r.output
+    assert CliRunner().invoke(main, ["summary", str(cut)]).exit_code == 2
