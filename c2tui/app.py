@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from textual.app import App, ComposeResult
+from textual import events
 from textual.binding import Binding
 from textual.css.scalar import Scalar, Unit
 from textual.css.query import NoMatches
@@ -46,6 +47,7 @@ LIVE_BINDINGS = [*(Binding(k.key, k.action, k.label, key_display=k.display) for 
                  Binding("n", "submit", "submit sector"), Binding("W", "submit_winning", "winning", show=False),
                  Binding("a", "job", "job action", show=False)]  # w filters partitions
 LIVE_ACTIONS = {b.action for b in LIVE_BINDINGS}
+LIVE_KEYS = {b.key for b in LIVE_BINDINGS}
 # keys that go together show once in the footer ("← → seek 5s"), so 80 columns hold more
 SEEK, SPEED, ENDS = Binding.Group("seek 5s"), Binding.Group("speed"), Binding.Group("start/end")
 REPLAY_ACTIONS = {"play", "seek_back", "seek_fwd", "seek_back_long", "seek_fwd_long", "slower",
@@ -179,6 +181,11 @@ class DashboardApp(LiveControls, App[None]):
             self.palette = self._specs[name].palette
         self.redraw()
 
+    def on_key(self, event: events.Key) -> None:
+        """A steering key on a read-only client: say why nothing happens (its binding is off)."""
+        if event.key in LIVE_KEYS and getattr(self.source, "readonly", False):
+            self.notify("read-only: this client watches the run and cannot steer it", severity="warning")
+
     def on_resize(self) -> None:
         self.redraw()
 
@@ -264,8 +271,8 @@ class DashboardApp(LiveControls, App[None]):
 
     # --- which keys apply ---------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in LIVE_ACTIONS:
-            return not self.replay
+        if action in LIVE_ACTIONS:  # a read-only client's footer lists no steering keys
+            return not self.replay and not getattr(self.source, "readonly", False)
         if action in REPLAY_ACTIONS:
             return self.replay
         if action in ("quit", "detach"):

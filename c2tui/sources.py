@@ -209,6 +209,12 @@ class AttachSource(LiveSource):
     def controller(self) -> Any:
         return self._remote
 
+    @property
+    def readonly(self) -> bool:
+        """Asked for (--readonly) or given by the server (the read-only token)."""
+        w = self.client.welcome
+        return self.client.readonly or bool(w is not None and w.readonly)
+
     def connect(self) -> Any:
         """Handshake now (raises AttachRefused / AttachError), so a refusal is told before the UI starts."""
         welcome = self.client.connect()

@@ -127,3 +127,46 @@ def test_status_and_readonly_attach_on_a_live_sim_run(tmp_path):
     assert [(e.action, e.target, e.source) for e in events if e.kind == "job_action"] == [("cordon", "gpu1", "attach:ops")]
     gone = c2tui("status", str(sock), "--json")
     assert gone.returncode == 2 and "cannot attach" in gone.stderr
+
+
+@pytest.mark.timeout(60)
+def test_a_readonly_dashboard_lists_no_steering_keys_and_says_why_a_key_does_nothing(tmp_path):
+    import asyncio
+
+    from textual.widgets._footer import FooterKey
+
+    from c2tui.app import DashboardApp
+    from c2tui.sources import AttachSource
+    from tests.helpers.pilot_wait import until
+
+    port = _free_port()
+    eng = _engine()
+    srv = AttachServer(eng, f"tcp://127.0.0.1:{port}", token="full", readonly_token="look").start()
+    eng.controller.pause(source="test")
+    eng.start()
+    token = tmp_path / "look"
+    token.write_text("look")
+    token.chmod(0o600)
+    try:
+        source = AttachSource(f"tcp://127.0.0.1:{port}", name="watcher", token_file=str(token))
+        source.connect()
+        assert source.readonly
+        app = DashboardApp(source)
+
+        async def drive() -> None:
+            async with app.run_test(size=(160, 48)) as pilot:
+                await until(pilot, lambda: app.state is not None and app.state.started, 20)
+                await until(pilot, lambda: any(True for _ in app.screen.query(FooterKey)), 10)
+                actions = {k.action for k in app.screen.query(FooterKey)}
+                assert "detach" in actions and "help" in actions
+                assert not actions & {"lock_mode", "mem_sync", "pause", "submit"}, actions
+                before = dict(app.state.knobs)
+                await pilot.press("m")
+                await until(pilot, lambda: any("read-only" in str(n.message) for n in app._notifications), 5)
+                await pilot.pause(0.3)
+                assert app.state.knobs == before and not [e for e in app.state.log if "mem_sync" in str(e)]
+
+        asyncio.run(drive())
+    finally:
+        eng.stop(timeout=10)
+        srv.close()
