@@ -22,7 +22,6 @@ def _gib(n: int) -> str:
 
 def _render(r: Any) -> Any:
     from rich.console import Group
-    from rich.table import Table
     from rich.text import Text
 
     sim = " [SIMULATED]" if r.simulated else ""
@@ -43,17 +42,46 @@ def _render(r: Any) -> Any:
                     + (f"; held back: {', '.join(h.waiting)}" if h.waiting else "") + "\n")
     if r.starting:
         head.append(f"starting: {', '.join(r.starting)}\n", style="yellow")
-    t = Table(title="per GPU", title_justify="left")
-    for col in ("gpu", "name", "VRAM used/budget", "free", "util", "mem", "compute", "on it", "done", "fb", "OOM"):
-        t.add_column(col)
+    return Group(head, _gpu_table(r))
+
+
+def _lock_cell(lk: Any, gpu: int | None = None) -> str:
+    """holder (without its GPU's prefix), partition, seconds held, +waiting."""
+    wait = f" +{len(lk.waiters)}" if lk.waiters else ""
+    if not lk.holder:
+        return "free" + wait
+    who = lk.holder.removeprefix(f"g{gpu}") if gpu is not None else lk.holder
+    return " ".join(x for x in (who, lk.part or "", f"{lk.held_s:.1f}s") if x) + wait
+
+
+def _on_it(current: list) -> str:
+    """What the GPU's workers are doing, as counts a phase: one short line, not a cell per worker."""
+    from collections import Counter
+
+    counts = Counter(c.phase or "between phases" for c in current)
+    return ", ".join(f"{n} {phase}" for phase, n in counts.most_common()) or "-"
+
+
+def _gpu_table(r: Any) -> Any:
+    """One line a GPU that fits 100 columns (no vertical rules, VRAM used/budget in GiB, fallbacks/OOMs in
+    one cell, a long name cut with an ellipsis), then a line a GPU of what its workers are on
+    (phase counts); --json has every worker's phase."""
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(title="per GPU (lock: holder partition held +waiting)", title_justify="left", box=box.SIMPLE_HEAD,
+              pad_edge=False, collapse_padding=True)
+    for col in ("gpu", "name", "VRAM GiB", "free", "util", "mem lock", "compute lock", "done", "fb/OOM"):
+        t.add_column(col, no_wrap=True, overflow="ellipsis", max_width=14 if col == "name" else None)
     for g in r.gpus:
-        locks = [f"{lk.holder or 'free'}" + (f" {lk.part}" if lk.part else "") + (f" {lk.held_s:.1f}s" if lk.holder else "")
-                 + (f" +{len(lk.waiters)} waiting" if lk.waiters else "") for lk in (g.locks["mem"], g.locks["compute"])]
-        t.add_row(str(g.gpu) + (" CORDONED" if g.cordoned else ""), g.name, f"{_gib(g.vram_used)}/{_gib(g.vram_budget)}", _gib(g.vram_free),
-                  "-" if g.util is None else f"{g.util:.0%}", *locks,
-                  " ".join(f"{c.part}:{c.phase or '-'}" for c in g.current) or "-", str(g.done), str(g.fallbacks),
-                  str(g.ooms))
-    return Group(head, t)
+        t.add_row(str(g.gpu) + (" CORDONED" if g.cordoned else ""), g.name,
+                  f"{g.vram_used / 2**30:.1f}/{g.vram_budget / 2**30:.1f}", f"{g.vram_free / 2**30:.1f}",
+                  "-" if g.util is None else f"{g.util:.0%}", _lock_cell(g.locks["mem"], g.gpu),
+                  _lock_cell(g.locks["compute"], g.gpu), str(g.done), f"{g.fallbacks}/{g.ooms}")
+    on_it = Text("\n".join(f"gpu{g.gpu} workers: {_on_it(g.current)}" for g in r.gpus))
+    return Group(t, on_it)
 
 
 @click.command("status")
