@@ -54,6 +54,7 @@ class Knob:
     show: Callable[[Any], str] = str
     accepts: str = ""
     hook: str | None = None  # the EngineHooks method that applies it (returns (old, new))
+    guard: str | None = None  # the EngineHooks method that may refuse a live value (ValueError, with the numbers)
 
     @property
     def flag(self) -> str:
@@ -137,7 +138,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          key_label="b",
          key_help="b_g2 MSM on {values}", keys=(Key("b", "b_g2", "b_g2 cpu/gpu"),)),
     Knob("host_ram_budget", int, 0, parse_value=host_budget.parse_spec, show=host_budget.show,
-         accepts=host_budget.ACCEPTS, aliases=("host_budget",),
+         accepts=host_budget.ACCEPTS, guard="check_host_ram_budget", aliases=("host_budget",),
          help="host RAM for proving keys and the workers' buffers (e.g. 256GiB; off: no limit): a worker "
               "whose partition would exceed it waits, never an OOM", key_label="", key_help="", keys=()),
     Knob("vram_budget", str, "card", parse_value=budget.parse_spec, show=budget.show, hook="set_vram_budget",

@@ -48,6 +48,8 @@ class EngineHooks(Protocol):
 
     def set_vram_budget(self, spec: int | str) -> tuple[int, int]: ...
 
+    def check_host_ram_budget(self, value: int) -> None: ...
+
 
 GPU_KNOBS = ("lock_mode", "mem_sync", "prestage", "b_g2")  # read per GPU section, so settable per GPU
 
@@ -91,6 +93,7 @@ class Controller(KnobFacade):
         if knob not in KNOBS:
             raise ValueError(f"unknown knob {knob!r}; known: {', '.join(KNOBS)}")
         value = KNOBS[knob].check(value)
+        self._guard(knob, value)
         if gpu is not None:
             return self._set_gpu(knob, value, source, gpu)
         if KNOBS[knob].hook is not None:
@@ -109,6 +112,18 @@ class Controller(KnobFacade):
         if changed and knob == "workers_per_gpu" and self._engine is not None:
             self._engine.resize_workers(value)
         return changed
+
+    def _guard(self, knob: str, value: Any) -> None:
+        """The engine's refusal of a value the run cannot go on under (host_ram_budget below
+        the key in use beside one worker), said on the dashboard too, then raised."""
+        guard = KNOBS[knob].guard
+        if guard is None or self._engine is None or not hasattr(self._engine, guard):
+            return
+        try:
+            getattr(self._engine, guard)(value)
+        except ValueError as exc:
+            self._emit(ev.Note, level="warn", text=f"{knob} change refused: {exc}")
+            raise
 
     def _set_gpu(self, knob: str, value: Any, source: str, gpu: int) -> bool:
         if knob not in GPU_KNOBS:

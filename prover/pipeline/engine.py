@@ -147,6 +147,14 @@ class Engine(RunHandle):
             d.set_budget(new if new is not None else d.budget)
         return old, (new if new is not None else old)
 
+    def check_host_ram_budget(self, value: int) -> None:
+        """Refuse (ValueError) a live budget below the key in use beside one worker: under it
+        the key would be evicted for the workers' buffers and every queued partition fail."""
+        floor = self.keys.least_budget() if isinstance(self.keys, KeyRing) else None
+        if value > 0 and floor is not None and value < floor[0]:
+            raise ValueError(f"{value >> 20} MiB is below what the run needs to go on: {floor[1]} = "
+                             f"{(floor[0] + (1 << 20) - 1) >> 20} MiB; give at least that, or off")
+
     def job_action(self, action: str, target: str, source: str) -> str:
         """cancel / requeue / cordon / uncordon (prover/pipeline/jobs.py): what it did, in words."""
         return act(self._queue, self.jobs, self.emit, action, target, source)

@@ -95,6 +95,18 @@ class KeyRing:
     def entry(self, log2: int) -> RingKey:
         return self._keys[log2]
 
+    def least_budget(self) -> tuple[int, str] | None:
+        """The smallest host-RAM budget the run can go on under, and why: the largest key hot,
+        loading or in use, beside one worker's buffers. None before any key is in (start-up
+        refuses a key that can never fit on its own, _check_fits)."""
+        with self._lock:
+            live = [k for k in self._keys.values() if k.state != COLD or k.pins]
+        need = self._host.need
+        if not live or need <= 0:
+            return None
+        k = max(live, key=lambda x: x.nbytes)
+        return k.nbytes + need, f"key 2^{k.log2} ({k.nbytes >> 20} MiB) beside one worker's {need >> 20} MiB"
+
     def sizes(self) -> list[int]:
         return sorted(self._keys)
 

@@ -213,3 +213,25 @@ def test_an_evicted_keys_device_copies_are_dropped_and_made_again():
     assert keys.of(pk) is first and Backend.made == 5  # h, l, a, b_g1, b_g2: once per key and device
     keys.drop(pk)
     assert keys.of(pk) is not first and Backend.made == 10
+
+
+@pytest.mark.timeout(120)
+def test_a_live_budget_cut_below_the_key_in_use_is_refused_and_the_run_goes_on(tmp_path):
+    """Under such a budget the key would be evicted for the workers' buffers and every queued
+    partition fail at once; the controller refuses it with the numbers instead."""
+    eng, keys, inv = _engine(tmp_path, constraints_log2=10, time_scale=1.0, sectors=2, partitions=4, workers_per_gpu=2)
+    eng.start()
+    _until(keys.events, lambda e: e.kind == "partition_done")
+    least = eng.keys.entry(10).nbytes + eng.host_ram.need
+    with pytest.raises(ValueError, match=r"64 MiB is below what the run needs to go on: key 2\^10 \(\d+ MiB\) beside "
+                                         r"one worker's \d+ MiB = \d+ MiB; give at least that, or off"):
+        eng.controller.apply("host_ram_budget=64MiB", source="test")
+    assert eng.controller.set("host_ram_budget", least, source="test")  # the least it names is accepted
+    assert eng.controller.set("host_ram_budget", 0, source="test")  # and off
+    assert eng.wait(100)
+    assert keys.final() == [] and inv.final() == []
+    s = fold(keys.events)
+    assert s.partitions_ok == 8 and s.partitions_failed == 0 and not keys.of("key_evicted")
+    notes = [text for _, level, text, _ in s.log if level == "warn" and "host_ram_budget change refused" in text]
+    assert len(notes) == 1 and "give at least that" in notes[0]
+    assert [e.new for e in keys.of("mode_change") if e.knob == "host_ram_budget"] == [str(least), "0"]
