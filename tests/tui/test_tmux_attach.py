@@ -57,8 +57,8 @@ def test_tmux_run_listen(tmp_path):
                            cwd=ROOT, capture_output=True, text=True, timeout=30)
         assert r.returncode == 0, r.stderr
         assert until(lambda: re.search(r"mem_sync\s+stream", cap())), cap()
-        subprocess.run(["tmux", "send-keys", "-t", session, "C-c"])
-        assert until(lambda: "RUN-EXIT=0" in cap()), cap()
+        subprocess.run(["tmux", "send-keys", "-t", session, "C-c"])  # Ctrl-C: exit 3, as for any command
+        assert until(lambda: "RUN-EXIT=3" in cap()), cap()
         assert not sock.exists()
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
