@@ -2,7 +2,7 @@
 # Smoke test of the real app in a real terminal: start `c2tui run --backend sim` in tmux and,
 # within 10 s, see a lock holder, a VRAM bar with live buffers and a phase bar that advances
 # (tmux capture-pane, twice a second); then press q - with partitions in flight it asks - and
-# x (quit now), and see the app exit with its summary.
+# x (quit now), and see the app exit with its summary (status 3 after quit now, 0 after a plain q).
 # Usage: benchmarks/tmux_smoke.sh [OUT.json]   (needs tmux: apt-get install tmux)
 set -euo pipefail
 source "$(dirname "$0")/tmux_common.sh"
@@ -84,7 +84,8 @@ except (OSError, StopIteration, ValueError):
     pass
 rec_line = any(l.startswith("recording:") for l in cap.splitlines()) if exit_code is not None else False
 rec_ok = ended and rec_line and (not dialog or bool(notes))
-result = {"ok": ok and exit_code == 0 and rec_ok, "recording_ended": ended, "abandoned_notes": notes, "limit_s": LIMIT, "seen": seen, "quit_exit_code": exit_code, "quit_dialog": dialog,
+want_exit = 3 if dialog else 0  # quit now abandons in-flight work: 3, as Ctrl-C (docs/exit-codes.md)
+result = {"ok": ok and exit_code == want_exit and rec_ok, "recording_ended": ended, "abandoned_notes": notes, "limit_s": LIMIT, "seen": seen, "quit_exit_code": exit_code, "quit_dialog": dialog,
           "summary_line": exit_line[0] if exit_line else None}
 print(json.dumps(result, indent=1))
 if not result["ok"]:
