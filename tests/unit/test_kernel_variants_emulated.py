@@ -91,3 +91,53 @@ def test_msm_piece_lengths(cuda_emulator, piece) -> None:  # noqa: F811
     seven[:, 0] = 7  # every entry in one bucket: the levels above the pieces carry it
     want = ark.G1Point.multiexp_unchecked(objs, [ark.Scalar(7)] * len(objs)).to_xy_bytes_le()
     assert bytes(bk.msm(plain, seven, "g1").fetch()()) == want
+
+
+def _adversarial(n: int, tag: str) -> tuple[list, np.ndarray, list, np.ndarray]:
+    """msm_inputs with the batch-affine rounds' edge pairs forced: P and -P and P twice in one
+    bucket (scalars 9 and r-9, 9 and 9 on the same point), runs of one point with one scalar
+    (doublings of sums), identities, and scalars that put single or odd counts in buckets."""
+    from prover.field.params import R_MOD
+    from prover.field.ref import fr_from_ints
+
+    objs, xy, _, s = msm_inputs("g1", n.bit_length() - 1, tag)
+    si = fr_to_ints(s)
+    same = [0] * 4 + [1] * 6 + [2] * 7  # entries 40.. read points 0, 1, 2: pairs of equal points
+    for j, src in enumerate(same):
+        objs[40 + j], xy[40 + j] = objs[src], xy[src]
+    for j in range(40, 57):
+        si[j] = 9 if j % 3 else R_MOD - 9  # same bucket, both signs: P + P and P + (-P)
+    for j in range(57, 57 + 9):
+        si[j] = 1 << (j - 57)  # singles in buckets of their own
+    for j in range(70, 77):
+        objs[j], xy[j] = ark.G1Point.identity(), 0
+        si[j] = 9
+    scal = [ark.Scalar(v % R_MOD) for v in si]
+    return objs, xy, scal, fr_from_ints(si)
+
+
+@pytest.mark.parametrize("rounds,batch", [(1, 0), (2, 3), (3, 1)])
+def test_msm_batch_affine_rounds(cuda_emulator, rounds, batch) -> None:  # noqa: F811
+    """msm_acc=affine gives the reference's bytes: plain and precomputed, adversarial pairs,
+    threads owning 1, 3 or 32 pairs (ranges over many buckets), one to three rounds."""
+    from prover.kernels.cuda_backend import CudaBackend
+    from tests.helpers.cudaemu import config
+
+    bk = CudaBackend(KernelSettings(msm_acc="affine", msm_affine_rounds=rounds, msm_affine_batch=batch))
+    objs, xy, scal, s = _adversarial(1 << 8, f"affine{rounds}{batch}")
+    pk = types.SimpleNamespace(a_query=xy, h_query=xy)
+    plain, pre = bk.points(pk, "a"), bk.points(pk, "h")
+    want = ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    before = config.launches.copy()
+    assert bytes(bk.msm(plain, s, "g1").fetch()()) == want
+    ran = config.launches - before
+    assert ran["g1_msm_pair_round0"] == 1 and ran["g1_msm_pair_round"] == rounds - 1 and ran["g1_msm_acc0_list"] == 1
+    assert not ran["g1_msm_acc0"]
+    assert bytes(bk.msm(pre, s, "g1").fetch()()) == want
+    for v in (7, 1):  # every entry in one bucket (odd and even lengths through the rounds)
+        same = np.zeros_like(s)
+        same[:, 0] = v
+        want = ark.G1Point.multiexp_unchecked(objs, [ark.Scalar(v)] * len(objs)).to_xy_bytes_le()
+        assert bytes(bk.msm(plain, same[: len(objs) - rounds], "g1").fetch()()) == ark.G1Point.multiexp_unchecked(
+            objs[: len(objs) - rounds], [ark.Scalar(v)] * (len(objs) - rounds)).to_xy_bytes_le()
+        assert bytes(bk.msm(pre, same, "g1").fetch()()) == want
