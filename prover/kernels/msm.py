@@ -206,7 +206,7 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         del digits, cursor
         mark("sort")
         lc0 = points.ks.msm_piece
-        part, pc, pincl, bound_pieces = _acc0(k, kk, points, entries, counts, incl, nb, W * n, aw, xw)
+        part, pc, pincl, bound_pieces = _acc0(k, kk, points, entries, counts, incl, nb, W * n, aw, xw, mark)
         del entries
         mark("acc0")
         bound = -(-(n * (W if bstride == 0 else 1)) // lc0)  # most pieces one bucket can have
@@ -233,12 +233,13 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         return out
 
 
-def _acc0(k, kk, points: DevicePoints, entries, counts, incl, nb: int, m: int, aw: int, xw: int):
+def _acc0(k, kk, points: DevicePoints, entries, counts, incl, nb: int, m: int, aw: int, xw: int,
+          mark: Callable[[str], None]):
     """The first accumulation level: pieces of <= msm_piece entries a bucket, each summed by one
     thread with mixed XYZZ additions (longer pieces: fewer piece sums for the later levels' full
     additions, fewer threads); with msm_acc = "affine", over the lists that batch-affine rounds
     (msm_affine.py) made from the entries. Returns (piece sums, pieces a bucket, their inclusive
-    prefix, a bound on the pieces)."""
+    prefix, a bound on the pieces); mark: the stage marks' recorder."""
     cp = _cp()
     u32 = cp.uint32
     ks = points.ks
@@ -246,6 +247,7 @@ def _acc0(k, kk, points: DevicePoints, entries, counts, incl, nb: int, m: int, a
     if ks.msm_acc == "affine":
         lst, counts, incl = msm_affine.pair_rounds(k, kk, entries, points.d, counts, incl, nb, m, aw,
                                                    ks.msm_affine_rounds, ks.msm_affine_batch)
+        mark("affine_rounds")
     pc = cp.empty(nb, dtype=u32)
     kk("msm_pieces")(_grid(nb), (_TPB,), (counts, pc, np.uint32(nb), np.uint32(lc0)))
     pincl = cp.cumsum(pc, dtype=u32)
