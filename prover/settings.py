@@ -41,7 +41,7 @@ class KernelSettings(BaseModel):
     msm_affine_rounds: int = Field(2, ge=1, le=8, description="msm_acc=affine: batch-affine halving rounds before "
                                    "the XYZZ pieces")
     msm_affine_batch: int = Field(0, ge=0, le=4096, description="msm_acc=affine: pair additions a thread shares one "
-                                  "inversion over; 0: auto (about 2^17 threads a round, 32..512 pairs each)")
+                                  "inversion over; 0: auto (about 2^17 threads a round, 128..512 pairs each)")
     msm_lanes: int = Field(4, ge=1, le=8, description="streams a partition's G1 MSMs spread over: H on the worker's, "
                            "L, A and B_G1 each on a lane of their own, so independent MSMs fill each other's idle "
                            "SMs; 1: all on one stream")

@@ -7,7 +7,8 @@
 //   x3 = lambda^2 - x1 - x2, y3 = lambda (x1 - x3) - y1
 // Edge pairs take denominator 1 and a copy: Q = inf (also the carried entry) -> P, P = inf -> Q,
 // P == -Q -> inf (0, 0). Products a pair: 1 (prefix) + 2 (walk back) + 3 (lambda, lambda^2,
-// lambda (x1 - x3)) = 6, plus the inversion (~570 for Fp by Fermat) shared by the thread's pairs.
+// lambda (x1 - x3)) = 6, plus the thread's inversion (Fermat: 380 squarings + 228 products for
+// Fp) over its K pairs; XYZZ's mixed addition takes 10.
 // The prefix products are kept in the outputs' x (global scratch), not in registers.
 // The rounds' lists then go to the XYZZ pieces (msm_acc0_list) and levels of msm_impl.cuh.
 #pragma once
