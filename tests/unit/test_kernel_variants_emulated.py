@@ -1,7 +1,8 @@
 """Issue 25's kernel variants on the CPU emulator (tests/helpers/cudaemu): the real kernels and
 wrappers, bit for bit against the reference, at plans with one to four passes (a plan of small
 passes stands in for 2^19..2^28, where the fused middle passes appear), the G1 MSMs on lanes,
-and the first accumulation level's piece length (skewed buckets included)."""
+the first accumulation level's piece length (skewed buckets included) and its batch-affine
+rounds (msm_acc=affine: adversarial pairs, a whole proof)."""
 from __future__ import annotations
 
 import types
@@ -66,15 +67,20 @@ def test_the_fused_kernels_are_the_ones_launched(cuda_emulator) -> None:  # noqa
     assert not {"scale_bitrev", "pointwise_h", "bitrev_permute"} & names
 
 
-@pytest.mark.parametrize("lanes", [1, 4])
-def test_a_proof_composed_over_lanes_has_the_recorded_bytes(cuda_emulator, lanes) -> None:  # noqa: F811
+@pytest.mark.parametrize("lanes,acc", [(1, "xyzz"), (4, "xyzz"), (4, "affine")])
+def test_a_proof_composed_over_lanes_has_the_recorded_bytes(cuda_emulator, lanes, acc) -> None:  # noqa: F811
     from prover.kernels.cuda_backend import CudaBackend
     from tests.backends.proof_bytes import proof_hex, recorded
     from tests.backends.test_proof_bytes import _prove_on
 
-    backend = CudaBackend(KernelSettings(msm_lanes=lanes))
+    from tests.helpers.cudaemu import config
+
+    backend = CudaBackend(KernelSettings(msm_lanes=lanes, msm_acc=acc))
     assert (B.LANES in backend.capabilities) == (lanes > 1)
+    before = config.launches.copy()
     assert proof_hex(10, _prove_on(backend)) == recorded()["10"]
+    ran = config.launches - before
+    assert (ran["g1_msm_acc0_list"] > 0, ran["g1_msm_acc0"] > 0) == (acc == "affine", acc == "xyzz")
 
 
 @pytest.mark.parametrize("piece", [4, 64])
