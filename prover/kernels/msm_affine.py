@@ -1,7 +1,8 @@
 """Batch-affine rounds of an MSM's first accumulation level (settings' msm_acc = "affine";
 kernels in cuda/msm_affine.cuh). Each round halves every bucket's sorted list with affine pair
-additions, one field inversion a thread shared by its pairs (Montgomery's trick); the last
-round's list then goes to the XYZZ pieces (msm_acc0_list) and levels as the entries would.
+additions, one field inversion a thread shared by its pairs (Montgomery's trick; the inversion
+by 4-bit windows, affine_inv); the last round's list then goes to the XYZZ pieces
+(msm_acc0_list) and the levels above, as the entries would.
 
 Memory: round r writes an affine list of at most ceil(M / 2^r) + nb points (M entries, nb
 buckets; 96 B a G1 point, 192 B G2), and two consecutive lists are alive at once: the peak is
@@ -15,7 +16,7 @@ import numpy as np
 from prover.kernels.cupy_util import _TPB, _cp, _grid
 
 AUTO_THREADS = 1 << 17  # threads a round aims at when the batch is auto (~1000 an SM of the H200)
-AUTO_MIN, AUTO_MAX = 128, 512  # pairs a thread: the inversion (~610 products) over >= 128 pairs (<= 4.8 each)
+AUTO_MIN, AUTO_MAX = 128, 512  # pairs a thread: the inversion (~485 products) over >= 128 pairs (<= 3.8 each)
 
 
 def batch_size(pairs: int, setting: int) -> int:
