@@ -6,7 +6,7 @@
 # Env: SKIP_TESTS=1, TEST_TIMEOUT (s, default 200), TEST_WORKERS (xdist, default 14; -vv because
 #      pyproject's -q would otherwise hide which test a cut run had reached),
 #      SECTION_LOGS (default 22,24; empty: skip), MSM_ACC (bench_kernels --msm-acc, e.g. xyzz,affine:
-#      the G1 MSM's first accumulation levels side by side at 20,22,24; default empty: not timed).
+#      the MSMs' first accumulation levels side by side, G1 at 20,22,24 and G2 at 22; default empty).
 # Steps, each time-boxed, results under $OUT as they are made:
 #   1. pytest -m gpu tests/gpu tests/backends (conformance up to 2^22), xdist, one line a test
 #   2. sppark: G1 MSM 2^20/22/24, Fr NTT 2^22/24 (.peer/run.sh; copy ../shared/peer to .peer)
