@@ -97,6 +97,45 @@ def add_peer_ratios(res: dict) -> None:
                 row["pre_over_sppark"] = round(row["gpu_ms_pre"] / pm, 3)
 
 
+def acc_settings(spec: str, base: KernelSettings) -> KernelSettings:
+    """"affine:msm_affine_rounds=3" -> base with msm_acc=affine, msm_affine_rounds=3."""
+    name, *rest = spec.split(":")
+    return KernelSettings.model_validate({**base.model_dump(), "msm_acc": name, **dict(p.split("=", 1) for p in rest)})
+
+
+def bench_msm_acc(args, dp_all, d_s_all, stream, res: dict, save, sizes: str) -> None:
+    """G1 or G2 (dp_all's group) MSM per first accumulation level (--msm-acc) at each size, plain
+    and (--precompute) over precomputed window shifts: median ms, the results' agreement, stages."""
+    import cupy as cp
+
+    specs, g = [x for x in args.msm_acc.split(",") if x], dp_all.group
+    for L in logs(sizes) if specs else []:
+        n, row = 1 << L, {"log_n": L}
+        sub = gp.DevicePoints.__new__(gp.DevicePoints)
+        sub.group, sub.n, sub.pre, sub.d, sub.ks = g, n, None, dp_all.d[:n], dp_all.ks
+        kinds = [("plain", sub)] + ([("pre", sub.precompute(stream=stream))] if args.precompute else [])
+        for (kind, pts), spec in [(kp, sp) for kp in kinds for sp in specs]:
+            p = gp.DevicePoints.__new__(gp.DevicePoints)
+            p.group, p.n, p.pre, p.d, p.ks = g, n, pts.pre, pts.d, acc_settings(spec, dp_all.ks)
+            with stream:
+                t = timed(lambda: gp._msm_device(p, d_s_all[:n], stream, device_final=False), stream,
+                          args.reps if L < 24 else 3)
+                row[f"{kind}_result_{spec}"] = gp.msm_bytes(p, d_s_all[:n], stream).hex()
+                marks: list = []
+                gp._msm_device(p, d_s_all[:n], stream, marks=marks)
+            stream.synchronize()
+            row[f"{kind}_ms_{spec}"] = statistics.median(t)
+            row[f"{kind}_stages_{spec}"] = {marks[i + 1][0]: round(cp.cuda.get_elapsed_time(marks[i][1], marks[i + 1][1]), 3)
+                                            for i in range(len(marks) - 1)}
+        row["agree"] = len({v for k, v in row.items() if "_result_" in k}) == 1
+        res.setdefault(f"msm_{g}_acc", []).append(row)
+        log(f"MSM {g.upper()} first level 2^{L}: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()
+                                                      if "_ms_" in k) + f" ms agree={row['agree']}")
+        del kinds, sub
+        cp.get_default_memory_pool().free_all_blocks()
+        save()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "benchmarks/results"))
@@ -114,6 +153,9 @@ def main() -> int:
     ap.add_argument("--window", type=str, default="", help="comma list of window widths to try at 2^sweep-log")
     ap.add_argument("--sweep-log", type=int, default=22)
     ap.add_argument("--precompute", action="store_true", help="also time G1 MSMs over precomputed window shifts")
+    ap.add_argument("--msm-acc", default="", help="MSM first levels to time beside each other at the --msm (G1) "
+                    "and --g2 sizes (plain, and precomputed with --precompute), e.g. xyzz,affine or "
+                    "xyzz,affine,affine:msm_affine_rounds=3:msm_affine_batch=128 (settings after the colons)")
     ap.add_argument("--skip-fixed-base", action="store_true")
     ap.add_argument("--peer", default="", help="sppark's JSON lines from the same device call (.peer/run.sh): "
                     "kept in the result, with our figure over the peer's beside each of ours")
@@ -282,6 +324,8 @@ def main() -> int:
         log(f"  breakdown 2^{max(msm_logs)}: " + ", ".join(f"{k} {v:.2f}" for k, v in br.items()))
         save()
 
+        bench_msm_acc(args, dp_all, d_s_all, stream, res, save, args.msm)
+
         # batch addition (scalars equal to 1) and synthetic partition GPU sections
         for L in [x for x in (16, 20, 24) if x <= max(msm_logs)]:
             n = 1 << L
@@ -361,6 +405,7 @@ def main() -> int:
             log(f"MSM G2 2^{L}: gpu {row['gpu_ms']:.2f} ms" +
                 (f"  ark cpu {row['cpu_ark_ms']:.0f} ms equal={row['equal_to_ark']}" if 'cpu_ark_ms' in row else ""))
             save()
+        bench_msm_acc(args, dp2, d_s2, stream, res, save, args.g2)
         del dp2, d_s2
         cp.get_default_memory_pool().free_all_blocks()
 

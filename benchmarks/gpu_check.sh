@@ -5,7 +5,8 @@
 #   OUT=/dir bash benchmarks/gpu_check.sh                     # after the wheels are installed
 # Env: SKIP_TESTS=1, TEST_TIMEOUT (s, default 200), TEST_WORKERS (xdist, default 14; -vv because
 #      pyproject's -q would otherwise hide which test a cut run had reached),
-#      SECTION_LOGS (default 22,24; empty: skip).
+#      SECTION_LOGS (default 22,24; empty: skip), MSM_ACC (bench_kernels --msm-acc, e.g. xyzz,affine:
+#      the MSMs' first accumulation levels side by side, G1 at 20,22,24 and G2 at 22; default empty).
 # Steps, each time-boxed, results under $OUT as they are made:
 #   1. pytest -m gpu tests/gpu tests/backends (conformance up to 2^22), xdist, one line a test
 #   2. sppark: G1 MSM 2^20/22/24, Fr NTT 2^22/24 (.peer/run.sh; copy ../shared/peer to .peer)
@@ -34,9 +35,10 @@ if [ -x .peer/run.sh ]; then
 else
   log "no .peer: the peer's figures are missing from this call"
 fi
-timeout 180 python3 benchmarks/bench_kernels.py --out "$OUT" --name kernels.json --ntt 22,24 --ntt-variants c \
+KT=180; [ -n "${MSM_ACC:-}" ] && KT=260  # --msm-acc adds 3 precomputes and ~100 MSMs (~20 s)
+timeout $KT python3 benchmarks/bench_kernels.py --out "$OUT" --name kernels.json --ntt 22,24 --ntt-variants c \
   --msm 20,22,24 --msm-variants call --precompute --skip-fixed-base --g2 22 --cpu-msm "" --cpu-g2 "" \
-  --section "" --reps 5 --peer "$OUT/sppark.jsonl" > "$OUT/kernels.log" 2>&1
+  --section "" --reps 5 --peer "$OUT/sppark.jsonl" --msm-acc "${MSM_ACC:-}" > "$OUT/kernels.log" 2>&1
 log "kernels rc $?"; grep -E "NTT|MSM|precomputed|breakdown|Error|error" "$OUT/kernels.log" | cut -c1-300
 if [ -n "${SECTION_LOGS-22,24}" ]; then
   timeout 200 python3 benchmarks/bench_gpu_section.py --logs "${SECTION_LOGS-22,24}" --stand-in-from 20 --reps 5 \

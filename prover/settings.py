@@ -34,6 +34,14 @@ class KernelSettings(BaseModel):
         "auto", description="precomputed window shifts of the H query: auto (if <= 1/4 of free memory), h (always), none")
     msm_piece: int = Field(32, ge=4, le=1024, description="bucket entries one thread sums in an MSM's first "
                            "accumulation level (mixed additions); the piece sums are then added in levels of 16")
+    msm_acc: Literal["xyzz", "affine"] = Field(
+        "xyzz", description="an MSM's first accumulation level: xyzz (mixed XYZZ additions, ~10 products each) or "
+        "affine (msm_affine_rounds rounds that halve each bucket's list by affine pair additions with one shared "
+        "inversion a thread, ~6 products each, then the XYZZ pieces; scratch: 0.5x the entries as affine points)")
+    msm_affine_rounds: int = Field(2, ge=1, le=8, description="msm_acc=affine: batch-affine halving rounds before "
+                                   "the XYZZ pieces")
+    msm_affine_batch: int = Field(0, ge=0, le=4096, description="msm_acc=affine: pair additions a thread shares one "
+                                  "inversion over; 0: auto (about 2^17 threads a round, 128..512 pairs each)")
     msm_lanes: int = Field(4, ge=1, le=8, description="streams a partition's G1 MSMs spread over: H on the worker's, "
                            "L, A and B_G1 each on a lane of their own, so independent MSMs fill each other's idle "
                            "SMs; 1: all on one stream")

@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from prover.kernels import loader
+from prover.kernels import loader, msm_affine
 from prover.kernels.cupy_util import _TPB, _as_u32_rows, _cp, _grid, _stream_ctx
 from prover.field.curve_int import finish_windows
 from prover.field.params import R_MOD
@@ -205,15 +205,8 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
                                                   np.uint32(pstride), cursor, entries))
         del digits, cursor
         mark("sort")
-        # level 0: pieces of <= lc0 entries per bucket (longer pieces: fewer piece sums to add in
-        # the later levels' full additions, fewer threads)
         lc0 = points.ks.msm_piece
-        pc = cp.empty(nb, dtype=u32)
-        kk("msm_pieces")(_grid(nb), (_TPB,), (counts, pc, np.uint32(nb), np.uint32(lc0)))
-        pincl = cp.cumsum(pc, dtype=u32)
-        bound_pieces = -(-(W * n) // lc0) + nb
-        part = cp.empty((bound_pieces, xw), dtype=u32)
-        k("msm_acc0")(_grid(bound_pieces, 128), (128,), (entries, points.d, counts, incl, pc, pincl, np.uint32(nb), np.uint32(lc0), part))
+        part, pc, pincl, bound_pieces = _acc0(k, kk, points, entries, counts, incl, nb, W * n, aw, xw, mark)
         del entries
         mark("acc0")
         bound = -(-(n * (W if bstride == 0 else 1)) // lc0)  # most pieces one bucket can have
@@ -238,6 +231,34 @@ def _msm_device(points: DevicePoints, scalars, stream=None, c: int | None = None
         k("msm_final")((1,), (1,), (win, np.int32(WB), np.int32(c), out))
         mark("final")
         return out
+
+
+def _acc0(k, kk, points: DevicePoints, entries, counts, incl, nb: int, m: int, aw: int, xw: int,
+          mark: Callable[[str], None]):
+    """The first accumulation level: pieces of <= msm_piece entries a bucket, each summed by one
+    thread with mixed XYZZ additions (longer pieces: fewer piece sums for the later levels' full
+    additions, fewer threads); with msm_acc = "affine", over the lists that batch-affine rounds
+    (msm_affine.py) made from the entries. Returns (piece sums, pieces a bucket, their inclusive
+    prefix, a bound on the pieces); mark: the stage marks' recorder."""
+    cp = _cp()
+    u32 = cp.uint32
+    ks = points.ks
+    lc0 = ks.msm_piece
+    if ks.msm_acc == "affine":
+        lst, counts, incl = msm_affine.pair_rounds(k, kk, entries, points.d, counts, incl, nb, m, aw,
+                                                   ks.msm_affine_rounds, ks.msm_affine_batch)
+        mark("affine_rounds")
+    pc = cp.empty(nb, dtype=u32)
+    kk("msm_pieces")(_grid(nb), (_TPB,), (counts, pc, np.uint32(nb), np.uint32(lc0)))
+    pincl = cp.cumsum(pc, dtype=u32)
+    bound_pieces = -(-m // lc0) + nb  # the rounds' lists are no longer than the entries
+    part = cp.empty((bound_pieces, xw), dtype=u32)
+    args = (counts, incl, pc, pincl, np.uint32(nb), np.uint32(lc0), part)
+    if ks.msm_acc == "affine":
+        k("msm_acc0_list")(_grid(bound_pieces, 128), (128,), (lst,) + args)
+    else:
+        k("msm_acc0")(_grid(bound_pieces, 128), (128,), (entries, points.d) + args)
+    return part, pc, pincl, bound_pieces
 
 
 def _reduce_windows(k, buckets, B: int, WB: int, xw: int):

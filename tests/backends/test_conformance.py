@@ -9,7 +9,8 @@ backend whose every primitive fails: the Fallback must give the reference's byte
 tests/helpers/cudaemu; skipped without g++); "cuda" (gpu marker: the CUDA backend with the
 default kernel settings, skipped without a device); "-steps" beside either: the same with every
 kernel variant of issue 25 off (NTT-H and the natural NTTs a kernel a step, the G1 MSMs on one
-stream; on the GPU at the sizes up to 2^16).
+stream; on the GPU at the sizes up to 2^16); "-affine" beside either: the MSMs' first level by
+batch-affine rounds (msm_acc=affine; the MSM tests only, the other primitives are unchanged).
 
 Sizes: a few per primitive from 2^8 to 2^16 here (CI; the emulated CUDA backend too), 2^8..2^22
 on a GPU (CONFORMANCE_MAX_LOG lowers the top).
@@ -49,6 +50,7 @@ class Broken:
 
 
 STEPS = KernelSettings(ntt_fused=False, msm_lanes=1)  # every variant off: the kernels before issue 25
+AFFINE = KernelSettings(msm_acc="affine")  # batch-affine first MSM level (issue 25's lever)
 
 
 def _cuda(settings: KernelSettings = KernelSettings()):
@@ -60,10 +62,13 @@ def _cuda(settings: KernelSettings = KernelSettings()):
         pytest.skip(f"no CUDA backend here ({type(exc).__name__}: {exc})")
 
 
-@pytest.fixture(params=["reference", "fallback", "cuda-emulated", "cuda-emulated-steps",
-                        pytest.param("cuda", marks=pytest.mark.gpu), pytest.param("cuda-steps", marks=pytest.mark.gpu)])
+@pytest.fixture(params=["reference", "fallback", "cuda-emulated", "cuda-emulated-steps", "cuda-emulated-affine",
+                        pytest.param("cuda", marks=pytest.mark.gpu), pytest.param("cuda-steps", marks=pytest.mark.gpu),
+                        pytest.param("cuda-affine", marks=pytest.mark.gpu)])
 def backend(request):
-    settings = STEPS if request.param.endswith("-steps") else KernelSettings()
+    settings = {"steps": STEPS, "affine": AFFINE}.get(request.param.rsplit("-", 1)[-1], KernelSettings())
+    if settings is AFFINE and "msm" not in request.node.name:
+        pytest.skip("msm_acc=affine changes the MSMs only")
     if request.param == "reference":
         return B.REFERENCE
     if request.param.startswith("cuda-emulated"):

@@ -4,7 +4,9 @@
 #define FP_MUL_CALL 1
 #endif
 #include "msm_impl.cuh"
+#include "msm_affine.cuh"
 #include "fixed_base.cuh"
 
 MSM_INSTANTIATE(g2, Fp2)
+MSM_AFFINE_INSTANTIATE(g2, Fp2)  // msm_acc = "affine": batch-affine rounds
 FIXED_BASE_INSTANTIATE(g2, Fp2)
