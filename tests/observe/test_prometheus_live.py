@@ -91,14 +91,15 @@ def test_real_prometheus_fires_fallback_collapse_on_a_sim_run(tmp_path):
             time.sleep(0.2)
         rec = subprocess.Popen([sys.executable, "-m", "c2tui", "record", "-q", "--out", str(tmp_path / "r.jsonl"), *RUN,
                                 "--metrics-port", str(metrics_port), "--metrics-linger", "10"],
-                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "record.err", "w"))
         firing: set[str] = set()
         deadline = time.monotonic() + 45
         while time.monotonic() < deadline and "C2tuiFallbackCollapse" not in firing:
             assert prom.poll() is None, log.read_text()[-2000:]
             time.sleep(0.5)
             firing |= _firing(url)
-        assert "C2tuiFallbackCollapse" in firing, (firing, _api(url, "targets"), _api(url, "rules"))
+        assert "C2tuiFallbackCollapse" in firing, (firing, rec.poll(), (tmp_path / "record.err").read_text()[-1500:],
+                                                   _api(url, "targets")[-600:], _api(url, "rules")[-600:])
         assert "C2tuiProofFailed" not in firing  # every sim proof verifies
     finally:
         for p in (prom, rec):
