@@ -99,7 +99,9 @@ def test_real_prometheus_fires_fallback_collapse_on_a_sim_run(tmp_path):
             time.sleep(0.5)
             firing |= _firing(url)
         assert "C2tuiFallbackCollapse" in firing, (firing, rec.poll(), (tmp_path / "record.err").read_text()[-1500:],
-                                                   _api(url, "targets")[-600:], _api(url, "rules")[-600:])
+                                                   _api(url, "query?query=c2tui_fallbacks_total")[-400:],
+                                                   _api(url, "query?query=c2tui_partitions_total")[-600:],
+                                                   _api(url, "targets")[-300:])
         assert "C2tuiProofFailed" not in firing  # every sim proof verifies
     finally:
         for p in (prom, rec):
