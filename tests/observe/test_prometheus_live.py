@@ -41,6 +41,18 @@ def _firing(prom: str) -> set[str]:
     return {a["labels"]["alertname"] for a in body["data"]["alerts"] if a["state"] == "firing"}
 
 
+def _scraping(prom: str) -> bool:
+    """Prometheus is ready and its scrape loop has run once (`up` exists, 0 while the target is
+    not listening yet)."""
+    if not _ready(prom):
+        return False
+    try:
+        body = json.loads(urllib.request.urlopen(f"{prom}/api/v1/query?query=up", timeout=2).read())
+    except OSError:
+        return False
+    return bool(body["data"]["result"])
+
+
 def _api(prom: str, what: str) -> str:
     """An API answer for the failure message (what Prometheus scraped and evaluated)."""
     try:
@@ -86,7 +98,8 @@ def test_real_prometheus_fires_fallback_collapse_on_a_sim_run(tmp_path):
                                      f"--web.listen-address=127.0.0.1:{prom_port}"],
                                     cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
-        while not _ready(url):
+        while not _scraping(url):  # ready is not enough: the first scrape comes ~5 s later, by when a
+            # short sim run has done most of its fallbacks, and rate() sees no rise (the flake this fixed)
             assert prom.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
             time.sleep(0.2)
         rec = subprocess.Popen([sys.executable, "-m", "c2tui", "record", "-q", "--out", str(tmp_path / "r.jsonl"), *RUN,
