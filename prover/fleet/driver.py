@@ -39,6 +39,7 @@ from prover.pipeline.run_handle import RunHandle
 Sink = Callable[[Any], None]
 NODE_CHECK_S = 1.0
 START_TIMEOUT_S = 180.0
+GUARD_WAIT_S = 10.0  # a guarded knob (one a host may refuse) waits this long for the hosts' answers
 
 
 @dataclass
@@ -414,6 +415,19 @@ class FleetEngine(RunHandle):
         else:
             raise ValueError(f"no host or GPU {target!r} in the fleet (hosts: {', '.join(sorted(hosts)) or 'none yet'}; "
                              f"GPUs: gpu0..gpu{max(self.sched.slots, default=0)})")
-        for h in chosen:
-            local = None if gpu is None else gpu - (h.info.gpu_offset if h.info else 0)
-            h.actor.control.remote(knob, value, source, local)
+        refs = [h.actor.control.remote(knob, value, source, None if gpu is None else gpu - (h.info.gpu_offset if h.info
+                                                                                          else 0)) for h in chosen]
+        if KNOBS[knob].guard is not None:
+            self._refused(refs)
+
+    def _refused(self, refs: list) -> None:
+        """A host's refusal of a guarded knob (host_ram_budget below its key in use), raised here
+        so the fleet's knob does not claim a value the hosts did not take. A host that is slow or
+        lost past GUARD_WAIT_S is not waited for: its own events say what it did."""
+        ray = self.cluster.ray
+        try:
+            ray.get(refs, timeout=GUARD_WAIT_S)
+        except ValueError as exc:  # Ray's RayTaskError is also the cause's class
+            raise ValueError(str(getattr(exc, "cause", None) or exc).splitlines()[-1]) from None
+        except Exception:  # noqa: BLE001 - a timeout or a lost actor: not a refusal
+            return

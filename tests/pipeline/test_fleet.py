@@ -51,6 +51,11 @@ def test_fleet_three_nodes_lose_one_gain_one(tmp_path):
         _until(lambda: len(gpus_used()) == 6 and state.partitions_done >= 2, 400, "work on all 6 GPUs", state)
         # a cordon (issue 27): nothing new is placed on gpu0 (h0: the driver's node, never removed)
         assert fleet.controller.apply("cordon=gpu0", source="test")
+        # a host-RAM budget below the key in use is refused by the hosts, and so by the fleet,
+        # whose knob keeps its value (it once claimed the cut while every host refused it)
+        with pytest.raises(ValueError, match="below what the run needs to go on: key 2"):
+            fleet.controller.apply("host_ram_budget=1MiB", source="test")
+        assert fleet.controller.snapshot().host_ram_budget == 0
         bound = fleet.sched.bound(fleet.sched.slots[0])
         # a worker node (the driver is on the head) that has work in flight goes away
         workers = {n.node_id: n for n in fleet.cluster.local.worker_nodes}
