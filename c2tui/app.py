@@ -47,7 +47,7 @@ LIVE_BINDINGS = [*(Binding(k.key, k.action, k.label, key_display=k.display) for 
                  Binding("n", "submit", "submit sector"), Binding("W", "submit_winning", "winning", show=False),
                  Binding("a", "job", "job action", show=False)]  # w filters partitions
 LIVE_ACTIONS = {b.action for b in LIVE_BINDINGS}
-LIVE_KEYS = {b.key for b in LIVE_BINDINGS}
+LIVE_KEYS = {k for b in LIVE_BINDINGS for k in b.key.split(",")}  # 'plus,equals_sign': two keys
 # keys that go together show once in the footer ("← → seek 5s"), so 80 columns hold more
 SEEK, SPEED, ENDS = Binding.Group("seek 5s"), Binding.Group("speed"), Binding.Group("start/end")
 REPLAY_ACTIONS = {"play", "seek_back", "seek_fwd", "seek_back_long", "seek_fwd_long", "slower",

@@ -415,8 +415,10 @@ class FleetEngine(RunHandle):
         else:
             raise ValueError(f"no host or GPU {target!r} in the fleet (hosts: {', '.join(sorted(hosts)) or 'none yet'}; "
                              f"GPUs: gpu0..gpu{max(self.sched.slots, default=0)})")
-        refs = [h.actor.control.remote(knob, value, source, None if gpu is None else gpu - (h.info.gpu_offset if h.info
-                                                                                          else 0)) for h in chosen]
+        refs = []
+        for h in chosen:
+            local = None if gpu is None else gpu - (h.info.gpu_offset if h.info else 0)
+            refs.append(h.actor.control.remote(knob, value, source, local))
         if KNOBS[knob].guard is not None:
             self._refused(refs)
 
