@@ -6,7 +6,7 @@ from rich.text import Text
 
 from prover import COMPUTE
 
-from c2tui.widgets.common import Line, StateView, fmt_secs, sparkline
+from c2tui.widgets.common import Line, StateView, fmt_secs, gib, sparkline
 from c2tui.widgets.lock_lanes import render_locks
 from c2tui.widgets.timeline import lane_workers, render_timeline
 from c2tui.widgets.vram_bar import render_vram
@@ -42,7 +42,10 @@ def util_line(g, pal, width: int) -> Line:
     return line.truncate(width)
 
 
-def subtitle_text(g, pal, window: float) -> Text:
+def subtitle_text(g, pal, window: float, width: int | None = None) -> Text:
+    """done, fallbacks, OOMs, NVML's used bytes and how much of them the budget does not count
+    (keys on the device, NTT plans, MSM scratch, the CUDA context), the timeline's span: the
+    NVML part whole, shortened or left out to fit `width`, never cut mid-word."""
     line = Text(no_wrap=True)
     line.append("done ", style=pal["dim"])
     line.append(str(g.done), style="bold")
@@ -50,8 +53,23 @@ def subtitle_text(g, pal, window: float) -> Text:
     line.append(str(g.fallbacks), style="bold " + (pal["warn"] if g.fallbacks else ""))
     line.append("  OOM ", style=pal["dim"])
     line.append(str(g.ooms), style="bold " + (pal["fail"] if g.ooms else ""))
-    line.append(f"  timeline {window:.0f}s", style=pal["dim"])
-    return line
+    span = Text(f"  timeline {window:.0f}s", style=pal["dim"])
+    for nvml in _nvml_parts(g, pal):
+        if width is None or len(line) + len(nvml) + len(span) <= width:
+            line.append_text(nvml)
+            break
+    return line.append_text(span)
+
+
+def _nvml_parts(g, pal) -> list[Text]:
+    """The NVML part, longest first: used and outside the budget, used alone."""
+    if not g.nvml or g.device_used is None:
+        return []
+    used = Text.assemble(("  NVML ", pal["dim"]), (f"{gib(g.device_used)} GiB", "bold"))
+    outside = g.device_used - max(g.pool_reserved, g.live_bytes)
+    if outside < 1 << 30:
+        return [used]
+    return [used + Text(f" ({gib(outside)} outside the budget)", style=pal["dim"]), used]
 
 
 def fit_lines(util: Line, locks: list[Line], vram: list[Line], lanes: list[Line], axis: Line,
@@ -113,7 +131,7 @@ class GpuPanel(StateView):
             title = title_text(g, self.palette)
             if self.gpu in st.jobs.cordoned:  # a job action: no new work here, in-flight work finishes
                 title.append(" CORDONED", style="bold reverse " + self.palette["warn"])
-            self.set_titles(title, subtitle_text(g, self.palette, self.window))
+            self.set_titles(title, subtitle_text(g, self.palette, self.window, max(0, self.size.width - 4) or None))
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:

@@ -188,3 +188,22 @@ def test_history_marks_name_a_change_whole_or_not_at_all():
     assert set(words) <= {short_mark(m) for m in marks.values()}, row
     assert row.count("▼") == len(marks)
     assert "lock_mode→reserved▼ ▼ ▼lock_mode→narrow" in row and "▼prestage→off" in row and "▼paused→on" in row
+
+
+def test_gpu_subtitle_says_what_nvml_counts_beyond_the_budget_whole_or_shortened():
+    """NVML's used bytes and the part of them outside the budget's pool (keys on the device,
+    NTT plans, scratch, the CUDA context): whole where the border has room, then used alone,
+    then nothing; the timeline's span always ends it."""
+    from c2tui.widgets.gpu_panel import subtitle_text
+
+    g = one_worker_vram(pool_reserved=12 * GiB).gpus[0]
+    g.device_used = 30 * GiB  # 18 GiB beyond the 12 GiB pool
+    wide = subtitle_text(g, PAL, 10.0).plain
+    assert wide == "done 0  fallbacks 0  OOM 0  NVML 30.0 GiB (18.0 outside the budget)  timeline 10s"
+    assert subtitle_text(g, PAL, 10.0, len(wide)).plain == wide
+    assert subtitle_text(g, PAL, 10.0, len(wide) - 1).plain == "done 0  fallbacks 0  OOM 0  NVML 30.0 GiB  timeline 10s"
+    assert subtitle_text(g, PAL, 10.0, 40).plain == "done 0  fallbacks 0  OOM 0  timeline 10s"
+    g.device_used = 12 * GiB + (1 << 29)  # under a GiB beyond the pool: not worth a word
+    assert "outside" not in subtitle_text(g, PAL, 10.0).plain
+    g.nvml = False
+    assert "NVML" not in subtitle_text(g, PAL, 10.0).plain
