@@ -37,7 +37,7 @@ class KernelSettings(BaseModel):
     msm_acc: Literal["xyzz", "affine"] = Field(
         "xyzz", description="an MSM's first accumulation level: xyzz (mixed XYZZ additions, ~10 products each) or "
         "affine (msm_affine_rounds rounds that halve each bucket's list by affine pair additions with one shared "
-        "inversion a thread, ~6 products each, then the XYZZ pieces; scratch: 0.5x the entries as affine points)")
+        "inversion a thread, ~6 products each, then the XYZZ pieces; scratch: about 0.75x the entries as affine points)")
     msm_affine_rounds: int = Field(2, ge=1, le=8, description="msm_acc=affine: batch-affine halving rounds before "
                                    "the XYZZ pieces")
     msm_affine_batch: int = Field(0, ge=0, le=4096, description="msm_acc=affine: pair additions a thread shares one "

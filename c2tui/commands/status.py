@@ -16,8 +16,12 @@ import click
 from c2tui.exits import INVALID, OK, USAGE
 
 
+def _gb(n: int) -> str:
+    return f"{n / 2**30:.1f}"
+
+
 def _gib(n: int) -> str:
-    return f"{n / 2**30:.1f} GiB"
+    return f"{_gb(n)} GiB"
 
 
 def _render(r: Any) -> Any:
@@ -77,7 +81,7 @@ def _gpu_table(r: Any) -> Any:
         t.add_column(col, no_wrap=True, overflow="ellipsis", max_width=14 if col == "name" else None)
     for g in r.gpus:
         t.add_row(str(g.gpu) + (" CORDONED" if g.cordoned else ""), g.name,
-                  f"{g.vram_used / 2**30:.1f}/{g.vram_budget / 2**30:.1f}", f"{g.vram_free / 2**30:.1f}",
+                  f"{_gb(g.vram_used)}/{_gb(g.vram_budget)}", _gb(g.vram_free),
                   "-" if g.util is None else f"{g.util:.0%}", _lock_cell(g.locks["mem"], g.gpu),
                   _lock_cell(g.locks["compute"], g.gpu), str(g.done), f"{g.fallbacks}/{g.ooms}")
     on_it = Text("\n".join(f"gpu{g.gpu} workers: {_on_it(g.current)}" for g in r.gpus))

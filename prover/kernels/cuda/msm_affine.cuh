@@ -10,25 +10,18 @@
 // lambda (x1 - x3)) = 6, plus the thread's inversion (~485 products, affine_inv) over its K
 // pairs; XYZZ's mixed addition takes 10.
 // The prefix products are kept in the outputs' x (global scratch), not in registers.
-// The rounds' lists then go to the XYZZ pieces (msm_acc0_list) and levels of msm_impl.cuh.
+// The rounds' lists then go to the XYZZ pieces (msm_acc0_list: msm_acc0_t over the list) and levels
+// of msm_impl.cuh.
 #pragma once
 #include "msm_impl.cuh"
 
-template <class F, bool IDX>
+template <class F, class Src>  // Src: EntryPoints (round 0) or ListPoints (later rounds), msm_impl.cuh
 struct PairSrc {
-    const u32* entries;     // IDX: (point index | sign << 31) per input; else the input is in[e]
-    const Affine<F>* in;
+    Src load;               // input e's point
     const u32* icnt;        // entries a bucket in the input
     const u32* iincl;       // inclusive prefix of icnt
     const u32* oincl;       // inclusive prefix of ceil(icnt / 2)
 
-    __device__ __forceinline__ Affine<F> load(u32 e) const {
-        if (!IDX) return in[e];
-        const u32 v = entries[e];
-        Affine<F> a = in[v & 0x7fffffffu];
-        if (v >> 31) a.y = F::neg(a.y);  // neg(0) = 0: infinity stays infinity
-        return a;
-    }
     __device__ __forceinline__ u32 ostart(u32 b) const { return b ? oincl[b - 1] : 0; }
     // move b to the bucket holding output j (either direction; empty buckets are skipped)
     __device__ __forceinline__ void locate(u32 j, u32& b) const {
@@ -113,19 +106,14 @@ __device__ __forceinline__ Affine<F> pair_finish(const Affine<F>& p, const Affin
 }
 
 // Thread t owns outputs [t*K, min((t+1)*K, total)), total = oincl[nb-1].
-template <class F, bool IDX>
-__device__ void msm_pair_round_t(const PairSrc<F, IDX> s, u32 nb, u32 K, Affine<F>* out)
+template <class F, class Src>
+__device__ void msm_pair_round_t(const PairSrc<F, Src> s, u32 nb, u32 K, Affine<F>* out)
 {
     const u64 j0w = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * K;
     const u32 total = s.oincl[nb - 1];
     if (j0w >= total) return;
     const u32 j0 = (u32)j0w, j1 = (u32)(j0w + K < total ? j0w + K : total);
-    u32 lo = 0, hi = nb - 1;  // smallest b with oincl[b] > j0
-    while (lo < hi) {
-        const u32 mid = (lo + hi) >> 1;
-        if (s.oincl[mid] > j0) hi = mid; else lo = mid + 1;
-    }
-    u32 b = lo;
+    u32 b = first_above(s.oincl, nb, j0);
     Affine<F> p, q;
     F d, acc = F::one_mont();
     for (u32 j = j0; j < j1; j++) {  // prefix products, kept in out[j].x
@@ -146,26 +134,13 @@ __device__ void msm_pair_round_t(const PairSrc<F, IDX> s, u32 nb, u32 K, Affine<
     }
 }
 
-// The first XYZZ level over a round's list: as msm_acc0_t, the points read in place.
-template <class F>
-__device__ void msm_acc0_list_t(const Affine<F>* lst, const u32* cnt, const u32* incl, const u32* pc,
-                                const u32* pincl, u32 nb, u32 LC, Xyzz<F>* out)
-{
-    const u32 p = blockIdx.x * blockDim.x + threadIdx.x;
-    u32 start, end;
-    if (!piece_range(p, cnt, incl, pc, pincl, nb, LC, start, end)) return;
-    Xyzz<F> acc = Xyzz<F>::inf();
-    for (u32 e = start; e < end; e++) acc = Xyzz<F>::add_affine(acc, lst[e]);
-    out[p] = acc;
-}
-
 #define MSM_AFFINE_INSTANTIATE(P, F)                                                                           \
     extern "C" __global__ void P##_msm_pair_round0(const u32* entries, const Affine<F>* pts, const u32* icnt,  \
         const u32* iincl, const u32* oincl, u32 nb, u32 K, Affine<F>* out)                                     \
-    { msm_pair_round_t<F, true>(PairSrc<F, true>{entries, pts, icnt, iincl, oincl}, nb, K, out); }             \
+    { msm_pair_round_t<F>(PairSrc<F, EntryPoints<F>>{{entries, pts}, icnt, iincl, oincl}, nb, K, out); }        \
     extern "C" __global__ void P##_msm_pair_round(const Affine<F>* in, const u32* icnt, const u32* iincl,      \
         const u32* oincl, u32 nb, u32 K, Affine<F>* out)                                                       \
-    { msm_pair_round_t<F, false>(PairSrc<F, false>{nullptr, in, icnt, iincl, oincl}, nb, K, out); }            \
+    { msm_pair_round_t<F>(PairSrc<F, ListPoints<F>>{{in}, icnt, iincl, oincl}, nb, K, out); }                   \
     extern "C" __global__ void P##_msm_acc0_list(const Affine<F>* lst, const u32* cnt, const u32* incl,        \
         const u32* pc, const u32* pincl, u32 nb, u32 LC, Xyzz<F>* out)                                         \
-    { msm_acc0_list_t<F>(lst, cnt, incl, pc, pincl, nb, LC, out); }
+    { msm_acc0_t<F>(ListPoints<F>{lst}, cnt, incl, pc, pincl, nb, LC, out); }

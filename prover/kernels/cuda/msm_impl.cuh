@@ -87,18 +87,23 @@ extern "C" __global__ void msm_pieces(const u32* __restrict__ cnt, u32* __restri
     pieces[b] = (cnt[b] + LC - 1) / LC;
 }
 
+// the smallest b < nb with incl[b] > x (incl: an inclusive prefix sum; x < incl[nb - 1])
+__device__ __forceinline__ u32 first_above(const u32* incl, u32 nb, u32 x)
+{
+    u32 lo = 0, hi = nb - 1;
+    while (lo < hi) {
+        const u32 mid = (lo + hi) >> 1;
+        if (incl[mid] > x) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+
 // piece p -> (bucket b, item range [start, end)); false when p is past the total
 __device__ __forceinline__ bool piece_range(u32 p, const u32* cnt, const u32* incl, const u32* pc, const u32* pincl,
                                             u32 nb, u32 LC, u32& start, u32& end)
 {
     if (p >= pincl[nb - 1]) return false;
-    // smallest b with pincl[b] > p
-    u32 lo = 0, hi = nb - 1;
-    while (lo < hi) {
-        const u32 mid = (lo + hi) >> 1;
-        if (pincl[mid] > p) hi = mid; else lo = mid + 1;
-    }
-    const u32 b = lo;
+    const u32 b = first_above(pincl, nb, p);
     const u32 q = p - (pincl[b] - pc[b]);
     const u32 first = incl[b] - cnt[b];
     start = first + q * LC;
@@ -107,19 +112,36 @@ __device__ __forceinline__ bool piece_range(u32 p, const u32* cnt, const u32* in
     return true;
 }
 
+// Where a first-level piece (or a batch-affine round) reads its points: the sorted entries
+// (point index | sign << 31) into the points, or a list of points in place (msm_affine.cuh).
 template <class F>
-__device__ void msm_acc0_t(const u32* entries, const Affine<F>* pts, const u32* cnt, const u32* incl, const u32* pc,
-                           const u32* pincl, u32 nb, u32 LC, Xyzz<F>* out)
+struct EntryPoints {
+    const u32* entries;
+    const Affine<F>* pts;
+    __device__ __forceinline__ Affine<F> operator()(u32 e) const {
+        const u32 v = entries[e];
+        Affine<F> a = pts[v & 0x7fffffffu];
+        if (v >> 31) a.y = F::neg(a.y);  // neg(0) = 0: infinity stays infinity
+        return a;
+    }
+};
+template <class F>
+struct ListPoints {
+    const Affine<F>* lst;
+    __device__ __forceinline__ Affine<F> operator()(u32 e) const { return lst[e]; }
+};
+
+template <class F, class Src>
+__device__ void msm_acc0_t(const Src src, const u32* cnt, const u32* incl, const u32* pc, const u32* pincl, u32 nb,
+                           u32 LC, Xyzz<F>* out)
 {
     const u32 p = blockIdx.x * blockDim.x + threadIdx.x;
     u32 start, end;
     if (!piece_range(p, cnt, incl, pc, pincl, nb, LC, start, end)) return;
     Xyzz<F> acc = Xyzz<F>::inf();
     for (u32 e = start; e < end; e++) {
-        const u32 v = entries[e];
-        Affine<F> a = pts[v & 0x7fffffffu];
+        const Affine<F> a = src(e);
         if (a.is_inf()) continue;
-        if (v >> 31) a.y = F::neg(a.y);
         acc = Xyzz<F>::add_affine(acc, a.x, a.y);
     }
     out[p] = acc;
@@ -255,7 +277,7 @@ __device__ void xyzz_to_affine_t(const Xyzz<F>* in, u32 n, Affine<F>* out)
 #define MSM_INSTANTIATE(P, F)                                                                                   \
     extern "C" __global__ void P##_msm_acc0(const u32* entries, const Affine<F>* pts, const u32* cnt,           \
         const u32* incl, const u32* pc, const u32* pincl, u32 nb, u32 LC, Xyzz<F>* out)                         \
-    { msm_acc0_t<F>(entries, pts, cnt, incl, pc, pincl, nb, LC, out); }                                         \
+    { msm_acc0_t<F>(EntryPoints<F>{entries, pts}, cnt, incl, pc, pincl, nb, LC, out); }                                    \
     extern "C" __global__ void P##_msm_accn(const Xyzz<F>* in, const u32* cnt, const u32* incl, const u32* pc,  \
         const u32* pincl, u32 nb, u32 LC, Xyzz<F>* out)                                                         \
     { msm_accn_t<F>(in, cnt, incl, pc, pincl, nb, LC, out); }                                                   \
