@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import gzip
+import io
 import json
 import os
 import random
@@ -296,11 +298,16 @@ def serve_probe(rng: random.Random) -> tuple[str, bool]:
 
 def run_probe(name: str, rng: random.Random, w: Path) -> dict:
     t0 = time.perf_counter()
-    try:
-        what, ok = {"attach_probe": lambda: attach_probe(rng, w), "metrics_probe": lambda: metrics_probe(rng),
-                    "serve_probe": lambda: serve_probe(rng)}[name]()
-        exc = None
-    except Exception as e:  # noqa: BLE001 - a probe that raises is a failure, reported
-        what, ok, exc = name, False, f"{type(e).__name__}: {e}"[:300]
+    err = io.StringIO()  # a server thread's traceback on stderr is this probe's failure, not the next case's
+    with contextlib.redirect_stderr(err):
+        try:
+            what, ok = {"attach_probe": lambda: attach_probe(rng, w), "metrics_probe": lambda: metrics_probe(rng),
+                        "serve_probe": lambda: serve_probe(rng)}[name]()
+            exc = None
+        except Exception as e:  # noqa: BLE001 - a probe that raises is a failure, reported
+            what, ok, exc = name, False, f"{type(e).__name__}: {e}"[:300]
+        time.sleep(0.1)  # handler threads answering a client that has gone
+    printed = "Traceback" in err.getvalue()
     return {"args": [name, what], "seconds": round(time.perf_counter() - t0, 2), "code": 0 if ok else 1,
-            "traceback": exc is not None, "exc": exc, "last_line": what, "stray": [], "expect": 0}
+            "traceback": exc is not None or printed, "exc": exc or (err.getvalue()[-300:] if printed else None),
+            "last_line": what, "stray": [], "expect": 0}

@@ -377,10 +377,10 @@ class MetricsExporter:
     def start(self, port: int, addr: str = "127.0.0.1") -> int:
         """Serve /metrics on addr:port (port 0: any free port); returns the bound port.
         Raises OSError with the address named when it cannot bind."""
-        from prometheus_client import start_http_server
+        from prover.observe.metrics_http import serve_metrics
 
         try:
-            self._httpd, _ = start_http_server(port, addr=addr, registry=self.registry)
+            self._httpd, _ = serve_metrics(self.registry, port, addr)
         except OSError as exc:
             raise OSError(f"cannot serve metrics on {addr}:{port}: {exc.strerror or exc}") from None
         self._thread = threading.Thread(target=self._loop, name="metrics-fold", daemon=True)

@@ -1,0 +1,45 @@
+"""The /metrics server: a client that hangs up mid-answer leaves no traceback on stderr (under
+the dashboard, stderr is the operator's screen) and the next scrape is served."""
+from __future__ import annotations
+
+import socket
+import time
+import urllib.request
+
+import pytest
+
+from prover.observe.metrics import MetricsExporter
+
+
+def _scrape(port: int) -> bytes:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        assert r.status == 200
+        return r.read()
+
+
+@pytest.mark.parametrize("junk", [b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", b"GARBAGE\r\n\r\n", b"GET"],
+                         ids=["long-uri", "garbage", "cut-short"])
+def test_a_client_that_hangs_up_leaves_stderr_clean(capfd: pytest.CaptureFixture[str], junk: bytes) -> None:
+    exp = MetricsExporter()
+    port = exp.start(0, "127.0.0.1")
+    try:
+        for _ in range(5):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST on close
+                s.sendall(junk)
+        time.sleep(0.3)  # the handler threads write (and fail) after the client is gone
+        assert b"c2tui_" in _scrape(port)
+    finally:
+        exp.stop()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_a_busy_port_is_named() -> None:
+    first = MetricsExporter()
+    port = first.start(0, "127.0.0.1")
+    try:
+        with pytest.raises(OSError, match=f"127.0.0.1:{port}"):
+            MetricsExporter().start(port, "127.0.0.1")
+    finally:
+        first.stop()
