@@ -35,6 +35,7 @@ from prover.knobs import KNOBS
 from prover.pipeline.controller import Knobs
 from prover.pipeline.engine import resolve_auto_knobs
 from prover.pipeline.run_handle import RunHandle
+from prover.pipeline.workers import LOOKAHEAD_SECTORS
 
 Sink = Callable[[Any], None]
 NODE_CHECK_S = 1.0
@@ -79,6 +80,7 @@ class FleetEngine(RunHandle):
         self._next_sector = self._next_instance = self._queued_total = 0
         self.requeued = self.duplicates = 0
         self._bounded = config.sectors is not None
+        self._sectors_left = config.sectors  # the run's sectors not queued yet; None: no end
         self._stop, self._draining, self._finished = threading.Event(), threading.Event(), threading.Event()
         self._stop_reason = "stopped"
         self._ended = False
@@ -164,8 +166,7 @@ class FleetEngine(RunHandle):
         reason = None
         try:
             self._start_hosts()
-            for _ in range(self.config.sectors if self._bounded else 1):
-                self.submit_sector(None, source="config")
+            self._top_up()
             last_check = time.monotonic()
             while not self._stop.is_set():
                 self._poll_round()
@@ -334,6 +335,7 @@ class FleetEngine(RunHandle):
             return
         batches: dict[str, list[Assignment]] = {}
         with self._plock:
+            self._top_up()
             while self._waiting:
                 slot = self.sched.place(self._waiting[0])
                 if slot is None:
@@ -341,14 +343,24 @@ class FleetEngine(RunHandle):
                 q = self._parts[self._waiting.popleft()]
                 batches.setdefault(slot.host, []).append(
                     Assignment(part=q.part, sector=q.sector, index=q.index, instance=q.instance, gpu=slot.gpu))
-            if not self._bounded and len(self._waiting) < self.config.partitions:
-                self.submit_sector(None, source="auto")
+                if not self._waiting:  # a wide fleet takes more than the lookahead in one round
+                    self._top_up()
         for name, parts in batches.items():
             self.hosts[name].actor.assign.remote(parts)  # a dead actor shows at the next poll
 
+    def _top_up(self) -> None:
+        """Queue the run's next sectors while fewer than LOOKAHEAD_SECTORS' partitions wait, as a
+        host's WorkQueue does (--sectors 10^20 queued at once would never start, and grow without bound)."""
+        with self._plock:
+            while (len(self._waiting) < LOOKAHEAD_SECTORS * self.config.partitions and not self._stop.is_set()
+                   and (self._sectors_left is None or self._sectors_left > 0)):
+                if self._sectors_left is not None:
+                    self._sectors_left -= 1
+                self.submit_sector(None, source="config" if self._bounded else "auto")
+
     def _check_end(self) -> None:
         with self._plock:
-            if self._bounded and len(self._done) >= self._queued_total:
+            if self._bounded and not self._sectors_left and len(self._done) >= self._queued_total:
                 self.request_stop("done")
             elif self._draining.is_set() and self.sched.pending == 0:
                 self.request_stop("done (drained)")

@@ -77,3 +77,40 @@ def test_lost_host_closes_its_locks_and_buffers_and_keeps_its_own_host_left(monk
     assert [e.bytes for e in out if e.kind == "free" and e.reason] == [8 * GiB]
     assert [e.t for e in out] == sorted(e.t for e in out)
     assert h not in fleet.hosts and fleet.cluster.ray.killed
+
+
+class _Assign:
+    def __init__(self) -> None:
+        self.parts: list[Any] = []
+
+    def remote(self, parts: list[Any]) -> None:
+        self.parts += parts
+
+
+def test_fleet_queues_sectors_lazily_and_ends_after_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--sectors 10^20 on a fleet: a couple of sectors wait at a time (the driver once queued every
+    sector before placing one, so the run never started and its memory grew without bound); a
+    bounded run still ends once its last sector is done."""
+    monkeypatch.setattr("prover.fleet.cluster.Cluster", _Cluster)
+    out: list[Any] = []
+    fleet = D.FleetEngine(RunConfig(backend="sim", gpus=1, partitions=3, sectors=10**20), "local:1", sinks=[out.append])
+    actor = _Actor([])
+    actor.assign = _Assign()  # type: ignore[attr-defined]
+    fleet.hosts["h0"] = D._Host("h0", "n0", actor)
+    fleet.sched.add_host("h0", 1, 1, workers=4, budget=16 * GiB)
+    fleet._place()
+    submitted = [e for e in out if e.kind == "sector_submitted"]
+    assert 1 <= len(submitted) <= D.LOOKAHEAD_SECTORS + 2 and len(fleet._waiting) <= D.LOOKAHEAD_SECTORS * 3
+    assert actor.assign.parts and fleet._sectors_left == 10**20 - len(submitted)
+
+    small = D.FleetEngine(RunConfig(backend="sim", gpus=1, partitions=2, sectors=3), "local:1", sinks=[])
+    small._top_up()
+    assert small._sectors_left == 1 and small._queued_total == 4
+    small._done |= set(small._parts)
+    small._check_end()
+    assert not small._stop.is_set()  # a third sector is still to come
+    small._waiting.clear()
+    small._top_up()
+    small._done |= set(small._parts)
+    small._check_end()
+    assert small._sectors_left == 0 and small._stop.is_set() and small._stop_reason == "done"
