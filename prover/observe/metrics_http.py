@@ -4,7 +4,9 @@ prometheus-client's own `start_http_server` lets socketserver print a traceback 
 a client goes away mid-answer (a scanner that sends a 70 kB URI and hangs up gets its 414
 written into a closed socket). Under the dashboard that traceback lands on the operator's
 screen, so a client could scribble on it at will; here a handler's failure is logged at debug
-level instead, and the server keeps serving.
+level instead, and the server keeps serving. It is bounded too: a client has READ_TIMEOUT_S to
+send its request, and at most MAX_CONNECTIONS are served at once (more are closed at accept), so
+idle or slow clients cannot grow the process's threads without bound.
 """
 from __future__ import annotations
 
@@ -18,9 +20,13 @@ from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.exposition import ThreadingWSGIServer
 
 log = logging.getLogger(__name__)
+READ_TIMEOUT_S = 5.0  # a scrape's request is one short line and a few headers
+MAX_CONNECTIONS = 32  # Prometheus scrapes one at a time; this leaves room for curl and a second scraper
 
 
 class _QuietHandler(WSGIRequestHandler):
+    timeout = READ_TIMEOUT_S  # socketserver sets it on the connection: a silent client is dropped
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
         """No access log on stderr (the dashboard owns the terminal)."""
 
@@ -31,6 +37,24 @@ def _server_class(addr: str, port: int) -> type[ThreadingWSGIServer]:
 
     class Server(ThreadingWSGIServer):
         address_family = family
+        slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+        def process_request(self, request: Any, client_address: Any) -> None:
+            if not self.slots.acquire(blocking=False):
+                log.debug("metrics client %s: refused, %d connections open", client_address, MAX_CONNECTIONS)
+                self.shutdown_request(request)
+                return
+            try:
+                super().process_request(request, client_address)
+            except BaseException:  # no thread started: give the slot back
+                self.slots.release()
+                raise
+
+        def process_request_thread(self, request: Any, client_address: Any) -> None:
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.slots.release()
 
         def handle_error(self, request: Any, client_address: Any) -> None:
             log.debug("metrics client %s: request failed", client_address, exc_info=True)

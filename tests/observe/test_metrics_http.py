@@ -43,3 +43,32 @@ def test_a_busy_port_is_named() -> None:
             MetricsExporter().start(port, "127.0.0.1")
     finally:
         first.stop()
+
+
+def test_idle_clients_are_bounded_and_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More idle connections than MAX_CONNECTIONS start no more handler threads than that, each is
+    dropped after the read timeout, and a scrape is served again afterwards."""
+    import threading
+
+    import prover.observe.metrics_http as H
+
+    monkeypatch.setattr(H, "MAX_CONNECTIONS", 4)
+    monkeypatch.setattr(H._QuietHandler, "timeout", 0.5)
+    exp = MetricsExporter()
+    port = exp.start(0, "127.0.0.1")
+    before = threading.active_count()
+    socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(12)]
+    try:
+        time.sleep(0.3)
+        assert threading.active_count() - before <= 4
+        time.sleep(1.0)  # past the read timeout: the held ones are dropped (recv sees EOF or a reset)
+        for s in socks[:4]:
+            try:
+                assert s.recv(1) == b""
+            except ConnectionResetError:
+                pass
+        assert b"c2tui_" in _scrape(port)
+    finally:
+        for s in socks:
+            s.close()
+        exp.stop()
