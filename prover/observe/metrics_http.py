@@ -2,9 +2,10 @@
 
 prometheus-client's own `start_http_server` lets socketserver print a traceback to stderr when
 a client goes away mid-answer (a scanner that sends a 70 kB URI and hangs up gets its 414
-written into a closed socket). Under the dashboard that traceback lands on the operator's
-screen, so a client could scribble on it at will; here a handler's failure is logged at debug
-level instead, and the server keeps serving. It is bounded too: a client has READ_TIMEOUT_S to
+written into a closed socket). Under `record` that traceback lands in the operator's terminal
+and log among the run's own lines (the dashboard's Textual swallows stderr), so any client
+could write tracebacks there at will; here a handler's failure is logged at debug level
+instead, and the server keeps serving. It is bounded too: a client has READ_TIMEOUT_S to
 send its request, and at most MAX_CONNECTIONS are served at once (more are closed at accept), so
 idle or slow clients cannot grow the process's threads without bound.
 """
