@@ -275,7 +275,7 @@ def fuzz(seconds: float, seed: int, box_s: float = 20.0, commands: list[str] | N
     rng = random.Random(seed)
     cmds = commands or COMMANDS
     stats = {c: {"cases": 0, "exit_codes": {}, "tracebacks": 0, "hangs": 0, "undocumented_exit": 0, "wrong_exit": 0,
-                 "no_error_line": 0, "stray_writes": 0, "failures": []} for c in cmds}
+                 "no_error_line": 0, "stray_writes": 0, "cut_alive": 0, "failures": []} for c in cmds}
     with tempfile.TemporaryDirectory() as d:
         base = Path(d)
         good_proof, good_rec = fixtures(base)
@@ -290,7 +290,7 @@ def fuzz(seconds: float, seed: int, box_s: float = 20.0, commands: list[str] | N
             res = run_any(make_case(cmd, rng, w, good_proof, good_rec), w, box_s, rng)
             s = stats[cmd]
             s["cases"] += 1
-            s["cut_alive"] = s.get("cut_alive", 0) + bool(res.get("hang") and res.get("alive"))
+            s["cut_alive"] += bool(res.get("hang") and res.get("alive"))
             if not res.get("hang"):
                 s["exit_codes"][str(res["code"])] = s["exit_codes"].get(str(res["code"]), 0) + 1
             bad = judge(res)

@@ -35,7 +35,7 @@ from prover.knobs import KNOBS
 from prover.pipeline.controller import Knobs
 from prover.pipeline.engine import resolve_auto_knobs
 from prover.pipeline.run_handle import RunHandle
-from prover.pipeline.workers import LOOKAHEAD_SECTORS
+from prover.pipeline.workers import LOOKAHEAD_SECTORS, sector_due
 
 Sink = Callable[[Any], None]
 NODE_CHECK_S = 1.0
@@ -352,8 +352,7 @@ class FleetEngine(RunHandle):
         """Queue the run's next sectors while fewer than LOOKAHEAD_SECTORS' partitions wait, as a
         host's WorkQueue does (--sectors 10^20 queued at once would never start, and grow without bound)."""
         with self._plock:
-            while (len(self._waiting) < LOOKAHEAD_SECTORS * self.config.partitions and not self._stop.is_set()
-                   and (self._sectors_left is None or self._sectors_left > 0)):
+            while not self._stop.is_set() and sector_due(len(self._waiting), self.config.partitions, self._sectors_left):
                 if self._sectors_left is not None:
                     self._sectors_left -= 1
                 self.submit_sector(None, source="config" if self._bounded else "auto")

@@ -26,6 +26,12 @@ _STALL_KEYS_KEPT = 10000
 LOOKAHEAD_SECTORS = 2  # sectors queued ahead of the workers: any --sectors starts at once
 
 
+def sector_due(waiting: int, partitions: int, sectors_left: int | None) -> bool:
+    """Whether a run should queue its next sector now: fewer than LOOKAHEAD_SECTORS' partitions
+    wait, and sectors are left (None: no end). One host's WorkQueue and a fleet's driver alike."""
+    return waiting < LOOKAHEAD_SECTORS * partitions and (sectors_left is None or sectors_left > 0)
+
+
 class WorkQueue:
     """Sectors split into partitions, taken in order, queued lazily: at most LOOKAHEAD_SECTORS
     of the run's sectors wait at a time (--sectors 10^8 would otherwise be queued, and
@@ -84,8 +90,7 @@ class WorkQueue:
     def top_up(self) -> None:
         """Queue the run's next sectors while fewer than LOOKAHEAD_SECTORS' partitions wait."""
         with self.cv:
-            while (self._queue.waiting() < LOOKAHEAD_SECTORS * self._partitions and not self._stop.is_set()
-                   and (self._sectors_left is None or self._sectors_left > 0)):
+            while not self._stop.is_set() and sector_due(self._queue.waiting(), self._partitions, self._sectors_left):
                 if self._sectors_left is not None:
                     self._sectors_left -= 1
                 self.submit_sector(None, source="config" if self._bounded else "auto")
