@@ -114,10 +114,26 @@ def test_single_starts_prep_inside_the_lock_and_narrow_finishes_it_before():
     assert released and all(b_g2[p] >= released[p] for p in released)  # CPU b_g2 after it
 
 
-@pytest.mark.timeout(30)
+def _two_lock_fallbacks(attempts: int = 6) -> list[int]:
+    """Fallbacks of two-lock + device sync on a budget of two, run after run until one falls
+    back. Whether a pre-stage finds room after its device sync is a race it is meant to show:
+    the sync and the compute holder's free both wake when the holder's kernels end, and
+    whichever thread the OS runs first decides it. Here about 1 in 4 pre-stages lose it; a
+    loaded 2-core CI box once ran a whole run where none did, so one run cannot be the test."""
+    seen: list[int] = []
+    for seed in range(3, 3 + attempts):
+        seen.append(run_schedule(seed, gpus=1, workers=4, budget_parts=2, lock_mode="two-lock", partitions=8,
+                                 error_rate=0.0, oom_rate=0.0, switch_every_ms=(10_000, 10_000),
+                                 switches=["resume"], mem_sync="device").kinds["fallback"])
+        if seen[-1]:
+            break
+    return seen
+
+
+@pytest.mark.timeout(60)
 def test_reserved_needs_no_mem_lock_no_device_sync_and_no_fallback_on_a_tight_budget():
-    two = _run("two-lock", budget_parts=2)
-    assert two.kinds["fallback"] > 0  # the seed's serialisation: device sync, room checked once
+    seen = _two_lock_fallbacks()
+    assert seen[-1] > 0, seen  # the seed's serialisation: device sync, room checked once
     res = _run("reserved", budget_parts=2)
     assert res.final() == []
     assert res.kinds["fallback"] == 0 and res.kinds["oom"] == 0
