@@ -23,7 +23,7 @@ import copy
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 
@@ -96,6 +96,12 @@ def fast_snapshot(s: DashboardState, partitions: int = SNAPSHOT_PARTITIONS) -> D
     c.phase_stats = {k: PhaseStats(v.count, v.total, v.max, v.failed) for k, v in s.phase_stats.items()}
     c.log = deque(s.log, maxlen=s.log.maxlen)
     c.ok_times, c.history, c.segments = s.ok_times.copy(), s.history.copy(), copy_segments(s.segments)
+    # the smaller parts the fold changes in place (start-up steps, keys, host RAM, queues by
+    # class, jobs, fleet hosts): bounded by what is in flight, so copied whole; shared, the UI
+    # once iterated a dict the fold was adding to ("dictionary changed size during iteration")
+    c.hosts = {h: replace(x, gpus=list(x.gpus)) for h, x in s.hosts.items()}
+    c.host_ram, c.keys, c.startup = copy.deepcopy(s.host_ram), copy.deepcopy(s.keys), copy.deepcopy(s.startup)
+    c.queues, c.jobs = copy.deepcopy(s.queues), copy.deepcopy(s.jobs)
     return c
 
 

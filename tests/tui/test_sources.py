@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from c2tui import sources
 from c2tui.sources import SPEEDS, LiveSource, ReplaySource, fast_snapshot
+from prover import events as ev
 from prover.state import fold
 from tests.helpers.tui_synth import synth_events
 
@@ -119,3 +120,62 @@ def test_live_source_folds_on_its_thread_and_publishes_snapshots():
         assert sink_s / len(EVENTS) < 50e-6, "the sink is an append"
     finally:
         src.stop()
+
+
+def _mutable(obj, seen: dict[int, object], path: str, out: dict[int, str]) -> None:
+    """Every container and dataclass reachable from obj (what a fold could change in place)."""
+    import dataclasses
+    from collections import deque as _deque
+
+    if id(obj) in seen or isinstance(obj, (str, bytes, int, float, bool, type(None), ev._Ev)):  # events: frozen records
+        return
+    seen[id(obj)] = obj  # kept alive, so ids are not reused while we walk
+    if isinstance(obj, (dict, list, set, _deque)) or dataclasses.is_dataclass(obj):
+        out[id(obj)] = path
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _mutable(v, seen, f"{path}[{k!r}]", out)
+    elif isinstance(obj, (list, set, _deque, tuple)):
+        for i, v in enumerate(obj):
+            _mutable(v, seen, f"{path}[{i}]", out)
+    elif dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            _mutable(getattr(obj, f.name), seen, f"{path}.{f.name}", out)
+
+
+def _shared(state) -> list[str]:
+    """What a snapshot of `state` shares with it that the fold may still change. Shared by
+    design, as the fold never changes them once made: closed timeline segments, device syncs,
+    history points and marks, the config's inner values (the run's start, replaced whole)."""
+    from prover.state_history import HistoryMark, HistoryPoint
+    from prover.state_parts import DeviceSyncState, Segment
+
+    snap = fast_snapshot(state)
+    a: dict[int, str] = {}
+    b: dict[int, str] = {}
+    keep: dict[int, object] = {}
+    _mutable(state, keep, "state", a)
+    _mutable(snap, kept := {}, "snap", b)
+    keep.update(kept)
+    frozen = (DeviceSyncState, HistoryPoint, HistoryMark)
+    return sorted(b[i] for i in set(a) & set(b)
+                  if not isinstance(keep[i], frozen) and not b[i].startswith("snap.config[")
+                  and not (isinstance(keep[i], Segment) and keep[i].t1 is not None))
+
+
+def test_a_snapshot_shares_nothing_the_fold_still_changes():
+    """Every recording the screenshots use (start-up, keys, host RAM, classes, cordons, four
+    GPUs) and a fleet: the snapshot the UI reads shares no dict, list or state object with the
+    state the fold thread goes on changing. (Startup's steps were shared: the UI once iterated
+    them while the fold added one.)"""
+    from pathlib import Path
+
+    from prover.record import read_recording
+    from tests.helpers.fleet_synth import fleet_stream
+
+    rec_dir = Path(__file__).parent / "recordings"
+    states = {p.name: fold(read_recording(p).events) for p in sorted(rec_dir.glob("*.jsonl*"))}
+    states["fleet"] = fold(fleet_stream(4, 8.0, distinct=2))
+    assert len(states) >= 8
+    for name, st in states.items():
+        assert _shared(st) == [], name
