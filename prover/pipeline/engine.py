@@ -27,7 +27,7 @@ from prover import events as ev
 from prover.field import blocks
 from prover.config import RunConfig
 from prover.device import budget
-from prover.device.base import BaseDevice
+from prover.device.base import BaseDevice, Stopped
 from prover.device.profiles import get_profile
 from prover.pipeline.bus import EventBus, Sink
 from prover.pipeline.controller import Controller, Knobs
@@ -233,6 +233,8 @@ class Engine(RunHandle):
                     check_deadlines()
                 if self._draining.is_set() and self._queue.inflight == 0:
                     self.request_stop("done (drained)")
+        except Stopped:  # a stop asked during start-up (the key set-up checks for it): the stop's reason
+            pass
         except Exception as exc:
             reason = f"error: {type(exc).__name__}: {exc}"
             self.emit(ev.Note, level="error", text=f"engine failed: {exc}\n{traceback.format_exc(limit=4)}")

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from prover import events as ev
+from prover.device.base import Stopped
 
 ORDER = ("circuit", "keys", "host_kernels", "gpu_kernels", "devices")
 
@@ -21,9 +22,11 @@ class Step:
     def __init__(self, steps: "StartupSteps", name: str) -> None:
         self.steps, self.name, self.t0 = steps, name, steps.clock()
         self.detail = ""
+        self.frac = 0.0
 
     def progress(self, frac: float, detail: str = "") -> None:
         self.detail = detail or self.detail
+        self.frac = max(0.0, min(1.0, frac))
         self.steps.emit(ev.Startup, step=self.name, state="progress", frac=max(0.0, min(1.0, frac)), detail=self.detail)
 
 
@@ -38,6 +41,10 @@ class StartupSteps:
         self.emit(ev.Startup, step=name, state="start", detail=detail)
         try:
             yield s
+        except Stopped:  # the run was stopped (a --duration, ctrl+c) while this step ran: not a failure
+            self.emit(ev.Startup, step=name, state="end", frac=s.frac, seconds=max(0.0, self.clock() - s.t0),
+                      detail=f"stopped before it finished ({s.frac:.0%} done)")
+            raise
         except BaseException as exc:
             self.emit(ev.Startup, step=name, state="end", frac=0.0, seconds=max(0.0, self.clock() - s.t0), ok=False,
                       detail=f"{type(exc).__name__}: {exc}"[:300])

@@ -53,3 +53,28 @@ def test_a_failed_step_is_shown_and_ends_the_run(tmp_path):
     s = fold(evs)
     assert s.ended and s.startup.failed == ["keys"]
     assert summarize(s).startup.failed == ["keys"]
+
+
+@pytest.mark.timeout(60)
+def test_a_stop_during_start_up_ends_the_run_cleanly(tmp_path):
+    """A --duration or ctrl+c that lands while the key set-up runs (a loaded fleet host once
+    did): the step says it was stopped, the run ends with the stop's reason, and no "engine
+    failed" error or traceback is shown for it."""
+    evs: list = []
+    cfg = load_config(None, backend="sim", profile="tiny", constraints_log2=8, sectors=1, partitions=1,
+                      workers_per_gpu=1, time_scale=0.05, cache_dir=str(tmp_path / "keys"))
+    eng = Engine(cfg, [evs.append], phases=None)
+
+    def stop_at_keys(e) -> None:
+        if e.kind == "startup" and e.step == "keys" and e.state == "start":
+            eng.request_stop("duration reached")
+
+    eng.add_sink(stop_at_keys)
+    eng.start()
+    assert eng.wait(60)
+    end = [e for e in evs if e.kind == "startup" and e.state == "end" and e.step == "keys"]
+    assert end and end[0].ok and end[0].detail.startswith("stopped before it finished")
+    assert [e.reason for e in evs if e.kind == "run_ended"] == ["duration reached"]
+    assert not [e for e in evs if e.kind == "note" and e.level == "error"]
+    s = fold(evs)
+    assert s.ended and s.startup.failed == [] and not [ln for ln in s.log if ln[1] == "error"]
