@@ -58,9 +58,21 @@ def test_winning_behind_a_full_c2_queue_loads_its_key_with_progress_and_goes_fir
     assert eng.controller.apply("submit=winning", source="test")
     assert eng.wait(150)
     assert keys.final() == [] and inv.final() == []
-    done, queued = jumped_the_queue(keys.events)
-    assert len(queued) >= 4 and done < min(queued)
     sub = keys.of("sector_submitted", proof_class="winning")[0]
+    _, queued = jumped_the_queue(keys.events)
+    assert len(queued) >= 4
+    # taken first: the next free worker picks winning and sets up its key while the other
+    # worker goes on with c2. Whether it is also *done* first depends on how long the real
+    # set-up takes against a c2 partition (a loaded 2-core box once took longer); without a
+    # key to load it is (tests/pipeline/test_classes.py).
+    taken = min(e.t for e in keys.events if e.kind == "key_load" and e.state == "start" and e.log2 == sub.log2)
+    c2_queued = {e.part for e in keys.events if e.kind == "partition_queued" and e.proof_class == "c2" and e.t <= sub.t}
+    started = {}
+    for e in keys.events:
+        if e.kind == "phase_start" and e.part in c2_queued:
+            started.setdefault(e.part, e.t)
+    later = [t for t in started.values() if t > sub.t]
+    assert later and taken < min(later)
     assert (sub.log2, sub.modelled_log2) == (8, 18)  # clamped at 2^8: window's size
     loads = keys.of("key_load", log2=8)
     assert loads[0].state == "start" and loads[-1].state == "end" and loads[-1].ok
