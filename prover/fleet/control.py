@@ -56,11 +56,12 @@ class FleetController(KnobFacade):
             raise ValueError(f"unknown knob {knob!r}; known: {', '.join(KNOBS)}")
         value = KNOBS[knob].check(value)
         target = None if target == "fleet" else target
-        self._fleet.send_control(knob, value, source, target)
-        if target is not None:
-            return True
-        changed = getattr(self._knobs, knob) != value
-        self._knobs = replace(self._knobs, **{knob: value})
+        with self._fleet.knob_lock:  # sent and made the fleet's value with no host spawned or joined between
+            self._fleet.send_control(knob, value, source, target)
+            if target is not None:
+                return True
+            changed = getattr(self._knobs, knob) != value
+            self._knobs = replace(self._knobs, **{knob: value})
         return changed
 
     def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:

@@ -21,7 +21,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from prover import events as ev
@@ -31,6 +31,7 @@ from prover.fleet.control import FleetController
 from prover.fleet.held import Held
 from prover.fleet.host import Assignment, HostInfo
 from prover.fleet.scheduler import Scheduler
+from prover.fleet import knob_send
 from prover.knobs import KNOBS
 from prover.pipeline.controller import Knobs
 from prover.pipeline.engine import resolve_auto_knobs
@@ -40,7 +41,6 @@ from prover.pipeline.workers import LOOKAHEAD_SECTORS, sector_due
 Sink = Callable[[Any], None]
 NODE_CHECK_S = 1.0
 START_TIMEOUT_S = 180.0
-GUARD_WAIT_S = 10.0  # a guarded knob (one a host may refuse) waits this long for the hosts' answers
 
 
 @dataclass
@@ -49,6 +49,7 @@ class _Host:
     node: str
     actor: Any
     info: HostInfo | None = None
+    pending: list[tuple[str, Any, str]] = field(default_factory=list)  # knob changes made while it started
 
 
 @dataclass
@@ -69,6 +70,7 @@ class FleetEngine(RunHandle):
         self.sink_errors = 0
         self._elock = threading.Lock()
         self._plock = threading.RLock()
+        self.knob_lock = threading.RLock()  # knob changes, spawns and joins in one order (fleet/knob_send.py)
         self.sched = Scheduler(depth)
         self.hosts: dict[str, _Host] = {}
         self._starting: dict[str, tuple[Any, _Host, Any]] = {}  # name -> (start ref, host, node)
@@ -219,6 +221,10 @@ class FleetEngine(RunHandle):
         return {**cfg, "gpus": node.gpus}, node.gpus
 
     def _spawn(self, node: Any) -> None:
+        with self.knob_lock:  # its knobs read and its start registered with no change in between
+            self._spawn_locked(node)
+
+    def _spawn_locked(self, node: Any) -> None:
         self._nodes_seen.add(node.node_id)
         cfg, num_gpus = self._host_config(node)
         name = f"h{len(self._nodes_seen) - 1}"
@@ -232,10 +238,12 @@ class FleetEngine(RunHandle):
     def _joined(self, h: _Host) -> None:
         i = h.info
         assert i is not None
-        with self._plock:
-            self.hosts[h.name] = h
-            self.sched.add_host(h.name, i.gpu_offset, i.gpus, i.workers_per_gpu, i.budget)
-        self.emit(ev.HostJoined, host=h.name, node=i.node, gpus=i.gpus, gpu_offset=i.gpu_offset)
+        with self.knob_lock:  # the changes made while it started go out before any made after
+            with self._plock:
+                self.hosts[h.name] = h
+                self.sched.add_host(h.name, i.gpu_offset, i.gpus, i.workers_per_gpu, i.budget)
+            self.emit(ev.HostJoined, host=h.name, node=i.node, gpus=i.gpus, gpu_offset=i.gpu_offset)
+            knob_send.catch_up(h)
 
     def _check_starting(self) -> None:
         """Late joiners: a host whose start() has answered joins the fleet now."""
@@ -244,13 +252,14 @@ class FleetEngine(RunHandle):
             ready, _ = ray.wait([ref], timeout=0)
             if not ready:
                 continue
-            del self._starting[name]
             try:
                 host.info = ray.get(ref)
             except Exception as exc:
+                del self._starting[name]
                 self.emit(ev.Note, level="warn", text=f"host {name} did not start: {exc}")
                 continue
-            self._joined(host)
+            self._joined(host)  # then out of _starting: a change made meanwhile reaches it one way or the other
+            del self._starting[name]
 
     def _watch_nodes(self) -> None:
         nodes = self.cluster.nodes()
@@ -412,35 +421,6 @@ class FleetEngine(RunHandle):
         return detail
 
     def send_control(self, knob: str, value: Any, source: str, target: str | None) -> None:
-        """One knob to every host (None), one host ('h1') or one GPU ('gpu3', fleet number)."""
-        with self._plock:
-            hosts = dict(self.hosts)
-        gpu = None
-        if target is None:
-            chosen = list(hosts.values())
-        elif target in hosts:
-            chosen = [hosts[target]]
-        elif target.startswith("gpu") and target[3:].isdigit() and int(target[3:]) in self.sched.slots:
-            gpu = int(target[3:])
-            chosen = [hosts[self.sched.slots[gpu].host]]
-        else:
-            raise ValueError(f"no host or GPU {target!r} in the fleet (hosts: {', '.join(sorted(hosts)) or 'none yet'}; "
-                             f"GPUs: gpu0..gpu{max(self.sched.slots, default=0)})")
-        refs = []
-        for h in chosen:
-            local = None if gpu is None else gpu - (h.info.gpu_offset if h.info else 0)
-            refs.append(h.actor.control.remote(knob, value, source, local))
-        if KNOBS[knob].guard is not None:
-            self._refused(refs)
-
-    def _refused(self, refs: list) -> None:
-        """A host's refusal of a guarded knob (host_ram_budget below its key in use), raised here
-        so the fleet's knob does not claim a value the hosts did not take. A host that is slow or
-        lost past GUARD_WAIT_S is not waited for: its own events say what it did."""
-        ray = self.cluster.ray
-        try:
-            ray.get(refs, timeout=GUARD_WAIT_S)
-        except ValueError as exc:  # Ray's RayTaskError is also the cause's class
-            raise ValueError(str(getattr(exc, "cause", None) or exc).splitlines()[-1]) from None
-        except Exception:  # noqa: BLE001 - a timeout or a lost actor: not a refusal
-            return
+        """One knob to every host, one host or one GPU (prover/fleet/knob_send.py); the caller
+        holds knob_lock."""
+        knob_send.send(self, knob, value, source, target)

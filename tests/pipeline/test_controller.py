@@ -184,6 +184,8 @@ def test_vram_budget_is_a_knob_everywhere():
     sent = []
 
     class Fleet:
+        knob_lock = __import__("threading").RLock()
+
         def send_control(self, knob, value, source, target):
             sent.append((knob, value, source, target))
 

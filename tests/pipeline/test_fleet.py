@@ -113,7 +113,8 @@ def test_fleet_three_nodes_lose_one_gain_one(tmp_path):
 def test_record_cluster_local2_replays_and_summarises(tmp_path):
     """`c2tui record --cluster local:2 --backend sim ... --switch 8:vram_budget=20GiB` as a user
     runs it: the budget change is recorded on both hosts (the fleet once refused it as an
-    "unknown knob"); the recording summarises (per host and fleet) and renders in replay."""
+    "unknown knob"), and so is a switch made before they joined (once lost); the recording
+    summarises (per host and fleet) and renders in replay."""
     import subprocess
 
     root = Path(__file__).resolve().parents[2]
@@ -122,7 +123,7 @@ def test_record_cluster_local2_replays_and_summarises(tmp_path):
     run = [sys.executable, "-m", "c2tui"]
     r = subprocess.run([*run, "record", "--cluster", "local:2", "--backend", "sim", "--gpus", "2",
                         "--constraints-log2", "8", "--time-scale", "0.2", "--duration", "8.5", "--partitions", "6",
-                        "--switch", "8:vram_budget=20GiB", "--out", str(out)],
+                        "--switch", "0.01:mem_sync=stream", "--switch", "8:vram_budget=20GiB", "--out", str(out)],
                        cwd=root, env=env, capture_output=True, text=True, timeout=500)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "all proofs verified" in r.stdout and "per host" in r.stdout
@@ -135,8 +136,9 @@ def test_record_cluster_local2_replays_and_summarises(tmp_path):
     notes = [e.text for e in read_recording(out).events if e.kind == "note" and e.host is not None]
     assert notes and all(t.startswith(("h0: ", "h1: ")) for t in notes)
     changes = [e for e in read_recording(out).events if e.kind == "mode_change"]
-    assert sorted((e.host, e.knob, e.new) for e in changes) == [("h0", "vram_budget", "20 GiB"),
-                                                               ("h1", "vram_budget", "20 GiB")]
+    # the first switch lands before the hosts join (~0.8 s): each takes it as it joins
+    assert sorted((e.host, e.knob, e.new) for e in changes) == [("h0", "mem_sync", "stream"), ("h0", "vram_budget", "20 GiB"),
+                                                               ("h1", "mem_sync", "stream"), ("h1", "vram_budget", "20 GiB")]
     svg = tmp_path / "shot.svg"
     end = read_recording(out).events[-1].t
     p = subprocess.run([*run, "screenshot", str(out), "--at", f"{end * 0.9:.2f}", "-o", str(svg)], cwd=root, env=env,

@@ -114,3 +114,38 @@ def test_fleet_queues_sectors_lazily_and_ends_after_the_last(monkeypatch: pytest
     small._done |= set(small._parts)
     small._check_end()
     assert small._sectors_left == 0 and small._stop.is_set() and small._stop_reason == "done"
+
+
+class _Control:
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def remote(self, *args: Any) -> None:
+        self.calls.append(args)
+
+
+def test_a_knob_changed_while_a_host_starts_reaches_it_when_it_joins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--switch 0.05:vram_budget=20GiB` on a fleet whose hosts join at 0.8 s was lost: no host
+    had joined to send it to, and the starting ones had their config already. Now it waits on
+    each starting host and goes out, in order and with its source, as the host joins; a joined
+    host gets it at once, and a change after the join is not sent twice."""
+    monkeypatch.setattr("prover.fleet.cluster.Cluster", _Cluster)
+    fleet = D.FleetEngine(RunConfig(backend="sim", gpus=1, partitions=2, sectors=1), "local:2", sinks=[])
+    up, starting = _Actor([]), _Actor([])
+    up.control, starting.control = _Control(), _Control()  # type: ignore[attr-defined]
+    fleet.hosts["h0"] = D._Host("h0", "n0", up)
+    late = D._Host("h1", "n1", starting)
+    fleet._starting["h1"] = ("ref", late, None)
+    fc = fleet.controller
+    fc.apply("vram_budget=20GiB", source="switch")
+    fc.apply("single", source="key")
+    with pytest.raises(ValueError, match="no host or GPU 'h1'"):
+        fc.apply("h1:stream", source="key")  # a starting host is not a target yet: said, not lost
+    assert [c[:3] for c in up.control.calls] == [("vram_budget", 20 * GiB, "switch"), ("lock_mode", "single", "key")]
+    assert starting.control.calls == []
+    late.info = D.HostInfo(host="h1", node="n1", gpus=1, gpu_offset=1, workers_per_gpu=2, budget=16 * GiB, pid=1)
+    fleet._joined(late)
+    assert [c[:3] for c in starting.control.calls] == [("vram_budget", 20 * GiB, "switch"), ("lock_mode", "single", "key")]
+    fc.apply("stream", source="key")
+    assert [c[:3] for c in starting.control.calls][-1] == ("mem_sync", "stream", "key")
+    assert len(starting.control.calls) == 3 and late.pending == []

@@ -3,6 +3,7 @@ the CLI's --help, the controller, `--switch` parsing, the dashboard's help scree
 README's key table is the one the help screen's rows make."""
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -85,6 +86,8 @@ class _Engine:
 
 
 class _Fleet:
+    knob_lock = threading.RLock()
+
     def send_control(self, knob, value, source, target):
         pass
 
