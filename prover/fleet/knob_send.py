@@ -25,13 +25,12 @@ def send(fleet: "FleetEngine", knob: str, value: Any, source: str, target: str |
     caller holds fleet.knob_lock, so a host is either joined (sent now) or starting (pending)."""
     with fleet._plock:
         hosts = dict(fleet.hosts)
-    if target is None:  # hosts still starting take it when they join (catch_up)
-        for _, h, _ in list(fleet._starting.values()):
-            if h.name not in hosts:
-                h.pending.append((knob, value, source))
     gpu = None
     if target is None:
         chosen = list(hosts.values())
+        for _, h, _ in list(fleet._starting.values()):  # hosts still starting take it when they join
+            if h.name not in hosts:
+                h.pending.append((knob, value, source))
     elif target in hosts:
         chosen = [hosts[target]]
     elif target.startswith("gpu") and target[3:].isdigit() and int(target[3:]) in fleet.sched.slots:

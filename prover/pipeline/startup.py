@@ -27,7 +27,7 @@ class Step:
     def progress(self, frac: float, detail: str = "") -> None:
         self.detail = detail or self.detail
         self.frac = max(0.0, min(1.0, frac))
-        self.steps.emit(ev.Startup, step=self.name, state="progress", frac=max(0.0, min(1.0, frac)), detail=self.detail)
+        self.steps.emit(ev.Startup, step=self.name, state="progress", frac=self.frac, detail=self.detail)
 
 
 class StartupSteps:

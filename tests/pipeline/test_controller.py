@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import time
@@ -184,7 +185,7 @@ def test_vram_budget_is_a_knob_everywhere():
     sent = []
 
     class Fleet:
-        knob_lock = __import__("threading").RLock()
+        knob_lock = threading.RLock()
 
         def send_control(self, knob, value, source, target):
             sent.append((knob, value, source, target))
