@@ -232,7 +232,7 @@ _plans_lock = threading.Lock()
 def ntt_plan(L: int, stream=None, ks: KernelSettings | None = None) -> NttPlan:
     cp = _cp()
     ks = ks or loader.DEFAULTS
-    key = (cp.cuda.Device().id, L, ks.ntt_variant, ks.nvrtc_arch, ks.nvrtc_opts)
+    key = (cp.cuda.Device().id, L, ks.ntt_variant, ks.field_mul, ks.nvrtc_arch, ks.nvrtc_opts)
     with _plans_lock:
         plan = _plans.get(key)
         if plan is None:

@@ -19,11 +19,18 @@ GXX = shutil.which("g++")
 pytestmark = pytest.mark.skipif(GXX is None, reason="g++ not installed")
 
 
-@pytest.fixture(scope="module")
-def host_check(tmp_path_factory):
+# The default build, and the products of mont_wide.cuh (carry.cuh's primitives run the device's
+# instruction sequence on the CPU): Karatsuba with the Fr reduction rows, and one reduction for
+# the XYZZ formulas' sums of two products (Fe::mul2), each through every test of this module.
+HOST_VARIANTS = [None, "eo_k", "eo_k2", "eo_sq2"]
+
+
+@pytest.fixture(scope="module", params=HOST_VARIANTS, ids=lambda v: v or "default")
+def host_check(tmp_path_factory, request):
     exe = tmp_path_factory.mktemp("kernels") / "host_check"
     src = Path(__file__).with_name("host_check.cpp")
-    subprocess.run([GXX, "-O1", "-std=c++17", "-I", str(loader.CUDA_DIR), "-o", str(exe), str(src)],
+    defs = [f"-DFIELD_MUL={request.param}", "-DFP_MUL_CALL=1"] if request.param else []
+    subprocess.run([GXX, "-O1", "-std=c++17", *defs, "-I", str(loader.CUDA_DIR), "-o", str(exe), str(src)],
                    check=True, capture_output=True, timeout=300)
 
     def run(lines: list[str]) -> list[str]:
