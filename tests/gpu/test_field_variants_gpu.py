@@ -35,19 +35,21 @@ def test_products_match_python_ints(variant, n):
         da, db = cp.asarray(bf.to_limbs(a, nl)), cp.asarray(bf.to_limbs(b, nl))
         out = cp.empty_like(da)
         k = mod.get_function(f"{name}_elem")
-        for op in (0, 1):
+        for op in (0, 1, 2):
             k(((len(a) + 127) // 128,), (128,), (da, db, out, np.int32(len(a)), np.int32(op)))
-            want = [x * (y if op == 0 else x) * rinv % m for x, y in zip(a, b)]
-            assert bf.from_limbs(cp.asnumpy(out)) == want, (variant, name, op)
+            assert bf.from_limbs(cp.asnumpy(out)) == bf.want(op, a, b, m, rinv), (variant, name, op)
 
 
-@pytest.fixture(params=["eo", "eo_c"])
+@pytest.fixture(params=["eo", "eo_c", "eo_k", "eo_k2", "eo_sq2"])
 def eo_build(request, monkeypatch):
-    """The real modules compiled with -DFIELD_MUL=eo / eo_c (fresh loader cache, restored afterwards)."""
+    """The real modules compiled with -DFIELD_MUL=<variant> (fresh loader cache, restored afterwards);
+    the issue-38 products through the settings' field_mul, as the engine selects them."""
     from prover.settings import KernelSettings
 
     monkeypatch.setattr(loader, "_cache", {})
-    return KernelSettings(nvrtc_opts="-DFIELD_MUL=" + request.param)
+    if request.param in ("eo", "eo_c"):
+        return KernelSettings(nvrtc_opts="-DFIELD_MUL=" + request.param)
+    return KernelSettings(field_mul=request.param)
 
 
 def test_real_kernels_with_eo(eo_build):

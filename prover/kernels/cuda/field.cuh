@@ -83,6 +83,10 @@
 #else
 #  define FIELD_KARA 0
 #endif
+// ... for Fr too (else Fr takes schoolbook steps + its ALU reduction rows)
+#ifndef FIELD_KARA_FR
+#  define FIELD_KARA_FR 1
+#endif
 // Fe::mul2: a*b + c*d with one reduction (else two products and an addition)
 #if FIELD_MUL_ID == 9 || FIELD_MUL_ID == 10
 #  define FIELD_MUL2 1
@@ -258,7 +262,7 @@ UNROLL
     HD static Fe mul_fast(const Fe& a, const Fe& b) {
 #if FIELD_KARA
         Fe r;
-        mw::mul<P, N, true>(r.v, a.v, b.v);
+        mw::mul<P, N, N == 12 || FIELD_KARA_FR, true>(r.v, a.v, b.v);
         return r;
 #elif defined(__CUDA_ARCH__) && FIELD_DEV_MUL == 1
         return mul_ptx(a, b);
@@ -286,7 +290,7 @@ UNROLL
     }
     HD static Fe mul2_fast(const Fe& a, const Fe& b, const Fe& c, const Fe& d) {
         Fe r;
-        mw::mul2<P, N, FIELD_KARA == 1>(r.v, a.v, b.v, c.v, d.v);
+        mw::mul2<P, N, FIELD_KARA == 1, FIELD_KARA == 1>(r.v, a.v, b.v, c.v, d.v);
         return r;
     }
 #endif

@@ -244,7 +244,7 @@ UNROLL
     for (int k = 0; k < N; k++) out[k] = bw ? ev[k] : s[k];
 }
 
-// T = a*b (2N limbs): Karatsuba (KARA, with the Fr reduction rows) or even/odd schoolbook rows
+// T = a*b (2N limbs): Karatsuba (KARA) or even/odd schoolbook steps; LOW: the Fr reduction rows
 template <int N, bool KARA>
 HD void wide(u32* T, const u32* a, const u32* b)
 {
@@ -252,17 +252,17 @@ HD void wide(u32* T, const u32* a, const u32* b)
     else mul_wide<N>(T, a, b);
 }
 
-template <class P, int N, bool KARA>
+template <class P, int N, bool KARA, bool LOW>
 HD void mul(u32* out, const u32* a, const u32* b)
 {
     u32 T[2 * N];
     wide<N, KARA>(T, a, b);
-    redc<P, N, KARA>(out, T);
+    redc<P, N, LOW>(out, T);
 }
 
 // out = (a*b + c*d) * 2^(-32N) mod m: a, b, c, d < m, so the sum < 2m^2 < m * 2^(32N) (our moduli
 // leave the top bit spare) and one reduction serves both products
-template <class P, int N, bool KARA>
+template <class P, int N, bool KARA, bool LOW>
 HD void mul2(u32* out, const u32* a, const u32* b, const u32* c, const u32* d)
 {
     u32 T[2 * N], U[2 * N];
@@ -272,7 +272,7 @@ HD void mul2(u32* out, const u32* a, const u32* b, const u32* c, const u32* d)
 UNROLL
     for (int k = 1; k < 2 * N - 1; k++) T[k] = cc::addc_cc(T[k], U[k]);
     T[2 * N - 1] = cc::addc(T[2 * N - 1], U[2 * N - 1]);
-    redc<P, N, KARA>(out, T);
+    redc<P, N, LOW>(out, T);
 }
 
 }  // namespace mw
