@@ -30,6 +30,9 @@ class KernelSettings(BaseModel):
         "(eo_k + one reduction for the XYZZ formulas' sums of two products), eo_sq2 (eo_sq + that); a FIELD_MUL in "
         "nvrtc_opts wins, and the ptx builds (ntt_variant=ptx, *_variant=ptx*) keep their PTX rows")
     ntt_variant: Literal["c", "ptx"] = Field("c", description="NTT build: c (field.cuh's product) or ptx (-DFIELD_PTX)")
+    ntt_radix: int = Field(2, ge=2, le=4, multiple_of=2, description="NTT pass stages: 2 (a stage a round through shared memory) or "
+                                     "4 (two stages a round in registers: half the shared-memory traffic and barriers; "
+                                     "same bytes)")
     ntt_fused: bool = Field(True, description="NTT-H and natural-order NTTs with fused passes (the scalings, the "
                             "quotient and the bit reversal folded into the transforms' passes); false: a kernel a step")
     g1_variant: Literal["call", "ptx_call", "inline", "ptx"] = Field("call", description="G1 MSM build")
