@@ -52,7 +52,8 @@ class Broken:
 
 STEPS = KernelSettings(ntt_fused=False, msm_lanes=1)  # every variant off: the kernels before issue 25
 AFFINE = KernelSettings(msm_acc="affine")  # batch-affine first MSM level (issue 25's lever)
-EOK2 = KernelSettings(field_mul="eo_k2")  # Karatsuba products + one reduction per sum of products (issue 38)
+# issue 38: Karatsuba products + one reduction per sum of products, and the NTT's radix-4 rounds
+EOK2 = KernelSettings(field_mul="eo_k2", ntt_radix=4)
 
 
 def _cuda(settings: KernelSettings = KernelSettings()):
