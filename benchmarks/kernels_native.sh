@@ -11,7 +11,8 @@
 #      precomputed), median and 95% interval, results equal across variants
 #   6. the composed section at SECTION_LOGS (default 24) enqueued whole: the baseline against the
 #      settings step 5 measured fastest (variants_table.py --pick), results equal bit for bit
-#   7. the short table (variants_table.py) into $OUT/summary.txt, printed last
+#   7. the R1CS products of a 2^22 partition, host kernel against the GPU kernel (bench_r1cs_gpu.py)
+#   8. the short table (variants_table.py) into $OUT/summary.txt, printed last
 # Results: $OUT/w/* as made, tarred every 15 s into $OUT/results.tar; summary.txt beside it.
 # Run (repository root; carry .whl and .peer):
 #   cp -r ../shared/peer .peer && ../shared/tools/gpu-wheels nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump
@@ -49,7 +50,7 @@ SASS=$!
 if [ -z "${SKIP_TESTS:-}" ]; then
   XD=""; python3 -c "import xdist" 2>/dev/null && XD="-n 12"
   CONFORMANCE_MAX_LOG=${CONFORMANCE_MAX_LOG:-16} timeout "$(box 150)" python3 -m pytest -m gpu -p no:cacheprovider $XD \
-    -vv -rfE --tb=short tests/gpu/test_field_variants_gpu.py tests/backends/test_conformance.py \
+    -vv -rfE --tb=short tests/gpu/test_field_variants_gpu.py tests/gpu/test_r1cs_gpu.py tests/backends/test_conformance.py \
     -k "not emulated and not steps and not affine" > "$W/pytest.txt" 2>&1
   log "pytest rc $?: $(grep -cE ' PASSED' "$W/pytest.txt") passed, $(grep -cE ' FAILED' "$W/pytest.txt") failed"
   grep -E "^(FAILED|ERROR)" "$W/pytest.txt" | head -20
@@ -84,6 +85,12 @@ if [ -n "${SECTION_LOGS-24}" ] && [ "$(left)" -gt 60 ]; then
   timeout "$(box 160)" python3 benchmarks/bench_gpu_section.py --logs "${SECTION_LOGS-24}" --stand-in-from 20 --reps 3 \
     --variants "$SV" --out "$W/section.json" > "$W/section.log" 2>&1
   log "section rc $?"; grep -E "run 3|Error|error" "$W/section.log" | cut -c1-300
+fi
+
+# 7. the R1CS products of a 2^22 partition: the host kernel against the GPU's (issue 38, host side)
+if [ "$(left)" -gt 50 ]; then
+  timeout "$(box 90)" python3 benchmarks/bench_r1cs_gpu.py --log "${R1CS_LOG:-22}" --out "$W/r1cs.json" > "$W/r1cs.log" 2>&1
+  log "r1cs rc $?"; tail -1 "$W/r1cs.log" | cut -c1-400
 fi
 
 wait "$SASS"; log "sass_counts rc $?"; tail -3 "$W/sass_counts.log"

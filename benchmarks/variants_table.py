@@ -106,6 +106,11 @@ def table(d: Path) -> str:
         lines.append("\nGPU tests: " + (tail[-1].strip("= ") if tail else "no summary line (cut?)"))
     except OSError:
         lines.append("\nGPU tests: not run")
+    r1 = load(d / "r1cs.json")
+    for row in (r1 or {}).get("rows", []):
+        lines.append(f"R1CS products 2^{row.get('log2')}: host {row.get('host_matvecs_ms')} ms ({row.get('host_matvecs_cpu_ms')} "
+                     f"CPU ms, one thread), GPU {row.get('gpu_matvecs_ms')} ms + z/cls upload {row.get('gpu_upload_z_cls_ms')} "
+                     f"ms, equal={row.get('equal')}")
     sc = load(d / "sass_counts.json")
     if sc:
         for v, r in sc.get("variants", {}).items():

@@ -13,7 +13,7 @@ from prover.settings import KernelSettings
 DEFAULTS = KernelSettings()  # what a caller that passes no settings gets (never the environment)
 
 CUDA_DIR = Path(__file__).resolve().parent / "cuda"  # the .cu/.cuh sources (package data)
-SOURCES = ("ntt.cu", "msm_g1.cu", "msm_g2.cu")
+SOURCES = ("ntt.cu", "msm_g1.cu", "msm_g2.cu", "r1cs.cu")
 
 _lock = threading.Lock()
 _cache: dict[tuple, object] = {}
