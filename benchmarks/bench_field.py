@@ -37,7 +37,7 @@ import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/
 from prover.kernels.loader import CUDA_DIR, headers_digest  # noqa: E402
 from prover.field.ref import P_MOD, R_MOD  # noqa: E402
 
-VARIANTS = ("cios", "ptx", "cios_v", "eo", "eo_r", "eo_c", "eo_sq")
+VARIANTS = ("cios", "ptx", "cios_v", "eo", "eo_r", "eo_c", "eo_sq", "eo_k", "eo_k2", "eo_sq2")
 FIELDS = {"fr": (R_MOD, 8), "fp": (P_MOD, 12)}
 CHAIN_K = 4
 ITERS = {"fr_chain": 512, "fp_chain_call": 256, "fp_chain_inline": 256, "fr_sqr_chain": 512, "fp_sqr_chain": 256}
@@ -71,6 +71,15 @@ def inputs(m: int, n_limbs: int, n: int, rng: random.Random) -> tuple[list[int],
     a = [x for x in ev for _ in ev] + [rng.randrange(m) for _ in range(n)]
     b = [y for _ in ev for y in ev] + [rng.randrange(m) for _ in range(n)]
     return a, b
+
+
+def want(op: int, a: list[int], b: list[int], m: int, rinv: int) -> list[int]:
+    """What field_bench.cu's *_elem kernels compute for op 0 (mul), 1 (sqr), 2 (mul_sub)."""
+    if op == 0:
+        return [x * y * rinv % m for x, y in zip(a, b)]
+    if op == 1:
+        return [x * x * rinv % m for x in a]
+    return [(x * y - y * a[(i + 1) % len(a)]) * rinv % m for i, (x, y) in enumerate(zip(a, b))]
 
 
 def options(variant: str) -> tuple[str, ...]:
@@ -143,16 +152,15 @@ def run_variant(variant: str, n: int, seed: int) -> dict:
         k = mod.get_function(f"{name}_elem")
         kern_info[f"{name}_elem"] = fn_info(k)
         cnt = len(a)
-        for op, opname in ((0, "mul"), (1, "sqr")):
+        for op, opname in ((0, "mul"), (1, "sqr"), (2, "mul_sub")):
             k(((cnt + 255) // 256,), (256,), (da, db, dout, np.int32(cnt), np.int32(op)))
-            got = from_limbs(cp.asnumpy(dout))
-            want = [x * y * rinv % m for x, y in zip(a, b)] if op == 0 else [x * x * rinv % m for x in a]
-            wrong = [i for i, (g, w) in enumerate(zip(got, want)) if g != w]
+            got, w = from_limbs(cp.asnumpy(dout)), want(op, a, b, m, rinv)
+            wrong = [i for i, (g, x) in enumerate(zip(got, w)) if g != x]
             errors[f"{name}_{opname}"] = len(wrong)
             if wrong:
                 i = wrong[0]
                 log(f"{variant}: {name} {opname} WRONG at {len(wrong)} of {cnt}, e.g. a={a[i]:#x} b={b[i]:#x} "
-                    f"got={got[i]:#x} want={want[i]:#x}")
+                    f"got={got[i]:#x} want={w[i]:#x}")
     # throughput
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     blocks, tpb = 8 * sms, 256

@@ -4,18 +4,27 @@
 // products mont(a, b) = a*b*2^(-32N) mod m.
 #include "field.cuh"
 
-// out[i] = mont(a[i], b[i]) (op 0) or mont(a[i], a[i]) through sqr (op 1)
+// out[i] = mont(a[i], b[i]) (op 0), mont(a[i], a[i]) through sqr (op 1), or a*b - b*a' through
+// mul_sub (op 2: mont(a, b) - mont(b, a ^ 1 mod m) style, one reduction with FIELD_MUL2), where a'
+// = a[(i + 1) % n] (so that the two products differ)
+template <class F>
+__device__ __forceinline__ F elem(const F* a, const F* b, int i, int n, int op)
+{
+    if (op == 0) return F::mul(a[i], b[i]);
+    if (op == 1) return F::sqr(a[i]);
+    return F::mul_sub(a[i], b[i], b[i], a[(i + 1) % n]);
+}
 extern "C" __global__ void fr_elem(const Fr* __restrict__ a, const Fr* __restrict__ b, Fr* __restrict__ out, int n, int op)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    out[i] = op == 0 ? Fr::mul(a[i], b[i]) : Fr::sqr(a[i]);
+    out[i] = elem(a, b, i, n, op);
 }
 extern "C" __global__ void fp_elem(const Fp* __restrict__ a, const Fp* __restrict__ b, Fp* __restrict__ out, int n, int op)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    out[i] = op == 0 ? Fp::mul(a[i], b[i]) : Fp::sqr(a[i]);
+    out[i] = elem(a, b, i, n, op);
 }
 
 // Throughput: each thread runs K independent chains x_k <- mont(x_k, y) of `iters` dependent

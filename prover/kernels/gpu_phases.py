@@ -26,10 +26,11 @@ from prover.settings import KernelSettings
 
 
 def _nk(fn: str, ks: KernelSettings | None = None):
-    """An NTT kernel of the build `ks` names: ntt_variant "c" (the default product of field.cuh,
-    eo_sq unless nvrtc_opts sets FIELD_MUL) or "ptx" (the PTX rows, -DFIELD_PTX)."""
+    """An NTT kernel of the build `ks` names: ntt_variant "c" (the settings' field_mul product) or
+    "ptx" (the PTX rows, -DFIELD_PTX); ntt_radix 4 adds -DNTT_R4 (two stages a round in registers)."""
     ks = ks or loader.DEFAULTS
-    return loader.get_kernel("ntt.cu", fn, ("FIELD_PTX",) if ks.ntt_variant == "ptx" else (), ks)
+    defines = ("FIELD_PTX",) if ks.ntt_variant == "ptx" else ()
+    return loader.get_kernel("ntt.cu", fn, defines + (("NTT_R4",) if ks.ntt_radix == 4 else ()), ks)
 
 
 def _fr_mont_array(vals) -> np.ndarray:
@@ -116,15 +117,17 @@ class NttPlan:
 
     # building blocks -------------------------------------------------------------------
     @staticmethod
-    def _geometry(lo: int, S: int) -> tuple[int, int, int]:
-        """(lc, E, threads) of a pass: C = 2^lc groups a block (4 once the stride allows)."""
+    def _geometry(lo: int, S: int, radix: int = 2) -> tuple[int, int, int]:
+        """(lc, E, threads) of a pass: C = 2^lc groups a block (4 once the stride allows); a thread
+        a butterfly (radix 2) or a radix-4 unit (two stages of 4 elements) of a round."""
         lc = min(2, lo)
         E = 1 << (S + lc)
-        return lc, E, min(256, max(E // 2, 1))
+        per = 4 if radix == 4 and S >= 2 else 2
+        return lc, E, min(256, max(E // per, 1))
 
     def _pass(self, fn: str, lo: int, S: int, args: tuple) -> None:
         """Launch the pass kernel `fn` over the blocks of pass (lo, S); args follow its signature."""
-        lc, E, threads = self._geometry(lo, S)
+        lc, E, threads = self._geometry(lo, S, (self.ks or loader.DEFAULTS).ntt_radix)
         _nk(fn, self.ks)((self.n // E,), (threads,), args, shared_mem=E * 32)
 
     def _run_passes(self, x, tw, dif: bool, passes=None):
@@ -232,7 +235,7 @@ _plans_lock = threading.Lock()
 def ntt_plan(L: int, stream=None, ks: KernelSettings | None = None) -> NttPlan:
     cp = _cp()
     ks = ks or loader.DEFAULTS
-    key = (cp.cuda.Device().id, L, ks.ntt_variant, ks.nvrtc_arch, ks.nvrtc_opts)
+    key = (cp.cuda.Device().id, L, ks.ntt_variant, ks.field_mul, ks.ntt_radix, ks.nvrtc_arch, ks.nvrtc_opts)
     with _plans_lock:
         plan = _plans.get(key)
         if plan is None:

@@ -13,7 +13,7 @@ from prover.settings import KernelSettings
 DEFAULTS = KernelSettings()  # what a caller that passes no settings gets (never the environment)
 
 CUDA_DIR = Path(__file__).resolve().parent / "cuda"  # the .cu/.cuh sources (package data)
-SOURCES = ("ntt.cu", "msm_g1.cu", "msm_g2.cu")
+SOURCES = ("ntt.cu", "msm_g1.cu", "msm_g2.cu", "r1cs.cu")
 
 _lock = threading.Lock()
 _cache: dict[tuple, object] = {}
@@ -33,6 +33,10 @@ def compile_options(arch: str | None = None, defines: tuple[str, ...] = (),
     asked for (arch=... or the settings' nvrtc_arch, e.g. sm_90)."""
     ks = ks or DEFAULTS
     opts = ["-I" + str(CUDA_DIR), "-std=c++17"] + ["-D" + d for d in defines]
+    # the product variant (field.cuh's default is eo_sq); FIELD_PTX builds and an explicit
+    # FIELD_MUL in nvrtc_opts keep theirs (field.cuh lets FIELD_MUL win over FIELD_PTX)
+    if ks.field_mul != "eo_sq" and "FIELD_PTX" not in defines and "FIELD_MUL" not in ks.nvrtc_opts:
+        opts.append("-DFIELD_MUL=" + ks.field_mul)
     arch = arch or ks.nvrtc_arch
     if arch:
         opts.append("--gpu-architecture=" + arch)

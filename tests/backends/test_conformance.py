@@ -18,6 +18,7 @@ on a GPU (CONFORMANCE_MAX_LOG lowers the top).
 from __future__ import annotations
 
 import os
+import re
 import types
 
 import numpy as np
@@ -51,6 +52,8 @@ class Broken:
 
 STEPS = KernelSettings(ntt_fused=False, msm_lanes=1)  # every variant off: the kernels before issue 25
 AFFINE = KernelSettings(msm_acc="affine")  # batch-affine first MSM level (issue 25's lever)
+# issue 38: Karatsuba products + one reduction per sum of products, and the NTT's radix-4 rounds
+EOK2 = KernelSettings(field_mul="eo_k2", ntt_radix=4)
 
 
 def _cuda(settings: KernelSettings = KernelSettings()):
@@ -63,12 +66,15 @@ def _cuda(settings: KernelSettings = KernelSettings()):
 
 
 @pytest.fixture(params=["reference", "fallback", "cuda-emulated", "cuda-emulated-steps", "cuda-emulated-affine",
+                        "cuda-emulated-eok2",
                         pytest.param("cuda", marks=pytest.mark.gpu), pytest.param("cuda-steps", marks=pytest.mark.gpu),
-                        pytest.param("cuda-affine", marks=pytest.mark.gpu)])
+                        pytest.param("cuda-affine", marks=pytest.mark.gpu), pytest.param("cuda-eok2", marks=pytest.mark.gpu)])
 def backend(request):
-    settings = {"steps": STEPS, "affine": AFFINE}.get(request.param.rsplit("-", 1)[-1], KernelSettings())
+    settings = {"steps": STEPS, "affine": AFFINE, "eok2": EOK2}.get(request.param.rsplit("-", 1)[-1], KernelSettings())
     if settings is AFFINE and "msm" not in request.node.name:
         pytest.skip("msm_acc=affine changes the MSMs only")
+    if request.param == "cuda-emulated-eok2" and not re.search(r"test_ntt_h\[|test_msm\[.*g1", request.node.name):
+        pytest.skip("CI time: NTT-H and the G1 MSM here (the host check runs every formula; the GPU every primitive)")
     if request.param == "reference":
         return B.REFERENCE
     if request.param.startswith("cuda-emulated"):

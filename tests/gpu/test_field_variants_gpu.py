@@ -35,19 +35,24 @@ def test_products_match_python_ints(variant, n):
         da, db = cp.asarray(bf.to_limbs(a, nl)), cp.asarray(bf.to_limbs(b, nl))
         out = cp.empty_like(da)
         k = mod.get_function(f"{name}_elem")
-        for op in (0, 1):
+        for op in (0, 1, 2):
             k(((len(a) + 127) // 128,), (128,), (da, db, out, np.int32(len(a)), np.int32(op)))
-            want = [x * (y if op == 0 else x) * rinv % m for x, y in zip(a, b)]
-            assert bf.from_limbs(cp.asnumpy(out)) == want, (variant, name, op)
+            assert bf.from_limbs(cp.asnumpy(out)) == bf.want(op, a, b, m, rinv), (variant, name, op)
 
 
-@pytest.fixture(params=["eo", "eo_c"])
+@pytest.fixture(params=["eo", "eo_c", "eo_k", "eo_k2", "eo_sq2", "eo_k+r4", "eo_sq+r4"])
 def eo_build(request, monkeypatch):
-    """The real modules compiled with -DFIELD_MUL=eo / eo_c (fresh loader cache, restored afterwards)."""
+    """The real modules compiled with -DFIELD_MUL=<variant> (fresh loader cache, restored afterwards);
+    the issue-38 products through the settings' field_mul, as the engine selects them (+r4: the
+    NTT passes' radix-4 rounds, ntt_radix=4)."""
     from prover.settings import KernelSettings
 
     monkeypatch.setattr(loader, "_cache", {})
-    return KernelSettings(nvrtc_opts="-DFIELD_MUL=" + request.param)
+    monkeypatch.setattr(gp, "_plans", {})
+    if request.param in ("eo", "eo_c"):
+        return KernelSettings(nvrtc_opts="-DFIELD_MUL=" + request.param)
+    name, _, r4 = request.param.partition("+")
+    return KernelSettings(field_mul=name, ntt_radix=4 if r4 else 2)
 
 
 def test_real_kernels_with_eo(eo_build):
@@ -57,6 +62,11 @@ def test_real_kernels_with_eo(eo_build):
     ai = fr_to_ints(a)
     for inverse in (False, True):
         assert fr_to_ints(gp.ntt_gpu(a, inverse=inverse, coset=True, ks=eo_build)) == ntt_ref(ai, inverse=inverse, coset=True)
+    # NTT-H at 2^13: passes of 10 and 3 stages (radix-4 rounds and an odd radix-2 one)
+    from prover import backend as B
+
+    a13, b13, c13 = (fr_random(1 << 13, rng) for _ in range(3))
+    assert np.array_equal(np.asarray(gp.ntt_h_gpu(a13, b13, c13, ks=eo_build)), B.REFERENCE.ntt_h(a13, b13, c13))
     r = random.Random(12)
     for group, G in (("g1", ark.G1Point), ("g2", ark.G2Point)):
         n = 1 << (12 if group == "g1" else 8)

@@ -74,8 +74,9 @@ def test_natural_ntt_with_and_without_coset(cuda_emulator, L, variant) -> None: 
             assert fr_to_ints(got) == ntt_ref(ai, inverse=inverse, coset=coset), (inverse, coset)
 
 
-@pytest.mark.parametrize("ks", [KernelSettings(), KernelSettings(nvrtc_arch="sm_90", nvrtc_opts="-DFIELD_MUL=cios_v")],
-                         ids=["default", "cios_v"])
+@pytest.mark.parametrize("ks", [KernelSettings(), KernelSettings(nvrtc_arch="sm_90", nvrtc_opts="-DFIELD_MUL=cios_v"),
+                                KernelSettings(field_mul="eo_k2")],
+                         ids=["default", "cios_v", "eo_k2"])
 def test_field_elementwise_kernels(cuda_emulator, ks) -> None:  # noqa: F811
     """Python integers for every op of Fr and Fp; the nvrtc_arch/nvrtc_opts settings reach the build."""
     from prover.kernels import gpu_phases as gp

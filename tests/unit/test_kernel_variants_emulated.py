@@ -17,6 +17,7 @@ from prover.settings import KernelSettings
 from tests.helpers.cudaemu.fixture import cuda_emulator  # noqa: F401  (the fixture)
 from tests.helpers.inputs import msm_inputs, rng_for
 
+R4 = KernelSettings(ntt_radix=4, field_mul="eo_k2")  # = tests/backends/test_conformance.py's EOK2
 PLANS = {1: None, 2: [(0, 6), (6, 6)], 3: [(0, 4), (4, 4), (8, 4)], 4: [(0, 3), (3, 3), (6, 3), (9, 3)]}
 
 
@@ -38,9 +39,11 @@ def test_fused_ntt_h_equals_the_steps_and_the_reference(cuda_emulator, plan_pass
     rng = rng_for(f"fused-h{plan_passes}")
     a, b, c = (fr_random(n, rng) for _ in range(3))
     want = B.REFERENCE.ntt_h(a, b, c)
-    for fused in (True, False):
-        got = gp.ntt_h_gpu(a, b, c, ks=KernelSettings(ntt_fused=fused))
-        assert np.array_equal(np.asarray(got), want), fused
+    # issue 38: radix-4 rounds in registers (odd and even stage counts per pass), with the
+    # Karatsuba Fr product (the conformance suite's cuda-emulated-eok2 build: one compile for both)
+    for ks in (KernelSettings(ntt_fused=True), KernelSettings(ntt_fused=False), R4, R4.model_copy(update={"ntt_fused": False})):
+        got = gp.ntt_h_gpu(a, b, c, ks=ks)
+        assert np.array_equal(np.asarray(got), want), ks
 
 
 def test_fused_natural_ntts(cuda_emulator, plan_passes) -> None:  # noqa: F811
@@ -50,8 +53,9 @@ def test_fused_natural_ntts(cuda_emulator, plan_passes) -> None:  # noqa: F811
     ai = fr_to_ints(a)
     for inverse in (False, True):
         for coset in (False, True):
-            got = gp.ntt_gpu(a, inverse=inverse, coset=coset, ks=KernelSettings(ntt_fused=True))
-            assert fr_to_ints(got) == ntt_ref(ai, inverse=inverse, coset=coset), (inverse, coset)
+            for ks in (KernelSettings(ntt_fused=True), R4):
+                got = gp.ntt_gpu(a, inverse=inverse, coset=coset, ks=ks)
+                assert fr_to_ints(got) == ntt_ref(ai, inverse=inverse, coset=coset), (inverse, coset, ks)
 
 
 def test_the_fused_kernels_are_the_ones_launched(cuda_emulator) -> None:  # noqa: F811

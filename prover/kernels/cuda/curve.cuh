@@ -33,7 +33,7 @@ struct alignas(16) Xyzz {
         F M = F::add(F::dbl(X2), X2);
         Xyzz r;
         r.X = F::sub(F::sqr(M), F::dbl(S));
-        r.Y = F::sub(F::mul(M, F::sub(S, r.X)), F::mul(W, p.Y));
+        r.Y = F::mul_sub(M, F::sub(S, r.X), W, p.Y);
         r.ZZ = F::mul(V, p.ZZ);
         r.ZZZ = F::mul(W, p.ZZZ);
         return r;
@@ -47,7 +47,7 @@ struct alignas(16) Xyzz {
         F M = F::add(F::dbl(X2), X2);
         Xyzz r;
         r.X = F::sub(F::sqr(M), F::dbl(S));
-        r.Y = F::sub(F::mul(M, F::sub(S, r.X)), F::mul(W, y));
+        r.Y = F::mul_sub(M, F::sub(S, r.X), W, y);
         r.ZZ = V;
         r.ZZZ = W;
         return r;
@@ -68,7 +68,7 @@ struct alignas(16) Xyzz {
         F Q = F::mul(p.X, PP);
         Xyzz r;
         r.X = F::sub(F::sub(F::sqr(R), PPP), F::dbl(Q));
-        r.Y = F::sub(F::mul(R, F::sub(Q, r.X)), F::mul(p.Y, PPP));
+        r.Y = F::mul_sub(R, F::sub(Q, r.X), p.Y, PPP);
         r.ZZ = F::mul(p.ZZ, PP);
         r.ZZZ = F::mul(p.ZZZ, PPP);
         return r;
@@ -95,7 +95,7 @@ struct alignas(16) Xyzz {
         F Q = F::mul(U1, PP);
         Xyzz r;
         r.X = F::sub(F::sub(F::sqr(R), PPP), F::dbl(Q));
-        r.Y = F::sub(F::mul(R, F::sub(Q, r.X)), F::mul(S1, PPP));
+        r.Y = F::mul_sub(R, F::sub(Q, r.X), S1, PPP);
         r.ZZ = F::mul(F::mul(p.ZZ, q.ZZ), PP);
         r.ZZZ = F::mul(F::mul(p.ZZZ, q.ZZZ), PPP);
         return r;

@@ -23,6 +23,12 @@
 //   eo_sq   eo_c + a dedicated squaring (sqr_eo: the N(N-1)/2 cross products once, doubled, plus
 //           the diagonal, then an eo-style reduction without the a*b rows): ~3N^2 instead of 4N^2
 //           multiply-adds; used by Fe::sqr (the Fp one a call under FP_MUL_CALL, like mul)
+//   eo_k    eo_sq, with products from mont_wide.cuh: one Karatsuba level for a*b (3N^2/4 wide
+//           multiply-adds instead of N^2) and, for Fr, reduction rows whose two low limbs are adds
+//           (p[0] = 1, p[1] = 2^32 - 1). Written with carry.cuh's primitives, so g++ runs the same
+//           algorithm on the CPU (the host check and the CUDA emulator test it)
+//   eo_k2   eo_k + Fe::mul2 = one reduction for a sum of two products (the XYZZ formulas' Y3)
+//   eo_sq2  eo_sq + Fe::mul2 (schoolbook rows)
 #define FIELD_MUL_ID_cios 1
 #define FIELD_MUL_ID_ptx 2
 #define FIELD_MUL_ID_cios_v 3
@@ -30,12 +36,15 @@
 #define FIELD_MUL_ID_eo_r 5
 #define FIELD_MUL_ID_eo_c 6
 #define FIELD_MUL_ID_eo_sq 7
+#define FIELD_MUL_ID_eo_k 8
+#define FIELD_MUL_ID_eo_k2 9
+#define FIELD_MUL_ID_eo_sq2 10
 #define FIELD_CAT_(a, b) a##b
 #define FIELD_CAT(a, b) FIELD_CAT_(a, b)
 #if defined(FIELD_MUL)
 #  define FIELD_MUL_ID FIELD_CAT(FIELD_MUL_ID_, FIELD_MUL)
-#  if !(FIELD_MUL_ID >= 1 && FIELD_MUL_ID <= 7)
-#    error "unknown FIELD_MUL (cios, ptx, cios_v, eo, eo_r, eo_c, eo_sq)"
+#  if !(FIELD_MUL_ID >= 1 && FIELD_MUL_ID <= 10)
+#    error "unknown FIELD_MUL (cios, ptx, cios_v, eo, eo_r, eo_c, eo_sq, eo_k, eo_k2, eo_sq2)"
 #  endif
 #elif defined(FIELD_PTX)
 #  define FIELD_MUL_ID 2
@@ -62,16 +71,33 @@
 #else
 #  define FIELD_CMOD 0
 #endif
-// dedicated squaring (eo_sq)
-#if FIELD_MUL_ID == 7
+// dedicated squaring (eo_sq and its successors)
+#if FIELD_MUL_ID >= 7
 #  define FIELD_SQR 1
 #else
 #  define FIELD_SQR 0
+#endif
+// mont_wide.cuh's Karatsuba product, on the device and (emulated carries) on the host
+#if FIELD_MUL_ID == 8 || FIELD_MUL_ID == 9
+#  define FIELD_KARA 1
+#else
+#  define FIELD_KARA 0
+#endif
+// ... for Fr too (else Fr takes schoolbook steps + its ALU reduction rows)
+#ifndef FIELD_KARA_FR
+#  define FIELD_KARA_FR 1
+#endif
+// Fe::mul2: a*b + c*d with one reduction (else two products and an addition)
+#if FIELD_MUL_ID == 9 || FIELD_MUL_ID == 10
+#  define FIELD_MUL2 1
+#else
+#  define FIELD_MUL2 0
 #endif
 
 struct FrP {
     static constexpr int N = 8;
     static constexpr u32 INV = 0xffffffffu;  // -r^-1 mod 2^32
+    static constexpr bool LOW_ONES = true;   // p[0] = 1, p[1] = 2^32 - 1 (mont_wide.cuh)
 #if FIELD_CMOD && defined(__CUDA_ARCH__)
     __device__ static u32 mod_dev(int i);
 #endif
@@ -95,6 +121,7 @@ struct FrP {
 struct FpP {
     static constexpr int N = 12;
     static constexpr u32 INV = 0xfffcfffdu;  // -p^-1 mod 2^32
+    static constexpr bool LOW_ONES = false;
 #if FIELD_CMOD && defined(__CUDA_ARCH__)
     __device__ static u32 mod_dev(int i);
 #endif
@@ -124,6 +151,9 @@ __constant__ u32 FIELD_FP_MOD[12] = {0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1e
 __constant__ u32 FIELD_INV[2] = {0xffffffffu, 0xfffcfffdu};
 __device__ __forceinline__ u32 FrP::mod_dev(int i) { return FIELD_FR_MOD[i]; }
 __device__ __forceinline__ u32 FpP::mod_dev(int i) { return FIELD_FP_MOD[i]; }
+#endif
+#if FIELD_KARA || FIELD_MUL2
+#  include "mont_wide.cuh"
 #endif
 
 // A field element: N little-endian 32-bit limbs, value < modulus. Montgomery or canonical is the
@@ -222,12 +252,19 @@ UNROLL
     // store its operands to the stack and the callee read them back with generic loads)
     HDNI static Fe mul_call(Fe a, Fe b) { return mul_fast(a, b); }
     HDNI static Fe sqr_call(Fe a) { return sqr_fast(a); }
+#  if FIELD_MUL2
+    HDNI static Fe mul2_call(Fe a, Fe b, Fe c, Fe d) { return mul2_fast(a, b, c, d); }
+#  endif
 #else
     HDNI static Fe mul_call(const Fe& a, const Fe& b) { return mul_fast(a, b); }
 #endif
     // the device product of the FIELD_MUL variant; portable C++ on the host
     HD static Fe mul_fast(const Fe& a, const Fe& b) {
-#if defined(__CUDA_ARCH__) && FIELD_DEV_MUL == 1
+#if FIELD_KARA
+        Fe r;
+        mw::mul<P, N, N == 12 || FIELD_KARA_FR, true>(r.v, a.v, b.v);
+        return r;
+#elif defined(__CUDA_ARCH__) && FIELD_DEV_MUL == 1
         return mul_ptx(a, b);
 #elif defined(__CUDA_ARCH__) && FIELD_DEV_MUL == 2
         return mul_eo(a, b);
@@ -235,6 +272,28 @@ UNROLL
         return mul_impl(a, b);
 #endif
     }
+    // a*b - c*d (the XYZZ formulas' Y3): with FIELD_MUL2 one reduction for both products
+    HD static Fe mul_sub(const Fe& a, const Fe& b, const Fe& c, const Fe& d) {
+#if FIELD_MUL2
+        return mul2(a, b, neg(c), d);
+#else
+        return sub(mul(a, b), mul(c, d));
+#endif
+    }
+#if FIELD_MUL2
+    HD static Fe mul2(const Fe& a, const Fe& b, const Fe& c, const Fe& d) {
+#  if defined(FP_MUL_CALL)
+        if constexpr (N == 12) return mul2_call(a, b, c, d);
+        else
+#  endif
+        return mul2_fast(a, b, c, d);
+    }
+    HD static Fe mul2_fast(const Fe& a, const Fe& b, const Fe& c, const Fe& d) {
+        Fe r;
+        mw::mul2<P, N, FIELD_KARA == 1, FIELD_KARA == 1>(r.v, a.v, b.v, c.v, d.v);
+        return r;
+    }
+#endif
     // CIOS
     HD static Fe mul_impl(const Fe& a, const Fe& b) {
         u32 t[N + 2];
@@ -571,6 +630,7 @@ struct alignas(16) Fp2 {
     HD static Fp2 sub(const Fp2& a, const Fp2& b) { Fp2 r; r.c0 = Fp::sub(a.c0, b.c0); r.c1 = Fp::sub(a.c1, b.c1); return r; }
     HD static Fp2 neg(const Fp2& a) { Fp2 r; r.c0 = Fp::neg(a.c0); r.c1 = Fp::neg(a.c1); return r; }
     HD static Fp2 dbl(const Fp2& a) { return add(a, a); }
+    HD static Fp2 mul_sub(const Fp2& a, const Fp2& b, const Fp2& c, const Fp2& d) { return sub(mul(a, b), mul(c, d)); }
     HDNI static Fp2 mul(const Fp2& a, const Fp2& b) {
         // Karatsuba: (a0+a1u)(b0+b1u) = a0b0 - a1b1 + ((a0+a1)(b0+b1) - a0b0 - a1b1)u
         Fp t0 = Fp::mul(a.c0, b.c0);

@@ -27,35 +27,102 @@ struct PassGeom {
     __device__ u32 pos(u32 e) const { return base + (e & cmask) + ((e >> lc) << lo); }  // element e's index in x
 };
 
+// One radix-2 butterfly in registers: DIT (a, b) -> (a + w b, a - w b), DIF (a + b, (a - b) w);
+// one == true: w = 1 (stage 0), no product.
+__device__ __forceinline__ void bfly(Fr& a, Fr& b, const Fr& w, bool one, bool dif)
+{
+    if (one) {
+        const Fr s = Fr::add(a, b);
+        b = Fr::sub(a, b);
+        a = s;
+    } else if (!dif) {
+        const Fr m = Fr::mul(b, w);
+        b = Fr::sub(a, m);
+        a = Fr::add(a, m);
+    } else {
+        const Fr s = Fr::add(a, b);
+        b = Fr::mul(Fr::sub(a, b), w);
+        a = s;
+    }
+}
+
+// Stage t's butterflies of the pass, radix 2 through shared memory: butterfly u of 2^(S-1) per
+// group pairs elements k0 and k0 + 2^t (k0: bit t clear) of group column c.
+__device__ void stage_r2(Fr* sh, const Fr* __restrict__ tw, const PassGeom& g, int t, bool dif)
+{
+    const int s = g.lo + t;
+    const u32 tmask = (1u << t) - 1;
+    for (u32 u = threadIdx.x; u < (g.E >> 1); u += blockDim.x) {
+        const u32 c = u & g.cmask, v = u >> g.lc;
+        const u32 k0 = ((v >> t) << (t + 1)) | (v & tmask);
+        const u32 i0 = (k0 << g.lc) + c, i1 = i0 + (1u << (t + g.lc));
+        Fr a = sh[i0], b = sh[i1];
+        const Fr w = s == 0 ? a : tw[(1u << s) + g.lowBase + c + ((k0 & tmask) << g.lo)];
+        bfly(a, b, w, s == 0, dif);
+        sh[i0] = a;
+        sh[i1] = b;
+    }
+}
+
+#if defined(NTT_R4)
+// Stages t and t+1 at once, radix 4 in registers (kernel setting ntt_radix=4): unit u holds
+// elements k + x 2^t + y 2^(t+1) (x, y in {0, 1}) of column c, so the block's data cross shared
+// memory and a barrier once per two stages. Same butterflies, same twiddles (stage t: one for
+// both pairs; stage t+1: two), same order of stages as stage_r2: bit-identical.
+__device__ void stage_r4(Fr* sh, const Fr* __restrict__ tw, const PassGeom& g, int t, bool dif)
+{
+    const int s = g.lo + t;
+    const u32 tmask = (1u << t) - 1;
+    for (u32 u = threadIdx.x; u < (g.E >> 2); u += blockDim.x) {
+        const u32 c = u & g.cmask, v = u >> g.lc;
+        const u32 k = ((v >> t) << (t + 2)) | (v & tmask);
+        const u32 i00 = (k << g.lc) + c, d0 = 1u << (t + g.lc), d1 = d0 << 1;
+        Fr x00 = sh[i00], x10 = sh[i00 + d0], x01 = sh[i00 + d1], x11 = sh[i00 + d0 + d1];
+        const u32 j = g.lowBase + c + ((k & tmask) << g.lo);
+        const Fr w1a = tw[(2u << s) + j], w1b = tw[(2u << s) + j + (1u << s)];
+        const Fr w0 = s == 0 ? x00 : tw[(1u << s) + j];
+        if (!dif) {
+            bfly(x00, x10, w0, s == 0, false);  // stage t
+            bfly(x01, x11, w0, s == 0, false);
+            bfly(x00, x01, w1a, false, false);  // stage t+1
+            bfly(x10, x11, w1b, false, false);
+        } else {
+            bfly(x00, x01, w1a, false, true);   // stage t+1
+            bfly(x10, x11, w1b, false, true);
+            bfly(x00, x10, w0, s == 0, true);   // stage t
+            bfly(x01, x11, w0, s == 0, true);
+        }
+        sh[i00] = x00;
+        sh[i00 + d0] = x10;
+        sh[i00 + d1] = x01;
+        sh[i00 + d0 + d1] = x11;
+    }
+}
+#endif
+
+// Radix 4 holds 4 elements and 3 twiddles a thread (~130 registers with eo_k): cap the pass
+// kernels at 128 so that two blocks of 256 fit an SM.
+#if defined(NTT_R4)
+#  define NTT_BOUNDS __launch_bounds__(256, 2)
+#else
+#  define NTT_BOUNDS
+#endif
+
 // The S stages on the block's elements in shared memory; every thread of the block calls it.
+// DIT runs the stages ascending, DIF descending; with NTT_R4 two at a time (an odd one left: radix 2).
 __device__ void pass_stages(Fr* sh, const Fr* __restrict__ tw, const PassGeom& g, bool dif)
 {
-    const u32 nb = g.E >> 1;
-    for (int st = 0; st < g.S; st++) {
-        const int t = dif ? (g.S - 1 - st) : st;
-        const int s = g.lo + t;
-        const u32 tmask = (1u << t) - 1;
-        for (u32 u = threadIdx.x; u < nb; u += blockDim.x) {
-            const u32 c = u & g.cmask, v = u >> g.lc;
-            const u32 k0 = ((v >> t) << (t + 1)) | (v & tmask);
-            const u32 i0 = (k0 << g.lc) + c, i1 = i0 + (1u << (t + g.lc));
-            const Fr a = sh[i0];
-            const Fr bb = sh[i1];
-            if (s == 0) {  // w = 1
-                sh[i0] = Fr::add(a, bb);
-                sh[i1] = Fr::sub(a, bb);
-                continue;
-            }
-            const Fr w = tw[(1u << s) + g.lowBase + c + ((k0 & tmask) << g.lo)];
-            if (!dif) {
-                const Fr m = Fr::mul(bb, w);
-                sh[i0] = Fr::add(a, m);
-                sh[i1] = Fr::sub(a, m);
-            } else {
-                sh[i0] = Fr::add(a, bb);
-                sh[i1] = Fr::mul(Fr::sub(a, bb), w);
-            }
+    for (int done = 0; done < g.S;) {
+#if defined(NTT_R4)
+        if (g.S - done >= 2) {
+            stage_r4(sh, tw, g, dif ? g.S - done - 2 : done, dif);
+            done += 2;
+            __syncthreads();
+            continue;
         }
+#endif
+        stage_r2(sh, tw, g, dif ? g.S - 1 - done : done, dif);
+        done += 1;
         __syncthreads();
     }
 }
@@ -83,7 +150,7 @@ __device__ __forceinline__ Fr pow_entry(const Fr* __restrict__ A, const Fr* __re
     return Fr::mul(A[r & ((1u << loBits) - 1)], B[r >> loBits]);
 }
 
-extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ tw, int L, int lo, int S, int lc, int dif)
+extern "C" __global__ void NTT_BOUNDS ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ tw, int L, int lo, int S, int lc, int dif)
 {
     Fr* sh = pass_smem();
     const PassGeom g(lo, S, lc);
@@ -98,7 +165,7 @@ extern "C" __global__ void ntt_pass(Fr* __restrict__ x, const Fr* __restrict__ t
 
 // The pass at lo = 0 of NTT-H's change of domain: the inverse NTT's last DIF stages, the scaling
 // of bit-reversed coefficient j by g^bitrev(j) / n, and the forward NTT's first DIT stages.
-extern "C" __global__ void ntt_pass_mid(Fr* __restrict__ x, const Fr* __restrict__ tw_inv, const Fr* __restrict__ tw_fwd,
+extern "C" __global__ void NTT_BOUNDS ntt_pass_mid(Fr* __restrict__ x, const Fr* __restrict__ tw_inv, const Fr* __restrict__ tw_fwd,
                                         const Fr* __restrict__ A, const Fr* __restrict__ B, int loBits, int L, int S)
 {
     Fr* sh = pass_smem();
@@ -115,7 +182,7 @@ extern "C" __global__ void ntt_pass_mid(Fr* __restrict__ x, const Fr* __restrict
 // NTT-H's top pass: c's last DIT stages (its coset evaluations), the quotient
 // a = (a*b - c) * zinv (pointwise_h's arithmetic), and the coset iNTT's first DIF stages on it.
 // a and b hold their coset evaluations already; the result is written to a.
-extern "C" __global__ void ntt_pass_top_h(Fr* __restrict__ a, const Fr* __restrict__ b, const Fr* __restrict__ c,
+extern "C" __global__ void NTT_BOUNDS ntt_pass_top_h(Fr* __restrict__ a, const Fr* __restrict__ b, const Fr* __restrict__ c,
                                           const Fr* __restrict__ k, const Fr* __restrict__ tw_fwd,
                                           const Fr* __restrict__ tw_inv, int lo, int S, int lc)
 {
@@ -137,7 +204,7 @@ extern "C" __global__ void ntt_pass_top_h(Fr* __restrict__ a, const Fr* __restri
 
 // An inverse NTT's last pass (lo = 0), scaled and bit-reversed on the way out:
 // out[r] = x_j * A[r & mask] * B[r >> loBits], r = bitrev(j) (scale_bitrev + bitrev_permute).
-extern "C" __global__ void ntt_pass_last_scatter(const Fr* __restrict__ x, Fr* __restrict__ out, const Fr* __restrict__ tw,
+extern "C" __global__ void NTT_BOUNDS ntt_pass_last_scatter(const Fr* __restrict__ x, Fr* __restrict__ out, const Fr* __restrict__ tw,
                                                  const Fr* __restrict__ A, const Fr* __restrict__ B, int loBits, int L, int S)
 {
     Fr* sh = pass_smem();
@@ -153,7 +220,7 @@ extern "C" __global__ void ntt_pass_last_scatter(const Fr* __restrict__ x, Fr* _
 // A forward NTT's first pass (lo = 0), gathering its input in bit-reversed order and scaling it:
 // sh[j] = x[r] * A[r & mask] * B[r >> loBits] (scaled = 1) or x[r] (scaled = 0), r = bitrev(j),
 // written to out (bitrev_permute + scale_bitrev + the pass, out of place).
-extern "C" __global__ void ntt_pass_first_gather(const Fr* __restrict__ x, Fr* __restrict__ out, const Fr* __restrict__ tw,
+extern "C" __global__ void NTT_BOUNDS ntt_pass_first_gather(const Fr* __restrict__ x, Fr* __restrict__ out, const Fr* __restrict__ tw,
                                                  const Fr* __restrict__ A, const Fr* __restrict__ B, int loBits, int L,
                                                  int S, int scaled)
 {
