@@ -6,8 +6,10 @@ The method, and why (docs/experiment.md says it at length):
 - A hold counts `n` verified partitions whose GPU section began after its settle and that
   finished inside it. Those are the partitions that began at most (window - lag) before its
   end, lag being how long a partition takes from its GPU section to done; so its exposure is
-  window - lag (the arm's mean lag over its holds, never below a quarter of the window), and
-  its rate n / exposure.
+  window - lag (the arm's mean lag over every partition that began in its windows, finished
+  inside or after them; never below a quarter of the window), and its rate n / exposure.
+  A lag near the window makes the count small and the correction large: holds should last
+  several lags (a note says so when the quarter floor is reached).
 - Ratio: per cycle, d = log((n_arm + 1/2) / E_arm) - log((n_base + 1/2) / E_base) (the half
   keeps a hold that verified nothing finite); a Student t interval of the mean of d over the
   cycles (df = cycles - 1), exponentiated. Pairing within a cycle removes what the cycles share
@@ -43,7 +45,9 @@ class HoldCount(BaseModel):
     cycle: int = Field(ge=0)
     window_s: float = Field(ge=0.0, description="from the settle's end to the hold's end")
     verified: int = Field(0, ge=0, description="partitions counted (see the module docstring)")
-    lag_sum_s: float = Field(0.0, ge=0.0, description="sum over the counted of (done - GPU section start)")
+    lag_sum_s: float = Field(0.0, ge=0.0, description="sum of (done - GPU section start) over the verified "
+                             "partitions whose section began in the window, finished in the hold or after")
+    lag_n: int = Field(0, ge=0, description="how many lag_sum_s is over")
     failed: int = Field(0, ge=0)
     unchecked: int = Field(0, ge=0)
     ooms: int = Field(0, ge=0)
@@ -146,7 +150,9 @@ def poisson_interval(n: int, level: float = LEVEL) -> tuple[float, float]:
 
 # --- an experiment's figures -----------------------------------------------------------------
 def arm_lag(holds: list[HoldCount]) -> float | None:
-    n = sum(h.verified for h in holds)
+    """The arm's mean lag over every partition that began in its windows (not only the counted:
+    those are the quicker ones, the window's end cut the slow)."""
+    n = sum(h.lag_n for h in holds)
     return sum(h.lag_sum_s for h in holds) / n if n else None
 
 

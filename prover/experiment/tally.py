@@ -51,6 +51,9 @@ class HoldTally:
     t1: float | None = None  # None: still open
     complete: bool = False
     done: list[tuple[float, float]] = field(default_factory=list)  # verified: (done t, lag)
+    # every verified partition whose section began in the window, finished in the hold or after:
+    # its lag (GPU section start -> done), unbiased by the window's end (stats.exposure)
+    lags: list[float] = field(default_factory=list)
     failed: int = 0
     unchecked: int = 0
     ooms: int = 0
@@ -71,7 +74,7 @@ class HoldTally:
     def count(self, now: float | None = None) -> HoldCount:
         end = self.t1 if self.t1 is not None else (now if now is not None else self.counting_from)
         return HoldCount(arm=self.arm, cycle=self.cycle, window_s=max(0.0, end - self.counting_from),
-                         verified=self.verified, lag_sum_s=sum(lag for _, lag in self.done), failed=self.failed,
+                         verified=self.verified, lag_sum_s=sum(self.lags), lag_n=len(self.lags), failed=self.failed,
                          unchecked=self.unchecked, ooms=self.ooms, fallbacks=self.fallbacks)
 
 
@@ -125,7 +128,7 @@ def _hold_ended(s: Tally, e: ev.HoldEnded) -> None:
     for h in reversed(s.holds):
         if (h.experiment, h.hold) == (e.experiment, e.hold) and h.t1 is None:
             h.t1, h.complete = e.t, e.complete
-            h.done = [(t, lag) for t, lag in h.done if t <= e.t]  # a late-arriving event past the end
+            h.done = [(t, lag) for t, lag in h.done if t <= e.t]  # a late-arriving event past the end (its lag stays)
             break
     if s.open is not None and (s.open.experiment, s.open.hold) == (e.experiment, e.hold):
         s.open = None
@@ -178,12 +181,15 @@ def _done(s: Tally, e: ev.PartitionDone) -> None:
     if began is None or began[0] < 0 or not e.ok:
         return
     h = s.holds[began[0]]
+    lag = max(0.0, e.t - began[1])
+    if not unchecked:
+        h.lags.append(lag)
     if h.t1 is not None and e.t > h.t1:
         return  # finished after its hold ended: counted for no hold
     if unchecked:
         h.unchecked += 1
     else:
-        h.done.append((e.t, max(0.0, e.t - began[1])))
+        h.done.append((e.t, lag))
 
 
 def _oom(s: Tally, e: Any) -> None:

@@ -7,13 +7,16 @@ Coordinate search, one race per knob (docs/experiment.md says why this and not a
   b_g2, prestage; each one's race holds the best setting so far (the incumbent, arm 0) and the
   same with that knob at each other value, a round (one interleaved cycle) at a time;
 - from the third round on, an arm whose paired ratio against the leader (the highest rate
-  now) lies wholly below 1 is dropped, and so is one with an OOM or a failed partition in its
+  now) lies wholly below 1 at 99% is dropped (a race looks at every arm after every round: the
+  stricter level keeps the chance of dropping an equal arm small), and so is one with an OOM or a failed partition in its
   counted windows (the constraints: budgets are the engine's, a worker never exceeds them);
 - the race ends with one arm left or its share of the time spent; its leader replaces the
   incumbent only if it is significantly faster (paired ratio interval above 1), or the
   incumbent was dropped: an unproven change is not made;
 - a worker range wider than 5 values is raced on 5 spread values first, then around the best;
-- last, a confirmation: the start against the best, interleaved (the reported ratio).
+- last, a confirmation: the start against the best, interleaved, on fresh holds (the reported
+  ratio). The best is kept only if it is significantly faster there: a race's leader is the
+  largest of several noisy rates (the winner's curse), the confirmation is not.
 The budget counts from the first GPU section (start-up is not the tuner's).
 """
 from __future__ import annotations
@@ -34,6 +37,7 @@ from prover.knobs import KNOBS
 
 ORDER = ("lock_mode", "mem_sync", "workers_per_gpu", "b_g2", "prestage")
 MIN_ROUNDS = 3  # before a drop: 2 degrees of freedom (t = 4.30)
+DROP_LEVEL = 0.99  # a race looks after every round at every arm: a drop needs a 99% interval below 1
 GRID = 5  # worker values raced at once
 CONFIRM_CYCLES = 4
 
@@ -91,7 +95,8 @@ class Step(BaseModel):
 
 class TuneResult(BaseModel):
     start: dict[str, str]
-    best: dict[str, str]
+    best: dict[str, str] = Field(description="the setting to run with: the races' best if confirmed, else the start")
+    found: dict[str, str] = Field(default_factory=dict, description="the races' best, before its confirmation")
     steps: list[Step]
     confirm: ExperimentResult | None = Field(None, description="start (arm 0) against best (arm 1)")
     ratio: float | None = None
@@ -177,10 +182,13 @@ class Tuner:
                 if step.adopted:
                     best[knob] = typed(knob, step.leader)
         confirm = None if best == start or self.stop.is_set() else self._confirm(start, best, deadline)
+        found = best
+        if confirm is not None and confirm.arms[1].verdict != "faster":
+            best = dict(start)  # not confirmed: no change is made
         if apply and not self.stop.is_set():
             for k, v in best.items():
                 self.link.set(k, v)
-        return self._result(start, best, steps, confirm, apply and not self.stop.is_set(), self.clock() - t0)
+        return self._result(start, best, found, steps, confirm, apply and not self.stop.is_set(), self.clock() - t0)
 
     def _weight(self, knob: str) -> int:
         n = len(self.space.knobs[knob])
@@ -248,7 +256,7 @@ class Tuner:
             return
         leader = max(alive, key=lambda a: _pooled(by[a]))
         for a in [x for x in alive if x != leader]:
-            ratio, ci, _ = paired_ratio(by[leader], by[a])
+            ratio, ci, _ = paired_ratio(by[leader], by[a], DROP_LEVEL)
             if ci is not None and ci[1] < 1.0:
                 alive.remove(a)
                 dropped[_value(arms[a], knob)] = (f"slower than {_value(arms[leader], knob)}: "
@@ -266,11 +274,15 @@ class Tuner:
                 raise
             return exc.result
 
-    def _result(self, start: dict[str, Any], best: dict[str, Any], steps: list[Step],
+    def _result(self, start: dict[str, Any], best: dict[str, Any], found: dict[str, Any], steps: list[Step],
                 confirm: ExperimentResult | None, applied: bool, seconds: float) -> TuneResult:
         notes = [] if not self.stop.is_set() else ["stopped before the search finished"]
+        if found != best:
+            notes.append("the races' best (" + ", ".join(f"{k}={v}" for k, v in found.items() if start[k] != v)
+                         + ") was not confirmed faster than the start on fresh holds: the start is kept")
         res = TuneResult(start={k: str(v) for k, v in start.items()}, best={k: str(v) for k, v in best.items()},
-                         steps=steps, confirm=confirm, applied=applied, seconds=seconds, notes=notes)
+                         found={k: str(v) for k, v in found.items()}, steps=steps, confirm=confirm, applied=applied,
+                         seconds=seconds, notes=notes)
         if confirm is not None and len(confirm.arms) > 1:
             b = confirm.arms[1]
             res = res.model_copy(update={"ratio": b.ratio, "ratio_ci": b.ratio_ci, "verdict": b.verdict})
