@@ -133,14 +133,14 @@ class Session:
         else:
             self.link.start()
 
-    def close(self, discard: bool = False) -> str | None:
+    def close(self, discard: bool = False, reason: str = "experiment over") -> str | None:
         """Stop what this session started (an attached prover goes on); the recording's error, if
         any. discard: remove the recording (the command refused its input after all)."""
         if self._closed:
             return None
         self._closed = True
         if self.engine is not None and not self.engine.finished:
-            self.engine.stop(timeout=30, reason="experiment over")
+            self.engine.stop(timeout=30, reason=reason)
         if self.client is not None:
             self.client.close()
         error = None

@@ -80,7 +80,7 @@ def command(arms: list[Any], cycles: int, hold_s: float, settle_s: float, order:
         result = runner.result()
     finally:
         progress.stop()
-        failure = session.close() or failure
+        failure = session.close(reason="interrupted" if failure == "interrupted" else "experiment over") or failure
     _report(result, design, session, failure, out, as_json)
 
 

@@ -49,11 +49,34 @@ def parse_search(ctx: click.Context, param: click.Parameter, value: str) -> tupl
     return names
 
 
+def parse_values(ctx: click.Context, param: click.Parameter, specs: tuple[str, ...]) -> dict[str, list[str]]:
+    from prover import KNOBS
+
+    out: dict[str, list[str]] = {}
+    for spec in specs:
+        name, sep, vals = spec.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not vals.strip():
+            raise click.BadParameter(f"{spec!r}: use KNOB=V1/V2, e.g. lock_mode=two-lock/reserved", param_hint="--values")
+        texts = [v.strip() for v in vals.replace("|", "/").split("/") if v.strip()]
+        if name not in KNOBS:
+            raise click.BadParameter(f"{spec!r}: unknown knob {name!r}", param_hint="--values")
+        try:
+            for v in texts:
+                KNOBS[name].parse(v)
+        except ValueError as exc:
+            raise click.BadParameter(f"{spec!r}: {exc}", param_hint="--values") from None
+        out[name] = texts
+    return out
+
+
 @click.command("tune")
 @click.option("--search", default="lock_mode,mem_sync,workers_per_gpu,b_g2,prestage", show_default=True,
               callback=parse_search, help="the knobs to search, comma separated")
 @click.option("--workers", "workers", default=None, callback=parse_workers, metavar="LO..HI",
               help="workers per GPU to try  [default: the start's -2..+2]")
+@click.option("--values", "values", multiple=True, callback=parse_values, metavar="KNOB=V1/V2...",
+              help="only these values of a searched knob (repeat), e.g. lock_mode=two-lock/reserved")
 @click.option("--time", "time_s", type=FiniteRange(min=1.0, max=7 * 86400.0), default=600.0, show_default=True,
               help="seconds the search may take, start-up not counted")
 @click.option("--hold", "hold_s", type=FiniteRange(min=0.5, max=86400.0), default=20.0, show_default=True,
@@ -65,7 +88,7 @@ def parse_search(ctx: click.Context, param: click.Parameter, value: str) -> tupl
 @click.option("--apply", "apply_best", is_flag=True, help="with --attach: leave the best setting in force")
 @run_options
 @session_options
-def command(search: tuple[str, ...], workers: tuple[int, int] | None, time_s: float, hold_s: float, settle_s: float,
+def command(search: tuple[str, ...], workers: tuple[int, int] | None, values: dict[str, list[str]], time_s: float, hold_s: float, settle_s: float,
             confirm_cycles: int, apply_best: bool, out: Path | None, force: bool, as_json: bool, attach: str | None,
             token_file: str | None, name: str, quiet: bool, **kwargs: Any) -> None:
     """Find the fastest knob setting on this machine, with experiments."""
@@ -82,7 +105,7 @@ def command(search: tuple[str, ...], workers: tuple[int, int] | None, time_s: fl
     session = Session.open(kwargs, attach, token_file, name, out, force)
     if session.engine is not None:  # the space and the time checked before the prover starts
         try:
-            experiment.Tuner.check(plan, {k: getattr(session.engine.config, k) for k in search}, workers, search)
+            experiment.Tuner.check(plan, {k: getattr(session.engine.config, k) for k in search}, workers, search, values)
         except ValueError as exc:
             session.close(discard=True)
             raise click.UsageError(str(exc)) from None
@@ -91,8 +114,8 @@ def command(search: tuple[str, ...], workers: tuple[int, int] | None, time_s: fl
     result, failure = None, None
     try:
         session.start()
-        tuner = experiment.Tuner(session.link, plan, workers=workers, search=search, stop=session.stop,
-                                 progress=progress, say=say)
+        tuner = experiment.Tuner(session.link, plan, workers=workers, search=search, values=values,
+                                 stop=session.stop, progress=progress, say=say)
         result = tuner.run(apply=apply_best)
     except ValueError as exc:  # the space or the time cannot be (said before any change is made)
         progress.stop()
@@ -104,7 +127,7 @@ def command(search: tuple[str, ...], workers: tuple[int, int] | None, time_s: fl
         failure = "interrupted"
     finally:
         progress.stop()
-        failure = session.close() or failure
+        failure = session.close(reason="interrupted" if failure == "interrupted" else "experiment over") or failure
     _report(result, session, failure, as_json, out)
 
 

@@ -49,12 +49,20 @@ class Space(BaseModel):
 
     @classmethod
     def of(cls, start: dict[str, Any], workers: tuple[int, int] | None = None,
-           search: tuple[str, ...] = ORDER) -> "Space":
+           search: tuple[str, ...] = ORDER, values: dict[str, list[str]] | None = None) -> "Space":
+        """Every value of each searched knob (workers: `workers`, else the start's -2..+2), or
+        the values given for it (text, checked by the knob's parse)."""
         out: dict[str, list[Any]] = {}
+        for name, texts in (values or {}).items():
+            if name not in search:
+                raise ValueError(f"values given for {name}, which is not searched ({', '.join(search)})")
+            out[name] = list(dict.fromkeys(KNOBS[name].parse(v) for v in texts))
         for name in search:
-            if name not in KNOBS:
+            if name not in ORDER:
                 raise ValueError(f"cannot tune {name!r}; tunable: {', '.join(ORDER)}")
             k = KNOBS[name]
+            if name in out:
+                continue
             if name == "workers_per_gpu":
                 lo, hi = workers or (max(k.lo, int(start[name]) - 2), min(k.hi, int(start[name]) + 2))
                 if not k.lo <= lo <= hi <= k.hi:
@@ -62,10 +70,10 @@ class Space(BaseModel):
                 out[name] = list(range(lo, hi + 1))
             elif k.kind is bool:
                 out[name] = [True, False]
-            elif k.values:
-                out[name] = [v for v in k.values if k.runs is None or v in k.runs()]
             else:
-                raise ValueError(f"cannot tune {name!r}: it has no set of values; tunable: {', '.join(ORDER)}")
+                out[name] = [v for v in k.values or () if k.runs is None or v in k.runs()]
+        if "workers_per_gpu" in out:
+            out["workers_per_gpu"] = sorted(out["workers_per_gpu"])
         return cls(knobs=out)
 
 
@@ -116,11 +124,12 @@ class Tuner:
     `search`). ValueError (TooShort among them) from run() for a space or a time that cannot be."""
 
     def __init__(self, link: Link, plan: TunePlan, *, space: Space | None = None,
-                 workers: tuple[int, int] | None = None, search: tuple[str, ...] = ORDER, stop: threading.Event | None = None,
+                 workers: tuple[int, int] | None = None, search: tuple[str, ...] = ORDER,
+                 values: dict[str, list[str]] | None = None, stop: threading.Event | None = None,
                  progress: Callable[[str, Tally], None] | None = None, sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic, say: Callable[[str], None] | None = None) -> None:
         self.link, self.plan = link, plan
-        self.space, self.workers, self.search = space, workers, search
+        self.space, self.workers, self.search, self.values = space, workers, search, values
         self.stop, self.progress, self.sleep, self.clock = stop or threading.Event(), progress, sleep, clock
         self.say = say or (lambda text: None)
         self.tally = Tally()
@@ -135,9 +144,9 @@ class Tuner:
 
     @staticmethod
     def check(plan: TunePlan, start: dict[str, Any], workers: tuple[int, int] | None,
-              search: tuple[str, ...]) -> Space:
+              search: tuple[str, ...], values: dict[str, list[str]] | None = None) -> Space:
         """The space around `start`, if `plan` has the time to race it; ValueError (TooShort) if not."""
-        space = Space.of(start, workers, search)
+        space = Space.of(start, workers, search, values)
         need = plan.least_time(space)
         if need > plan.time_s:
             raise TooShort(f"--time {plan.time_s:g} s cannot race this space: it needs at least {need:g} s with "
@@ -160,7 +169,7 @@ class Tuner:
         now = self.link.knobs()
         if self.space is None:
             self.space = self.check(self.plan, {k: typed(k, now[k]) for k in self.search if k in now},
-                                    self.workers, self.search)
+                                    self.workers, self.search, self.values)
         start = {k: typed(k, now[k]) for k in self.space.knobs}
         best = dict(start)
         t0 = self.clock()

@@ -42,6 +42,9 @@ def invoke(*args: str):
     (["tune", "--workers", "3..1"], "LO..HI"),
     (["tune", "--search", "lock_mode,warp"], "tunable knobs are"),
     (["tune", "--backend", "sim", "--time", "30"], "cannot race this space"),
+    (["tune", "--values", "lock_mode=two-lock/triple"], "lock_mode must be one of"),
+    (["tune", "--values", "lock_mode"], "KNOB=V1/V2"),
+    (["tune", "--backend", "sim", "--search", "lock_mode", "--values", "workers_per_gpu=2/3"], "not searched"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], words: str) -> None:
     out = tmp_path / "x.jsonl"

@@ -75,5 +75,8 @@ def test_the_space() -> None:
         Space.of({"workers_per_gpu": 3}, workers=(0, 4), search=("workers_per_gpu",))
     with pytest.raises(ValueError, match="cannot tune"):
         Space.of({}, search=("vram_budget",))
+    only = Space.of({"lock_mode": "two-lock", "workers_per_gpu": 8}, search=("lock_mode", "workers_per_gpu"),
+                    values={"lock_mode": ["reserved", "two-lock"], "workers_per_gpu": ["12", "6", "8"]})
+    assert only.knobs == {"lock_mode": ["reserved", "two-lock"], "workers_per_gpu": [6, 8, 12]}
     wide = spread(list(range(1, 17)), 5, 7)
     assert len(wide) == 5 and 7 in wide and wide[0] == 1 and wide[-1] == 16
