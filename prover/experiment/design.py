@@ -53,10 +53,11 @@ def parse_arm(spec: str) -> Arm:
         if name in knobs and knobs[name] != value:
             raise ValueError(f"arm {spec!r} sets {name} twice ({knobs[name]} and {value})")
         knobs[name] = value
-    return Arm(label=",".join(f"{k}={_shown(k, v)}" for k, v in knobs.items()), knobs=knobs)
+    return Arm(label=",".join(f"{k}={shown(k, v)}" for k, v in knobs.items()), knobs=knobs)
 
 
-def _shown(name: str, v: Any) -> str:
+def shown(name: str, v: Any) -> str:
+    """A knob's value as a person reads it (on/off, 20 GiB, two-lock)."""
     k = KNOBS[name]
     if k.kind is bool:
         return "on" if v else "off"
@@ -66,7 +67,7 @@ def _shown(name: str, v: Any) -> str:
 def arm_of(knobs: dict[str, Any]) -> Arm:
     """An arm from typed knobs (the tuner's candidates), checked like a parsed one."""
     checked = {k: KNOBS[k].check(v) for k, v in knobs.items()}
-    return Arm(label=",".join(f"{k}={_shown(k, v)}" for k, v in checked.items()), knobs=checked)
+    return Arm(label=",".join(f"{k}={shown(k, v)}" for k, v in checked.items()), knobs=checked)
 
 
 class Design(BaseModel):

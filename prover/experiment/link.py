@@ -78,6 +78,13 @@ class Live:
         with self._lock:
             self._sinks.append(sink)
 
+    def prime(self, knobs: dict[str, str], ready: bool) -> None:
+        """What a link made after the run began has missed (the knobs of its RunStarted, its
+        first GPU section): from the dashboard's fold, say, or the controller."""
+        with self._lock:
+            self._knobs = {**knobs, **self._knobs}
+            self._ready = self._ready or ready
+
     def knobs(self) -> dict[str, str]:
         with self._lock:
             return dict(self._knobs)
@@ -94,11 +101,16 @@ class Live:
 
 
 class EmbeddedLink(Live):
-    """The engine run in this process (add before engine.start(), so RunStarted is seen)."""
+    """The engine run in this process. Made before engine.start() it sees everything; made
+    later (a dashboard key), it takes the knobs from the controller and `prime`s readiness."""
 
     def __init__(self, engine: Any) -> None:
         super().__init__(getattr(engine, "clock", time.monotonic))
         self.engine = engine
+        controller = getattr(engine, "controller", None)
+        if controller is not None and hasattr(controller, "snapshot"):
+            now = controller.snapshot()
+            self._knobs = {k: str(getattr(now, k)) for k in KNOBS if hasattr(now, k)}
         engine.add_sink(self)
 
     def set(self, knob: str, value: Any) -> None:

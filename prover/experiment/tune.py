@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
-from prover.experiment.design import Arm, Design, arm_of
+from prover.experiment.design import Arm, Design, arm_of, shown
 from prover.experiment.link import Link
 from prover.experiment.runner import ExperimentError, Runner, typed, wait_ready
 from prover.experiment.stats import ExperimentResult, HoldCount, paired_ratio, verdict
@@ -316,7 +316,7 @@ def _pooled(holds: list[HoldCount]) -> float:
 
 def _value(arm: Arm, knob: str) -> str:
     """The knob's value in the arm, as its label shows it (on/off for booleans)."""
-    return arm.label.split(f"{knob}=", 1)[1].split(",", 1)[0]
+    return shown(knob, arm.knobs[knob])
 
 
 def _step_line(s: Step) -> str:

@@ -107,3 +107,29 @@ def test_it_waits_for_the_first_gpu_section() -> None:
     fp.add_sink(seen.append)
     Runner(fp, _design("single", "two-lock", cycles=1), sleep=fp.sleep).run()
     assert next(e for e in seen if e.kind == "experiment_started").t >= 30.0
+
+
+def test_an_embedded_link_made_mid_run_takes_the_knobs_from_the_controller() -> None:
+    """A dashboard key starts an experiment long after RunStarted: the link's knobs come from
+    the controller, its readiness from the fold (prime)."""
+    from prover.experiment.link import EmbeddedLink
+    from prover.pipeline.controller import Knobs
+
+    class Engine:
+        clock = staticmethod(lambda: 100.0)
+        sinks: list[Any] = []
+
+        class controller:  # noqa: N801 - stands in for the engine's Controller
+            @staticmethod
+            def snapshot() -> Knobs:
+                return Knobs(lock_mode="reserved", mem_sync="stream", workers_per_gpu=5, prestage=True, b_g2="gpu",
+                             vram_budget="card", paused=False)
+
+        def add_sink(self, s: Any) -> None:
+            self.sinks.append(s)
+
+    link = EmbeddedLink(Engine())
+    assert link.knobs()["lock_mode"] == "reserved" and link.knobs()["workers_per_gpu"] == "5"
+    assert not link.ready()
+    link.prime({"lock_mode": "single"}, ready=True)
+    assert link.ready() and link.knobs()["lock_mode"] == "reserved"  # what it saw wins over the primer
