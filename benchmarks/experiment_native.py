@@ -10,7 +10,7 @@ random setup), kept running while:
   3. tune from the benchmark's setting (two-lock + stream, 8 / 12 workers): lock_mode over
      narrow, two-lock, reserved and workers per GPU over a range, then the confirmation.
 
-    python3 benchmarks/experiment_native.py --out-dir "$OUT/w" [--sizes 22,24] [--budget-s 480]
+    python3 benchmarks/experiment_native.py --out-dir /tmp/w --pack "$OUT/experiment_native.tar" [--sizes 22,24] [--budget-s 510]
     python3 benchmarks/experiment_native.py --backend sim --sizes 10 --budget-s 200 --out-dir /tmp/x  # a dry run, no GPU
 
 Deadline-aware: each stage is planned from the time left (--budget-s from the script's start);
@@ -226,15 +226,32 @@ def one_size(log2: int, a: argparse.Namespace, clock: Clock, sizes_after: list[i
         eng.stop(timeout=60)
         writer.close()
         _gzip(out / f"n{log2}_experiment.jsonl")
+        _pack(out)
         del eng, link
         gc.collect()
         free_cached_blocks(a.backend)
+
+
+PACK: Path | None = None  # --pack: a tarball of the out dir, rewritten after every stage
 
 
 def _save(path: Path, doc: Any) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=1))
     tmp.replace(path)
+    _pack(path.parent)
+
+
+def _pack(out_dir: Path) -> None:
+    """The device call brings back at most 8 files: everything in one tarball, whole after each stage."""
+    if PACK is None:
+        return
+    import tarfile
+
+    tmp = PACK.with_name(PACK.name + ".tmp")
+    with tarfile.open(tmp, "w") as tar:
+        tar.add(out_dir, arcname=out_dir.name)
+    tmp.replace(PACK)
 
 
 def _gzip(path: Path) -> None:
@@ -278,10 +295,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget-s", type=float, default=510.0, help="seconds for the whole script (the device call)")
     ap.add_argument("--backend", default="cuda", choices=("cuda", "sim"))
     ap.add_argument("--scale", type=float, default=1.0, help="holds and settles x this (and the sim's time scale)")
+    ap.add_argument("--pack", type=Path, default=None, help="also keep a tarball of --out-dir here, whole after each stage")
     ap.add_argument("--workers", type=int, default=None, help="workers per GPU at start (default: the plan's, 8 / 12)")
     ap.add_argument("--out-dir", type=Path, default=Path(os.environ.get("OUT", ".")))
     a = ap.parse_args(argv)
     a.out_dir.mkdir(parents=True, exist_ok=True)
+    global PACK
+    PACK = a.pack
     clock = Clock(a.budget_s)
     sizes = [int(s) for s in a.sizes.split(",") if s.strip()]
     rows: dict[str, Any] = {"machine": harness.machine(gpu=a.backend == "cuda"), "argv": sys.argv, "plan": PLAN}
