@@ -8,6 +8,7 @@ an optional recording of everything (the prover's events and the experiment's ow
 """
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import threading
@@ -17,7 +18,7 @@ from typing import Any, Callable, TypeVar
 import click
 
 from c2tui import outpath
-from c2tui.exits import RUN, USAGE, OutPath, fail
+from c2tui.exits import INVALID, RUN, USAGE, OutPath, fail
 from c2tui.options import run_option_names
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -162,6 +163,23 @@ class Session:
                 "modelled_log2": r.modelled_log2, "gpus": r.gpus, "time_scale": r.config.get("time_scale"),
                 "workers_per_gpu": r.config.get("workers_per_gpu"), "vram_budget": r.config.get("vram_budget"),
                 "sim_defaults": self.filled, "attached": self.address}
+
+
+def finish(session: Session, failure: str | None, doc: dict[str, Any], as_json: bool, show: Callable[[], None]) -> None:
+    """The results (JSON with what ran and whether it finished, or the tables), then the exit
+    status: 3 not finished (why on stderr), 1 a proof or partition failed, else 0."""
+    if as_json:
+        doc = {**doc, "finished": failure is None, "error": failure}
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        show()
+    if failure:
+        click.echo(f"error: {failure}", err=True)
+        sys.exit(RUN)
+    f = session.failures
+    if f.proofs or f.partitions:
+        click.echo(f"FAILED: {f.proofs} proof(s) failed verification, {f.partitions} partition(s) failed", err=True)
+        sys.exit(INVALID)
 
 
 def _writer(out: Path, header: Any, force: bool) -> Any:

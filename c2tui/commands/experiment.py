@@ -14,15 +14,13 @@ recording could not be written): what was counted is still printed.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from c2tui.exits import INVALID, RUN
-from c2tui.experiment_session import Session, run_line, session_options
+from c2tui.experiment_session import Session, finish, run_line, session_options
 from c2tui.options import FiniteRange, run_options
 
 DESIGN_HELP = "abab: the arms in the order given, every cycle; blocks: each cycle's order drawn from --seed (drift cannot favour an arm)"
@@ -100,17 +98,7 @@ def _report(result: Any, design: Any, session: Session, failure: str | None, out
     info = session.run_info()
     what = (f"{len(design.arms)} arms x {design.cycles} cycle(s), hold {design.hold_s:g} s, settle "
             f"{design.settle_s:g} s, design {design.order}" + (f" (seed {design.seed})" if design.order == "blocks" else ""))
-    if as_json:
-        doc = {"command": "experiment", "run": info, "design": design.model_dump(mode="json"),
-               **(result.model_dump(mode="json") if result is not None else {"arms": []}),
-               "recording": str(out) if out else None, "finished": failure is None, "error": failure}
-        click.echo(json.dumps(doc, indent=2))
-    elif result is not None:
-        print_experiment(result, run_line(info), what)
-    if failure:
-        click.echo(f"error: {failure}", err=True)
-        sys.exit(RUN)
-    if session.failures.proofs or session.failures.partitions:
-        click.echo(f"FAILED: {session.failures.proofs} proof(s) failed verification, "
-                   f"{session.failures.partitions} partition(s) failed", err=True)
-        sys.exit(INVALID)
+    doc = {"command": "experiment", "run": info, "design": design.model_dump(mode="json"),
+           **(result.model_dump(mode="json") if result is not None else {"arms": []}), "recording": str(out) if out else None}
+    finish(session, failure, doc, as_json,
+           lambda: print_experiment(result, run_line(info), what) if result is not None else None)

@@ -13,15 +13,13 @@ Exit status: as `c2tui experiment` (0 done, 1 a proof failed, 2 bad input, 3 not
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from c2tui.exits import INVALID, RUN
-from c2tui.experiment_session import Session, run_line, session_options
+from c2tui.experiment_session import Session, finish, run_line, session_options
 from c2tui.options import FiniteRange, run_options
 
 
@@ -135,16 +133,6 @@ def _report(result: Any, session: Session, failure: str | None, as_json: bool, o
     from c2tui.experiment_view import print_tune
 
     info = session.run_info()
-    if as_json:
-        doc = {"command": "tune", "run": info, **(result.model_dump(mode="json") if result is not None else {}),
-               "recording": str(out) if out else None, "finished": failure is None, "error": failure}
-        click.echo(json.dumps(doc, indent=2))
-    elif result is not None:
-        print_tune(result, run_line(info))
-    if failure:
-        click.echo(f"error: {failure}", err=True)
-        sys.exit(RUN)
-    if session.failures.proofs or session.failures.partitions:
-        click.echo(f"FAILED: {session.failures.proofs} proof(s) failed verification, "
-                   f"{session.failures.partitions} partition(s) failed", err=True)
-        sys.exit(INVALID)
+    doc = {"command": "tune", "run": info, **(result.model_dump(mode="json") if result is not None else {}),
+           "recording": str(out) if out else None}
+    finish(session, failure, doc, as_json, lambda: print_tune(result, run_line(info)) if result is not None else None)

@@ -44,3 +44,25 @@ def test_the_tune_table_says_what_changed_and_how_to_run_with_it() -> None:
     print_tune(res, "native cuda native, proved 2^22, modelled 2^22, time scale 1.0", console=c)
     out = buf.getvalue()
     assert "best:  workers_per_gpu=2" in out and "--workers-per-gpu 2" in out and "races' best against the start: faster" in out
+
+
+def test_finish_says_why_and_exits_3_when_not_finished(capsys) -> None:
+    import json
+
+    import pytest
+
+    from c2tui.experiment_session import Session, finish
+
+    s = Session()
+    with pytest.raises(SystemExit) as ex:
+        finish(s, "interrupted", {"command": "experiment", "arms": []}, True, lambda: None)
+    assert ex.value.code == 3
+    out, err = capsys.readouterr()
+    assert json.loads(out)["error"] == "interrupted" and "error: interrupted" in err
+    s.failures.proofs = 1
+    with pytest.raises(SystemExit) as ex:
+        finish(s, None, {}, True, lambda: None)
+    assert ex.value.code == 1 and "1 proof(s) failed" in capsys.readouterr().err
+    s.failures.proofs = 0
+    finish(s, None, {}, False, lambda: print("table"))  # 0: returns
+    assert capsys.readouterr().out == "table\n"
