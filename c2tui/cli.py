@@ -32,6 +32,8 @@ SUBCOMMANDS: dict[str, str] = {
     "attach": "attach",
     "config": "config",
     "status": "status",
+    "experiment": "experiment",
+    "tune": "tune",
 }
 
 

@@ -48,6 +48,7 @@ _EXPORTS = {
 }
 # whole modules of the surface: the event classes, the Groth16 phases, the proof files
 _MODULES = {"events": "prover.events", "disciplines": "prover.disciplines", "groth16_phases": "prover.groth16.phases", "proof_files": "prover.groth16.export"}
+_MODULES["experiment"] = "prover.experiment"  # experiments and the tuner (c2tui experiment, tune)
 _RENAMED = {"compare_runs": ("prover.compare", "compare"), "JOB_ACTIONS": ("prover.pipeline.jobs", "ACTIONS")}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES) + sorted(_RENAMED)
 

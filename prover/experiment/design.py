@@ -1,0 +1,126 @@
+"""An experiment's design: the arms (knob sets in prover/knobs.py's vocabulary), how many
+cycles, how long each hold and the settle dropped after every switch, and the order the holds
+run in.
+
+    arms = [parse_arm("lock_mode=single"), parse_arm("lock_mode=two-lock,mem_sync=stream")]
+    d = Design(arms=arms, cycles=4, hold_s=20, settle_s=5, order="blocks", seed=0)
+    d.schedule()   # [(cycle, arm), ...]: every cycle holds every arm once
+
+`abab` holds the arms in the order given, every cycle; `blocks` (randomised complete blocks)
+draws each cycle's order from the seed, so a drift of the machine (warming, a neighbour's
+load) cannot favour the arm that always comes second (docs/experiment.md).
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from prover.knobs import KNOBS, parse_switch
+
+Order = Literal["abab", "blocks"]
+ORDERS: tuple[str, ...] = ("abab", "blocks")
+# knobs an arm may not set: pausing holds no rate to measure
+NOT_ARM_KNOBS = frozenset({"paused"})
+MAX_CYCLES = 1000
+MAX_HOLD_S = 86400.0
+
+
+class Arm(BaseModel):
+    """One arm: its label (as given) and the knobs it sets, typed and checked."""
+
+    model_config = ConfigDict(frozen=True)
+    label: str
+    knobs: dict[str, Any]
+
+    def text(self) -> dict[str, str]:
+        """The knobs as events spell them (str of the value, as ModeChange and the fold do)."""
+        return {k: str(v) for k, v in self.knobs.items()}
+
+
+def parse_arm(spec: str) -> Arm:
+    """'lock_mode=two-lock,mem_sync=stream' (or bare values: 'two-lock,stream') -> Arm.
+    ValueError naming the bad knob or value and what it accepts."""
+    items = [x.strip() for x in spec.split(",") if x.strip()]
+    if not items:
+        raise ValueError(f"arm {spec!r} sets no knob; use KNOB=VALUE[,KNOB=VALUE...], e.g. lock_mode=two-lock,mem_sync=stream")
+    knobs: dict[str, Any] = {}
+    for item in items:
+        name, value = parse_switch(item)  # the vocabulary's one parse: names the allowed values
+        if name in NOT_ARM_KNOBS:
+            raise ValueError(f"arm {spec!r}: {name} is not a setting to compare (an arm must run)")
+        if name in knobs and knobs[name] != value:
+            raise ValueError(f"arm {spec!r} sets {name} twice ({knobs[name]} and {value})")
+        knobs[name] = value
+    return Arm(label=",".join(f"{k}={shown(k, v)}" for k, v in knobs.items()), knobs=knobs)
+
+
+def shown(name: str, v: Any) -> str:
+    """A knob's value as a person reads it (on/off, 20 GiB, two-lock)."""
+    k = KNOBS[name]
+    if k.kind is bool:
+        return "on" if v else "off"
+    return k.show(v) if k.parse_value is not None else str(v)
+
+
+def arm_of(knobs: dict[str, Any]) -> Arm:
+    """An arm from typed knobs (the tuner's candidates), checked like a parsed one."""
+    checked = {k: KNOBS[k].check(v) for k, v in knobs.items()}
+    return Arm(label=",".join(f"{k}={shown(k, v)}" for k, v in checked.items()), knobs=checked)
+
+
+class Design(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    arms: list[Arm] = Field(min_length=2, description="the first is the baseline every ratio is against")
+    cycles: int = Field(4, ge=1, le=MAX_CYCLES)
+    hold_s: float = Field(30.0, gt=0.0, le=MAX_HOLD_S, allow_inf_nan=False)
+    settle_s: float = Field(5.0, ge=0.0, le=MAX_HOLD_S, allow_inf_nan=False)
+    order: Order = "blocks"
+    seed: int = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _settle_inside_hold(self) -> "Design":
+        if self.settle_s >= self.hold_s:
+            raise ValueError(f"settle ({self.settle_s:g} s) must be shorter than the hold ({self.hold_s:g} s): "
+                             "nothing of the hold would be counted")
+        return self
+
+    def schedule(self) -> list[tuple[int, int]]:
+        """(cycle, arm) for every hold, in the order they run."""
+        return schedule(len(self.arms), self.cycles, self.order, self.seed)
+
+    def knob_names(self) -> list[str]:
+        """Every knob any arm sets, in the order they first appear."""
+        return list(dict.fromkeys(k for a in self.arms for k in a.knobs))
+
+    def resolved(self, start: dict[str, Any]) -> list[dict[str, Any]]:
+        """Each arm's full assignment over knob_names(): a knob an arm leaves alone keeps the
+        value it had when the experiment started (so arm 'lock_mode=single' beside arm
+        'mem_sync=stream' runs single with the starting mem_sync, not the other arm's)."""
+        return resolve(self.arms, start)
+
+    @property
+    def seconds(self) -> float:
+        return self.cycles * len(self.arms) * self.hold_s
+
+
+def schedule(n_arms: int, cycles: int, order: str, seed: int = 0) -> list[tuple[int, int]]:
+    rng = random.Random(seed)
+    out: list[tuple[int, int]] = []
+    for c in range(cycles):
+        arms = list(range(n_arms))
+        if order == "blocks":
+            rng.shuffle(arms)
+        elif order != "abab":
+            raise ValueError(f"design must be one of {', '.join(ORDERS)}, got {order!r}")
+        out += [(c, a) for a in arms]
+    return out
+
+
+def resolve(arms: list[Arm], start: dict[str, Any]) -> list[dict[str, Any]]:
+    names = list(dict.fromkeys(k for a in arms for k in a.knobs))
+    missing = [k for k in names if k not in start]
+    if missing:
+        raise ValueError(f"the prover's starting value of {', '.join(missing)} is unknown")
+    return [{k: a.knobs.get(k, start[k]) for k in names} for a in arms]

@@ -1,0 +1,176 @@
+"""Run an experiment on a live prover: wait for its first GPU section, then hold each arm in
+the design's order (set its knobs, drop the settle, count to the hold's end), and finish with
+the figures (prover/experiment/stats.py), every step an event in the prover's stream:
+
+    ExperimentStarted -> (ModeChange..., HoldStarted, ..., HoldEnded) x holds -> ExperimentEnded
+
+    link = EmbeddedLink(engine); engine.start()
+    result = Runner(link, design).run()        # ExperimentResult; raises ExperimentError
+
+At the end the knobs any arm set go back to what they were at the start (a prover attached
+to is left as it was found; `tune --apply` sets its best on purpose afterwards).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+from prover import events as ev
+from prover.experiment.design import Arm, Design
+from prover.experiment.link import Link
+from prover.experiment.stats import ExperimentResult, analyse
+from prover.experiment.tally import Tally
+from prover.knobs import KNOBS
+
+POLL_S = 0.05
+Progress = Callable[[str, Tally], None]
+
+
+class ExperimentError(RuntimeError):
+    """The experiment could not run to its end (the message says why; what was counted is in
+    `result`, when any hold finished)."""
+
+    def __init__(self, message: str, result: ExperimentResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def typed(knob: str, text: str) -> Any:
+    """A knob's value from the text events carry ('True', '3', 'two-lock', ...)."""
+    return KNOBS[knob].parse(text) if knob in KNOBS else text
+
+
+class Runner:
+    def __init__(self, link: Link, design: Design, *, experiment: int = 0, name: str = "experiment",
+                 stop: threading.Event | None = None, progress: Progress | None = None,
+                 tally: Tally | None = None, startup_timeout_s: float | None = None, order: str | None = None,
+                 sleep: Callable[[float], None] = time.sleep, lock: threading.Lock | None = None) -> None:
+        self.link, self.design = link, design
+        self.experiment, self.name = experiment, name
+        self.stop = stop or threading.Event()
+        self.progress = progress
+        self.startup_timeout_s = startup_timeout_s
+        self.order = order  # what ExperimentStarted calls the design (a tune's race: "race")
+        self.sleep = sleep  # tests pass one that moves a simulated prover's clock
+        self._lock = lock or threading.Lock()  # the tally's (a tune's races share one tally and lock)
+        self.tally = tally or Tally()
+        if tally is None:
+            link.add_sink(self._fold)
+        self.start_knobs: dict[str, Any] = {}
+
+    def _fold(self, e: Any) -> None:
+        with self._lock:
+            self.tally.apply(e)
+
+    # --- the run ------------------------------------------------------------------------------
+    def run(self) -> ExperimentResult:
+        """The whole design, in its order; ExperimentError if it could not finish."""
+        resolved = self.begin()
+        reason = "done"
+        try:
+            for i, (cycle, arm) in enumerate(self.design.schedule()):
+                reason = self.hold(i, cycle, arm, resolved[arm])
+                if reason != "done":
+                    break
+        except BaseException:  # Ctrl-C: still say so in the stream, with what was counted
+            self.finish("interrupted")
+            raise
+        result = self.finish(reason)
+        if reason != "done":
+            raise ExperimentError(f"the experiment did not finish: {reason}", result)
+        return result
+
+    def begin(self) -> list[dict[str, Any]]:
+        """Wait for the prover, note the knobs in force, announce the experiment; returns each
+        arm's full assignment (what hold() sets)."""
+        self.wait_ready()
+        now = self.link.knobs()
+        self.start_knobs = {k: typed(k, now[k]) for k in self.design.knob_names() if k in now}
+        try:
+            resolved = self.design.resolved(self.start_knobs)
+        except ValueError as exc:
+            raise ExperimentError(str(exc)) from None
+        d = self.design
+        self.link.emit(ev.ExperimentStarted, experiment=self.experiment, name=self.name, arms=[a.label for a in d.arms],
+                       knobs=[{k: str(v) for k, v in r.items()} for r in resolved], design=self.order or d.order,
+                       cycles=d.cycles, hold_s=d.hold_s, settle_s=d.settle_s, seed=d.seed)
+        return resolved
+
+    def finish(self, reason: str) -> ExperimentResult:
+        """Knobs back as they were, the figures, ExperimentEnded; returns the figures."""
+        self.restore()
+        result = self.result()
+        self.link.emit(ev.ExperimentEnded, experiment=self.experiment, reason=reason, result=result.model_dump(mode="json"))
+        return result
+
+    def wait_ready(self) -> None:
+        wait_ready(self.link, self.stop, self.sleep, self.startup_timeout_s)
+
+    def hold(self, i: int, cycle: int, arm: int, knobs: dict[str, Any]) -> str:
+        """One hold: set the arm, count until its end; 'done' or why it was cut short."""
+        why = self.apply(knobs)
+        if why is not None:
+            return why
+        d = self.design
+        start = self.link.emit(ev.HoldStarted, experiment=self.experiment, hold=i, arm=arm, cycle=cycle,
+                               hold_s=d.hold_s, settle_s=d.settle_s)
+        t0 = start.t if start is not None else self.link.now()
+        why = self.wait_until(t0 + d.hold_s, f"hold {i + 1} ({d.arms[arm].label})")
+        self.link.emit(ev.HoldEnded, experiment=self.experiment, hold=i, arm=arm, cycle=cycle, complete=why is None)
+        return why or "done"
+
+    def apply(self, knobs: dict[str, Any]) -> str | None:
+        for k, v in knobs.items():
+            try:
+                self.link.set(k, v)
+            except Exception as exc:  # noqa: BLE001 - a refusal (ValueError) or a lost prover: said, not raised
+                return f"{k}={v} refused: {exc}"
+        return None
+
+    def wait_until(self, t_end: float, what: str) -> str | None:
+        """Sleep on the prover's clock until t_end; why not, if the run ended or was stopped."""
+        while self.link.now() < t_end:
+            why = self.link.ended()
+            if why is not None:
+                return f"the run ended during {what}: {why}"
+            if self.stop.is_set():
+                return "stopped"
+            if self.progress is not None:
+                with self._lock:
+                    self.progress(what, self.tally)
+            self.sleep(POLL_S)
+        return None
+
+    def restore(self) -> None:
+        """Every knob an arm set back to its value at the start (best effort: a stopped run
+        takes no change, and that is fine)."""
+        if self.link.ended() is None:
+            self.apply(self.start_knobs)
+
+    def result(self) -> ExperimentResult:
+        with self._lock:
+            info = self.tally.experiments.get(self.experiment)
+            counts = self.tally.counts(self.experiment)
+        labels = [a.label for a in self.design.arms]
+        return analyse(counts, labels, info.knobs if info is not None else None)
+
+
+def wait_ready(link: Link, stop: threading.Event, sleep: Callable[[float], None] = time.sleep,
+               timeout_s: float | None = None) -> None:
+    """Until the prover's first GPU section (start-up can take minutes natively)."""
+    t0 = time.monotonic()
+    while not link.ready():
+        why = link.ended()
+        if why is not None:
+            raise ExperimentError(f"the run ended before its first GPU section: {why}")
+        if stop.is_set():
+            raise ExperimentError("stopped before the first GPU section")
+        if timeout_s is not None and time.monotonic() - t0 > timeout_s:
+            raise ExperimentError(f"no GPU section began within {timeout_s:g} s")
+        sleep(POLL_S)
+
+
+def run_experiment(link: Link, arms: list[Arm], **design: Any) -> ExperimentResult:
+    """A one-call form: Design(arms=arms, **design), run on link."""
+    return Runner(link, Design(arms=arms, **design)).run()

@@ -1,0 +1,68 @@
+"""The terminal tables of `experiment` and `tune` (what a person reads) from result models."""
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from c2tui.experiment_view import print_experiment, print_tune
+from prover.experiment.stats import HoldCount, analyse
+from prover.experiment.tune import Step, TuneResult
+
+
+def _console() -> tuple[Console, io.StringIO]:
+    buf = io.StringIO()
+    return Console(file=buf, width=200, color_system=None), buf
+
+
+def _result():
+    holds = [HoldCount(arm=a, cycle=c, window_s=15.0, verified=10 + 8 * a + c % 2) for c in range(4) for a in range(2)]
+    return analyse(holds, ["lock_mode=single", "lock_mode=two-lock,mem_sync=stream"])
+
+
+def test_the_experiment_table_names_what_it_measured_and_the_verdict() -> None:
+    c, buf = _console()
+    print_experiment(_result(), "SIMULATED sim rtx5070ti-16g, proved 2^8, modelled 2^27, time scale 0.25", "2 arms x 4",
+                     console=c)
+    out = buf.getvalue()
+    assert "SIMULATED" in out and "lock_mode=two-lock,mem_sync=stream" in out and "faster" in out
+    assert "interval excludes 1" in out and "1.728x" in out
+
+
+def test_a_narrow_terminal_wraps_the_arms_rather_than_cutting_them() -> None:
+    buf = io.StringIO()
+    print_experiment(_result(), "sim", "2 arms", console=Console(file=buf, width=80, color_system=None))
+    assert "mem_sync=stream" in buf.getvalue().replace("\n", "").replace("│", "").replace(" ", "")
+
+
+def test_the_tune_table_says_what_changed_and_how_to_run_with_it() -> None:
+    c, buf = _console()
+    res = TuneResult(start={"workers_per_gpu": "3"}, best={"workers_per_gpu": "2"}, found={"workers_per_gpu": "2"},
+                     steps=[Step(knob="workers_per_gpu", values=["3", "1", "2"], rounds=4, leader="2", adopted=True,
+                                 dropped={"1": "slower than 2: x0.55 [0.5, 0.6]"}, ratio=1.7, ratio_ci=(1.5, 1.9))],
+                     confirm=_result(), ratio=1.6, ratio_ci=(1.4, 1.8), verdict="faster", seconds=300)
+    print_tune(res, "native cuda native, proved 2^22, modelled 2^22, time scale 1.0", console=c)
+    out = buf.getvalue()
+    assert "best:  workers_per_gpu=2" in out and "--workers-per-gpu 2" in out and "races' best against the start: faster" in out
+
+
+def test_finish_says_why_and_exits_3_when_not_finished(capsys) -> None:
+    import json
+
+    import pytest
+
+    from c2tui.experiment_session import Session, finish
+
+    s = Session()
+    with pytest.raises(SystemExit) as ex:
+        finish(s, "interrupted", {"command": "experiment", "arms": []}, True, lambda: None)
+    assert ex.value.code == 3
+    out, err = capsys.readouterr()
+    assert json.loads(out)["error"] == "interrupted" and "error: interrupted" in err
+    s.failures.proofs = 1
+    with pytest.raises(SystemExit) as ex:
+        finish(s, None, {}, True, lambda: None)
+    assert ex.value.code == 1 and "1 proof(s) failed" in capsys.readouterr().err
+    s.failures.proofs = 0
+    finish(s, None, {}, False, lambda: print("table"))  # 0: returns
+    assert capsys.readouterr().out == "table\n"
