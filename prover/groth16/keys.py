@@ -11,7 +11,8 @@ class ProvingKey:
     """Points are xy little-endian encodings (G1 96 bytes, G2 192 bytes, identity = 0s).
 
     Query rows are indexed by variable (A, B_G1, B_G2: all variables; L: private variables
-    only, i.e. variable ``num_inputs + i``; H: powers ``i < n - 1``).
+    only, i.e. variable ``num_inputs + i``; H: the coset-Lagrange points
+    ``[L^coset_i(tau) Z(tau) / delta]``, ``i < n``, in the order of NTT-H's coset evaluations).
     """
 
     alpha_g1: np.ndarray  # (96,)
@@ -23,7 +24,7 @@ class ProvingKey:
     b_g1_query: np.ndarray  # (num_vars, 96)
     b_g2_query: np.ndarray  # (num_vars, 192)
     l_query: np.ndarray  # (num_vars - num_inputs, 96)
-    h_query: np.ndarray  # (n - 1, 96)
+    h_query: np.ndarray  # (n, 96)
     num_inputs: int  # including the constant one
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -39,7 +40,7 @@ class ProvingKey:
         (the key ring counts a key's host bytes before it loads it)."""
         g1, g2 = 96, 192
         fixed = 3 * g1 + 2 * g2  # alpha, beta, delta in G1; beta, delta in G2
-        return fixed + num_vars * (2 * g1 + g2) + (num_vars - num_inputs) * g1 + (domain - 1) * g1
+        return fixed + num_vars * (2 * g1 + g2) + (num_vars - num_inputs) * g1 + domain * g1
 
 
 @dataclass(frozen=True)

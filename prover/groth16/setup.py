@@ -71,17 +71,26 @@ def _step(name: str) -> Iterator[None]:
         log.info("setup step %s: %.2f s", name, dt)
         if fn is not None:
             fn(name, True)
-CACHE_FORMAT = 2  # 2: keyed by key id, with the setup's label inside
+CACHE_FORMAT = 3  # 2: keyed by key id, with the setup's label inside; 3: the H query in coset-Lagrange form
 RANDOM, INSECURE = "random", "insecure-seeded"
 _NAMES = ("tau", "alpha", "beta", "gamma", "delta")
 
 
 def _toxic_waste(circuit: Circuit, insecure_seed: int | None) -> dict[str, int]:
     """tau, alpha, beta, gamma, delta: uniform, non-zero; from `secrets` unless a seed is given
-    (then derived from it: reproducible, and forgeable by anyone who knows the seed)."""
-    if insecure_seed is None:
-        return {name: 1 + secrets.randbelow(fr.R_MOD - 1) for name in _NAMES}
-    return _seeded_waste(insecure_seed, circuit)
+    (then derived from it: reproducible, and forgeable by anyone who knows the seed). tau must
+    lie off the domain H and off the coset gH (the Lagrange bases at tau and tau / g divide by
+    tau^n - 1 and tau^n - g^n): a draw there (probability 2n/r, ~2^-227) is drawn again."""
+    while True:
+        if insecure_seed is None:
+            t = {name: 1 + secrets.randbelow(fr.R_MOD - 1) for name in _NAMES}
+        else:
+            t = _seeded_waste(insecure_seed, circuit)
+        n, r = circuit.domain_size, fr.R_MOD
+        if pow(t["tau"], n, r) not in (1, pow(ntt.GENERATOR, n, r)):
+            return t
+        if insecure_seed is not None:  # pragma: no cover - 2^-227
+            raise ValueError(f"seed {insecure_seed} gives a tau on the domain or its coset; use another seed")
 
 
 def _seeded_waste(seed: int, circuit: Circuit) -> dict[str, int]:
@@ -107,6 +116,12 @@ def _lagrange_at(tau: int, n: int, ks: KernelSettings | None = None) -> fr.FrArr
         except Exception as exc:  # a GPU failure costs time, never the key
             warnings.warn(f"GPU iNTT failed ({exc}); setting up on the CPU", RuntimeWarning, stacklevel=2)
     return fr.from_mont(ntt.intt_mont(powers))
+
+
+def h_factor(tau: int, delta: int, n: int) -> int:
+    """Z(tau) / delta: the H query's points are [L^coset_i(tau) * Z(tau) / delta]_1."""
+    r = fr.R_MOD
+    return (pow(tau, n, r) - 1) * pow(delta, -1, r) % r
 
 
 def qap_at(circuit: Circuit, tau: int, ks: KernelSettings | None = None) -> tuple[fr.FrArray, fr.FrArray, fr.FrArray]:
@@ -218,8 +233,10 @@ def setup(circuit: Circuit, *, insecure_seed: int | None = None,
         # powers of tau times Z(tau)/delta for H (compiled: prover/groth16/setup_scalars_nb.py)
         combo = setup_scalars.combo(u, v, w, t["alpha"], t["beta"], t["gamma"], t["delta"], ni)
         ic, lq = combo[:ni], combo[ni:]
-        z_tau = (pow(t["tau"], n, r) - 1) % r
-        hq = setup_scalars.powers_times(t["tau"], n - 1, z_tau * pow(t["delta"], -1, r))
+    with _step("lagrange_coset"):
+        # the H query in coset-Lagrange form: L^coset_i(tau) = L_i(tau / g), times Z(tau) / delta
+        lag_coset = _lagrange_at(t["tau"] * pow(ntt.GENERATOR, -1, r) % r, n, ks)
+        hq = setup_scalars.times(lag_coset, h_factor(t["tau"], t["delta"], n))
     g1, g2 = curve.g1_generator(), curve.g2_generator()
 
     def pt1(k: int) -> np.ndarray:
@@ -236,7 +253,7 @@ def setup(circuit: Circuit, *, insecure_seed: int | None = None,
     )
     vk = VerifyingKey(alpha_g1=pk.alpha_g1, beta_g2=pk.beta_g2, gamma_g2=pt2(t["gamma"]), delta_g2=pk.delta_g2, ic=_fixed_g1(ic, ks),
                       setup_label=RANDOM if insecure_seed is None else INSECURE)
-    del t, u, v, w, combo, lq, hq  # toxic waste: nothing derived from it outlives setup
+    del t, u, v, w, combo, lq, hq, lag_coset  # toxic waste: nothing derived from it outlives setup
     return pk, vk
 
 

@@ -41,7 +41,7 @@ class CudaBackend:
         return gpu_phases.ntt_h_gpu(a, b, c, out_device=True, ks=self.settings)
 
     def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any) -> Any:
-        # device views of the pre-staged buffers: transformed in place, no copy (h aliases d_b)
+        # device views of the pre-staged buffers: transformed in place, no copy (h aliases d_a)
         return gpu_phases.ntt_h_device(d_a, d_b, d_c, ks=self.settings)
 
     def intt(self, x: np.ndarray) -> np.ndarray:

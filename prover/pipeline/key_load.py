@@ -12,9 +12,9 @@ from typing import Any, Callable, Iterator
 
 Report = Callable[[float, str], None]
 
-# setup's timed steps in a fresh set-up: lagrange, qap_matvecs, scalars, fixed_base_g1 x5
-# (a, b_g1, l, h, ic), fixed_base_g2, save_keys
-SETUP_STEP_ENDS = 10
+# setup's timed steps in a fresh set-up: lagrange, qap_matvecs, scalars, lagrange_coset,
+# fixed_base_g1 x5 (a, b_g1, l, h, ic), fixed_base_g2, save_keys
+SETUP_STEP_ENDS = 11
 SET_UP, LOADED = "set up and cached", "loaded from the cache"
 
 
