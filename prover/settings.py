@@ -46,6 +46,11 @@ class KernelSettings(BaseModel):
                            "L, A and B_G1 each on a lane of their own, so independent MSMs fill each other's idle "
                            "SMs; 1: all on one stream")
     setup_gpu: bool = Field(True, description="set up large keys on the GPU when one is visible")
+    key_resident: Literal["host", "device"] = Field(
+        "host", description="where a key set up on the GPU is kept: host (downloaded; the MSMs upload it again) or "
+        "device (resident where the MSMs read it, no host copy: its host RAM is its presence bits; docs/scale.md)")
+    key_cache_write: bool = Field(True, description="write a freshly set-up key to the key cache (a 2^27 key is "
+                                  "~70 GiB: off where the disk or the time is short)")
     fr_threads: int = Field(0, ge=0, le=1024, description="threads for large Fr operations; 0: min(32, cores); 1: off")
     cache_dir: str | None = Field(None, description="proving-key cache (default ~/.cache/c2tui/keys)")
     pinned_host: bool = Field(True, description="synthesis writes a, b, c into page-locked host buffers (one set a "
