@@ -96,7 +96,8 @@ def test_a_budget_for_one_key_beside_the_workers_evicts_and_reloads(tmp_path):
     _until(keys.events, lambda e: e.kind == "worker_started")
     assert eng.keys is not None
     big, small, need = eng.keys.entry(10).nbytes, eng.keys.entry(8).nbytes, eng.host_ram.need
-    eng.controller.set("host_ram_budget", 2 * need + big + small // 2, source="test")  # not both keys
+    circuits = eng.host_ram.circuits_held()  # held for the whole run, beside the keys and workers
+    eng.controller.set("host_ram_budget", 2 * need + big + small // 2 + circuits, source="test")  # not both keys
     eng.controller.resume("test")
     for at in (1, 2):
         _until(keys.events, lambda e: e.kind == "partition_done" and e.part.startswith("s0p"), 90)
@@ -111,7 +112,7 @@ def test_a_budget_for_one_key_beside_the_workers_evicts_and_reloads(tmp_path):
     assert keys.of("key_wait", state="start")  # a partition waited for its key, never an OOM
     s = fold(keys.events)
     assert s.ooms == 0 and s.partitions_ok == 10 and s.proofs_failed == 0 and s.partitions_failed == 0
-    assert keys.peak <= 2 * need + big + small // 2
+    assert keys.peak <= 2 * need + big + small // 2 + circuits
 
 
 @pytest.mark.timeout(120)
@@ -141,6 +142,7 @@ def test_random_submissions_across_classes_keep_the_ring_invariants(tmp_path, se
     sizes = sorted((ring.entry(n).nbytes for n in ring.sizes()), reverse=True)
     one_key = rng.random() < 0.7
     budget = 3 * need + sizes[0] + (rng.choice([0, sizes[1] // 2]) if one_key else sizes[1] + sizes[2] // 2)
+    budget += eng.host_ram.circuits_held()
     eng.controller.set("host_ram_budget", budget, source="test")
     classes = ["winning", "window"] + [rng.choice(["winning", "window", "c2"]) for _ in range(6)]
     for i, cls in enumerate(rng.sample(classes, len(classes))):
@@ -176,6 +178,7 @@ def test_the_ring_under_threads_never_evicts_a_pinned_key_nor_passes_the_budget(
     ring = KeyRing(NullPhases(), cfg, emit, time.monotonic, stop, host)
     ring.make_circuits(list(cfg.class_sizes.values()))
     budget = 6 * 1000 + ring.entry(12).nbytes + ring.entry(8).nbytes  # 2^12 and 2^10 never both
+    budget += host.circuits_held()
     errors: list[BaseException] = []
 
     def worker(i: int) -> None:
@@ -234,9 +237,10 @@ def test_a_live_budget_cut_below_the_key_in_use_is_refused_and_the_run_goes_on(t
     eng, keys, inv = _engine(tmp_path, constraints_log2=10, time_scale=1.0, sectors=2, partitions=4, workers_per_gpu=2)
     eng.start()
     _until(keys.events, lambda e: e.kind == "partition_done")
-    least = eng.keys.entry(10).nbytes + eng.host_ram.need
+    least = eng.keys.entry(10).nbytes + eng.host_ram.need + eng.host_ram.circuits_held()
     with pytest.raises(ValueError, match=r"64 MiB is below what the run needs to go on: key 2\^10 \(\d+ MiB\) beside "
-                                         r"one worker's \d+ MiB = \d+ MiB; give at least that, or off"):
+                                         r"one worker's \d+ MiB and the circuits' \d+ MiB = \d+ MiB; give at least that, "
+                                         r"or off"):
         eng.controller.apply("host_ram_budget=64MiB", source="test")
     assert eng.controller.set("host_ram_budget", least, source="test")  # the least it names is accepted
     assert eng.controller.set("host_ram_budget", 0, source="test")  # and off
