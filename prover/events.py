@@ -399,8 +399,6 @@ class KeyLoad(_Ev):
     seconds: float | None = Field(None, ge=0.0)
     ok: bool = True
     worker: str | None = Field(None, description="the worker whose partition needed it (None: start-up)")
-    device_bytes: int = Field(0, ge=0, description="at end: bytes of its queries resident on the device "
-                              "(key_resident=device; outside the VRAM budget, like every key's device copy)")
 
 
 class KeyWait(_Ev):

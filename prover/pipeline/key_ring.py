@@ -232,8 +232,10 @@ class KeyRing:
                 k.nbytes = real
                 self._host.hold_fixed(k.owner, "pk", real)
             self._lock.notify_all()
+            # a resident key's device bytes are said in its detail (the event's bytes are host bytes)
+            where = f"; {on_device / 2**30:.1f} GiB resident on the GPU" if on_device else ""
             self._emit(ev.KeyLoad, log2=k.log2, modelled_log2=k.size.modelled_log2, state="end", bytes=k.nbytes,
-                       frac=1.0, detail=how, seconds=max(0.0, self._clock() - t0), worker=who, device_bytes=on_device)
+                       frac=1.0, detail=(how + where).lstrip("; "), seconds=max(0.0, self._clock() - t0), worker=who)
         return how
 
     @staticmethod
