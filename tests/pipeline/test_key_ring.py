@@ -251,3 +251,24 @@ def test_a_live_budget_cut_below_the_key_in_use_is_refused_and_the_run_goes_on(t
     notes = [text for _, level, text, _ in s.log if level == "warn" and "host_ram_budget change refused" in text]
     assert len(notes) == 1 and "give at least that" in notes[0]
     assert [e.new for e in keys.of("mode_change") if e.knob == "host_ram_budget"] == [str(least), "0"]
+
+
+def test_a_resident_key_is_counted_small_then_for_real_and_circuits_are_held(tmp_path):
+    """key_resident=device on cuda: a key's host bytes are counted as its presence bits before it
+    loads; once loaded, as what it really holds (here a host-sized token: a set-up that fell back
+    to the host), said in HostRam; circuits are held as HostRam "circuit" entries."""
+    seen: list = []
+    stop = threading.Event()
+    cfg = load_config(None, backend="sim", profile="tiny", constraints_log2=12, cache_dir=str(tmp_path))
+    host = HostRam(lambda cls, **kw: seen.append(cls(t=0.0, **kw)), time.monotonic, stop, lambda: 0)
+    host.configure({"abc": 1000})
+    ring = KeyRing(NullPhases(), cfg, lambda cls, **kw: seen.append(cls(t=0.0, **kw)), time.monotonic, stop, host,
+                   resident=True)
+    ring.make_circuits(list(cfg.class_sizes.values()))
+    k = ring.entry(12)
+    scale = 2 ** (k.size.modelled_log2 - k.size.log2)
+    assert k.nbytes == (3 * 96 + 2 * 192 + k.circuit.num_vars) * scale  # presence bits and five points
+    assert host.circuits_held() == sum(e.bytes for e in seen if isinstance(e, ev.HostRam) and e.name == "circuit")
+    ring.preload(12)
+    assert k.nbytes == k.pk.nbytes * scale > 10 * k.circuit.num_vars * scale  # re-counted from the key as loaded
+    assert [e.bytes for e in seen if isinstance(e, ev.HostRam) and e.owner == k.owner and e.name == "pk"][-1] == k.nbytes
