@@ -56,24 +56,28 @@ def _indptr(rows: np.ndarray, n_rows: int) -> np.ndarray:
     return indptr
 
 
-def _big_rank(codes: np.ndarray) -> np.ndarray:
-    """For each entry, how many BIG entries come before it (its index in `big` if it is one)."""
-    isbig = codes == BIG
-    return np.cumsum(isbig) - isbig
+def _big_order(codes: np.ndarray, perm: np.ndarray, new_codes: np.ndarray) -> np.ndarray:
+    """The rows of `big` (BIG entries in the old entry order) in the new entry order."""
+    old_pos = np.flatnonzero(codes == BIG)  # ascending: row k of big is the k-th of these
+    return np.searchsorted(old_pos, perm[new_codes == BIG])
 
 
 _SLOTS = 1024  # open-addressing table of the distinct small values (the family has < 64)
 
 
+_LIMIT = 1 << SMALL_BITS
+
+
 @njit(nogil=True, cache=True)
-def _count_values(small: np.ndarray, ok: np.ndarray, keys: np.ndarray, counts: np.ndarray) -> int:
-    """Distinct values of small[ok] and their counts in a hash table; -1 if over half full."""
+def _count_values(small: np.ndarray, is_big: np.ndarray, keys: np.ndarray, counts: np.ndarray) -> int:
+    """Distinct values of the small entries (not is_big, |v| < 2^SMALL_BITS) and their counts in
+    a hash table; -1 if it gets over half full."""
     mask, used = keys.shape[0] - 1, 0
     filled = np.zeros(keys.shape[0], dtype=np.bool_)
     for e in range(small.shape[0]):
-        if not ok[e]:
-            continue
         v = small[e]
+        if is_big[e] or v >= _LIMIT or v <= -_LIMIT:
+            continue
         h = (v * 0x9E3779B97F4A7C15) & mask
         while filled[h] and keys[h] != v:
             h = (h + 1) & mask
@@ -87,24 +91,29 @@ def _count_values(small: np.ndarray, ok: np.ndarray, keys: np.ndarray, counts: n
 
 
 @njit(nogil=True, cache=True)
-def _encode(small: np.ndarray, ok: np.ndarray, keep: np.ndarray, big_code: np.uint8) -> np.ndarray:
-    """codes[e] = the index of small[e] in the sorted `keep`, or big_code."""
+def _encode(small: np.ndarray, is_big: np.ndarray, keep: np.ndarray, big_code: np.uint8) -> tuple[np.ndarray, int]:
+    """(codes, demoted): codes[e] = the index of small[e] in the sorted `keep`, or big_code;
+    demoted: small entries that got big_code (their value is not in `keep`)."""
     codes = np.empty(small.shape[0], dtype=np.uint8)
+    demoted = 0
     for e in range(small.shape[0]):
         codes[e] = big_code
-        if ok[e]:
+        if not is_big[e]:
             i = np.searchsorted(keep, small[e])
             if i < keep.shape[0] and keep[i] == small[e]:
                 codes[e] = np.uint8(i)
-    return codes
+            else:
+                demoted += 1
+    return codes, demoted
 
 
-def _distinct(small: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _distinct(small: np.ndarray, is_big: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     keys = np.zeros(_SLOTS, dtype=np.int64)
     counts = np.zeros(_SLOTS, dtype=np.int64)
-    if _count_values(small, ok, keys, counts) >= 0:
+    if _count_values(small, is_big, keys, counts) >= 0:
         hit = counts > 0
         return keys[hit], counts[hit]
+    ok = ~is_big & (np.abs(small) < _LIMIT)
     return np.unique(small[ok], return_counts=True)  # many distinct values: not this family
 
 
@@ -113,13 +122,12 @@ def compact(small: np.ndarray, is_big: np.ndarray, big: fr.FrArray) -> tuple[np.
     coefficients of the is_big entries (in entry order). The 255 most used small values below
     2^SMALL_BITS get codes; any other small value becomes a full-size coefficient too."""
     small = np.ascontiguousarray(small, dtype=np.int64)
-    ok = ~is_big & (np.abs(small) < (1 << SMALL_BITS))
-    distinct, counts = _distinct(small, ok)
+    is_big = np.ascontiguousarray(is_big, dtype=np.bool_)
+    distinct, counts = _distinct(small, is_big)
     order = np.lexsort((distinct, -counts))  # most used first, ties by value: a deterministic pick
     keep = np.sort(distinct[order[:BIG]]).astype(np.int64)
-    codes = _encode(small, ok, keep, np.uint8(BIG))
-    demoted = (codes == BIG) & ~is_big
-    if demoted.any():  # a rare small value: stored in full, in entry order with the others
+    codes, demoted = _encode(small, is_big, keep, np.uint8(BIG))
+    if demoted:  # a rare small value: stored in full, in entry order with the others
         where = np.flatnonzero(codes == BIG)
         was_big = is_big[where]
         full = np.zeros((len(where), 4), dtype=np.uint64)
@@ -166,7 +174,7 @@ class SparseMatrix:
         codes = np.asarray(codes, dtype=np.uint8)
         new_codes = codes[perm]
         big = np.asarray(big, dtype=np.uint64).reshape(-1, 4)
-        big_sorted = big[_big_rank(codes)[perm[new_codes == BIG]]] if len(big) else big
+        big_sorted = big[_big_order(codes, perm, new_codes)] if len(big) else big
         return cls(indptr, cols[perm].astype(np.int32), new_codes, np.asarray(values, np.int64),
                    np.ascontiguousarray(big_sorted), n_cols)
 
