@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+import shutil
 import warnings
 from pathlib import Path
 from typing import Any, Callable
@@ -211,7 +212,7 @@ def setup(circuit: Circuit, *, insecure_seed: int | None = None,
     if bk is not None:
         try:
             pk, ic = setup_device.setup_on_device(bk, circuit, t, h_factor(t["tau"], t["delta"], circuit.domain_size),
-                                                  ks.key_resident == "device", lambda c: _fixed(c, False, ks))
+                                                  ks.key_on_device(circuit.constraints_log2), lambda c: _fixed(c, False, ks))
             vk = VerifyingKey(alpha_g1=pk.alpha_g1, beta_g2=pk.beta_g2, gamma_g2=_pt2(t["gamma"]),
                               delta_g2=pk.delta_g2, ic=ic, setup_label=label)
             del t  # toxic waste: nothing derived from it outlives setup
@@ -257,10 +258,10 @@ def _setup_host(circuit: Circuit, t: dict[str, int], label: str, ks: KernelSetti
     return pk, vk
 
 
-def _upload(ks: KernelSettings) -> Callable[[str, np.ndarray], Any] | None:
-    """How a key read from the cache goes to the device as it is read (key_resident=device and a
-    GPU that can hold it), or None: a host key."""
-    if ks.key_resident != "device":
+def _upload(ks: KernelSettings, log2: int) -> Callable[[str, np.ndarray], Any] | None:
+    """How a key read from the cache goes to the device as it is read (key_resident says so for
+    its size, and a GPU is there), or None: a host key."""
+    if not ks.key_on_device(log2):
         return None
     bk = _gpu(ks)
     return None if bk is None or SETUP_DEVICE not in bk.capabilities else bk.setup_upload
@@ -276,7 +277,7 @@ def load_or_setup(circuit: Circuit, cache_dir: Path | None = None, *, insecure_s
     for path in cached_keys(circuit, cache, insecure_seed):
         try:
             with _step("load_keys"):
-                pk, vk = load_keys(path, circuit, _upload(ks))
+                pk, vk = load_keys(path, circuit, _upload(ks, circuit.constraints_log2))
         except Exception as exc:  # damaged in any way: set up again, loudly
             msg = f"key cache {path} is damaged ({exc}); setting up again"
             log.warning(msg)
@@ -286,6 +287,23 @@ def load_or_setup(circuit: Circuit, cache_dir: Path | None = None, *, insecure_s
             return pk, vk
     pk, vk = setup(circuit, insecure_seed=insecure_seed, kernels=ks)
     if ks.key_cache_write:
-        with _step("save_keys"):
-            save_keys(cache_path(circuit, vk, cache, insecure_seed), pk, vk, circuit)
+        _save(circuit, pk, vk, cache_path(circuit, vk, cache, insecure_seed))
     return pk, vk
+
+
+def _save(circuit: Circuit, pk: ProvingKey, vk: VerifyingKey, path: Path) -> None:
+    """Write the fresh key to the cache, unless the disk cannot hold it (a 2^27 key is ~70 GiB):
+    then, or when the write fails, say so and go on with the key as set up (the temp file is
+    removed; nothing half-written is left)."""
+    need = pk.nbytes + pk.device_bytes + (1 << 20)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(path.parent).free
+        if free < need:
+            raise OSError(f"{free >> 20} MiB free on its disk < the key's {need >> 20} MiB")
+        with _step("save_keys"):
+            save_keys(path, pk, vk, circuit)
+    except OSError as exc:
+        msg = f"key cache not written ({exc}); the key is used as set up"
+        log.warning(msg)
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)

@@ -281,7 +281,7 @@ class Engine(RunHandle):
         prover = Prover(P, None, None, None, reference_fns(P, "sim" if self.backend == "sim" else "cpu-reference"))
         self.keys = prover.keys = KeyRing(P, cfg, self.emit, self.clock, self._stop, self.host_ram,
                                           lambda pk: prover.gpu.drop_key and prover.gpu.drop_key(pk),
-                                          resident=self.backend == "cuda" and cfg.kernels.key_resident == "device")
+                                          resident=lambda log2: self.backend == "cuda" and cfg.kernels.key_on_device(log2))
         sizes = sorted({z.log2 for z in cfg.class_sizes.values()}, reverse=True)
         with self._startup.step("circuit", ", ".join(f"2^{k}" for k in sizes) + " R1CS"):
             self.keys.make_circuits(list(cfg.class_sizes.values()))

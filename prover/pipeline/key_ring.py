@@ -86,9 +86,11 @@ def circuit_bytes(circuit: Any, size: ClassSize) -> int:
 
 class KeyRing:
     def __init__(self, phases: Any, config: Any, emit: Emit, clock: Callable[[], float], stop: threading.Event,
-                 host: HostRam, drop_device: Callable[[Any], None] | None = None, resident: bool = False) -> None:
+                 host: HostRam, drop_device: Callable[[Any], None] | None = None,
+                 resident: bool | Callable[[int], bool] = False) -> None:
         self.P, self.config, self._emit, self._clock, self._stop = phases, config, emit, clock, stop
-        self.resident = resident  # keys set up on the GPU stay there (key_resident=device on cuda)
+        # which sizes' keys stay on the GPU where they are set up (key_resident, on cuda)
+        self.resident: Callable[[int], bool] = resident if callable(resident) else (lambda _log2: bool(resident))
         self._host, self._lock = host, host.lock
         self.drop_device = drop_device  # device copies of a key (compose.KeyPoints), set once there are any
         self._keys: dict[int, RingKey] = {}
@@ -103,7 +105,7 @@ class KeyRing:
         for size in sorted(set(sizes), key=lambda z: -z.log2):
             if size.log2 not in self._keys:
                 c = self.P.make_circuit(size.log2, self.config.seed)
-                self._keys[size.log2] = k = RingKey(size, c, key_bytes(c, size, self.resident))
+                self._keys[size.log2] = k = RingKey(size, c, key_bytes(c, size, self.resident(size.log2)))
                 self._host.hold_circuit(k.owner, circuit_bytes(c, size))
 
     def entry(self, log2: int) -> RingKey:
@@ -123,7 +125,7 @@ class KeyRing:
                                             + (f" and the circuits' {circuits >> 20} MiB" if circuits else ""))
 
     def device_bytes(self) -> int:
-        """Bytes of the hot keys' queries resident on a device (key_resident=device)."""
+        """Bytes of the hot keys' queries resident on a device (key_resident)."""
         with self._lock:
             return sum(int(getattr(k.pk, "device_bytes", 0) or 0) for k in self._keys.values() if k.state == HOT)
 
