@@ -187,5 +187,22 @@ def prove_and_time(P: Any, circuit: Any, pk: Any, vk: Any, ks: Any, reps: int = 
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}
 
 
+def host_key_round_trip(pk: Any, ks: Any) -> dict[str, float]:
+    """A resident key's queries downloaded to the host (what key_resident=host keeps: its GiB and
+    seconds), then uploaded as the MSMs' points again (what a host key costs each device once)."""
+    import dataclasses
+
+    from prover.groth16 import compose
+    from prover.kernels.cuda_backend import CudaBackend
+
+    t0 = time.perf_counter()
+    host = {name: a.to_host() for name, a in pk.arrays().items() if hasattr(a, "to_host")}
+    down = time.perf_counter() - t0
+    hk = dataclasses.replace(pk, presence=None, **host)
+    keys = compose.KeyPoints(CudaBackend(ks.model_copy(update={"msm_precompute": "none"})))
+    _, up = _timed(lambda: keys.of(hk))
+    return {"host_gib": round(hk.nbytes / GIB, 2), "download_s": round(down, 2), "upload_s": round(up, 2)}
+
+
 def cpu_count() -> int:
     return os.cpu_count() or 1
