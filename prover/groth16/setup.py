@@ -27,7 +27,7 @@ import numpy as np
 from prover.backend import SETUP_DEVICE, cuda_backend
 from prover.settings import KernelSettings
 from prover.field import curve, fr, ntt
-from prover.groth16.circuit import CIRCUIT_NAME, Circuit
+from prover.groth16.circuit import Circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey
 from prover.groth16 import setup_device
 from prover.groth16 import setup_scalars_nb as setup_scalars
