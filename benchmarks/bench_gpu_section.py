@@ -113,7 +113,7 @@ def stand_in_key(circuit, uniq: int = 4096):
     return ProvingKey(alpha_g1=one1, beta_g1=one1, beta_g2=one2, delta_g1=one1, delta_g2=one2,
                       a_query=pts(ark.G1Point, uniq, nv), b_g1_query=pts(ark.G1Point, uniq, nv),
                       b_g2_query=pts(ark.G2Point, uniq // 4, nv), l_query=pts(ark.G1Point, uniq, nv - ni),
-                      h_query=pts(ark.G1Point, uniq, n - 1), num_inputs=ni)
+                      h_query=pts(ark.G1Point, uniq, n), num_inputs=ni)
 
 
 def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, stand_in: bool = False,

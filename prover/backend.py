@@ -38,8 +38,11 @@ NTT_H, NTT_H_STAGED, INTT = "ntt_h", "ntt_h_staged", "intt"
 MSM_G1, MSM_G2, BATCH_ADD_G1, BATCH_ADD_G2 = "msm_g1", "msm_g2", "batch_add_g1", "batch_add_g2"
 FIXED_BASE_G1, FIXED_BASE_G2, PINNED = "fixed_base_g1", "fixed_base_g2", "pinned"
 LANES = "lanes"  # launches inside lane(k) run beside the caller's stream (else in order)
+# the key set-up's steps on the device, arrays kept there (setup_lagrange, setup_qap, setup_combo,
+# setup_scale, setup_points, setup_nonzero: prover/groth16/setup_device.py composes them)
+SETUP_DEVICE = "setup_device"
 ALL = frozenset({NTT_H, NTT_H_STAGED, INTT, MSM_G1, MSM_G2, BATCH_ADD_G1, BATCH_ADD_G2, FIXED_BASE_G1,
-                 FIXED_BASE_G2, PINNED, LANES})
+                 FIXED_BASE_G2, PINNED, LANES, SETUP_DEVICE})
 _NOTED_FAILURES = 3
 
 
@@ -114,7 +117,7 @@ class ReferenceBackend:
     """The CPU reference: numpy Fr and NTT (prover.field), py_arkworks MSMs."""
 
     name, impl = "reference", "cpu-reference"
-    capabilities = ALL - {NTT_H_STAGED, PINNED, LANES}
+    capabilities = ALL - {NTT_H_STAGED, PINNED, LANES, SETUP_DEVICE}
 
     def ntt_h(self, a: Any, b: Any, c: Any) -> np.ndarray:
         return ntt.ntt_h(on_host(a), on_host(b), on_host(c))
@@ -126,7 +129,8 @@ class ReferenceBackend:
         return ntt.intt(x)
 
     def points(self, pk: Any, query: str) -> np.ndarray:
-        return getattr(pk, query + "_query")
+        x = getattr(pk, query + "_query")
+        return x if isinstance(x, np.ndarray) else x.to_host()  # a query resident on a device: its bytes
 
     def msm(self, points: Any, scalars: Any, group: str, rows: Any = None) -> Ready:
         msm, _, dump = _GROUPS[group][:3]
@@ -159,12 +163,20 @@ REFERENCE = ReferenceBackend()
 
 class _Points:
     """A query as both backends hold it: the device's copy (None once its upload failed) and
-    the host array the reference reads."""
+    the host array the reference reads, made when first read (a key resident on the device has
+    no host copy: its tens of GiB come down only if the reference ever needs them)."""
 
-    __slots__ = ("device", "host")
+    __slots__ = ("device", "_host", "_make", "_lock")
 
-    def __init__(self, device: Any, host: np.ndarray) -> None:
-        self.device, self.host = device, host
+    def __init__(self, device: Any, host: Callable[[], np.ndarray]) -> None:
+        self.device, self._host, self._make, self._lock = device, None, host, threading.Lock()
+
+    @property
+    def host(self) -> np.ndarray:
+        with self._lock:
+            if self._host is None:
+                self._host = self._make()
+            return self._host
 
 
 class _FallbackPending:
@@ -228,10 +240,9 @@ class Fallback:
                          lambda: self.reference.intt(x))
 
     def points(self, pk: Any, query: str) -> _Points:
-        host = self.reference.points(pk, query)
         cap = MSM_G2 if query.endswith("g2") else MSM_G1
         return _Points(self._try(f"{query} query upload", cap, lambda: self.primary.points(pk, query),
-                                 lambda: None), host)
+                                 lambda: None), lambda: self.reference.points(pk, query))
 
     def _launch(self, what: str, cap: str, device_points: Any, launch: Callable[[], Pending],
                 redo: Callable[[], Pending]) -> Pending:

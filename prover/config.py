@@ -92,7 +92,7 @@ class RunConfig(BaseModel):
     paused: bool = Field(KNOBS["paused"].default, description=KNOBS["paused"].help)
     host_ram_budget: int = Field(KNOBS["host_ram_budget"].default, description=KNOBS["host_ram_budget"].help)
     vram_budget: int | str = Field(KNOBS["vram_budget"].default, description=KNOBS["vram_budget"].help)
-    constraints_log2: int = Field(10, ge=8, le=24, description="size of the circuit really proved (2^24 wants a GPU for setup)")
+    constraints_log2: int = Field(10, ge=8, le=27, description="size of the circuit really proved (2^24 and up want a GPU for setup; docs/scale.md)")
     modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
     partitions: int = Field(10, ge=1, le=1000, description="partitions per sector")
     class_log2_offset: dict[str, int] = Field(

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 _ENV_NAMES = {"cache_dir": "C2TUI_CACHE"}
+RESIDENT_AUTO_LOG2 = 26  # key_resident=auto keeps keys from this size on the device (docs/scale.md)
 
 
 class KernelSettings(BaseModel):
@@ -54,6 +55,12 @@ class KernelSettings(BaseModel):
                            "L, A and B_G1 each on a lane of their own, so independent MSMs fill each other's idle "
                            "SMs; 1: all on one stream")
     setup_gpu: bool = Field(True, description="set up large keys on the GPU when one is visible")
+    key_resident: Literal["auto", "host", "device"] = Field(
+        "auto", description="where a key set up on the GPU is kept: host (downloaded; the MSMs upload it again), "
+        "device (resident where the MSMs read it, no host copy: its host RAM is its presence bits; docs/scale.md), "
+        "auto (device from 2^26 constraints, where a host copy would crowd the workers out)")
+    key_cache_write: bool = Field(True, description="write a freshly set-up key to the key cache (a 2^27 key is "
+                                  "~70 GiB: off where the disk or the time is short)")
     fr_threads: int = Field(0, ge=0, le=1024, description="threads for large Fr operations; 0: min(32, cores); 1: off")
     cache_dir: str | None = Field(None, description="proving-key cache (default ~/.cache/c2tui/keys)")
     pinned_host: bool = Field(True, description="synthesis writes a, b, c into page-locked host buffers (one set a "
@@ -72,6 +79,10 @@ class KernelSettings(BaseModel):
             if v is not None and v != "":
                 data[name] = v
         return cls.model_validate(data)
+
+    def key_on_device(self, log2: int) -> bool:
+        """Whether a key of 2^log2 constraints set up on the GPU stays there (key_resident)."""
+        return self.key_resident == "device" or (self.key_resident == "auto" and log2 >= RESIDENT_AUTO_LOG2)
 
     def fr_thread_count(self) -> int:
         return self.fr_threads or min(32, os.cpu_count() or 1)

@@ -24,7 +24,7 @@ T = TypeVar("T")
 
 
 @click.command("prove")
-@click.option("--constraints-log2", "k", type=click.IntRange(8, 24), required=True, help="circuit size: 2^K constraints")
+@click.option("--constraints-log2", "k", type=click.IntRange(8, 27), required=True, help="circuit size: 2^K constraints")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True, help="circuit seed (and setup seed with --insecure-seeded-setup)")
 @click.option("--instance", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True, help="which witness / public inputs")
 @click.option("--out", "out", type=OutPath(file_okay=False, path_type=Path), required=True, help="output directory")

@@ -153,11 +153,20 @@ def coset_intt(a: fr.FrArray) -> fr.FrArray:
 
 
 def ntt_h(a: fr.FrArray, b: fr.FrArray, c: fr.FrArray) -> fr.FrArray:
-    """h = (a*b - c) / Z as coefficients: iNTT each of a, b, c (evaluations over the
-    domain), coset NTT (shift g = 7), divide by Z(g w^i) = g^n - 1 (constant on the
-    coset), coset iNTT. Length n; the top coefficient is zero for a satisfied circuit."""
+    """h = (a*b - c) / Z on the coset g*H (g = 7), as its n evaluations h(g w^i) in natural
+    order: iNTT each of a, b, c (evaluations over the domain), coset NTT, multiply pointwise
+    and divide by Z(g w^i) = g^n - 1 (constant on the coset). Six transforms: h's coefficients
+    are never formed, because the key's H query is in coset-Lagrange form
+    ([L_i^coset(tau) Z(tau) / delta], prover/groth16/setup.py), so sum_i h(g w^i) H_i is
+    h(tau) Z(tau) / delta as the proof needs. `h_coefficients` recovers the coefficients."""
     n = a.shape[0]
     ea, eb, ec = (coset_ntt_mont(intt_mont(fr.to_mont(x))) for x in (a, b, c))
     z_inv = pow((pow(GENERATOR, n, fr.R_MOD) - 1) % fr.R_MOD, -1, fr.R_MOD)
     q = fr.mont_mul(fr.mont_sub(fr.mont_mul(ea, eb), ec), fr.mont_const(z_inv))
-    return fr.from_mont(coset_intt_mont(q))
+    return fr.from_mont(q)
+
+
+def h_coefficients(h_coset: fr.FrArray) -> fr.FrArray:
+    """h's coefficients from ntt_h's coset evaluations (the seventh transform, which the prover
+    no longer runs): for checks that h * Z = a*b - c as polynomials."""
+    return coset_intt(h_coset)

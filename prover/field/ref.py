@@ -81,9 +81,10 @@ def ntt_ref(vals: list[int], inverse: bool = False, coset: bool = False) -> list
 
 
 def ntt_h_ref(a: list[int], b: list[int], c: list[int]) -> list[int]:
-    """h = coset_iNTT( (coset_NTT(iNTT a) * coset_NTT(iNTT b) - coset_NTT(iNTT c)) / (g^n - 1) )."""
+    """h on the coset g*H: (coset_NTT(iNTT a) * coset_NTT(iNTT b) - coset_NTT(iNTT c)) / (g^n - 1),
+    n evaluations in natural order (prover.field.ntt.ntt_h; its coefficients are
+    ntt_ref(h, inverse=True, coset=True))."""
     n = len(a)
     ea, eb, ec = (ntt_ref(ntt_ref(x, inverse=True), coset=True) for x in (a, b, c))
     zinv = pow((pow(FR_GENERATOR, n, R_MOD) - 1) % R_MOD, R_MOD - 2, R_MOD)
-    e = [(x * y - z) * zinv % R_MOD for x, y, z in zip(ea, eb, ec)]
-    return ntt_ref(e, inverse=True, coset=True)
+    return [(x * y - z) * zinv % R_MOD for x, y, z in zip(ea, eb, ec)]

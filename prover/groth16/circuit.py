@@ -24,19 +24,20 @@ inputs.
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from prover.field import fr
-from prover.groth16.r1cs import SparseMatrix
+from prover.groth16.r1cs import SparseMatrix, compact
 
 NUM_PUBLIC = 4  # public inputs, not counting the constant one
 WORD = 32
 ROWS_PER_ROUND = 32 + 32 + 33 + 1 + 1 + 3
 VARS_PER_ROUND = 32 + 32 + 33 + 1 + 1 + 1 + 1
 CIRCUIT_NAME = "porep-like-v1"
-MIN_LOG2, MAX_LOG2 = 8, 24  # 2^24: the H200 section benchmark (setup on the GPU)
+MIN_LOG2, MAX_LOG2 = 8, 27  # 2^27: a 32 GiB PoRep partition (set-up on the GPU; docs/scale.md)
 
 
 @dataclass(frozen=True)
@@ -80,19 +81,33 @@ class Circuit:
         return NUM_PUBLIC + 1
 
     def digest(self) -> str:
-        h = hashlib.sha256(f"{CIRCUIT_NAME}:{self.constraints_log2}:{self.seed}".encode())
-        for m in (self.a, self.b, self.c):  # each matrix's arrays, hashed in place (no joined copy)
-            for part in (m.indptr, m.indices, m.coeffs):
-                h.update(np.ascontiguousarray(part).data)
-        return h.hexdigest()
+        """sha256 of the name, size, seed and the three matrices' compact arrays (hashed in
+        place, no joined copy), made once: at 2^27 they are ~6 GiB."""
+        d = self.__dict__.get("_digest")
+        if d is None:
+            h = hashlib.sha256(f"{CIRCUIT_NAME}:{self.constraints_log2}:{self.seed}".encode())
+            for m in (self.a, self.b, self.c):
+                m.digest_into(h)
+            d = self.__dict__["_digest"] = h.hexdigest()
+        return d
+
+    @property
+    def nbytes(self) -> int:
+        """Host bytes the circuit holds: its matrices and the witness layout's index arrays."""
+        lay = self.layout
+        arrays = (lay.init_u, lay.init_v, lay.x, lay.a, lay.s, lay.y, lay.t2, lay.t4, lay.acc, lay.acc0)
+        return sum(m.nbytes for m in (self.a, self.b, self.c)) + sum(int(a.nbytes) for a in arrays)
 
 
 class _Rows:
-    """Collects (row, col, coeff) triples of A, B and C while rows are laid out."""
+    """Collects the entries of A, B and C while rows are laid out: int32 rows and columns, small
+    signed coefficients as int64, and the few full-size ones (FrArray) with a mask (16 bytes an
+    entry, where FrArray coefficients took 48)."""
 
     def __init__(self) -> None:
         self.next_row = 0
-        self.parts: dict[str, list[tuple[np.ndarray, np.ndarray, fr.FrArray]]] = {"a": [], "b": [], "c": []}
+        self.parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray, fr.FrArray | None]]] = {
+            "a": [], "b": [], "c": []}
 
     def take(self, count: int) -> np.ndarray:
         rows = np.arange(self.next_row, self.next_row + count, dtype=np.int64)
@@ -104,12 +119,22 @@ class _Rows:
         is_fr = isinstance(coeffs, np.ndarray) and coeffs.ndim == 2 and coeffs.dtype == np.uint64
         small = np.zeros((), np.int64) if is_fr else np.asarray(coeffs, np.int64)
         rows, cols, small = (x.ravel() for x in np.broadcast_arrays(np.asarray(rows, np.int64), np.asarray(cols, np.int64), small))
-        frc = coeffs if is_fr else fr.from_i64(small)
-        self.parts[mat].append((rows, cols, frc))
+        self.parts[mat].append((rows.astype(np.int32), cols.astype(np.int32), small.copy(),
+                                np.asarray(coeffs, np.uint64).reshape(-1, 4) if is_fr else None))
 
     def matrix(self, mat: str, n_rows: int, n_cols: int) -> SparseMatrix:
-        rows, cols, coeffs = zip(*self.parts[mat])
-        return SparseMatrix.from_triples(np.concatenate(rows), np.concatenate(cols), np.concatenate(coeffs), n_rows, n_cols)
+        """The entries of `mat` as CSR (its parts are dropped as it is made: peak memory)."""
+        parts = self.parts.pop(mat)
+        rows = np.concatenate([p[0] for p in parts])
+        cols = np.concatenate([p[1] for p in parts])
+        small = np.concatenate([p[2] for p in parts])
+        is_big = np.concatenate([np.full(len(p[0]), p[3] is not None) for p in parts])
+        big = [p[3] for p in parts if p[3] is not None]
+        big_rows = np.concatenate(big) if big else np.zeros((0, 4), np.uint64)
+        del parts
+        codes, values, big_rows = compact(small, is_big, big_rows)
+        del small, is_big
+        return SparseMatrix.from_entries(rows, cols, codes, values, big_rows, n_rows, n_cols)
 
 
 def _shape(constraints_log2: int) -> tuple[int, int]:
@@ -239,13 +264,17 @@ def make_circuit(constraints_log2: int, seed: int) -> Circuit:
     # input rows: z_i * 0 = 0
     rows.add("a", rows.take(n_inputs), np.arange(n_inputs), 1)
     assert rows.next_row == n
+    # the three matrices at once (numpy's copies and the numba sorts release the GIL): at 2^27
+    # each is a few hundred million entries
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="r1cs") as pool:
+        a, b, c = pool.map(lambda m: rows.matrix(m, n, num_vars), ("a", "b", "c"))
     return Circuit(
         constraints_log2=constraints_log2,
         seed=seed,
         num_vars=num_vars,
         num_constraints=num_constraints,
-        a=rows.matrix("a", n, num_vars),
-        b=rows.matrix("b", n, num_vars),
-        c=rows.matrix("c", n, num_vars),
+        a=a,
+        b=b,
+        c=c,
         layout=lay,
     )

@@ -35,8 +35,16 @@ def _present_rows(points: np.ndarray, bit: np.uint8, offset: int, out: np.ndarra
                 break
 
 
+def mark_present(points: np.ndarray, bit: np.uint8, offset: int, out: np.ndarray) -> None:
+    """out[offset + i] |= bit where row i of a query's point array is not the identity."""
+    _present_rows(np.ascontiguousarray(points), bit, offset, out)
+
+
 def presence(pk: ProvingKey) -> np.ndarray:
-    """(num_vars,) uint8 presence bits of the A, B_G1, B_G2 and L query points per variable."""
+    """(num_vars,) uint8 presence bits of the A, B_G1, B_G2 and L query points per variable
+    (a resident key carries them from its set-up)."""
+    if getattr(pk, "presence", None) is not None:
+        return pk.presence
     key = id(pk)
     with _cache_lock:  # held while a first reading runs: every worker wants the same bits
         hit = _cache.get(key)

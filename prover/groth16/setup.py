@@ -16,72 +16,48 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import secrets
-import tempfile
-import threading
-import time
+import shutil
 import warnings
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
-from prover.backend import cuda_backend
+from prover.backend import SETUP_DEVICE, cuda_backend
 from prover.settings import KernelSettings
 from prover.field import curve, fr, ntt
-from prover.groth16.circuit import CIRCUIT_NAME, Circuit
+from prover.groth16.circuit import Circuit
 from prover.groth16.keys import ProvingKey, VerifyingKey
+from prover.groth16 import setup_device
 from prover.groth16 import setup_scalars_nb as setup_scalars
+
+from prover.groth16.key_cache import (CACHE_FORMAT, INSECURE, RANDOM, cache_path, cached_keys,  # noqa: F401
+                                      default_cache_dir, key_id, load_keys, save_keys)
+from prover.groth16.setup_steps import observe_steps, step_seconds  # noqa: F401  (re-exported)
+from prover.groth16.setup_steps import step as _step
 
 log = logging.getLogger(__name__)
 
-# Seconds per step of this process's setups and cache reads (bench_native prints them): where
-# a 2^24 setup's four minutes go was not known when the native runs were planned.
-step_seconds: dict[str, float] = {}
 
-
-# a start-up progress listener per thread (prover/pipeline/startup.py): (step, ended) calls
-_observer = threading.local()
-
-
-@contextmanager
-def observe_steps(fn: Callable[[str, bool], None]) -> Iterator[None]:
-    """Call fn(step, ended) at each setup / cache step this thread runs inside the block."""
-    old = getattr(_observer, "fn", None)
-    _observer.fn = fn
-    try:
-        yield
-    finally:
-        _observer.fn = old
-
-
-@contextmanager
-def _step(name: str) -> Iterator[None]:
-    fn = getattr(_observer, "fn", None)
-    if fn is not None:
-        fn(name, False)
-    t0 = time.perf_counter()
-    try:
-        yield
-    finally:
-        dt = time.perf_counter() - t0
-        step_seconds[name] = step_seconds.get(name, 0.0) + dt
-        log.info("setup step %s: %.2f s", name, dt)
-        if fn is not None:
-            fn(name, True)
-CACHE_FORMAT = 2  # 2: keyed by key id, with the setup's label inside
-RANDOM, INSECURE = "random", "insecure-seeded"
 _NAMES = ("tau", "alpha", "beta", "gamma", "delta")
 
 
 def _toxic_waste(circuit: Circuit, insecure_seed: int | None) -> dict[str, int]:
     """tau, alpha, beta, gamma, delta: uniform, non-zero; from `secrets` unless a seed is given
-    (then derived from it: reproducible, and forgeable by anyone who knows the seed)."""
-    if insecure_seed is None:
-        return {name: 1 + secrets.randbelow(fr.R_MOD - 1) for name in _NAMES}
-    return _seeded_waste(insecure_seed, circuit)
+    (then derived from it: reproducible, and forgeable by anyone who knows the seed). tau must
+    lie off the domain H and off the coset gH (the Lagrange bases at tau and tau / g divide by
+    tau^n - 1 and tau^n - g^n): a draw there (probability 2n/r, ~2^-227) is drawn again."""
+    while True:
+        if insecure_seed is None:
+            t = {name: 1 + secrets.randbelow(fr.R_MOD - 1) for name in _NAMES}
+        else:
+            t = _seeded_waste(insecure_seed, circuit)
+        n, r = circuit.domain_size, fr.R_MOD
+        if pow(t["tau"], n, r) not in (1, pow(ntt.GENERATOR, n, r)):
+            return t
+        if insecure_seed is not None:  # pragma: no cover - 2^-227
+            raise ValueError(f"seed {insecure_seed} gives a tau on the domain or its coset; use another seed")
 
 
 def _seeded_waste(seed: int, circuit: Circuit) -> dict[str, int]:
@@ -107,6 +83,12 @@ def _lagrange_at(tau: int, n: int, ks: KernelSettings | None = None) -> fr.FrArr
         except Exception as exc:  # a GPU failure costs time, never the key
             warnings.warn(f"GPU iNTT failed ({exc}); setting up on the CPU", RuntimeWarning, stacklevel=2)
     return fr.from_mont(ntt.intt_mont(powers))
+
+
+def h_factor(tau: int, delta: int, n: int) -> int:
+    """Z(tau) / delta: the H query's points are [L^coset_i(tau) * Z(tau) / delta]_1."""
+    r = fr.R_MOD
+    return (pow(tau, n, r) - 1) * pow(delta, -1, r) % r
 
 
 def qap_at(circuit: Circuit, tau: int, ks: KernelSettings | None = None) -> tuple[fr.FrArray, fr.FrArray, fr.FrArray]:
@@ -203,130 +185,99 @@ def _fixed_g2(coeffs: fr.FrArray, ks: KernelSettings | None = None) -> np.ndarra
         return _fixed(coeffs, True, ks)
 
 
+DEVICE_SETUP_MIN = 1 << 14  # a domain from this size is set up wholly on the GPU (setup_device.py)
+HOST_SETUP_MAX = 1 << 24  # above this a failed GPU set-up is not redone on the host (hours, tens of GiB)
+
+
+def _device_backend(ks: KernelSettings, n: int) -> Any | None:
+    """The backend that sets up a key of domain n wholly on the device, or None (no GPU, setup_gpu
+    off, a small key, or a backend without the set-up steps)."""
+    if n < DEVICE_SETUP_MIN:
+        return None
+    bk = _gpu(ks)
+    return bk if bk is not None and SETUP_DEVICE in getattr(bk, "capabilities", ()) else None
+
+
 def setup(circuit: Circuit, *, insecure_seed: int | None = None,
           kernels: KernelSettings | None = None) -> tuple[ProvingKey, VerifyingKey]:
     """Generate keys for ``circuit`` from fresh OS randomness; with ``insecure_seed`` the same
     (circuit, seed) gives the same keys (for tests and benchmarks only: forgeable). `kernels`:
-    the run's settings (setup_gpu, the kernels' build), else the environment's."""
+    the run's settings (setup_gpu, key_resident, the kernels' build), else the environment's.
+    Large keys are set up on the GPU (setup_device.py; kept there with key_resident=device),
+    the rest on the host; the same bytes either way."""
     ks = _settings(kernels)
     t = _toxic_waste(circuit, insecure_seed)
+    label = RANDOM if insecure_seed is None else INSECURE
+    bk = _device_backend(ks, circuit.domain_size)
+    if bk is not None:
+        try:
+            pk, ic = setup_device.setup_on_device(bk, circuit, t, h_factor(t["tau"], t["delta"], circuit.domain_size),
+                                                  ks.key_on_device(circuit.constraints_log2), lambda c: _fixed(c, False, ks))
+            vk = VerifyingKey(alpha_g1=pk.alpha_g1, beta_g2=pk.beta_g2, gamma_g2=_pt2(t["gamma"]),
+                              delta_g2=pk.delta_g2, ic=ic, setup_label=label)
+            del t  # toxic waste: nothing derived from it outlives setup
+            return pk, vk
+        except Exception as exc:  # a GPU failure costs time, never the key (up to a size the host can do)
+            if circuit.domain_size > HOST_SETUP_MAX:
+                raise RuntimeError(f"GPU set-up of 2^{circuit.constraints_log2} failed ({type(exc).__name__}: {exc}); "
+                                   f"the host set-up is not tried above 2^24") from exc
+            warnings.warn(f"GPU set-up failed ({exc}); setting up on the host", RuntimeWarning, stacklevel=2)
+    return _setup_host(circuit, t, label, ks)
+
+
+def _pt1(k: int) -> np.ndarray:
+    return np.frombuffer(curve.g1_to_bytes(curve.g1_generator() * curve.Scalar(k)), np.uint8).copy()
+
+
+def _pt2(k: int) -> np.ndarray:
+    return np.frombuffer(curve.g2_to_bytes(curve.g2_generator() * curve.Scalar(k)), np.uint8).copy()
+
+
+def _setup_host(circuit: Circuit, t: dict[str, int], label: str, ks: KernelSettings) -> tuple[ProvingKey, VerifyingKey]:
     r = fr.R_MOD
     u, v, w = qap_at(circuit, t["tau"], ks)
     n, ni = circuit.domain_size, circuit.num_inputs
     with _step("scalars"):
-        # beta*u + alpha*v + w, divided by gamma (inputs) or delta (private variables); the
-        # powers of tau times Z(tau)/delta for H (compiled: prover/groth16/setup_scalars_nb.py)
+        # beta*u + alpha*v + w, divided by gamma (inputs) or delta (private variables)
+        # (compiled: prover/groth16/setup_scalars_nb.py)
         combo = setup_scalars.combo(u, v, w, t["alpha"], t["beta"], t["gamma"], t["delta"], ni)
         ic, lq = combo[:ni], combo[ni:]
-        z_tau = (pow(t["tau"], n, r) - 1) % r
-        hq = setup_scalars.powers_times(t["tau"], n - 1, z_tau * pow(t["delta"], -1, r))
-    g1, g2 = curve.g1_generator(), curve.g2_generator()
-
-    def pt1(k: int) -> np.ndarray:
-        return np.frombuffer(curve.g1_to_bytes(g1 * curve.Scalar(k)), np.uint8).copy()
-
-    def pt2(k: int) -> np.ndarray:
-        return np.frombuffer(curve.g2_to_bytes(g2 * curve.Scalar(k)), np.uint8).copy()
-
+    with _step("lagrange_coset"):
+        # the H query in coset-Lagrange form: L^coset_i(tau) = L_i(tau / g), times Z(tau) / delta
+        lag_coset = _lagrange_at(t["tau"] * pow(ntt.GENERATOR, -1, r) % r, n, ks)
+        hq = setup_scalars.times(lag_coset, h_factor(t["tau"], t["delta"], n))
     pk = ProvingKey(
-        alpha_g1=pt1(t["alpha"]), beta_g1=pt1(t["beta"]), beta_g2=pt2(t["beta"]),
-        delta_g1=pt1(t["delta"]), delta_g2=pt2(t["delta"]),
+        alpha_g1=_pt1(t["alpha"]), beta_g1=_pt1(t["beta"]), beta_g2=_pt2(t["beta"]),
+        delta_g1=_pt1(t["delta"]), delta_g2=_pt2(t["delta"]),
         a_query=_fixed_g1(u, ks), b_g1_query=_fixed_g1(v, ks), b_g2_query=_fixed_g2(v, ks),
         l_query=_fixed_g1(lq, ks), h_query=_fixed_g1(hq, ks), num_inputs=ni,
     )
-    vk = VerifyingKey(alpha_g1=pk.alpha_g1, beta_g2=pk.beta_g2, gamma_g2=pt2(t["gamma"]), delta_g2=pk.delta_g2, ic=_fixed_g1(ic, ks),
-                      setup_label=RANDOM if insecure_seed is None else INSECURE)
-    del t, u, v, w, combo, lq, hq  # toxic waste: nothing derived from it outlives setup
+    vk = VerifyingKey(alpha_g1=pk.alpha_g1, beta_g2=pk.beta_g2, gamma_g2=_pt2(t["gamma"]), delta_g2=pk.delta_g2,
+                      ic=_fixed_g1(ic, ks), setup_label=label)
+    del t, u, v, w, combo, lq, hq, lag_coset  # toxic waste: nothing derived from it outlives setup
     return pk, vk
 
 
-# cache ----------------------------------------------------------------------------------------
-def default_cache_dir(kernels: KernelSettings | None = None) -> Path:
-    given = _settings(kernels).cache_dir
-    return Path(given) if given else Path.home() / ".cache" / "c2tui" / "keys"
-
-
-def key_id(vk: VerifyingKey) -> str:
-    """A short name for a key: the sha256 of the verifying key's points (16 hex digits)."""
-    return _content_hash(vk.arrays())[:16]
-
-
-def _prefix(circuit: Circuit, insecure_seed: int | None) -> str:
-    base = f"{CIRCUIT_NAME}-k{circuit.constraints_log2}-c{circuit.seed}-{circuit.digest()[:16]}"
-    return base + ("-key-" if insecure_seed is None else f"-INSECURE-seed{insecure_seed}-key-")
-
-
-def cache_path(circuit: Circuit, vk: VerifyingKey, cache_dir: Path, insecure_seed: int | None = None) -> Path:
-    return cache_dir / f"{_prefix(circuit, insecure_seed)}{key_id(vk)}.npz"
-
-
-def cached_keys(circuit: Circuit, cache_dir: Path, insecure_seed: int | None = None) -> list[Path]:
-    """This circuit's cache files of the given kind, newest first."""
-    try:
-        found = list(cache_dir.glob(f"{_prefix(circuit, insecure_seed)}*.npz"))
-    except OSError:
-        return []
-    return sorted(found, key=lambda p: (p.stat().st_mtime if p.exists() else 0.0, p.name), reverse=True)
-
-
-def _content_hash(arrays: dict[str, np.ndarray]) -> str:
-    h = hashlib.sha256()
-    for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
-        h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
-
-
-def _key_arrays(pk: ProvingKey, vk: VerifyingKey, circuit: Circuit) -> dict[str, np.ndarray]:
-    arrays = {f"pk_{k}": v for k, v in pk.arrays().items()} | {f"vk_{k}": v for k, v in vk.arrays().items()}
-    arrays["meta"] = np.array([CACHE_FORMAT, pk.num_inputs], dtype=np.int64)
-    arrays["setup_label"] = np.frombuffer(vk.setup_label.encode(), np.uint8)  # the file says how its key was made
-    arrays["circuit_digest"] = np.frombuffer(bytes.fromhex(circuit.digest()), np.uint8)
-    return arrays
-
-
-def save_keys(path: Path, pk: ProvingKey, vk: VerifyingKey, circuit: Circuit) -> None:
-    """Write atomically (temp file + os.replace) with a sha256 of the content inside."""
-    arrays = _key_arrays(pk, vk, circuit)
-    arrays["sha256"] = np.frombuffer(bytes.fromhex(_content_hash(arrays)), np.uint8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def load_keys(path: Path, circuit: Circuit) -> tuple[ProvingKey, VerifyingKey]:
-    """Load and check a cache file; raises ValueError if damaged or for another circuit."""
-    with np.load(path, allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files}
-    stored = arrays.pop("sha256", None)
-    if stored is None or bytes(stored).hex() != _content_hash(arrays):
-        raise ValueError("sha256 mismatch")
-    if bytes(arrays["circuit_digest"]).hex() != circuit.digest() or int(arrays["meta"][0]) != CACHE_FORMAT:
-        raise ValueError("written for another circuit or format")
-    pk_f = {k[3:]: v for k, v in arrays.items() if k.startswith("pk_")}
-    vk_f = {k[3:]: v for k, v in arrays.items() if k.startswith("vk_")}
-    label = bytes(arrays["setup_label"]).decode()
-    if label not in (RANDOM, INSECURE):
-        raise ValueError(f"unknown setup label {label!r}")
-    return ProvingKey(**pk_f, num_inputs=int(arrays["meta"][1])), VerifyingKey(**vk_f, setup_label=label)
+def _upload(ks: KernelSettings, log2: int) -> Callable[[str, np.ndarray], Any] | None:
+    """How a key read from the cache goes to the device as it is read (key_resident says so for
+    its size, and a GPU is there), or None: a host key."""
+    if not ks.key_on_device(log2):
+        return None
+    bk = _gpu(ks)
+    return None if bk is None or SETUP_DEVICE not in bk.capabilities else bk.setup_upload
 
 
 def load_or_setup(circuit: Circuit, cache_dir: Path | None = None, *, insecure_seed: int | None = None,
                   kernels: KernelSettings | None = None) -> tuple[ProvingKey, VerifyingKey]:
     """Keys from the cache if an intact file of the asked kind is there (the newest), else a
-    fresh setup written to the cache. A default (random) lookup never returns seeded keys."""
-    cache = cache_dir or default_cache_dir(kernels)
+    fresh setup, written to the cache unless key_cache_write is off. A default (random) lookup
+    never returns seeded keys."""
+    ks = _settings(kernels)
+    cache = cache_dir or default_cache_dir(ks)
     for path in cached_keys(circuit, cache, insecure_seed):
         try:
             with _step("load_keys"):
-                pk, vk = load_keys(path, circuit)
+                pk, vk = load_keys(path, circuit, _upload(ks, circuit.constraints_log2))
         except Exception as exc:  # damaged in any way: set up again, loudly
             msg = f"key cache {path} is damaged ({exc}); setting up again"
             log.warning(msg)
@@ -334,7 +285,25 @@ def load_or_setup(circuit: Circuit, cache_dir: Path | None = None, *, insecure_s
             continue
         if vk.setup_label == (RANDOM if insecure_seed is None else INSECURE):
             return pk, vk
-    pk, vk = setup(circuit, insecure_seed=insecure_seed, kernels=kernels)
-    with _step("save_keys"):
-        save_keys(cache_path(circuit, vk, cache, insecure_seed), pk, vk, circuit)
+    pk, vk = setup(circuit, insecure_seed=insecure_seed, kernels=ks)
+    if ks.key_cache_write:
+        _save(circuit, pk, vk, cache_path(circuit, vk, cache, insecure_seed))
     return pk, vk
+
+
+def _save(circuit: Circuit, pk: ProvingKey, vk: VerifyingKey, path: Path) -> None:
+    """Write the fresh key to the cache, unless the disk cannot hold it (a 2^27 key is ~70 GiB):
+    then, or when the write fails, say so and go on with the key as set up (the temp file is
+    removed; nothing half-written is left)."""
+    need = pk.nbytes + pk.device_bytes + (1 << 20)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(path.parent).free
+        if free < need:
+            raise OSError(f"{free >> 20} MiB free on its disk < the key's {need >> 20} MiB")
+        with _step("save_keys"):
+            save_keys(path, pk, vk, circuit)
+    except OSError as exc:
+        msg = f"key cache not written ({exc}); the key is used as set up"
+        log.warning(msg)
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)

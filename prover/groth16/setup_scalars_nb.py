@@ -1,7 +1,7 @@
 """The key setup's per-variable scalars as compiled nogil kernels, in row blocks on fr's pool:
 
     ic / l:  (beta * u_i + alpha * v_i + w_i) / gamma (inputs) or / delta (the rest)
-    h:       tau^i * (tau^n - 1) / delta, for i < n - 1
+    h:       L^coset_i(tau) * (tau^n - 1) / delta, for i < n (times(): a vector times a constant)
 
 The numpy path made ~10 passes over 2^24-row arrays with GiB temporaries (52 s of a 2^24
 setup on 32 cores); here each row is read once. The same canonical rows: a value mod r has
@@ -55,6 +55,27 @@ def _power_rows(start: np.ndarray, step: np.ndarray, k: np.ndarray, out: np.ndar
         F.mont_mul(x, k, y, t)  # tau^i * R * k / R: plain
         F.store64(y, out, i)
         F.mont_mul(x, step, x, t)
+
+
+@njit(nogil=True, cache=True)
+def _times_rows(x: np.ndarray, k: np.ndarray, out: np.ndarray, r0: int, r1: int) -> None:
+    """out[i] = x[i] * k for i in [r0, r1); k = the constant * R (Montgomery): plain products."""
+    y = np.zeros(F.NL, dtype=np.uint64)
+    v = np.zeros(F.NL, dtype=np.uint64)
+    t = np.zeros(2 * F.NL + 1, dtype=np.uint64)
+    for i in range(r0, r1):
+        F.load64(x, i, v)
+        F.mont_mul(v, k, y, t)
+        F.store64(y, out, i)
+
+
+def times(x: fr.FrArray, k: int) -> fr.FrArray:
+    """[x_i * k]: the H query's scalars, L^coset_i(tau) times Z(tau) / delta."""
+    n = len(x)
+    out = np.empty((n, 4), dtype=np.uint64)
+    src, km = np.ascontiguousarray(x, dtype=np.uint64), _mont(k)
+    fr.for_row_blocks(n, lambda lo, hi: _times_rows(src, km, out, lo, hi))
+    return out
 
 
 def combo(u: fr.FrArray, v: fr.FrArray, w: fr.FrArray, alpha: int, beta: int, gamma: int, delta: int,

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from prover.kernels import fixed_base, gpu_phases, msm, pinned
+from prover.kernels import fixed_base, gpu_phases, msm, pinned, setup_gpu
 from prover.kernels.cupy_util import _cp
 from prover.settings import KernelSettings
 
@@ -31,7 +31,7 @@ class CudaBackend:
         self.settings = settings
         self.capabilities = frozenset({
             "ntt_h", "ntt_h_staged", "intt", "msm_g1", "msm_g2", "batch_add_g1", "batch_add_g2",
-            "fixed_base_g1", "fixed_base_g2"} | ({"pinned"} if settings.pinned_host else set())
+            "fixed_base_g1", "fixed_base_g2", "setup_device"} | ({"pinned"} if settings.pinned_host else set())
             | ({"lanes"} if settings.msm_lanes > 1 else set()))
         self._local = threading.local()  # each worker thread's side streams, per device
 
@@ -41,7 +41,7 @@ class CudaBackend:
         return gpu_phases.ntt_h_gpu(a, b, c, out_device=True, ks=self.settings)
 
     def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any) -> Any:
-        # device views of the pre-staged buffers: transformed in place, no copy (h aliases d_b)
+        # device views of the pre-staged buffers: transformed in place, no copy (h aliases d_a)
         return gpu_phases.ntt_h_device(d_a, d_b, d_c, ks=self.settings)
 
     def intt(self, x: np.ndarray) -> np.ndarray:
@@ -53,7 +53,10 @@ class CudaBackend:
         shifts precomputed where msm_precompute allows. The upload is waited for: other
         workers' streams read the points next."""
         xy = getattr(pk, query + "_query")
-        pts = msm.DevicePoints(_QUERY_GROUP[query], xy, ks=self.settings)
+        if isinstance(xy, setup_gpu.ResidentPoints):  # set up on a device and kept there: no upload
+            pts = xy.on_current_device()
+        else:
+            pts = msm.DevicePoints(_QUERY_GROUP[query], xy, ks=self.settings)
         if query == "h" and self.settings.msm_precompute in ("auto", "h"):
             pts = msm._try_precompute(pts, self.settings.msm_precompute == "auto", None)
         _cp().cuda.get_current_stream().synchronize()
@@ -69,6 +72,36 @@ class CudaBackend:
     # setup, host memory -------------------------------------------------------------------
     def fixed_base(self, base_xy: np.ndarray, coeffs: np.ndarray, group: str) -> np.ndarray:
         return fixed_base.fixed_base_gpu(group, base_xy, coeffs, ks=self.settings)
+
+    # key set-up on the device (prover/groth16/setup_device.py): device arrays in and out ----
+    def setup_lagrange(self, tau: int, n: int) -> Any:
+        return setup_gpu.lagrange(tau, n, self.settings)
+
+    def setup_qap(self, matrix: Any, lag: Any) -> Any:
+        return setup_gpu.qap(matrix, lag, self.settings)
+
+    def setup_combo(self, u: Any, v: Any, w: Any, alpha: int, beta: int, gamma: int, delta: int, ni: int) -> Any:
+        return setup_gpu.combo(u, v, w, alpha, beta, gamma, delta, ni, self.settings)
+
+    def setup_scale(self, x: Any, k: int) -> Any:
+        return setup_gpu.scale(x, k, self.settings, in_place=True)
+
+    def setup_points(self, base_xy: np.ndarray, scalars: Any, group: str) -> Any:
+        return setup_gpu.fixed_base_points(group, base_xy, scalars, self.settings)
+
+    def setup_nonzero(self, x: Any) -> np.ndarray:
+        return setup_gpu.nonzero_host(x, self.settings)
+
+    def setup_upload(self, group: str, xy: np.ndarray) -> Any:
+        """A key's query read from the cache, put on the device as resident points."""
+        return setup_gpu.ResidentPoints.adopt(group, _cp().asarray(np.ascontiguousarray(xy)), self.settings)
+
+    def free_cached(self) -> None:
+        """The set-up's freed scratch back to the device (CuPy's pool keeps freed blocks; the CPU
+        emulator has no pool)."""
+        pool = getattr(_cp(), "get_default_memory_pool", None)
+        if pool is not None:
+            pool().free_all_blocks()
 
     def pin(self, x: np.ndarray) -> np.ndarray:
         # size classes: CuPy's pinned pool reuses a block only at the same size

@@ -183,8 +183,9 @@ class NttPlan:
         self._pass("ntt_pass_last_scatter", 0, S0, (x, out, self.tw_inv, A, B, np.int32(lo), np.int32(self.L), np.int32(S0)))
 
     def ntt_h(self, a, b, c, fused: bool = False):
-        """The NTT-H phase in place on device arrays (n, 8) u32: returns the buffer holding h
-        (b's), a and c are clobbered."""
+        """The NTT-H phase in place on device arrays (n, 8) u32: six transforms, h left as its
+        evaluations on the coset g*H in natural order (the H query is in coset-Lagrange form:
+        prover/field/ntt.py ntt_h). Returns the buffer holding h (a's); b and c are clobbered."""
         if fused:
             return self._ntt_h_fused(a, b, c)
         for x in (a, b, c):
@@ -193,39 +194,21 @@ class NttPlan:
             self._run_passes(x, self.tw_fwd, dif=False)         # -> natural evaluations on g*H
         k = _nk("pointwise_h", self.ks)
         k(_grid(self.n), (_TPB,), (a, b, c, self.k_h, np.uint32(self.n)))
-        self._run_passes(a, self.tw_inv, dif=True)
-        self._scale_bitrev(a, self.scale_coset_inv)
-        self._bitrev(a, b)
-        return b
+        return a
 
     def _ntt_h_fused(self, a, b, c):
-        """NTT-H in 5 + 5 + 5 + 2 passes at 2^24 instead of 27 steps: the change of domain's
-        middle (DIF stages, g^i/n, DIT stages) is one pass (ntt_pass_mid); c's top DIT pass, the
-        quotient and the final iNTT's top DIF pass are another (ntt_pass_top_h); the final
-        scaling and bit reversal ride on the last pass's stores (ntt_pass_last_scatter)."""
+        """NTT-H's six transforms in 5 + 5 + 5 passes at 2^24 and the quotient: the change of
+        domain's middle (DIF stages, g^i/n, DIT stages) is one pass (ntt_pass_mid); no final
+        coset iNTT (h stays on the coset, for the coset-Lagrange H query)."""
         (lo0, S0), rest = self.passes[0], self.passes[1:]
         A, B, lo = self.scale_coset_fwd
-
-        def to_coset(x, skip_top: bool) -> None:
+        for x in (a, b, c):
             self._run_passes(x, self.tw_inv, dif=True, passes=rest)
             self._pass("ntt_pass_mid", lo0, S0, (x, self.tw_inv, self.tw_fwd, A, B, np.int32(lo), np.int32(self.L),
                                                   np.int32(S0)))
-            self._run_passes(x, self.tw_fwd, dif=False, passes=rest[:-1] if skip_top else rest)
-
-        to_coset(a, False)
-        to_coset(b, False)
-        if rest:
-            to_coset(c, True)
-            tlo, tS = rest[-1]
-            tlc = self._geometry(tlo, tS)[0]
-            self._pass("ntt_pass_top_h", tlo, tS, (a, b, c, self.k_h, self.tw_fwd, self.tw_inv, np.int32(tlo),
-                                                   np.int32(tS), np.int32(tlc)))
-            self._run_passes(a, self.tw_inv, dif=True, passes=rest[:-1])
-        else:  # one pass (n <= 2^10): no top pass to fold the quotient into
-            to_coset(c, False)
-            _nk("pointwise_h", self.ks)(_grid(self.n), (_TPB,), (a, b, c, self.k_h, np.uint32(self.n)))
-        self._last_scatter(a, b, self.scale_coset_inv)
-        return b
+            self._run_passes(x, self.tw_fwd, dif=False, passes=rest)
+        _nk("pointwise_h", self.ks)(_grid(self.n), (_TPB,), (a, b, c, self.k_h, np.uint32(self.n)))
+        return a
 
 
 _plans: dict[tuple, NttPlan] = {}
@@ -260,7 +243,7 @@ def _return_like(x_in, dev_u32):
 
 def ntt_h_device(d_a, d_b, d_c, stream=None, ks: KernelSettings | None = None):
     """NTT-H in place on device FrArrays (cupy uint64 (n, 4) or uint32 (n, 8)); returns the
-    device array holding h (aliases d_b). Launches only, no synchronisation."""
+    device array holding h (aliases d_a). Launches only, no synchronisation."""
     cp = _cp()
     a, b, c = (x.view(cp.uint32).reshape(-1, 8) for x in (d_a, d_b, d_c))
     plan = ntt_plan(_log2_exact(a.shape[0]), stream, ks)
@@ -270,7 +253,8 @@ def ntt_h_device(d_a, d_b, d_c, stream=None, ks: KernelSettings | None = None):
 
 
 def ntt_h_gpu(a, b, c, stream=None, out_device: bool = False, ks: KernelSettings | None = None):
-    """h = coset_iNTT((coset_NTT(iNTT a) * coset_NTT(iNTT b) - coset_NTT(iNTT c)) / (g^n - 1)).
+    """h = (coset_NTT(iNTT a) * coset_NTT(iNTT b) - coset_NTT(iNTT c)) / (g^n - 1): h's evaluations
+    on the coset g*H, natural order (six transforms; prover.field.ntt.ntt_h).
 
     a, b, c: FrArray (numpy or cupy). Returns numpy for numpy inputs (synchronising the
     stream for the download), else (or with out_device=True) a new cupy array. Inputs are not

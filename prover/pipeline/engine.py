@@ -36,7 +36,7 @@ from prover.pipeline.gpu_load import load_gpu_fns, reference_fns
 from prover.pipeline.locks import LockSet
 from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
-from prover.pipeline.host_ram import HostRam, size_host_ram
+from prover.pipeline.host_ram import HostRam, say_fit, size_host_ram
 from prover.pipeline.inbox import Inbox
 from prover.pipeline.jobs import JobBoard, act
 from prover.pipeline.key_ring import KeyRing
@@ -280,7 +280,8 @@ class Engine(RunHandle):
         t0 = time.monotonic()
         prover = Prover(P, None, None, None, reference_fns(P, "sim" if self.backend == "sim" else "cpu-reference"))
         self.keys = prover.keys = KeyRing(P, cfg, self.emit, self.clock, self._stop, self.host_ram,
-                                          lambda pk: prover.gpu.drop_key and prover.gpu.drop_key(pk))
+                                          lambda pk: prover.gpu.drop_key and prover.gpu.drop_key(pk),
+                                          resident=lambda log2: self.backend == "cuda" and cfg.kernels.key_on_device(log2))
         sizes = sorted({z.log2 for z in cfg.class_sizes.values()}, reverse=True)
         with self._startup.step("circuit", ", ".join(f"2^{k}" for k in sizes) + " R1CS"):
             self.keys.make_circuits(list(cfg.class_sizes.values()))
@@ -288,6 +289,7 @@ class Engine(RunHandle):
                       self.backend)
         with self._startup.step("keys", "cache lookup") as step:
             step.detail = self.keys.preload(cfg.constraints_log2, step.progress) or step.detail
+        say_fit(self.host_ram, self.emit, cfg.workers_per_gpu * cfg.n_gpus, self.keys.device_bytes())
         if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
             self.emit(ev.Note, level="warn", text=(
                 "INSECURE seeded setup: the keys' toxic waste comes from the seed; anyone who knows it can forge proofs"))

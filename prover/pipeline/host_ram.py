@@ -68,6 +68,8 @@ class HostRam:
         self._emit, self._clock, self._stop, self._budget = emit, clock, stop, budget
         self._cond = threading.Condition()
         self._fixed: dict[tuple[str, str], int] = {}  # (owner, name) -> bytes: key, pinned pool
+        self._circuits: dict[str, int] = {}  # owner -> a circuit's bytes: held for the whole run
+        self._guard = 0  # with the budget off, a native run's ceiling: the host's RAM (set_guard)
         self._workers: dict[str, int] = {}  # admitted worker -> its bytes, in admission order
         self._queue: deque[str] = deque()  # waiting workers, first come first admitted
         self._sizes: dict[str, int] = {}
@@ -81,7 +83,36 @@ class HostRam:
         return self._cond
 
     def budget(self) -> int:
-        return self._budget()
+        """The budget in force: the knob's, or with it off the host guard (0: no limit)."""
+        b = self._budget()
+        return b if b > 0 else self._guard
+
+    def set_guard(self, nbytes: int) -> None:
+        """With host_ram_budget off, admit no more than `nbytes` (a native run: the host's RAM
+        less a margin), so that an unlimited run is held back, never killed by the OOM killer."""
+        with self._cond:
+            self._guard = max(0, int(nbytes))
+            self._cond.notify_all()
+
+    def hold_circuit(self, owner: str, nbytes: int) -> None:
+        """A circuit's bytes (its matrices: 2^27's are ~7 GiB), held from start-up to the end."""
+        with self._cond:
+            self._circuits[owner] = nbytes
+            self._emit(ev.HostRam, owner=owner, name="circuit", bytes=nbytes, pinned=False)
+            self._cond.notify_all()
+
+    def circuits_held(self) -> int:
+        return sum(self._circuits.values())
+
+    def workers_that_fit(self) -> int | None:
+        """How many workers the budget in force holds beside the circuits and the largest key
+        that fits (None: no limit)."""
+        with self._cond:
+            b = self.budget()
+            if b <= 0 or self.need <= 0:
+                return None
+            room = b - self.circuits_held() - max(self.keys_held(), self._key_floor(b))
+            return max(0, room // self.need)
 
     # --- set-up ------------------------------------------------------------------------------
     def configure(self, sizes: dict[str, int], pinned: frozenset[str] = frozenset()) -> None:
@@ -105,7 +136,7 @@ class HostRam:
             return self._held()
 
     def _held(self) -> int:
-        return sum(self._fixed.values()) + sum(self._workers.values())
+        return sum(self._fixed.values()) + sum(self._workers.values()) + self.circuits_held()
 
     def keys_held(self) -> int:
         """Bytes held that are not a worker's: the keys (hot or loading). Lock held."""
@@ -119,8 +150,8 @@ class HostRam:
         return self.keys.floor(b, self.need) if self.keys is not None else 0
 
     def _with_keys(self, workers: int, b: int) -> int:
-        """Workers' bytes plus the keys', counting at least the floor kept for one key."""
-        return workers + max(self.keys_held(), self._key_floor(b))
+        """Workers' bytes plus the circuits' and the keys', counting at least the floor kept for one key."""
+        return workers + self.circuits_held() + max(self.keys_held(), self._key_floor(b))
 
     # --- admission ---------------------------------------------------------------------------
     def admit(self, worker: str, cancel: Callable[[], bool]) -> bool:
@@ -142,14 +173,14 @@ class HostRam:
                 self._give_back(worker)
 
     def _over(self) -> bool:
-        b = self._budget()
+        b = self.budget()
         return b > 0 and self._with_keys(sum(self._workers.values()), b) > b
 
     def _newest(self) -> str | None:
         return next(reversed(self._workers), None)
 
     def _fits(self) -> bool:
-        b = self._budget()
+        b = self.budget()
         if b <= 0:
             return True
         workers = sum(self._workers.values()) + self.need
@@ -174,7 +205,7 @@ class HostRam:
             while not (self._queue[0] == worker and self._fits()):
                 if not waited:
                     waited = True
-                    b = self._budget()
+                    b = self.budget()
                     self._emit(ev.HostRamWait, worker=worker, need=self.need, free=b - self._held(), budget=b)
                 if self._stop.is_set() or cancel():
                     self._emit(ev.HostRamAdmit, worker=worker, wait=max(0.0, self._clock() - t0), admitted=False)
@@ -213,3 +244,36 @@ def size_host_ram(host: HostRam, emit: Emit, circuit: Any, config: Any, modelled
     num_vars = getattr(circuit, "num_vars", 1 << proved)
     pinned = backend == "cuda" and config.kernels.pinned_host
     host.configure(worker_bytes(int(num_vars), proved, scale), frozenset({"abc", "prep"}) if pinned else frozenset())
+    if native:  # real bytes: with the budget off, the host's RAM is the ceiling (held back, never OOM-killed)
+        host.set_guard(int(GUARD_SHARE * host_total_bytes()))
+
+
+GUARD_SHARE = 0.9  # with host_ram_budget off, a native run admits workers up to this share of the host's RAM
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def say_fit(host: HostRam, emit: Emit, workers: int, device_key_bytes: int = 0) -> int | None:
+    """One line with the host-RAM arithmetic of the run as it stands after start-up: each worker's
+    buffers, the circuits, the keys (and what of them lives on the device), the budget in force,
+    and how many of the run's workers it holds (a warning when fewer than asked: the others wait
+    for room, HostRamWait). Returns that count (None: no limit)."""
+    with host.lock:
+        sizes, need, circuits, keys = dict(host._sizes), host.need, host.circuits_held(), host.keys_held()
+        knob, budget = host._budget(), host.budget()
+    fit = host.workers_that_fit()
+    parts = ", ".join(f"{k} {_gib(v)}" for k, v in sizes.items())
+    where = f"host_ram_budget {_gib(budget)}" if knob > 0 else (
+        f"host_ram_budget off: {GUARD_SHARE:.0%} of this host's {_gib(host_total_bytes())} RAM" if budget else
+        "host_ram_budget off")
+    text = (f"host RAM: a worker {_gib(need)} ({parts}); circuits {_gib(circuits)}; keys {_gib(keys)} on the host"
+            + (f" + {_gib(device_key_bytes)} resident on the GPU" if device_key_bytes else "") + f"; {where}")
+    if fit is None:
+        emit(ev.Note, level="info", text=text)
+    elif fit < workers:
+        emit(ev.Note, level="warn", text=f"{text} holds {fit} of {workers} workers: the others wait for room")
+    else:
+        emit(ev.Note, level="info", text=f"{text} holds all {workers} workers (room for {fit})")
+    return fit

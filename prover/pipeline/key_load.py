@@ -12,10 +12,11 @@ from typing import Any, Callable, Iterator
 
 Report = Callable[[float, str], None]
 
-# setup's timed steps in a fresh set-up: lagrange, qap_matvecs, scalars, fixed_base_g1 x5
-# (a, b_g1, l, h, ic), fixed_base_g2, save_keys
-SETUP_STEP_ENDS = 10
+# setup's timed steps in a fresh set-up: lagrange, qap_matvecs, scalars, lagrange_coset,
+# fixed_base_g1 x5 (a, b_g1, l, h, ic), fixed_base_g2, save_keys
+SETUP_STEP_ENDS = 11
 SET_UP, LOADED = "set up and cached", "loaded from the cache"
+SET_UP_UNCACHED = "set up (key cache not written)"
 
 
 @dataclass
@@ -29,9 +30,10 @@ def observe_setup(report: Report) -> Iterator[LoadDetail]:
     """Report the set-up's (or the cache read's) steps run on this thread inside the block."""
     from prover.groth16 import setup
 
-    ended, out = [0], LoadDetail()
+    ended, out, saved = [0], LoadDetail(), [False]
 
     def on_step(name: str, done: bool) -> None:
+        saved[0] |= name == "save_keys"
         if name == "load_keys":
             out.how = LOADED if done else out.how
             report(1.0 if done else 0.0, LOADED if done else "loading from the cache")
@@ -44,7 +46,7 @@ def observe_setup(report: Report) -> Iterator[LoadDetail]:
     with setup.observe_steps(on_step):
         yield out
     if ended[0]:
-        out.how = SET_UP
+        out.how = SET_UP if saved[0] else SET_UP_UNCACHED
 
 
 def load_key(phases: Any, circuit: Any, config: Any, report: Report) -> tuple[Any, Any, str]:

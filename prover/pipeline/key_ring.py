@@ -64,18 +64,33 @@ class RingKey:
         return f"key 2^{self.size.log2}"
 
 
-def key_bytes(circuit: Any, size: ClassSize) -> int:
-    """The key's host bytes before it exists: its shape's, scaled to the modelled size."""
+def _scale(size: ClassSize) -> float:
+    return 2.0 ** (size.modelled_log2 - size.log2)
+
+
+def key_bytes(circuit: Any, size: ClassSize, resident: bool = False) -> int:
+    """The key's host bytes before it exists: its shape's (a resident key's: its presence bits
+    and fixed points), scaled to the modelled size."""
     from prover.groth16.keys import ProvingKey
 
-    n = ProvingKey.size_for(int(circuit.num_vars), int(circuit.num_inputs), int(circuit.domain_size))
-    return int(n * 2.0 ** (size.modelled_log2 - size.log2))
+    nv = int(circuit.num_vars)
+    n = (ProvingKey.resident_host_size_for(nv) if resident
+         else ProvingKey.size_for(nv, int(circuit.num_inputs), int(circuit.domain_size)))
+    return int(n * _scale(size))
+
+
+def circuit_bytes(circuit: Any, size: ClassSize) -> int:
+    """A circuit's host bytes (its matrices and layout), scaled to the modelled size."""
+    return int(int(getattr(circuit, "nbytes", 0)) * _scale(size))
 
 
 class KeyRing:
     def __init__(self, phases: Any, config: Any, emit: Emit, clock: Callable[[], float], stop: threading.Event,
-                 host: HostRam, drop_device: Callable[[Any], None] | None = None) -> None:
+                 host: HostRam, drop_device: Callable[[Any], None] | None = None,
+                 resident: bool | Callable[[int], bool] = False) -> None:
         self.P, self.config, self._emit, self._clock, self._stop = phases, config, emit, clock, stop
+        # which sizes' keys stay on the GPU where they are set up (key_resident, on cuda)
+        self.resident: Callable[[int], bool] = resident if callable(resident) else (lambda _log2: bool(resident))
         self._host, self._lock = host, host.lock
         self.drop_device = drop_device  # device copies of a key (compose.KeyPoints), set once there are any
         self._keys: dict[int, RingKey] = {}
@@ -90,7 +105,8 @@ class KeyRing:
         for size in sorted(set(sizes), key=lambda z: -z.log2):
             if size.log2 not in self._keys:
                 c = self.P.make_circuit(size.log2, self.config.seed)
-                self._keys[size.log2] = RingKey(size, c, key_bytes(c, size))
+                self._keys[size.log2] = k = RingKey(size, c, key_bytes(c, size, self.resident(size.log2)))
+                self._host.hold_circuit(k.owner, circuit_bytes(c, size))
 
     def entry(self, log2: int) -> RingKey:
         return self._keys[log2]
@@ -101,11 +117,17 @@ class KeyRing:
         refuses a key that can never fit on its own, _check_fits)."""
         with self._lock:
             live = [k for k in self._keys.values() if k.state != COLD or k.pins]
-        need = self._host.need
+        need, circuits = self._host.need, self._host.circuits_held()
         if not live or need <= 0:
             return None
         k = max(live, key=lambda x: x.nbytes)
-        return k.nbytes + need, f"key 2^{k.log2} ({k.nbytes >> 20} MiB) beside one worker's {need >> 20} MiB"
+        return k.nbytes + need + circuits, (f"key 2^{k.log2} ({k.nbytes >> 20} MiB) beside one worker's {need >> 20} MiB"
+                                            + (f" and the circuits' {circuits >> 20} MiB" if circuits else ""))
+
+    def device_bytes(self) -> int:
+        """Bytes of the hot keys' queries resident on a device (key_resident)."""
+        with self._lock:
+            return sum(int(getattr(k.pk, "device_bytes", 0) or 0) for k in self._keys.values() if k.state == HOT)
 
     def sizes(self) -> list[int]:
         return sorted(self._keys)
@@ -129,7 +151,8 @@ class KeyRing:
 
     # --- KeyRoom: what the host-RAM admission asks (host lock held) -------------------------
     def floor(self, budget: int, need: int) -> int:
-        return max((k.nbytes for k in self._keys.values() if k.nbytes + need <= budget), default=0)
+        room = budget - self._host.circuits_held()
+        return max((k.nbytes for k in self._keys.values() if k.nbytes + need <= room), default=0)
 
     def evict_for_worker(self, short: int, keep: int) -> None:
         while short > 0 and self._host.keys_held() > keep:
@@ -173,12 +196,13 @@ class KeyRing:
 
     def _check_fits(self, k: RingKey, worker: str | None) -> None:
         """Refuse (KeyDoesNotFit) a key larger than the budget leaves beside one worker."""
-        b = self._host.budget()
-        if b <= 0 or k.nbytes + self._host.need <= b:
+        b, circuits = self._host.budget(), self._host.circuits_held()
+        if b <= 0 or k.nbytes + self._host.need + circuits <= b:
             return
         why = (f"key 2^{k.log2} ({k.nbytes >> 20} MiB, modelled 2^{k.size.modelled_log2}) does not fit "
-               f"host_ram_budget {b >> 20} MiB beside one worker's {self._host.need >> 20} MiB "
-               f"(it needs a budget of {(k.nbytes + self._host.need + (1 << 20) - 1) >> 20} MiB)")
+               f"host_ram_budget {b >> 20} MiB beside one worker's {self._host.need >> 20} MiB"
+               + (f" and the circuits' {circuits >> 20} MiB" if circuits else "")
+               + f" (it needs a budget of {(k.nbytes + self._host.need + circuits + (1 << 20) - 1) >> 20} MiB)")
         if k.refused_at != b:
             k.refused_at = b
             self._emit(ev.KeyLoad, log2=k.log2, modelled_log2=k.size.modelled_log2, state="end", bytes=k.nbytes,
@@ -205,10 +229,25 @@ class KeyRing:
         with self._lock:
             k.pk, k.vk, k.state, k.pins, k.used_t = pk, vk, HOT, k.pins + 1, self._clock()
             self._loader = None
+            real, on_device = self._real_bytes(k, pk)
+            if real != k.nbytes:  # counted for real: e.g. a resident set-up that fell back to the host
+                k.nbytes = real
+                self._host.hold_fixed(k.owner, "pk", real)
             self._lock.notify_all()
+            # a resident key's device bytes are said in its detail (the event's bytes are host bytes)
+            where = f"; {on_device / 2**30:.1f} GiB resident on the GPU" if on_device else ""
             self._emit(ev.KeyLoad, log2=k.log2, modelled_log2=k.size.modelled_log2, state="end", bytes=k.nbytes,
-                       frac=1.0, detail=how, seconds=max(0.0, self._clock() - t0), worker=who)
+                       frac=1.0, detail=(how + where).lstrip("; "), seconds=max(0.0, self._clock() - t0), worker=who)
         return how
+
+    @staticmethod
+    def _real_bytes(k: RingKey, pk: Any) -> tuple[int, int]:
+        """(host, device) bytes the loaded key holds, scaled to the modelled size; a key without
+        a size of its own (a test double) keeps what was counted."""
+        host, dev = getattr(pk, "nbytes", None), getattr(pk, "device_bytes", 0)
+        if not isinstance(host, int):
+            return k.nbytes, 0
+        return int(host * _scale(k.size)), int(int(dev or 0) * _scale(k.size))
 
     def _progress(self, k: RingKey, who: str | None, report: Report | None) -> Report:
         def on(frac: float, detail: str) -> None:

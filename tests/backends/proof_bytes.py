@@ -48,7 +48,9 @@ def main() -> None:
         FIXTURE.parent.mkdir(exist_ok=True)
         FIXTURE.write_text(json.dumps({"seed": SEED, "instance": INSTANCE, "what": (
             "compressed Groth16 proof bytes (A||B||C) of the 2^k circuit, seeded setup and randomisers, "
-            "CPU reference, recorded before the issue-23 refactor"), "proofs": proofs}, indent=1) + "\n")
+            "CPU reference; recorded before the issue-23 refactor, re-recorded in issue 37 (the circuit's "
+            "digest, from which the seeded toxic waste is derived, now hashes the compact matrices; the "
+            "matrices themselves are unchanged)"), "proofs": proofs}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

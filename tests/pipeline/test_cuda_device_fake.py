@@ -220,7 +220,7 @@ def cpu_backend_module(staged=None):
 
     class StandIn(B.ReferenceBackend):
         name, impl = "cuda", "cuda"
-        capabilities = B.ALL - {B.NTT_H_STAGED, B.PINNED} | ({B.NTT_H_STAGED} if staged else set())
+        capabilities = B.ALL - {B.NTT_H_STAGED, B.PINNED, B.SETUP_DEVICE} | ({B.NTT_H_STAGED} if staged else set())
         host_ntt_calls = 0
 
         def __init__(self, settings):

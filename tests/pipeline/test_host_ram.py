@@ -109,9 +109,10 @@ def test_engine_under_a_budget_for_two_of_three_workers_waits_and_never_ooms():
     eng = Engine(cfg, [chk], phases=NullPhases())
     eng.start()
     deadline = time.monotonic() + 20
-    while not any(e.kind == "host_ram" and e.owner.startswith("key") for e in chk.events) and time.monotonic() < deadline:
+    while not any(e.kind == "host_ram" and e.name == "pk" for e in chk.events) and time.monotonic() < deadline:
         time.sleep(0.01)
-    key = next(e.bytes for e in chk.events if e.kind == "host_ram" and e.owner.startswith("key"))
+    # the key and the circuit (held for the whole run) beside the workers
+    key = next(e.bytes for e in chk.events if e.kind == "host_ram" and e.name == "pk") + eng.host_ram.circuits_held()
     need = eng.host_ram.need
     eng.controller.set("host_ram_budget", key + 2 * need + need // 2, source="test")
     eng.controller.resume("test")
@@ -132,3 +133,27 @@ def test_engine_under_a_budget_for_two_of_three_workers_waits_and_never_ooms():
             assert peak_workers == 2  # until the budget was raised, two at a time
     assert any(e.kind == "host_ram_admit" and e.admitted for e in chk.events)
     assert s.host_ram.waits >= 1 and s.host_ram.wait_total > 0
+
+
+def test_circuits_count_and_the_guard_holds_an_unlimited_run_back():
+    """Circuits are held for the run and counted; with the budget off a native run's guard (the
+    host's RAM) is the ceiling, and the start-up line says how many workers it holds."""
+    from prover.pipeline.host_ram import say_fit
+
+    led = Ledger([1 << 60])
+    h = HostRam(led, time.monotonic, threading.Event(), lambda: 0)  # host_ram_budget off
+    h.configure({"witness": 10, "abc": 20})
+    h.hold_circuit("key 2^27", 15)
+    h.hold_fixed("key 2^27", "pk", 5)
+    assert h.held() == 20 and h.workers_that_fit() is None
+    h.set_guard(100)  # (100 - 15 - 5) // 30: two workers
+    assert h.budget() == 100 and h.workers_that_fit() == 2
+    assert say_fit(h, led, 3, device_key_bytes=7 << 30) == 2
+    line = [e for e in led.events if isinstance(e, ev.Note)][-1]
+    assert line.level == "warn" and "holds 2 of 3 workers" in line.text and "7.0 GiB resident on the GPU" in line.text
+    assert h.admit("a", lambda: False) and h.admit("b", lambda: False)
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    assert not h.admit("c", stop.is_set)  # the third waits (HostRamWait), never over the guard
+    assert any(isinstance(e, ev.HostRamWait) and e.budget == 100 for e in led.events)
+    assert any(isinstance(e, ev.HostRam) and e.name == "circuit" and e.bytes == 15 for e in led.events)

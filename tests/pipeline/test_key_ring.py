@@ -96,7 +96,8 @@ def test_a_budget_for_one_key_beside_the_workers_evicts_and_reloads(tmp_path):
     _until(keys.events, lambda e: e.kind == "worker_started")
     assert eng.keys is not None
     big, small, need = eng.keys.entry(10).nbytes, eng.keys.entry(8).nbytes, eng.host_ram.need
-    eng.controller.set("host_ram_budget", 2 * need + big + small // 2, source="test")  # not both keys
+    circuits = eng.host_ram.circuits_held()  # held for the whole run, beside the keys and workers
+    eng.controller.set("host_ram_budget", 2 * need + big + small // 2 + circuits, source="test")  # not both keys
     eng.controller.resume("test")
     for at in (1, 2):
         _until(keys.events, lambda e: e.kind == "partition_done" and e.part.startswith("s0p"), 90)
@@ -111,7 +112,7 @@ def test_a_budget_for_one_key_beside_the_workers_evicts_and_reloads(tmp_path):
     assert keys.of("key_wait", state="start")  # a partition waited for its key, never an OOM
     s = fold(keys.events)
     assert s.ooms == 0 and s.partitions_ok == 10 and s.proofs_failed == 0 and s.partitions_failed == 0
-    assert keys.peak <= 2 * need + big + small // 2
+    assert keys.peak <= 2 * need + big + small // 2 + circuits
 
 
 @pytest.mark.timeout(120)
@@ -141,6 +142,7 @@ def test_random_submissions_across_classes_keep_the_ring_invariants(tmp_path, se
     sizes = sorted((ring.entry(n).nbytes for n in ring.sizes()), reverse=True)
     one_key = rng.random() < 0.7
     budget = 3 * need + sizes[0] + (rng.choice([0, sizes[1] // 2]) if one_key else sizes[1] + sizes[2] // 2)
+    budget += eng.host_ram.circuits_held()
     eng.controller.set("host_ram_budget", budget, source="test")
     classes = ["winning", "window"] + [rng.choice(["winning", "window", "c2"]) for _ in range(6)]
     for i, cls in enumerate(rng.sample(classes, len(classes))):
@@ -176,6 +178,7 @@ def test_the_ring_under_threads_never_evicts_a_pinned_key_nor_passes_the_budget(
     ring = KeyRing(NullPhases(), cfg, emit, time.monotonic, stop, host)
     ring.make_circuits(list(cfg.class_sizes.values()))
     budget = 6 * 1000 + ring.entry(12).nbytes + ring.entry(8).nbytes  # 2^12 and 2^10 never both
+    budget += host.circuits_held()
     errors: list[BaseException] = []
 
     def worker(i: int) -> None:
@@ -234,9 +237,10 @@ def test_a_live_budget_cut_below_the_key_in_use_is_refused_and_the_run_goes_on(t
     eng, keys, inv = _engine(tmp_path, constraints_log2=10, time_scale=1.0, sectors=2, partitions=4, workers_per_gpu=2)
     eng.start()
     _until(keys.events, lambda e: e.kind == "partition_done")
-    least = eng.keys.entry(10).nbytes + eng.host_ram.need
+    least = eng.keys.entry(10).nbytes + eng.host_ram.need + eng.host_ram.circuits_held()
     with pytest.raises(ValueError, match=r"64 MiB is below what the run needs to go on: key 2\^10 \(\d+ MiB\) beside "
-                                         r"one worker's \d+ MiB = \d+ MiB; give at least that, or off"):
+                                         r"one worker's \d+ MiB and the circuits' \d+ MiB = \d+ MiB; give at least that, "
+                                         r"or off"):
         eng.controller.apply("host_ram_budget=64MiB", source="test")
     assert eng.controller.set("host_ram_budget", least, source="test")  # the least it names is accepted
     assert eng.controller.set("host_ram_budget", 0, source="test")  # and off
@@ -247,3 +251,24 @@ def test_a_live_budget_cut_below_the_key_in_use_is_refused_and_the_run_goes_on(t
     notes = [text for _, level, text, _ in s.log if level == "warn" and "host_ram_budget change refused" in text]
     assert len(notes) == 1 and "give at least that" in notes[0]
     assert [e.new for e in keys.of("mode_change") if e.knob == "host_ram_budget"] == [str(least), "0"]
+
+
+def test_a_resident_key_is_counted_small_then_for_real_and_circuits_are_held(tmp_path):
+    """key_resident=device on cuda: a key's host bytes are counted as its presence bits before it
+    loads; once loaded, as what it really holds (here a host-sized token: a set-up that fell back
+    to the host), said in HostRam; circuits are held as HostRam "circuit" entries."""
+    seen: list = []
+    stop = threading.Event()
+    cfg = load_config(None, backend="sim", profile="tiny", constraints_log2=12, cache_dir=str(tmp_path))
+    host = HostRam(lambda cls, **kw: seen.append(cls(t=0.0, **kw)), time.monotonic, stop, lambda: 0)
+    host.configure({"abc": 1000})
+    ring = KeyRing(NullPhases(), cfg, lambda cls, **kw: seen.append(cls(t=0.0, **kw)), time.monotonic, stop, host,
+                   resident=True)
+    ring.make_circuits(list(cfg.class_sizes.values()))
+    k = ring.entry(12)
+    scale = 2 ** (k.size.modelled_log2 - k.size.log2)
+    assert k.nbytes == (3 * 96 + 2 * 192 + k.circuit.num_vars) * scale  # presence bits and five points
+    assert host.circuits_held() == sum(e.bytes for e in seen if isinstance(e, ev.HostRam) and e.name == "circuit")
+    ring.preload(12)
+    assert k.nbytes == k.pk.nbytes * scale > 10 * k.circuit.num_vars * scale  # re-counted from the key as loaded
+    assert [e.bytes for e in seen if isinstance(e, ev.HostRam) and e.owner == k.owner and e.name == "pk"][-1] == k.nbytes

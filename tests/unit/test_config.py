@@ -68,7 +68,7 @@ def test_run_table_accepted(tmp_path):
     ({"vram_budget": "lots"}, "vram_budget", "two-prestage"),
     ({"workers_per_gpu": 0}, "workers_per_gpu", "greater than or equal to 1"),
     ({"profile": "gtx480"}, "profile", "rtx5070ti-16g"),
-    ({"constraints_log2": 40}, "constraints_log2", "less than or equal to 24"),
+    ({"constraints_log2": 40}, "constraints_log2", "less than or equal to 27"),
     ({"bogus": 1}, "bogus", "unknown key"),
     ({"faults": {"phase_error": {"nope": 0.5}}}, "faults.phase_error", "synthesis"),
 ])

@@ -63,7 +63,7 @@ def test_h_matches_quotient(key_dir: Path) -> None:
 
     circuit = P.make_circuit(8, 1)
     syn = P.synthesize(circuit, 2)
-    h = P.ntt_h(syn.a, syn.b, syn.c)
+    h = ntt.h_coefficients(P.ntt_h(syn.a, syn.b, syn.c))  # ntt_h gives h on the coset
     n = circuit.domain_size
     assert not h[-1].any()  # degree <= n - 2
     x = 0x1234567890ABCDEF
@@ -137,3 +137,18 @@ def test_key_cache_hit_and_damaged_file_rebuilt(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_or_setup(circuit, tmp_path, insecure_seed=9)  # the rebuilt file is intact again
+
+
+def test_a_cache_without_room_is_skipped_with_a_warning(tmp_path: Path, monkeypatch) -> None:
+    """A disk that cannot hold the key (a 2^27 key is ~70 GiB): no file, half-written or whole;
+    the key is used as set up, and that is said."""
+    import collections
+
+    from prover.groth16 import setup as S
+
+    monkeypatch.setattr(S.shutil, "disk_usage", lambda p: collections.namedtuple("U", "total used free")(1, 1, 1000))
+    circuit = P.make_circuit(8, 5)
+    with pytest.warns(RuntimeWarning, match="key cache not written"):
+        pk, vk = load_or_setup(circuit, tmp_path, insecure_seed=5)
+    assert list(tmp_path.iterdir()) == [] and P.verify(vk, P.synthesize(circuit, 0).public_ints(),
+                                                         P.prove(circuit, pk, 0, *P.seeded_randomisers(5, 0)))

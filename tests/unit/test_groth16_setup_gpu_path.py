@@ -73,7 +73,7 @@ def test_every_gpu_path_gives_the_same_key_bytes(monkeypatch, small_gpu_threshol
     monkeypatch.setattr(S, "gpu_fixed_base_g2", lambda ks=None: lambda b, c: calls["g2"].append(len(c)) or _cpu_stand_in_g2(b, c))
     monkeypatch.setattr(S, "gpu_intt", lambda ks=None: lambda x: calls["intt"].append(len(x)) or ntt.intt(x))
     pk_gpu, vk_gpu = S.setup(circuit, insecure_seed=13)
-    assert calls["g1"] and calls["g2"] == [int(pk_cpu.b_g2_query.any(axis=1).sum())] and calls["intt"] == [512]
+    assert calls["g1"] and calls["g2"] == [int(pk_cpu.b_g2_query.any(axis=1).sum())] and calls["intt"] == [512, 512]  # the QAP's and the H query's Lagrange bases
     want, got = _all_keys(pk_cpu, vk_cpu), _all_keys(pk_gpu, vk_gpu)
     assert want.keys() == got.keys()
     for name in want:
