@@ -6,15 +6,18 @@ Bump SCHEMA_VERSION on any incompatible change; readers reject versions they do 
 Version 2 added the fleet: every event may carry `host` (None on one host, and in version-1
 recordings, which still read) and the HostJoined / HostLeft events. Version 3 added
 DeviceSyncStart / DeviceSyncEnd (the device-global sync under the mem lock, with the compute
-holder it waited behind); version 1 and 2 recordings still read (they have none).
-Key sizes (pipeline/key_ring.py) added KeyLoad/KeyWait/KeyEvicted, SectorSubmitted.log2: no bump.
+holder it waited behind); version 1 and 2 recordings still read (they have none). Key sizes added KeyLoad/KeyWait/KeyEvicted, SectorSubmitted.log2; issue 36 Oom.outcome and the
+kinds of prover/events_ops.py (GPU and host health, VRAM marks and growth, queue waits): no bump.
 """
 from __future__ import annotations
 
 from enum import Enum
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
+
+from prover.event_base import _Ev
+from prover.events_ops import GpuHealth, HostHealth, QueueWait, VramGrowth, VramMark
 
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = frozenset({1, 2, 3})
@@ -37,12 +40,6 @@ class Phase(str, Enum):
 # a lock some discipline declares (prover.disciplines.lock_order: mem, compute, ...);
 # open here so a discipline that adds a lock needs no new event schema
 LockName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
-
-
-class _Ev(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    t: float = Field(ge=0.0, description="seconds since run start")
-    host: str | None = Field(None, description="fleet host the event came from; None on one host")
 
 
 class RunStarted(_Ev):
@@ -187,6 +184,8 @@ class Oom(_Ev):
     worker: str
     requested: int
     free: int
+    outcome: Literal["retried", "failed"] | None = Field(None, description="retried: the partition went on (fallback, "
+                                                        "its GPU section again); failed: it ended the attempt; None: not said")
 
 
 class DeviceSyncStart(_Ev):
@@ -434,6 +433,7 @@ Event = Annotated[
         VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
         ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
         HostRamAdmit, Startup, DeadlineMissed, JobAction, PartitionCancelled, KeyLoad, KeyWait, KeyEvicted, RunEnded,
+        GpuHealth, HostHealth, VramMark, VramGrowth, QueueWait,
     ],
     Field(discriminator="kind"),
 ]
