@@ -24,6 +24,7 @@ class HealthSampler:
 
     def start(self) -> None:
         if self._period > 0:
+            self._host.cpu_busy()  # the first /proc/stat read: the first sample then has shares
             self.thread.start()
 
     def join(self, timeout: float) -> None:

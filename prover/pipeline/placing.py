@@ -35,10 +35,14 @@ class Placing:
         workers, busy = self._workers(), self._busy.get(gpu, {})
         return lambda cls: pl.may_take(cls, gpu, workers, busy)
 
-    def took(self, p: Any, gpu: int) -> None:
+    def took(self, p: Any, gpu: int, left: int) -> None:
+        """p taken on `gpu`, `left` of its class still queued (none: it no longer waits, said now)."""
         self._where[p.id] = (gpu, p.cls)
         b = self._busy.setdefault(gpu, {})
         b[p.cls] = b.get(p.cls, 0) + 1
+        if not left and self._said.get(p.cls, ("", []))[0]:
+            self._said[p.cls] = ("", [])
+            self._emit(ev.QueueWait, proof_class=p.cls, waiting=0, reason="", gpus=[])
 
     def left(self, p: Any) -> None:
         """p is no longer in flight (finished, failed for good, or back in the queue)."""

@@ -114,7 +114,7 @@ class WorkQueue:
                 self.cv.wait(0.1)
                 return None
             self._running[p.id] = p
-            self._placing.took(p, gpu)
+            self._placing.took(p, gpu, self._queue.waiting(p.cls))
             with self._count_lock:
                 self._inflight += 1
             return p
