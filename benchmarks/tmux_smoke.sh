@@ -26,8 +26,10 @@ row_re = re.compile(r"^(s\d+p\d+)\s+\d*\s+\S+\s+([█▌░·]+)")
 seen = {}
 first_fill: dict[str, int] = {}
 
-def capture() -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+def capture(joined: bool = False) -> str:
+    # -J joins lines the terminal wrapped (the quit line may be wider than the pane)
+    return subprocess.run(["tmux", "capture-pane", "-p", *(["-J"] if joined else []), "-t", session],
+                          capture_output=True, text=True).stdout
 
 last = ""
 while time.time() - t0 < LIMIT and len(seen) < 3:
@@ -65,6 +67,7 @@ for i in range(60):
         subprocess.run(["tmux", "send-keys", "-t", session, "x"])
     m = re.search(r"C2TUI-EXIT=(\d+)", cap)
     if m:
+        cap = capture(joined=True)
         exit_line = [l for l in cap.splitlines() if l.startswith("c2tui:")][:1]
         exit_code = int(m.group(1))
         break
@@ -82,7 +85,7 @@ try:
             ended = ended or d["kind"] == "run_ended"
 except (OSError, StopIteration, ValueError):
     pass
-rec_line = any(l.startswith("recording:") for l in cap.splitlines()) if exit_code is not None else False
+rec_line = bool(exit_line) and "; recording: " in exit_line[0]  # one line: how it went and the recording's path
 rec_ok = ended and rec_line and (not dialog or bool(notes))
 want_exit = 3 if dialog else 0  # quit now abandons in-flight work: 3, as Ctrl-C (docs/exit-codes.md)
 result = {"ok": ok and exit_code == want_exit and rec_ok, "recording_ended": ended, "abandoned_notes": notes, "limit_s": LIMIT, "seen": seen, "quit_exit_code": exit_code, "quit_dialog": dialog,

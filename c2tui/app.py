@@ -109,8 +109,10 @@ class DashboardApp(LiveControls, App[None]):
         Binding("ctrl+c", "quit_now", "quit now", show=False, priority=True),
     ]
 
-    def __init__(self, source: Source, theme: str = "dark", fps: float = 10.0) -> None:
+    def __init__(self, source: Source, theme: str = "dark", fps: float = 10.0, prefs: Any = None) -> None:
+        """`prefs` (c2tui/prefs.py): the saved layout, and where `t` and `h` are remembered (None: nowhere)."""
         super().__init__()
+        self.prefs = prefs
         self.source = source
         self.replay = isinstance(source, ReplaySource)
         self.theme_names = themes.names()
@@ -124,7 +126,7 @@ class DashboardApp(LiveControls, App[None]):
         self.frames = 0  # snapshots drawn (for the fps benchmark)
         self.state = None
         self.plan: layout.Plan | None = None
-        self.history_first = False  # `h`: the history in the partitions' place (stacked layouts)
+        self.history_first = bool(getattr(prefs, "history_first", False))  # `h`: the history in the partitions' place
         self.errors: list[str] = []
         self._switch_interval: float | None = None
         self.quit_how = "quit"  # quit | drained | quit now (n abandoned): said in the exit summary
@@ -179,7 +181,16 @@ class DashboardApp(LiveControls, App[None]):
         if name in self._specs:
             self.theme_name = name
             self.palette = self._specs[name].palette
+            self._remember(theme=name)
         self.redraw()
+
+    def _remember(self, **changes: Any) -> None:
+        """Keep a preference for the next session (run only: a snapshot or a test passes none)."""
+        if self.prefs is not None and any(getattr(self.prefs, k) != v for k, v in changes.items()):
+            from c2tui import prefs
+
+            self.prefs = self.prefs.model_copy(update=changes)
+            prefs.save(self.prefs)
 
     def on_key(self, event: events.Key) -> None:
         """A steering key on a read-only client: say why nothing happens (its binding is off)."""
@@ -325,6 +336,7 @@ class DashboardApp(LiveControls, App[None]):
             self.notify("the history is beside the GPU panels at this width", severity="information")
             return
         self.history_first = not self.history_first
+        self._remember(history_first=self.history_first)
         self.redraw()
 
     def action_events(self) -> None:

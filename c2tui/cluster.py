@@ -21,7 +21,7 @@ def cluster_option(func: F) -> F:
 
 def make_engine(cfg: Any, cluster: str | None) -> Any:
     """The one-host Engine, or a FleetEngine over the cluster; click errors for bad input."""
-    from prover import BackendError, Engine
+    from prover import BackendError, ConfigError, Engine
 
     if cluster is None:
         try:
@@ -30,6 +30,8 @@ def make_engine(cfg: Any, cluster: str | None) -> Any:
             from c2tui.exits import RUN, fail
 
             fail(str(exc), RUN)
+        except ConfigError as exc:  # a setting this host cannot have (class_gpus naming a GPU it lacks): 2
+            raise click.UsageError(str(exc)) from None
     from prover import ClusterError, parse_cluster
 
     try:

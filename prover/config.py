@@ -45,7 +45,8 @@ class FaultsConfig(BaseModel):
     phase raises; `oom_rate` makes an allocation fail; `hang` makes a phase sleep
     `hang_seconds` (the watchdog reports it); `worker_death_rate` kills a worker thread
     between partitions; `corrupt_proof_rate` flips the proof so verification must fail;
-    `nvml_missing` makes CudaDevice behave as if NVML could not be loaded.
+    `nvml_missing` makes CudaDevice behave as if NVML could not be loaded; `vram_leak_bytes`
+    plants a VRAM leak (sim: bytes kept per partition).
     """
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -57,6 +58,8 @@ class FaultsConfig(BaseModel):
     corrupt_proof_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a proof is flipped (verification must fail)")
     cuda_error_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a GPU kernel raises (CPU fallback)")
     nvml_missing: bool = Field(False, description="behave as if NVML could not be loaded")
+    vram_leak_bytes: int = Field(0, ge=0, description="sim: keep this many bytes per partition, never freed "
+                                 "(a planted VRAM leak for the growth warning; prover/device/leaky.py)")
     retries: int = Field(0, ge=0, le=10, description="times a failed partition is retried")
     watchdog_lock_s: float = Field(30.0, gt=0.0, description="stall event when a lock is held longer")
     watchdog_phase_s: float = Field(60.0, gt=0.0, description="stall event when a phase runs longer")
@@ -72,7 +75,7 @@ class FaultsConfig(BaseModel):
     @property
     def any(self) -> bool:
         return bool(self.phase_error or self.oom_rate or self.hang or self.worker_death_rate
-                    or self.corrupt_proof_rate or self.cuda_error_rate or self.nvml_missing)
+                    or self.corrupt_proof_rate or self.cuda_error_rate or self.nvml_missing or self.vram_leak_bytes)
 
 
 class RunConfig(BaseModel):
@@ -92,6 +95,7 @@ class RunConfig(BaseModel):
     paused: bool = Field(KNOBS["paused"].default, description=KNOBS["paused"].help)
     host_ram_budget: int = Field(KNOBS["host_ram_budget"].default, description=KNOBS["host_ram_budget"].help)
     vram_budget: int | str = Field(KNOBS["vram_budget"].default, description=KNOBS["vram_budget"].help)
+    class_gpus: str = Field(KNOBS["class_gpus"].default, description=KNOBS["class_gpus"].help)
     constraints_log2: int = Field(10, ge=8, le=27, description="size of the circuit really proved (2^24 and up want a GPU for setup; docs/scale.md)")
     modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
     partitions: int = Field(10, ge=1, le=1000, description="partitions per sector")
@@ -105,6 +109,8 @@ class RunConfig(BaseModel):
     verify_share: float = Field(1.0, ge=0.0, le=1.0, description="share of proofs verified (self-check)")
     prestage_wait_s: float = Field(10.0, ge=0.0, description="mem_sync=stream: longest wait for room (modelled s)")
     vram_sample_s: float = Field(0.15, gt=0.0, le=10.0, description="VRAM sample period (wall seconds)")
+    health_sample_s: float = Field(1.0, ge=0.0, le=60.0, description="GPU health (NVML) and host CPU / memory "
+                                   "pressure sample period (wall seconds; 0: off)")
     cache_dir: str | None = Field(None, pattern=r"\S", description="where proving keys are cached (not empty)")
     insecure_seeded_setup: bool = Field(
         False, description="derive the setup's toxic waste from the seed (reproducible keys; INSECURE: the seed forges proofs)")

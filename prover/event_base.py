@@ -1,6 +1,7 @@
-"""What every event is (prover/events.py's union and the events of its own modules beside it,
-e.g. prover/events_experiment.py): a frozen pydantic model with `t`, the seconds since the run
-started, and `host`, the fleet host it came from (None on one host)."""
+"""What every event is (prover/events.py's union and the events of its own modules beside it:
+prover/events_experiment.py, prover/events_ops.py): a frozen pydantic model, no unknown field,
+with `t`, the seconds since the run started, and `host`, the fleet host it came from (None on one
+host). One definition, so an event module beside events.py adds kinds without importing it."""
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -7,8 +7,8 @@ Version 2 added the fleet: every event may carry `host` (None on one host, and i
 recordings, which still read) and the HostJoined / HostLeft events. Version 3 added
 DeviceSyncStart / DeviceSyncEnd (the device-global sync under the mem lock, with the compute
 holder it waited behind); version 1 and 2 recordings still read (they have none).
-Key sizes (pipeline/key_ring.py) added KeyLoad/KeyWait/KeyEvicted, SectorSubmitted.log2: no bump.
-Experiments (prover/events_experiment.py, beside this file, on the same base) added four: no bump.
+Added with no bump: KeyLoad/KeyWait/KeyEvicted and SectorSubmitted.log2 (key sizes); four
+experiment kinds (events_experiment.py); Oom.outcome and the kinds of events_ops.py (issue 36).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pydantic import Field, TypeAdapter
 
 from prover.event_base import _Ev
 from prover.events_experiment import ExperimentEnded, ExperimentStarted, HoldEnded, HoldStarted
+from prover.events_ops import GpuHealth, HostHealth, QueueWait, VramGrowth, VramMark
 
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = frozenset({1, 2, 3})
@@ -185,6 +186,8 @@ class Oom(_Ev):
     worker: str
     requested: int
     free: int
+    outcome: Literal["retried", "failed"] | None = Field(None, description="retried: the partition went on (fallback, "
+                                                        "its GPU section again); failed: it ended the attempt; None: not said")
 
 
 class DeviceSyncStart(_Ev):
@@ -432,16 +435,14 @@ Event = Annotated[
         VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
         ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
         HostRamAdmit, Startup, DeadlineMissed, JobAction, PartitionCancelled, KeyLoad, KeyWait, KeyEvicted, RunEnded,
-        ExperimentStarted, HoldStarted, HoldEnded, ExperimentEnded,  # prover/events_experiment.py
+        ExperimentStarted, HoldStarted, HoldEnded, ExperimentEnded, GpuHealth, HostHealth, VramMark, VramGrowth, QueueWait,
     ],
     Field(discriminator="kind"),
 ]
-
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
 
-def parse_event(line: str | bytes) -> Event:
-    """Validate one JSON line into an event (raises pydantic.ValidationError)."""
+def parse_event(line: str | bytes) -> Event:  # raises pydantic.ValidationError
     return EVENT_ADAPTER.validate_json(line)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from prover.device import budget
-from prover import disciplines, host_budget
+from prover import disciplines, host_budget, placement
 
 BOOL_WORDS = {"on": True, "true": True, "1": True, "yes": True, "off": False, "false": False, "0": False, "no": False}
 
@@ -146,6 +146,10 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          help="VRAM budget per GPU: bytes ('16GiB', '24GB', ...) or a scenario: card (the profile's card; native: "
               "the device's memory), two-prestage (two partitions' pre-stages, not three)",
          key_label="", key_help="", keys=()),
+    Knob("class_gpus", str, "", parse_value=placement.parse_spec, show=placement.show, accepts=placement.ACCEPTS,
+         guard="check_class_gpus", aliases=("placement",),
+         help="pin a proof class to GPUs: winning=1 (GPU 1 runs winning only), winning=1:1 (one of GPU 1's workers "
+              "kept for winning), off: every class anywhere (prover/placement.py)", key_label="", key_help="", keys=()),
     Knob("paused", bool, False, help="start paused", key_label="space", key_help="pause / resume the prover",
          keys=(Key("space", "pause", "pause/resume", "␣"),)),
 )}

@@ -28,10 +28,10 @@ from c2tui.exits import OK, RUN
               help="apply one control (e.g. mem_sync=stream, pause, two-lock) and exit")
 @click.option("--readonly", is_flag=True,
               help="watch only: this client sees everything and can steer nothing (the prover refuses its controls)")
-@click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
+@click.option("--theme", default=None, help="dark | light | high-contrast  [default: the last one chosen with t, else dark]")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
 def command(address: str, name: str | None, token_file: str | None, raw: bool, send: str | None,
-            readonly: bool, theme: str, fps: float) -> None:
+            readonly: bool, theme: str | None, fps: float) -> None:
     """Attach the dashboard to a running `c2tui record/run --listen PATH`."""
     from prover import AttachError
     from prover import AttachClient, RemoteController
@@ -50,6 +50,10 @@ def command(address: str, name: str | None, token_file: str | None, raw: bool, s
         return
     import themes
 
+    from c2tui import prefs
+
+    saved = prefs.load()
+    theme = theme or saved.theme
     if theme not in themes.names():
         raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
     from c2tui.app import DashboardApp
@@ -61,7 +65,7 @@ def command(address: str, name: str | None, token_file: str | None, raw: bool, s
     except AttachError as exc:
         click.echo(f"c2tui attach: {exc}", err=True)
         sys.exit(2)
-    app = DashboardApp(source, theme=theme, fps=fps)
+    app = DashboardApp(source, theme=theme, fps=fps, prefs=saved)
     app.run()
     click.echo(f"c2tui: detached from {address} (as attach:{welcome.client}); the prover goes on")
     sys.exit(RUN if app.interrupted else OK)  # Ctrl-C: 3, as for any command; q detaches: 0

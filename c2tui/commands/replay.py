@@ -14,10 +14,11 @@ from c2tui.exits import OK, RUN, USAGE, fail
 @click.option("--at", "at", default=None, metavar="[ANCHOR][+-]S",
               help="start at this run time: seconds, or after start | first-gpu | steady (first-gpu+10)")
 @click.option("--paused", is_flag=True, help="start paused")
-@click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
+@click.option("--theme", default=None, help="dark | light | high-contrast  [default: the last one chosen with t, else dark]")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate")
-def command(file: str, speed: float, at: str | None, paused: bool, theme: str, fps: float) -> None:
+def command(file: str, speed: float, at: str | None, paused: bool, theme: str | None, fps: float) -> None:
     """Replay a recording on the dashboard."""
+    from c2tui import prefs
     from c2tui.app import DashboardApp
     from c2tui.sources import SPEEDS, ReplaySource, check_at, load_recording
 
@@ -25,6 +26,8 @@ def command(file: str, speed: float, at: str | None, paused: bool, theme: str, f
         raise click.BadParameter(f"speed must be within {SPEEDS[0]}..{SPEEDS[-1]}", param_hint="--speed")
     if not 0.5 <= fps <= 60:
         raise click.BadParameter("fps must be within 0.5..60", param_hint="--fps")
+    saved = prefs.load()
+    theme = theme or saved.theme
     _check_theme(theme)
     from prover import RecordingError
 
@@ -44,7 +47,7 @@ def command(file: str, speed: float, at: str | None, paused: bool, theme: str, f
     if rec.error:
         click.echo(f"c2tui: {file}: {rec.error}; replaying the {len(rec.events)} valid events before it", err=True)
     src = ReplaySource(rec.events, header=rec.header, at=t, speed=speed, playing=not paused)
-    app = DashboardApp(src, theme=theme, fps=fps)
+    app = DashboardApp(src, theme=theme, fps=fps, prefs=saved)
     app.run()
     sys.exit(RUN if app.interrupted else OK)  # Ctrl-C: 3, as for any command
 

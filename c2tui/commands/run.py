@@ -4,8 +4,10 @@ the dashboard over the embedded prover.
 Backend auto: cuda if a GPU is visible, else the simulated device (labelled SIMULATED on
 screen). The engine runs on its own threads; the app only reads snapshots and sends the
 Controller what the keys ask for. `--record` keeps the session's recording (the writer
-`c2tui record` uses, as one more sink); `--listen` serves it to `c2tui attach`. On exit the
-run summary is printed (of the recording when there is one).
+`c2tui record` uses, as one more sink); `--listen` serves it to `c2tui attach`. On exit one
+line says how it went (ok / failed / abandoned, the recording's path); `--summary full`
+prints the whole report (of the recording when there is one), `--summary-out FILE` writes it.
+`--theme` unset: the theme last chosen with `t` (c2tui/prefs.py), else dark.
 """
 from __future__ import annotations
 
@@ -26,22 +28,32 @@ from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 @click.command("run")
 @run_options
 @cluster_option
-@click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
+@click.option("--theme", default=None, help="dark | light | high-contrast  [default: the last one chosen with t, else dark]")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
 @click.option("--record", "record", type=OutPath(dir_okay=False, path_type=Path), default=None,
               help="keep a recording of this session (JSON lines, as `c2tui record` writes)")
-@click.option("--force", is_flag=True, help="replace --record if it exists")
+@click.option("--force", is_flag=True, help="replace --record (and --summary-out) if it exists")
+@click.option("--summary", "summary", type=click.Choice(["line", "full"]), default="line", show_default=True,
+              help="on quit: one line (ok / failed / abandoned, the recording's path), or the full report")
+@click.option("--summary-out", "summary_out", type=OutPath(dir_okay=False, path_type=Path), default=None,
+              help="on quit: write the full report to this file too")
 @listen_options
 @metrics_options
-def command(theme: str, fps: float, cluster: str | None, record: Path | None, force: bool, listen: str | None,
+def command(theme: str | None, fps: float, cluster: str | None, record: Path | None, force: bool, listen: str | None,
             token_file: str | None, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
-            **kwargs: Any) -> None:
+            summary: str, summary_out: Path | None, **kwargs: Any) -> None:
     """Watch and steer the embedded prover live."""
+    from c2tui import prefs
+
+    saved = prefs.load()
+    theme = theme or saved.theme
     check_screen(theme, fps)
     from prover import ConfigError
 
     if record is not None:
         outpath.check(record, "--record", force=force)
+    if summary_out is not None:
+        outpath.check(summary_out, "--summary-out", force=force)
     try:
         cfg = config_from_options(**kwargs)
     except ConfigError as exc:
@@ -65,7 +77,7 @@ def command(theme: str, fps: float, cluster: str | None, record: Path | None, fo
             fail(str(exc), RUN)
         engine.add_sink(writer.write)
     source = LiveSource(engine, label="LIVE")
-    app = DashboardApp(source, theme=theme, fps=fps)
+    app = DashboardApp(source, theme=theme, fps=fps, prefs=saved)
     try:
         app.run()
     finally:  # the app stopped the engine on unmount (Ctrl-C included); close what we opened
@@ -76,7 +88,8 @@ def command(theme: str, fps: float, cluster: str | None, record: Path | None, fo
             server.close("run ended")
         if writer is not None:
             writer.close()
-    sm = _print_summary(source, writer, app.quit_how)
+    sm = _summarize(source, writer)
+    _say(sm, app, writer, summary, summary_out, force)
     sys.exit(exit_status(sm, app.interrupted, writer.error if writer is not None else None))
 
 
@@ -92,24 +105,29 @@ def exit_status(sm: Any, interrupted: bool, write_error: str | None) -> int:
     return RUN if interrupted else OK
 
 
-def _print_summary(source: Any, writer: Any, how: str) -> Any:
+def _summarize(source: Any, writer: Any) -> Any:
     """What the session did: the summary of the recording when there is one (what a later
     `c2tui summary FILE` prints), else of the live fold."""
-    from c2tui.summary_view import print_summary
     from prover import summarize
 
     if writer is not None:
         from prover import read_recording
         from prover import fold
 
-        rec = read_recording(writer.path)
-        sm = summarize(fold(rec.events))
-    else:
-        source.drain()
-        sm = summarize(source.state)
-    print_summary(sm)
-    click.echo(f"c2tui: {how}; {sm.partitions_ok} partitions ok, {sm.partitions_failed} failed")
-    if writer is not None:
-        click.echo(f"recording: {writer.path} ({writer.written} events)" +
-                   (f"; {writer.error}" if writer.error else ""))
-    return sm
+        return summarize(fold(read_recording(writer.path).events))
+    source.drain()
+    return summarize(source.state)
+
+
+def _say(sm: Any, app: Any, writer: Any, summary: str, summary_out: Path | None, force: bool) -> None:
+    """The full report where asked, the one line, then the report's file (a failure to write
+    it is one more line and exit 3, after everything else was said)."""
+    from c2tui.quit_report import quit_line, write_report
+
+    if summary == "full":
+        from c2tui.summary_view import print_summary
+
+        print_summary(sm)
+    click.echo(quit_line(sm, app.quit_how, app.interrupted, writer))
+    if summary_out is not None:
+        write_report(sm, summary_out, force)

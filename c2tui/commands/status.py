@@ -1,9 +1,12 @@
-"""`c2tui status PATH [--json]`: one snapshot of a running prover (`--listen PATH`) for an
-on-call person or a script: it attaches read-only, takes the run so far, folds it, prints
-and detaches (the prover goes on; nothing can be steered from here).
+"""`c2tui status PATH [--json] [--watch N]`: a snapshot of a running prover (`--listen PATH`)
+for an on-call person or a script: it attaches read-only, takes the run so far, folds it,
+prints and detaches (the prover goes on; nothing can be steered from here). With `--watch N`
+it stays attached, folds the live events and redraws every N seconds in place (rich Live: one
+frame replaced by the next, no clearing and so no flicker; a pipe gets one snapshot per N s)
+until the run ends or Ctrl-C.
 
 Exit status as elsewhere (docs/exit-codes.md): 0 the run is healthy so far; 1 a proof or a
-partition failed; 2 nothing to attach to, or refused (bad token, other protocol).
+partition failed; 2 nothing to attach to, or refused (bad token, other protocol); 3 Ctrl-C.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from typing import Any
 
 import click
 
-from c2tui.exits import INVALID, OK, USAGE
+from c2tui.exits import INVALID, OK, RUN, USAGE
 
 
 def _gb(n: int) -> str:
@@ -46,7 +49,22 @@ def _render(r: Any) -> Any:
                     + (f"; held back: {', '.join(h.waiting)}" if h.waiting else "") + "\n")
     if r.starting:
         head.append(f"starting: {', '.join(r.starting)}\n", style="yellow")
+    head.append("knobs: " + knob_text(r.knobs) + "\n")
     return Group(head, _gpu_table(r))
+
+
+def knob_text(knobs: dict[str, Any]) -> str:
+    """Every knob as a person reads it (prover.knobs: the budgets as sizes, booleans on/off)."""
+    from prover import KNOBS
+
+    def one(k: str, v: Any) -> str:
+        kn = KNOBS.get(k)
+        if isinstance(v, bool):
+            return "on" if v else "off"
+        return kn.show(v) if kn is not None and kn.parse_value is not None else str(v)
+
+    order = [k for k in KNOBS if k in knobs] + sorted(k for k in knobs if k not in KNOBS)
+    return " · ".join(f"{k} {one(k, knobs[k])}" for k in order)
 
 
 def _lock_cell(lk: Any, gpu: int | None = None) -> str:
@@ -68,7 +86,7 @@ def _on_it(current: list) -> str:
 
 def _gpu_table(r: Any) -> Any:
     """One line a GPU that fits 100 columns (no vertical rules, VRAM used/budget in GiB, fallbacks/OOMs in
-    one cell, a long name cut with an ellipsis), then a line a GPU of what its workers are on
+    one cell), then a line a GPU with its whole name (never cut) and what its workers are on
     (phase counts); --json has every worker's phase."""
     from rich import box
     from rich.console import Group
@@ -77,14 +95,15 @@ def _gpu_table(r: Any) -> Any:
 
     t = Table(title="per GPU (lock: holder partition held +waiting)", title_justify="left", box=box.SIMPLE_HEAD,
               pad_edge=False, collapse_padding=True)
-    for col in ("gpu", "name", "VRAM GiB", "free", "util", "mem lock", "compute lock", "done", "fb/OOM"):
-        t.add_column(col, no_wrap=True, overflow="ellipsis", max_width=14 if col == "name" else None)
+    for col in ("gpu", "VRAM GiB", "free", "util", "mem lock", "compute lock", "done", "fb/OOM"):
+        t.add_column(col, no_wrap=True, overflow="ellipsis")
     for g in r.gpus:
-        t.add_row(str(g.gpu) + (" CORDONED" if g.cordoned else ""), g.name,
+        t.add_row(str(g.gpu) + (" CORDONED" if g.cordoned else ""),
                   f"{_gb(g.vram_used)}/{_gb(g.vram_budget)}", _gb(g.vram_free),
                   "-" if g.util is None else f"{g.util:.0%}", _lock_cell(g.locks["mem"], g.gpu),
                   _lock_cell(g.locks["compute"], g.gpu), str(g.done), f"{g.fallbacks}/{g.ooms}")
-    on_it = Text("\n".join(f"gpu{g.gpu} workers: {_on_it(g.current)}" for g in r.gpus))
+    on_it = Text("\n".join(f"gpu{g.gpu} {g.name}{' [SIMULATED]' if g.simulated else ''}: {_on_it(g.current)}"
+                           for g in r.gpus))  # the name whole, on a line of its own: nothing to cut it
     return Group(t, on_it)
 
 
@@ -93,16 +112,19 @@ def _gpu_table(r: Any) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="the snapshot as JSON (prover.status.StatusReport)")
 @click.option("--token-file", default=None, metavar="FILE", help="TCP only: a token (the read-only one will do)")
 @click.option("--timeout", type=float, default=10.0, show_default=True, help="seconds to wait for the run so far")
-def command(address: str, as_json: bool, token_file: str | None, timeout: float) -> None:
-    """One status snapshot of a prover served with --listen PATH (read-only)."""
+@click.option("--watch", "watch", type=float, default=None, metavar="N",
+              help="stay attached and redraw every N seconds (in place, no flicker) until the run ends or Ctrl-C")
+def command(address: str, as_json: bool, token_file: str | None, timeout: float, watch: float | None) -> None:
+    """A status snapshot of a prover served with --listen PATH (read-only); --watch N: every N s."""
     from prover import AttachError
     from prover import AttachClient
     from prover import DashboardState
-    from prover import status_of
 
     if not 0 < timeout <= 3600:
         raise click.BadParameter(f"{timeout} is not a number of seconds in (0, 3600]", param_hint="--timeout")
-    state, live = DashboardState(), threading.Event()
+    if watch is not None and not 0.1 <= watch <= 3600:  # also refuses nan
+        raise click.BadParameter(f"{watch} is not a number of seconds in [0.1, 3600]", param_hint="--watch")
+    state, lock = DashboardState(), threading.Lock()
     client = AttachClient(address, name="status", token_file=token_file, readonly=True)
     try:
         welcome = client.connect()
@@ -112,23 +134,75 @@ def command(address: str, as_json: bool, token_file: str | None, timeout: float)
     ended = threading.Event()
 
     def on_event(e: Any) -> None:
-        if not client.live:  # the run up to the attach: one consistent snapshot, nothing after
-            state.apply(e)
+        if watch is not None or not client.live:  # one snapshot: the run up to the attach, nothing after
+            with lock:
+                state.apply(e)
 
     client.start(on_event, lambda reason: ended.set())
-    arrived = _wait(client, ended, timeout)
+    try:
+        arrived = _wait(client, ended, timeout)
+        if not arrived:
+            client.close()
+            click.echo(f"c2tui status: the run so far did not arrive within {timeout:g} s", err=True)
+            sys.exit(USAGE)
+        report = _report(state, lock, welcome.history_dropped)
+        if watch is not None:
+            report = _watch(state, lock, welcome.history_dropped, watch, ended, as_json)
+        else:
+            _print(report, as_json)
+    except KeyboardInterrupt:  # Ctrl-C (the way out of --watch): 3, as for any command interrupted
+        client.close()
+        sys.exit(RUN)
     client.close()
-    if not arrived:
-        click.echo(f"c2tui status: the run so far did not arrive within {timeout:g} s", err=True)
-        sys.exit(USAGE)
-    report = status_of(state, welcome.history_dropped)
+    sys.exit(OK if report.healthy else INVALID)
+
+
+def _report(state: Any, lock: threading.Lock, dropped: int) -> Any:
+    from prover import status_of
+
+    with lock:  # the client's thread folds while we read
+        return status_of(state, dropped)
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 140)
+
+
+def _print(report: Any, as_json: bool) -> None:
     if as_json:
         click.echo(report.model_dump_json(indent=1))
     else:
-        from rich.console import Console
+        _console().print(_render(report))
 
-        Console(width=None if sys.stdout.isatty() else 140).print(_render(report))
-    sys.exit(OK if report.healthy else INVALID)
+
+def _watch(state: Any, lock: threading.Lock, dropped: int, every: float, ended: threading.Event, as_json: bool) -> Any:
+    """Redraw every `every` s until the stream ends; returns the last report. On a terminal one
+    frame replaces the last (rich Live, cursor moves, no clearing); elsewhere each is printed."""
+    import time
+
+    from rich.live import Live
+    from rich.text import Text
+
+    console = _console()
+    report = _report(state, lock, dropped)
+    if as_json or not console.is_terminal:
+        while True:
+            _print(report, as_json)
+            if ended.wait(every):
+                return _report(state, lock, dropped)
+            report = _report(state, lock, dropped)
+    stamp = lambda: Text(f"every {every:g} s · {time.strftime('%H:%M:%S')} · Ctrl-C leaves", style="dim")  # noqa: E731
+    from rich.console import Group
+
+    with Live(Group(_render(report), stamp()), console=console, auto_refresh=False, transient=False) as live:
+        while not ended.wait(every):
+            report = _report(state, lock, dropped)
+            live.update(Group(_render(report), stamp()), refresh=True)
+        report = _report(state, lock, dropped)
+        live.update(Group(_render(report), Text("the run's stream ended", style="dim")), refresh=True)
+    return report
 
 
 def _wait(client: Any, ended: threading.Event, timeout: float) -> bool:

@@ -97,10 +97,27 @@ def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool
     return items
 
 
+# room kept for the item a switch brings ("since ..."), as wide as it gets, so the header's height
+# does not change at a switch and move every panel; a pause, stalls or the end may still add a
+# line, once: the height never shrinks at one width
+RESERVED = {"since": "since lock_mode→two-lock 9999 s ago 9999.9/min"}
+
+
+def reserve(items: list[Line], st) -> list[Line]:
+    """`items` with a stand-in for each of RESERVED that is not there now."""
+    out = list(items)
+    have = {"since": st.rates().since_change_per_min is not None}
+    for name, text in RESERVED.items():
+        if not have[name]:
+            out.append(Line(text))
+    return out
+
+
 class HeaderBar(StateView):
     DEFAULT_CSS = "HeaderBar { height: 1; }"
 
     source_label: str = ""
+    _kept: tuple[int, int] = (0, 0)  # (width, lines): never fewer lines at one width
 
     def _items(self, st) -> list[Line]:
         # the theme's name costs a line at 80 columns; `t` and the help name it there
@@ -109,10 +126,15 @@ class HeaderBar(StateView):
         return header_items(st, self.palette, self.source_label, theme, compact=not wide)
 
     def wanted_height(self, state) -> int:
+        """Fixed for a width: the lines the items take with room kept for those that come and
+        go (RESERVED), and never fewer than it has taken at this width."""
         # before the first layout: the screen's width less this bar's padding (0 1), not the
         # bordered panels' 4, or the first frame wraps one item too early
         width = self.content_size.width or max(20, self.app.size.width - 2)
-        return len(flow(self._items(state), width))
+        n = len(flow(reserve(self._items(state), state), width))
+        kept_w, kept_n = self._kept
+        self._kept = (width, max(n, kept_n) if kept_w == width else n)
+        return self._kept[1]
 
     def draw(self, st, width: int, height: int) -> list[Line]:
         return flow(self._items(st), width)

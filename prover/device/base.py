@@ -7,8 +7,9 @@ streams, and the device-global calls whose semantics are the subject of the seed
   time of the call (other workers' kernels included), like cudaDeviceSynchronize;
 - `pool_trim()` hands cached pool memory back to the device; it needs an idle device, so it
   first waits like device_sync (cudaMemPoolTrimTo / cudaFree behaviour measured in the seed);
-- `alloc()` refuses (OomError, and an Oom event) whenever live bytes would exceed the budget,
-  so "live bytes <= budget" holds by construction;
+- `alloc()` refuses (OomError) whenever live bytes would exceed the budget, so "live bytes <=
+  budget" holds by construction; whoever catches it emits the Oom, saying what came of it
+  (retried or failed: prover/pipeline/partition.py, disciplines/two_lock.py);
 - `free()` returns bytes to the pool stream-ordered and wakes `wait_room()` callers.
 
 Time: every duration handed to a device is *modelled* seconds; the device multiplies by the
@@ -35,11 +36,18 @@ class OomError(RuntimeError):
     """No room under the budget. `held_by` is who held the budget then (owner -> bytes, taken
     under the pool's lock at the refusal), so whoever catches it can say whose memory it was."""
 
-    def __init__(self, requested: int, free: int, what: str = "", held_by: dict[str, int] | None = None) -> None:
+    def __init__(self, requested: int, free: int, what: str = "", held_by: dict[str, int] | None = None,
+                 gpu: int | None = None, worker: str = "", part: str | None = None) -> None:
         super().__init__(f"out of VRAM budget: wanted {requested >> 20} MiB, {free >> 20} MiB free {what}".strip())
         self.requested = requested
         self.free = free
         self.held_by = dict(held_by or {})
+        self.gpu, self.worker, self.part = gpu, worker, part  # where, for the Oom event its catcher emits
+
+    def event(self, outcome: str) -> dict[str, Any]:
+        """The Oom event's fields, with what came of it (retried | failed)."""
+        return {"gpu": self.gpu if self.gpu is not None else 0, "part": self.part, "worker": self.worker,
+                "requested": int(self.requested), "free": max(0, int(self.free)), "outcome": outcome}
 
     def explain(self, cause: str) -> None:
         """Add why there was no room (who holds it), so every message made from it says so."""
@@ -93,6 +101,21 @@ class Device(Protocol):
     name: str
     total_bytes: int
     nvml: bool
+
+    def mark(self, worker: str, part: str) -> dict[str, Any]:
+        """A VramMark at a partition's GPU section end (after its frees): the same point every
+        partition, for the growth test (prover/health/vram_growth.py). Returns its fields."""
+        with self._cv:
+            used, reserved, owners = self.pool.used, self.pool.reserved, dict(self.pool.owners)
+        fields = dict(gpu=self.index, part=part, worker=worker, live=used, cached=max(0, reserved - used),
+                      own=owners.get(worker, 0), owners=owners, device_used=self.device_memory()[0])
+        self.emit(ev.VramMark, **fields)
+        return fields
+
+    def health(self) -> dict[str, Any] | None:
+        """GpuHealth's fields (a real card's NVML figures); None: nothing to report (a simulated
+        device has no temperature or clocks, and shows none rather than invented ones)."""
+        return None
 
     def announce(self) -> None: ...
     def stream(self, worker: str) -> Stream: ...
@@ -248,9 +271,8 @@ class BaseDevice:
             free = self.budget - self.pool.used
             injected = self.oom_hook is not None and self.oom_hook(name, nbytes)
             if nbytes > free or injected:
-                self.emit(ev.Oom, gpu=self.index, part=part, worker=owner, requested=int(nbytes),
-                          free=max(0, int(free)))
-                raise OomError(nbytes, free, "(injected)" if injected and nbytes <= free else "", self.pool.owners)
+                raise OomError(nbytes, free, "(injected)" if injected and nbytes <= free else "", self.pool.owners,
+                               self.index, owner, part)
             self._device_alloc(buf, stream)  # may raise (real CUDA)
             self.pool.used += buf.nbytes
             self.pool.reserved = max(self.pool.reserved, self.pool.used)
@@ -314,6 +336,21 @@ class BaseDevice:
         self.emit(ev.VramSample, gpu=self.index, budget=self.budget, pool_reserved=reserved,
                   pool_used=used, device_used=dev_used, device_total=dev_total,
                   util=self.util() if full else None)
+
+    def mark(self, worker: str, part: str) -> dict[str, Any]:
+        """A VramMark at a partition's GPU section end (after its frees): the same point every
+        partition, for the growth test (prover/health/vram_growth.py). Returns its fields."""
+        with self._cv:
+            used, reserved, owners = self.pool.used, self.pool.reserved, dict(self.pool.owners)
+        fields = dict(gpu=self.index, part=part, worker=worker, live=used, cached=max(0, reserved - used),
+                      own=owners.get(worker, 0), owners=owners, device_used=self.device_memory()[0])
+        self.emit(ev.VramMark, **fields)
+        return fields
+
+    def health(self) -> dict[str, Any] | None:
+        """GpuHealth's fields (a real card's NVML figures); None: nothing to report (a simulated
+        device has no temperature or clocks, and shows none rather than invented ones)."""
+        return None
 
     def announce(self) -> None:
         self.emit(ev.GpuInfo, gpu=self.index, name=self.name, total_bytes=int(self.total_bytes),

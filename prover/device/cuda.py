@@ -18,6 +18,7 @@
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any, Callable
@@ -83,6 +84,11 @@ class _Nvml:
 
     def util(self) -> float:
         return self.m.nvmlDeviceGetUtilizationRates(self.h).gpu / 100.0
+
+    def health(self) -> dict[str, Any]:
+        from prover.health import gpu
+
+        return gpu.read(self.m, self.h, os.getpid())
 
 
 class CudaDevice(BaseDevice):
@@ -317,6 +323,10 @@ class CudaDevice(BaseDevice):
             except Exception:
                 pass
         return super().util(window)
+
+    def health(self) -> dict[str, Any] | None:
+        """NVML's temperature, power, clocks, throttle reasons, PCIe and processes (None without NVML)."""
+        return self._nvml.health() if self._nvml is not None else None
 
     def pool_reserved_real(self) -> int:
         try:

@@ -45,7 +45,8 @@ class TwoLock(Discipline):
             if room:
                 try:
                     s.bufs[:] = flow.upload(s, flow.T["prestage"])
-                except OomError as exc:
+                except OomError as exc:  # the partition goes on, on the fallback path
+                    flow.oom(exc, "retried")
                     reason = f"pre-stage allocation failed: {exc}"
         if not s.bufs:
             flow.fallback(s, reason)

@@ -56,6 +56,10 @@ class FleetController(KnobFacade):
             raise ValueError(f"unknown knob {knob!r}; known: {', '.join(KNOBS)}")
         value = KNOBS[knob].check(value)
         target = None if target == "fleet" else target
+        if knob == "class_gpus":  # the driver places: its scheduler takes it, fleet-wide numbers
+            if target is not None:
+                raise ValueError("class_gpus applies to the whole fleet (fleet-wide GPU numbers), not one host or GPU")
+            return self.place(value, source)
         with self._fleet.knob_lock:  # sent and made the fleet's value with no host spawned or joined between
             self._fleet.send_control(knob, value, source, target)
             if target is not None:
@@ -63,6 +67,23 @@ class FleetController(KnobFacade):
             changed = getattr(self._knobs, knob) != value
             self._knobs = replace(self._knobs, **{knob: value})
         return changed
+
+    def place(self, value: str, source: str) -> bool:
+        """Placement for the fleet's scheduler (prover/placement.py), checked against the GPUs
+        of the hosts joined now; recorded as a ModeChange of the driver. True if it changed."""
+        from prover import events as ev
+        from prover.placement import parse
+
+        pl, fleet = parse(value), self._fleet
+        with fleet._plock:
+            pl.check(sorted(fleet.sched.slots))
+            old = fleet.sched.placement.spec()
+            fleet.sched.placement = pl
+            self._knobs = replace(self._knobs, class_gpus=pl.spec())
+        if old == pl.spec():
+            return False
+        fleet.emit(ev.ModeChange, knob="class_gpus", old=old, new=pl.spec(), source=source)
+        return True
 
     def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
         return self._fleet.submit_sector(partitions, source=source)

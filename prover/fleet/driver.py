@@ -209,13 +209,19 @@ class FleetEngine(RunHandle):
             host.info = self.cluster.ray.get(ref, timeout=START_TIMEOUT_S)
             self._joined(host)
         self._starting.clear()
+        if cfg.class_gpus:  # fleet-wide GPU numbers: checked now the hosts have joined
+            try:
+                self.controller.place(cfg.class_gpus, "config")
+            except ValueError as exc:
+                self.controller.preset("class_gpus", "")
+                self.emit(ev.Note, level="warn", text=f"{exc}; placing without it")
 
     def _host_config(self, node: Any) -> tuple[dict[str, Any], int]:
         """(the host's RunConfig dict, GPUs Ray reserves for it): sim GPUs as configured; on
         the cuda backend, the node's GPUs (Ray sets CUDA_VISIBLE_DEVICES, numbered from 0; on a
         local cluster each node has one, which its host pins: Cluster.device_of)."""
         k = self.controller.snapshot()  # a late joiner starts with the fleet's knobs as they are now
-        cfg = {**self.config.public_dict(), **{name: getattr(k, name) for name in KNOBS}}
+        cfg = {**self.config.public_dict(), **{name: getattr(k, name) for name in KNOBS}, "class_gpus": ""}  # the driver places
         if self.config.backend == "sim" or node.gpus == 0:
             return {**cfg, "backend": "sim" if self.config.backend != "cuda" else "cuda"}, 0
         return {**cfg, "gpus": node.gpus}, node.gpus

@@ -75,6 +75,8 @@ def tag(e: Any, host: str, offset: int, shift: float) -> Any:
         w = d.get(f)
         if w is not None:
             upd[f] = rename_worker(w, offset)
+    if isinstance(d.get("owners"), dict):  # VramMark: live bytes by owner
+        upd["owners"] = {rename_worker(w, offset): n for w, n in d["owners"].items()}
     if isinstance(e, ev.Note):  # the engine's own words say gpu0 on every host: name the host, number fleet-wide
         upd["text"] = f"{host}: " + _GPU_WORD.sub(lambda m: f"gpu{int(m[1]) + offset}", e.text)
     return e.model_copy(update=upd)

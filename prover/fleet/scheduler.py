@@ -9,6 +9,8 @@ Pure bookkeeping (no Ray, no threads), fed by the driver from the event stream:
   most free VRAM budget (budget - pool used, from VramSample), then the lowest number.
 - a cordoned GPU ((host, gpu) in `cordoned`) gets nothing new; what is pending there finishes
   and is counted as usual (an operator taking a GPU out of service without losing work).
+- placement (`placement`, the class_gpus knob with fleet-wide GPU numbers, prover/placement.py):
+  a class goes only where it may run, and a GPU's kept share stays free for its class.
 A whole sector need not stay on one host: each partition is placed on its own. A slow GPU
 needs no rule of its own: it sits at its bound longer, so it is offered less (tested under
 random schedules in tests/pipeline/test_fleet_placement.py).
@@ -16,6 +18,8 @@ random schedules in tests/pipeline/test_fleet_placement.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from prover.placement import NONE, Placement
 
 
 @dataclass
@@ -40,6 +44,7 @@ class Scheduler:
         self.slots: dict[int, GpuSlot] = {}
         self.where: dict[str, int] = {}  # partition -> gpu it is pending on
         self.cordoned: set[tuple[str, int]] = set()  # (host, fleet-wide gpu): no new work there
+        self.placement: Placement = NONE  # class_gpus, fleet-wide numbers (FleetController sets it)
 
     # --- the fleet's shape ------------------------------------------------------------------
     def add_host(self, host: str, gpu_offset: int, gpus: int, workers: int, budget: int) -> None:
@@ -83,20 +88,23 @@ class Scheduler:
     def bound(self, s: GpuSlot) -> int:
         return s.workers + self.depth
 
-    def pick(self) -> GpuSlot | None:
+    def pick(self, cls: str = "c2") -> GpuSlot | None:
         best: GpuSlot | None = None
         best_key: tuple[float, int, int] | None = None
         for s in self.slots.values():
             if len(s.pending) >= self.bound(s) or (s.host, s.gpu) in self.cordoned:
                 continue
+            if self.placement and not self.placement.may_take(cls, s.gpu, s.workers, {"c2": len(s.pending)}):
+                continue  # the fleet's sectors are c2: everything pending on a GPU is c2
             key = (len(s.pending) / max(1, s.workers), -s.free, s.gpu)
             if best_key is None or key < best_key:
                 best, best_key = s, key
         return best
 
-    def place(self, part: str) -> GpuSlot | None:
-        """Reserve a GPU for `part`, or None when every GPU is at its bound."""
-        s = self.pick()
+    def place(self, part: str, cls: str = "c2") -> GpuSlot | None:
+        """Reserve a GPU for `part` (of proof class `cls`), or None when every GPU it may run
+        on is at its bound."""
+        s = self.pick(cls)
         if s is not None:
             s.pending.add(part)
             self.where[part] = s.gpu

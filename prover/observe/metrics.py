@@ -27,7 +27,9 @@ from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily, Hist
 from prometheus_client.registry import Collector
 
 from prover import events as ev
+from prover.observe.metrics_health import dcgm_families, gpu_families, growth_families, host_families, oom_family
 from prover.observe.metrics_ops import host_ram_families, key_families, lock_age_families, queue_families
+from prover.observe.ops_figures import OpsFigures
 from prover.state import DashboardState
 
 PREFIX = "c2tui_"
@@ -88,9 +90,11 @@ class MetricsFold:
         self._impl: dict[tuple[str, str], str] = {}             # (part, phase) -> impl of the open phase
         self._worker_gpu: dict[str, int] = {}
         self.errors = 0  # events that could not be folded (exported, never raised at the engine)
+        self.ops = OpsFigures()  # OOM outcomes, GPU progress, VRAM growth, GPU and host health
 
     def apply(self, e: Any) -> None:
         self.state.apply(e)
+        self.ops.apply(e)
         k = e.kind
         if k == "lock_acquired":
             self.lock_wait.setdefault((str(e.gpu), e.lock), Histogram(LOCK_BUCKETS)).observe(e.wait)
@@ -183,6 +187,10 @@ def families(f: MetricsFold, host: str | None = None) -> Iterator[Metric]:
     yield from host_ram_families(f.state, lab, _gauge, _counter)
     yield from queue_families(f.state, lab, _gauge, _counter)
     yield from key_families(f.state, lab, _gauge, _counter)
+    yield from dcgm_families(f.ops, {i: g.name for i, g in f.state.gpus.items()}, lab)
+    yield from gpu_families(f.ops, lab, _gauge)
+    yield from host_families(f.ops, lab, _gauge)
+    yield from growth_families(f.ops, lab, _gauge)
     yield _counter("exporter_errors", "events the exporter could not fold (a bug if not 0)", [], {(): f.errors}, lab)
 
 
@@ -318,7 +326,7 @@ def _outcome_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:
                    _zeros(s.gpus, ("verified", "failed", "unchecked"), f.proofs), lab)
     yield _counter("fallbacks", "partitions that took the fallback path (no pre-stage room)", ["gpu"],
                    {(str(i), ): g.fallbacks for i, g in s.gpus.items()}, lab)
-    yield _counter("ooms", "out-of-memory errors", ["gpu"], {(str(i), ): g.ooms for i, g in s.gpus.items()}, lab)
+    yield oom_family(f.ops, s.gpus, lab)
     yield _counter("stalls", "watchdog stalls (a lock or phase past its limit)", ["gpu", "what"],
                    _zeros(s.gpus, ("lock", "phase"), f.stalls), lab)
     yield _counter("mode_changes", "live knob changes", ["knob", "source"], f.mode_changes, lab)

@@ -248,7 +248,7 @@ class _Converter:
 
     def _oom(self, e: Any) -> None:
         self.b.instant(self.gpu_proc(e.gpu), self.worker_tid(e.gpu, e.worker), "OOM", e.t, "oom",
-                       part=e.part, requested=e.requested, free=e.free)
+                       part=e.part, requested=e.requested, free=e.free, outcome=e.outcome or "not said")
 
     def _device_sync_end(self, e: Any) -> None:
         """The mem holder's device-global sync, nested in its pre-stage on the worker's track."""

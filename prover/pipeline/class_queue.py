@@ -42,12 +42,18 @@ class ClassQueues:
     def appendleft(self, p: Any) -> None:
         self._q[p.cls].appendleft(p)
 
-    def popleft(self) -> Any:
-        """The oldest partition of the most urgent class that has one (IndexError if none)."""
+    def popleft(self, allowed: Callable[[str], bool] | None = None) -> Any:
+        """The oldest partition of the most urgent class that has one and that `allowed` lets
+        this worker take (placement: prover/placement.py); IndexError if none."""
         for c in BY_PRIORITY:
-            if self._q[c]:
+            if self._q[c] and (allowed is None or allowed(c)):
                 return self._q[c].popleft()
         raise IndexError("no partition waiting")
+
+    def oldest_t(self, cls: str) -> float | None:
+        """When the class's next partition was queued (None: none waits)."""
+        q = self._q[cls]
+        return q[0].queued_t if q else None
 
     def remove(self, match: Any) -> list:
         """Take every waiting partition `match(p)` is true of out of the queues."""

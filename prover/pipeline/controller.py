@@ -29,6 +29,7 @@ class Knobs:
     vram_budget: int | str
     paused: bool
     host_ram_budget: int = 0
+    class_gpus: str = ""  # placement (prover/placement.py): "" every class on every GPU
 
     @classmethod
     def from_config(cls, config: Any) -> "Knobs":
@@ -49,6 +50,8 @@ class EngineHooks(Protocol):
     def set_vram_budget(self, spec: int | str) -> tuple[int, int]: ...
 
     def check_host_ram_budget(self, value: int) -> None: ...
+
+    def check_class_gpus(self, value: str) -> None: ...
 
 
 GPU_KNOBS = ("lock_mode", "mem_sync", "prestage", "b_g2")  # read per GPU section, so settable per GPU

@@ -25,7 +25,8 @@ from typing import Callable
 from prover import backend as compute_backend
 from prover import events as ev
 from prover.field import blocks
-from prover.config import RunConfig
+from prover import placement
+from prover.config import ConfigError, RunConfig
 from prover.device import budget
 from prover.device.base import BaseDevice, Stopped
 from prover.device.profiles import get_profile
@@ -36,6 +37,7 @@ from prover.pipeline.gpu_load import load_gpu_fns, reference_fns
 from prover.pipeline.locks import LockSet
 from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
+from prover.pipeline.health_sampler import HealthSampler
 from prover.pipeline.host_ram import HostRam, say_fit, size_host_ram
 from prover.pipeline.inbox import Inbox
 from prover.pipeline.jobs import JobBoard, act
@@ -101,6 +103,10 @@ class Engine(RunHandle):
         self._finished = threading.Event()
         self._started = False
         self._stop_reason = "stopped"
+        try:  # its GPUs are this host's (a fleet's driver checks fleet-wide numbers itself)
+            self.check_class_gpus(config.class_gpus)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         self.controller = Controller(Knobs.from_config(config), self.emit, self)
         self.devices: dict[int, BaseDevice] = {}
         self._budget_spec: int | str = config.vram_budget  # a live change before the devices exist lands here
@@ -108,7 +114,8 @@ class Engine(RunHandle):
         self._faults = Faults(config.faults, config.seed, clock, self._stop)
         # external: partitions come from outside (a fleet's driver) through self.inbox
         self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining) if external else None
-        self._queue = self.inbox or WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop)
+        self._queue = self.inbox or WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop,
+                                              self.controller.snapshot)
         self._startup = StartupSteps(self.emit, clock)
         self.jobs = JobBoard()  # cancel / requeue flags the partitions' flow reads
         self.host_ram = HostRam(self.emit, clock, self._stop, lambda: self.controller.snapshot().host_ram_budget)
@@ -118,6 +125,7 @@ class Engine(RunHandle):
         self._prep_pool: ThreadPoolExecutor | None = None
         self._main: threading.Thread | None = None
         self._monitor: Monitor | None = None
+        self._health: HealthSampler | None = None  # GPU (NVML) and host health, its own thread
         self._switch_interval: float | None = None  # the process's GIL switch interval, restored at the end
 
     # --- EngineHooks: what the controller may ask ---------------------------------------------
@@ -154,6 +162,10 @@ class Engine(RunHandle):
         if value > 0 and floor is not None and value < floor[0]:
             raise ValueError(f"{value >> 20} MiB is below what the run needs to go on: {floor[1]} = "
                              f"{(floor[0] + (1 << 20) - 1) >> 20} MiB; give at least that, or off")
+
+    def check_class_gpus(self, value: str) -> None:
+        """Refuse (ValueError) a placement naming a GPU this run lacks or leaving a class nowhere."""
+        placement.parse(value).check(range(self.config.n_gpus))
 
     def job_action(self, action: str, target: str, source: str) -> str:
         """cancel / requeue / cordon / uncordon (prover/pipeline/jobs.py): what it did, in words."""
@@ -223,6 +235,8 @@ class Engine(RunHandle):
                                  self.jobs, self._class_times())
             if self.inbox is None:  # a fleet's driver feeds the inbox; a one-host run queues its own
                 self._queue.top_up()  # a bounded look-ahead; take() tops it up as partitions go
+            self._health = HealthSampler(self.config.health_sample_s, self.emit, self._stop, self.devices)
+            self._health.start()
             self._monitor = Monitor(self.config, self.emit, self.clock, self._stop, self.devices, self.locksets,
                                     self._pool, flow.current)
             self._pool.start(flow)
@@ -248,6 +262,8 @@ class Engine(RunHandle):
         self._pool.join(timeout=10)
         if self._monitor is not None and self._monitor.thread.is_alive():
             self._monitor.thread.join(timeout=5)
+        if self._health is not None:
+            self._health.join(timeout=5)
         if self._prep_pool is not None:
             self._prep_pool.shutdown(wait=True, cancel_futures=True)
         abandoned = self._queue.inflight
@@ -326,7 +342,12 @@ class Engine(RunHandle):
 
                 if want is None:  # "card" with no card (profile native): room for many partitions
                     want = 64 * self.profile.partition_bytes(self.modelled_log2)
-                dev: BaseDevice = SimDevice(g, self.profile, want, self.emit, self._stop, cfg.time_scale, self.clock)
+                sim, extra = SimDevice, {}
+                if cfg.faults.vram_leak_bytes:  # a planted leak (tests, demos of the growth warning)
+                    from prover.device.leaky import LeakySimDevice
+
+                    sim, extra = LeakySimDevice, {"leak": cfg.faults.vram_leak_bytes}
+                dev: BaseDevice = sim(g, self.profile, want, self.emit, self._stop, cfg.time_scale, self.clock, **extra)
             else:
                 from prover.device.cuda import CudaDevice
 

@@ -38,6 +38,7 @@ from prover.pipeline.key_ring import FixedKeys, KeyDoesNotFit
 from prover.pipeline.locks import LockSet
 from prover.pipeline.phases import Phases, settle
 from prover.pipeline.vram_holders import Holder, explain
+from prover.pipeline.vram_watch import VramWatch
 
 _GPU_SECTION_TRIES = 4
 
@@ -104,6 +105,7 @@ class PartitionFlow:
         self.current: dict[str, tuple[str, str, int | None, float]] = {}
         # worker -> (part, lock_mode) while in a GPU section: whose VRAM an OOM ran into
         self.sections: dict[str, tuple[str, str]] = {}
+        self.vram = VramWatch(emit)  # VRAM marks at each section's end and the growth test over them
 
     # --- phases --------------------------------------------------------------------------------
     @contextmanager
@@ -258,7 +260,9 @@ class PartitionFlow:
             try:
                 return self._gpu_section(w, g, p, syn, result)
             except OomError as exc:
-                if attempt == _GPU_SECTION_TRIES - 1:
+                last = attempt == _GPU_SECTION_TRIES - 1
+                self.oom(exc, "failed" if last else "retried")
+                if last:
                     raise
                 self.emit(ev.Note, level="warn", text=f"{p.id} on gpu{g}: {exc}; GPU section retried")
                 self.devices[g].wait_room(self.partition_bytes, self.config.prestage_wait_s)
@@ -289,12 +293,14 @@ class PartitionFlow:
                     stream=dev.stream(w), result=result)
         self.sections[w] = (p.id, knobs.lock_mode)
         try:
-            return self.disciplines[knobs.lock_mode].section(self, s)
+            prep_f = self.disciplines[knobs.lock_mode].section(self, s)
         finally:
             for b in s.bufs:  # exception or stop between the sections: give the pre-staged buffers back
                 dev.free(b, s.stream)
             s.bufs.clear()
             self.sections.pop(w, None)
+        self.vram.mark(dev, w, p.id)  # the same point of every partition: the growth test's series
+        return prep_f
 
     def phase(self, s: Section, phase: Phase) -> AbstractContextManager[None]:
         return self._phase(s.w, s.part, phase, s.g, s.dev.impl_label)
@@ -312,6 +318,10 @@ class PartitionFlow:
         """The device-global calls of a pre-stage (cudaDeviceSynchronize + pool trim): every
         discipline makes them here, so what they wait behind is recorded in one place."""
         device_sync(self.emit, self.clock, s.dev, s.locks, s.w, s.g, s.part.id)
+
+    def oom(self, exc: OomError, outcome: str) -> None:
+        """The Oom event, once per refusal, with what came of it (retried | failed)."""
+        self.emit(ev.Oom, **exc.event(outcome))
 
     def fallback(self, s: Section, reason: str) -> None:
         self.emit(ev.Fallback, gpu=s.g, part=s.part.id, worker=s.w, reason=reason)

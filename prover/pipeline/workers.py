@@ -17,6 +17,7 @@ from prover.classes import DEFAULT, proof_class
 from prover.pipeline.class_queue import ClassQueues
 from prover.pipeline.host_ram import HostRam
 from prover.pipeline.locks import LockSet
+from prover.pipeline.placing import Placing
 from prover.pipeline.partition import Outcome, Partition, PartitionFlow
 
 Emit = Callable[..., Any]
@@ -38,7 +39,9 @@ class WorkQueue:
     recorded, before the first partition starts)."""
 
     def __init__(self, config: RunConfig, emit: Emit, clock: Callable[[], float], stop: threading.Event,
-                 draining: threading.Event, request_stop: Callable[[str], None]) -> None:
+                 draining: threading.Event, request_stop: Callable[[str], None],
+                 knobs: Callable[[], Any] | None = None) -> None:
+        """`knobs`: the controller's snapshot, read for placement (class_gpus) and why work waits."""
         self._partitions, self._bounded = config.partitions, config.sectors is not None
         self._sectors_left = config.sectors  # the run's sectors not queued yet; None: no end
         self._emit, self._clock, self._stop, self._draining = emit, clock, stop, draining
@@ -46,6 +49,7 @@ class WorkQueue:
         self._queue = ClassQueues(emit)  # one FIFO per proof class, most urgent first
         self._running: dict[str, Partition] = {}  # taken and not finished (job actions find them here)
         self.cordoned: set[int] = set()  # GPUs that take no new partition (prover/pipeline/jobs.py)
+        self._placing = Placing(config.n_gpus, emit, knobs)  # class_gpus, and why each class waits
         self._n_gpus = config.n_gpus  # a cordon names one of these, or it is refused
         self._time_scale = config.time_scale
         self._sizes = config.class_sizes  # each class's circuit size (prover/classes.py)
@@ -96,18 +100,21 @@ class WorkQueue:
                 self.submit_sector(None, source="config" if self._bounded else "auto")
 
     def take(self, gpu: int) -> Partition | None:
-        """The next partition for any GPU (`gpu` matters only to an Inbox)."""
+        """The next partition `gpu`'s worker may take (placement: class_gpus), most urgent first;
+        None after a short wait when there is none."""
         with self.cv:
             self.top_up()
-            while not self._queue or gpu in self.cordoned:
-                if self._stop.is_set() or self._draining.is_set():
-                    return None
-                self.cv.wait(0.1)
-                return None
             if self._stop.is_set() or self._draining.is_set():
                 return None
-            p = self._queue.popleft()
+            try:
+                if gpu in self.cordoned:
+                    raise IndexError("cordoned")
+                p = self._queue.popleft(self._placing.allowed(gpu))
+            except IndexError:
+                self.cv.wait(0.1)
+                return None
             self._running[p.id] = p
+            self._placing.took(p, gpu, self._queue.waiting(p.cls))
             with self._count_lock:
                 self._inflight += 1
             return p
@@ -116,6 +123,7 @@ class WorkQueue:
         """A failed partition goes back to the front for another attempt."""
         with self.cv:
             self._running.pop(p.id, None)
+            self._placing.left(p)
             self._queue.appendleft(p)
             self._emit(ev.PartitionQueued, part=p.id, sector=p.sector, index=p.index, proof_class=p.cls)
             self.cv.notify_all()
@@ -123,8 +131,11 @@ class WorkQueue:
             self._inflight -= 1
 
     def check_deadlines(self) -> None:
+        """Deadlines passed, and why each class waits (the engine's main loop, every 50 ms)."""
         with self.cv:
-            self._queue.check(self._clock())
+            now = self._clock()
+            self._queue.check(now)
+            self._placing.explain(self._queue, self.cordoned, now)
 
     def running(self) -> list[Partition]:
         with self.cv:
@@ -157,6 +168,7 @@ class WorkQueue:
     def _count_finished(self, p: Partition, inflight: bool) -> None:
         with self.cv:
             self._running.pop(p.id, None)
+            self._placing.left(p)
             self._queue.finished(p, self._clock())
         with self._count_lock:
             self._inflight -= inflight

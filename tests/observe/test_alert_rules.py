@@ -60,3 +60,48 @@ def test_lock_ages_follow_the_fold():
     assert got[("c2tui_lock_oldest_wait_seconds", ("0", "compute"))] == 7.5
     assert got[("c2tui_lock_held_seconds", ("0", "mem"))] == 0.0
     assert got[("c2tui_lock_oldest_wait_seconds", ("0", "mem"))] == 0.0
+
+
+def test_the_committed_rules_are_the_generated_ones():
+    """docs/alerts/c2tui.rules.yml comes from prover/observe/thresholds.py (one definition):
+    regenerate with `python -m prover.observe.alert_rules > docs/alerts/c2tui.rules.yml`."""
+    from prover.observe.alert_rules import render
+
+    assert RULES.read_text() == render(), "stale: python -m prover.observe.alert_rules > docs/alerts/c2tui.rules.yml"
+
+
+def _screen_figures(r, nudge: float) -> dict:
+    c = r.conds[0]
+    return {c.figure: c.value + (nudge if c.op == ">" else -nudge)}
+
+
+def test_the_screen_and_the_alerts_judge_with_the_same_numbers():
+    """For every rule: the YAML's expression holds its threshold, and the screen's judge fires
+    that alert at that level just past it and stays quiet just short of it (an amber rule is
+    quiet where its red twin fires, on screen as in PromQL)."""
+    from prover.observe.thresholds import FIGURES, RULES as DEFS, SEVERITY, judge
+
+    doc = yaml.safe_load(RULES.read_text())
+    rules = doc["groups"][0]["rules"]
+    assert [(r["alert"], r["labels"]["severity"]) for r in rules] == [(d.alert, SEVERITY[d.level]) for d in DEFS]
+    for d, y in zip(DEFS, rules):
+        for c in d.conds:
+            assert f"{FIGURES[c.figure].promql} {c.op} {c.value:g}" in y["expr"], d.alert
+        past = judge(_screen_figures(d, 1e-6))
+        assert (d.alert, d.level) in {(v.alert, v.level) for v in past}, d.alert
+        short = judge(_screen_figures(d, -1e-6))
+        assert (d.alert, d.level) not in {(v.alert, v.level) for v in short}, d.alert
+        if d.unless is not None:  # past the red twin: only red
+            beyond = {d.unless.figure: d.unless.value + (1 if d.unless.op == ">" else -1)}
+            assert {v.level for v in judge(beyond) if v.alert == d.alert} == {"red"}
+
+
+def test_a_verdict_says_why_in_the_figure_s_words():
+    from prover.observe.thresholds import worst
+
+    assert worst({}).level == "ok"
+    v = worst({"fallbacks_per_min": 3.2, "lock_held_s": 200.0})
+    assert v.level == "amber" and v.reason in ("fallbacks 3.2/min > 1/min", "lock held 200 s > 120 s")
+    red = worst({"lock_held_s": 400.0, "ooms_retried_per_min": 2.0})
+    assert (red.level, red.alert, red.reason) == ("red", "C2tuiLockStalled", "lock held 400 s > 300 s")
+    assert worst({"vram_growth": 256.0 * 2**20}).reason == "VRAM growing 256 MiB/partition > 0 MiB/partition"

@@ -169,10 +169,12 @@ def test_cuda_device_budget_and_calls(fake_cupy):
     more = [d.alloc("g0w1", "s0p1", "d_bc", 12 << 30, s)]
     pool = fake_cupy._state["pools"][0]
     assert pool.live == 24 << 30
-    with pytest.raises(OomError):
+    with pytest.raises(OomError) as refused:
         d.alloc("g0w2", "s0p2", "d_a", 1 << 30, s)
     assert pool.live == 24 << 30  # refused before any real allocation
-    assert any(isinstance(e, ev.Oom) for e in got)
+    # the catcher emits the Oom, saying what came of it (issue 36: retried vs failed)
+    assert refused.value.event("retried") == {"gpu": 0, "part": "s0p2", "worker": "g0w2", "requested": 1 << 30,
+                                              "free": 0, "outcome": "retried"}
     import numpy as np
 
     k = d.upload(s, bufs, [np.zeros(16, np.uint64)] * 3, 0.018)

@@ -75,6 +75,9 @@ SHAPED = {
     "host_ram_budget": [("64GiB", 64 << 30), ("off", 0), ("0", 0), (1 << 30, 1 << 30), (" 2 TiB ", 2 << 40),
                         ("lots", None), ("-1", None), ("2000000TB", None)],
     "vram_budget": [("20GiB", 20 << 30), ("Two-Prestage", "two-prestage"), (24 << 30, 24 << 30), ("lots", None)],
+    "class_gpus": [("winning=1", "winning=1"), ("Winning = gpu1:1", "winning=1:1"), ("off", ""),
+                   ("window=0+1:1,winning=1", "winning=1,window=0+1:1"), ("foo=1", None), ("winning", None),
+                   ("winning=1:0", None)],
 }
 
 
@@ -87,8 +90,18 @@ class _Engine:
 
 class _Fleet:
     knob_lock = threading.RLock()
+    _plock = threading.RLock()
+
+    def __init__(self):
+        from prover.fleet.scheduler import Scheduler
+
+        self.sched = Scheduler()
+        self.sched.add_host("h0", 0, 2, 3, 1 << 30)  # gpu0, gpu1 (class_gpus is checked against them)
 
     def send_control(self, knob, value, source, target):
+        pass
+
+    def emit(self, cls, **fields):
         pass
 
 
