@@ -7,14 +7,18 @@ Version 2 added the fleet: every event may carry `host` (None on one host, and i
 recordings, which still read) and the HostJoined / HostLeft events. Version 3 added
 DeviceSyncStart / DeviceSyncEnd (the device-global sync under the mem lock, with the compute
 holder it waited behind); version 1 and 2 recordings still read (they have none).
-Key sizes (pipeline/key_ring.py) added KeyLoad/KeyWait/KeyEvicted, SectorSubmitted.log2: no bump.
+Key sizes (pipeline/key_ring.py) added KeyLoad/KeyWait/KeyEvicted (events_keys.py), SectorSubmitted.log2: no bump.
+The switch protocol (pipeline/admission.py) added SwitchSettled and Oom.cause: no bump.
 """
 from __future__ import annotations
 
 from enum import Enum
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
+
+from prover.event_base import _Ev
+from prover.events_keys import KeyEvicted, KeyLoad, KeyWait
 
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = frozenset({1, 2, 3})
@@ -37,12 +41,6 @@ class Phase(str, Enum):
 # a lock some discipline declares (prover.disciplines.lock_order: mem, compute, ...);
 # open here so a discipline that adds a lock needs no new event schema
 LockName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
-
-
-class _Ev(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    t: float = Field(ge=0.0, description="seconds since run start")
-    host: str | None = Field(None, description="fleet host the event came from; None on one host")
 
 
 class RunStarted(_Ev):
@@ -187,6 +185,22 @@ class Oom(_Ev):
     worker: str
     requested: int
     free: int
+    cause: str | None = Field(None, description="switch | budget | leak | contention | injected | unknown "
+                              "(docs/disciplines.md); None in recordings made before it was said")
+
+
+class SwitchSettled(_Ev):
+    """A GPU's admission authority let the sections of a new regime (the knobs that decide how
+    sections take room: lock_mode, two-lock's mem_sync and prestage, a budget cut) onto the GPU,
+    once every section begun under the regimes before had left it (docs/disciplines.md,
+    "Switching"). From here on the GPU runs the new knobs alone."""
+
+    kind: Literal["switch_settled"] = "switch_settled"
+    gpu: int
+    regime: dict[str, str] = Field(description="the knobs that define it, e.g. {lock_mode: reserved}")
+    waited: float = Field(ge=0.0, description="seconds its first section waited for the older ones to leave")
+    drained: int = Field(ge=0, description="sections begun before it that left the GPU while it waited")
+    budget: int | None = Field(None, description="a budget cut applied now, bytes (None: the budget did not change)")
 
 
 class DeviceSyncStart(_Ev):
@@ -386,42 +400,6 @@ class Startup(_Ev):
     ok: bool = True
 
 
-class KeyLoad(_Ev):
-    """A key made hot (pipeline/key_ring.py): start (bytes counted), progress, end (ok False: failed)."""
-
-    kind: Literal["key_load"] = "key_load"
-    log2: int = Field(description="the key's circuit size proved")
-    modelled_log2: int
-    state: Literal["start", "progress", "end"]
-    bytes: int = Field(0, ge=0, description="host bytes the key holds (modelled in sim)")
-    frac: float = Field(0.0, ge=0.0, le=1.0)
-    detail: str = ""
-    seconds: float | None = Field(None, ge=0.0)
-    ok: bool = True
-    worker: str | None = Field(None, description="the worker whose partition needed it (None: start-up)")
-
-
-class KeyWait(_Ev):
-    """A partition waits for its key (loading, or room being made): start, then end (`wait`)."""
-
-    kind: Literal["key_wait"] = "key_wait"
-    log2: int
-    worker: str
-    part: str | None = None
-    state: Literal["start", "end"]
-    why: str = Field("", description="loading | loader busy | making room")
-    wait: float = Field(0.0, ge=0.0)
-
-
-class KeyEvicted(_Ev):
-    """A hot key with no partition in flight made cold for room (host and device copies go)."""
-
-    kind: Literal["key_evicted"] = "key_evicted"
-    log2: int
-    bytes: int = Field(ge=0)
-    reason: str = ""
-
-
 class RunEnded(_Ev):
     kind: Literal["run_ended"] = "run_ended"
     reason: str = "done"
@@ -431,7 +409,7 @@ Event = Annotated[
     Union[
         RunStarted, GpuInfo, WorkerStarted, WorkerStopped, PartitionQueued, PhaseStart,
         PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
-        VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
+        VramSample, Fallback, Oom, SwitchSettled, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
         ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
         HostRamAdmit, Startup, DeadlineMissed, JobAction, PartitionCancelled, KeyLoad, KeyWait, KeyEvicted, RunEnded,
     ],
