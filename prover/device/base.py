@@ -274,11 +274,13 @@ class BaseDevice:
             return True
 
     def set_budget(self, nbytes: int) -> None:
-        """A new VRAM budget, seen by the next reservation (live buffers stay)."""
+        """A new VRAM budget, seen by the next reservation (live buffers stay). Said (VramSample)
+        before anyone can allocate under it, so the event stream never shows live bytes above
+        the budget in force."""
         with self._cv:
             self.budget = int(nbytes)
             self._cv.notify_all()
-        self.sample()
+            self.sample()
 
     def _device_alloc(self, buf: Buffer, stream: Stream) -> None:
         """Backend hook: make the real allocation (Cuda); nothing for Sim."""
@@ -367,13 +369,14 @@ class BaseDevice:
         return None, None
 
     def sample(self, full: bool = True) -> None:
-        """Emit a VramSample; `full=False` (on alloc/free) leaves utilisation out (None: unchanged)."""
-        with self._cv:
-            used, reserved = self.pool.used, self.pool.reserved
+        """Emit a VramSample; `full=False` (on alloc/free) leaves utilisation out (None: unchanged).
+        NVML is asked first; the pool's figures and the budget are read and said under the pool's
+        lock, so in the event stream each sample's budget is the one in force there."""
         dev_used, dev_total = self.device_memory()
-        self.emit(ev.VramSample, gpu=self.index, budget=self.budget, pool_reserved=reserved,
-                  pool_used=used, device_used=dev_used, device_total=dev_total,
-                  util=self.util() if full else None)
+        util = self.util() if full else None
+        with self._cv:
+            self.emit(ev.VramSample, gpu=self.index, budget=self.budget, pool_reserved=self.pool.reserved,
+                      pool_used=self.pool.used, device_used=dev_used, device_total=dev_total, util=util)
 
     def announce(self) -> None:
         self.emit(ev.GpuInfo, gpu=self.index, name=self.name, total_bytes=int(self.total_bytes),
