@@ -5,7 +5,8 @@ Backend auto: cuda if a GPU is visible, else the simulated device (labelled SIMU
 screen). The engine runs on its own threads; the app only reads snapshots and sends the
 Controller what the keys ask for. `--record` keeps the session's recording (the writer
 `c2tui record` uses, as one more sink); `--listen` serves it to `c2tui attach`. On exit the
-run summary is printed (of the recording when there is one).
+run summary is printed (of the recording when there is one). SIGTERM and SIGHUP (the terminal
+closed) end the session as Ctrl-C does: in-flight work abandoned and recorded, exit 3.
 """
 from __future__ import annotations
 
@@ -76,7 +77,10 @@ def command(theme: str, fps: float, cluster: str | None, record: Path | None, fo
             server.close("run ended")
         if writer is not None:
             writer.close()
-    sm = _print_summary(source, writer, app.quit_how)
+    from c2tui.stop_signals import printed
+
+    sm = _summary(source, writer)
+    printed(lambda: _print_summary(sm, writer, app.quit_how), lambda: None)  # the terminal may be gone (SIGHUP)
     sys.exit(exit_status(sm, app.interrupted, writer.error if writer is not None else None))
 
 
@@ -92,21 +96,23 @@ def exit_status(sm: Any, interrupted: bool, write_error: str | None) -> int:
     return RUN if interrupted else OK
 
 
-def _print_summary(source: Any, writer: Any, how: str) -> Any:
+def _summary(source: Any, writer: Any) -> Any:
     """What the session did: the summary of the recording when there is one (what a later
     `c2tui summary FILE` prints), else of the live fold."""
-    from c2tui.summary_view import print_summary
     from prover import summarize
 
     if writer is not None:
         from prover import read_recording
         from prover import fold
 
-        rec = read_recording(writer.path)
-        sm = summarize(fold(rec.events))
-    else:
-        source.drain()
-        sm = summarize(source.state)
+        return summarize(fold(read_recording(writer.path).events))
+    source.drain()
+    return summarize(source.state)
+
+
+def _print_summary(sm: Any, writer: Any, how: str) -> Any:
+    from c2tui.summary_view import print_summary
+
     print_summary(sm)
     click.echo(f"c2tui: {how}; {sm.partitions_ok} partitions ok, {sm.partitions_failed} failed")
     if writer is not None:
