@@ -70,7 +70,7 @@ class Ticket:
     epoch: _Epoch
     passed: bool = False
     claimed: bool = False
-    claims_before: set[str] = field(default_factory=set)  # claimants whose `after` counts this section's room
+    claims_before: list["Ticket"] = field(default_factory=list)  # claimants whose `after` counts this one's room
 
 
 @dataclass
@@ -93,7 +93,8 @@ class Admission:
         self._entering = threading.Lock()
         self._epochs: deque[_Epoch] = deque()
         self._tickets: dict[str, Ticket] = {}  # worker -> its section's ticket
-        self._claims: dict[str, int] = {}  # claimant -> room granted outside compute after its claim
+        # an open claim (its section's ticket) -> room granted outside compute since it was made
+        self._claims: dict[Ticket, int] = {}
         self._budget = dev.budget  # the newest word on the budget (a cut is in force once it is at the front)
         self._slot_queue: list[object] = []
         self.slots_in_use = 0
@@ -153,7 +154,7 @@ class Admission:
             self.dev.release_earmark(t.worker)
             self._close_claim(t)
             for c in t.claims_before:  # conservative until here: such a section frees before its claimant computes
-                if c in self._claims:
+                if c in self._claims:  # still open (a ticket is one section: never a later claim of that worker)
                     self._claims[c] -= self.need
             e = t.epoch
             e.members -= 1
@@ -206,7 +207,7 @@ class Admission:
                 why = self._refusal()
                 if not why:
                     self.dev.earmark(t.worker, self.need)
-                    t.claims_before |= set(self._claims)
+                    t.claims_before.extend(self._claims)
                     for c in self._claims:
                         self._claims[c] += self.need
                     return Room(True)
@@ -234,7 +235,7 @@ class Admission:
         with self._cv:
             if not t.claimed:
                 t.claimed = True
-                self._claims[t.worker] = 0
+                self._claims[t] = 0
 
     def take(self, t: Ticket, in_compute: bool) -> None:
         """Room for an allocation made under the section's locks (single and narrow's pre-stage, a
@@ -254,7 +255,7 @@ class Admission:
     def _close_claim(self, t: Ticket) -> None:
         if t.claimed:
             t.claimed = False
-            self._claims.pop(t.worker, None)
+            self._claims.pop(t, None)
             self._cv.notify_all()
 
     def give_back(self, t: Ticket) -> None:

@@ -1,5 +1,5 @@
 """The switches that OOMed before the switch protocol (issue 33), each driven step by step on one
-GPU whose budget holds one partition, as the sim runs showed them. Each test fails on the code
+GPU whose budget holds one partition, as the sim runs showed them, and two-lock's own OOM. Each test fails on the code
 before pipeline/admission.py (the OOM happens) and passes with it (the new knobs' first section
 waits until the old knobs' sections have left the GPU, and nobody runs out of room).
 
@@ -171,6 +171,27 @@ def test_device_to_stream_leaves_the_fallback_its_room():
     [settled] = [e.regime for e in events if e.kind == "switch_settled"]
     assert settled == {"lock_mode": "two-lock", "mem_sync": "stream", "prestage": "True"}
     assert not [e for e in events if e.kind == "device_sync_start" and e.worker == "g0w1"]  # stream: none
+
+
+@pytest.mark.timeout(30)
+def test_two_lock_alone_leaves_a_fallback_its_room():
+    """No switch at all: two-lock + device on a budget of one partition. g0w0 falls back (g0w9
+    holds the room) and queues for compute; g0w9 frees its buffers; g0w1's pre-stage, after its
+    device sync, finds the room free. Before, it took it and g0w0's fallback allocation under
+    compute failed (natively: 2 OOMs at 2^22 and 4 at 2^24 on the tight budget, RESULTS.md);
+    now g0w0's claim leaves it that room, and g0w1 falls back too."""
+    sc = Scene("two-lock", "device")
+    sc.run("g0w0", "s0p0")
+    sc.rec.until(lambda: sc.rec.seen("lock_requested", worker="g0w0", lock="compute"))  # fell back, queued
+    sc.free_old()
+    sc.run("g0w1", "s0p1")
+    sc.rec.until(lambda: sc.rec.seen("lock_requested", worker="g0w1", lock="compute"))  # pre-staged, or fell back
+    sc.release_old()
+    events = sc.finish()
+    assert [(e.worker, e.part) for e in events if e.kind == "oom"] == []
+    assert sorted(e.worker for e in events if e.kind == "fallback") == ["g0w0", "g0w1"]
+    assert {w: r.outcome.value for w, r in sc.results.items()} == {"g0w0": "done", "g0w1": "done"}
+    assert not [e for e in events if e.kind == "switch_settled"]
 
 
 def test_the_oom_note_names_the_switch_the_way_it_went():
