@@ -96,20 +96,30 @@ def first_proof(out: Path, proc: subprocess.Popen, timeout: float) -> float:
 
 
 def drive(a: argparse.Namespace, sock: Path, order: list[int], progress: Callable[[dict], None]) -> list[dict]:
-    """The schedule over attach: a segment in the first state, then one per switch."""
+    """The schedule over attach: a segment in the first state, then one per switch. A client the
+    server dropped (slow, on a loaded machine) is connected again once, not the run lost."""
     from prover.attach.client import AttachClient, RemoteController
 
-    client = AttachClient(str(sock), name=SOURCE)
-    client.connect()
-    client.start(lambda e: None)
-    ctl, cur, sent = RemoteController(client), ("two-lock", "device"), []
+    def connect() -> tuple[Any, Any]:
+        client = AttachClient(str(sock), name=SOURCE)
+        client.connect()
+        client.start(lambda e: None)
+        return client, RemoteController(client)
+
+    client, ctl = connect()
+    cur, sent = ("two-lock", "device"), []
     try:
         time.sleep(a.segment_s)
         for i in order[1:]:
             to = STATES[i]
             todo = specs(cur, to)
             for spec in todo:
-                ctl.apply(spec)
+                try:
+                    ctl.apply(spec)
+                except Exception:  # noqa: BLE001 - detached: once more on a new connection
+                    client.close()
+                    client, ctl = connect()
+                    ctl.apply(spec)
             cur = (to[0], to[1] or cur[1])
             sent.append({"to": name(to), "specs": todo, "wall": time.time()})
             progress({"sent": sent})
@@ -264,11 +274,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report["startup_s"] = first_proof(plain, proc, a.startup_timeout)
         report["sent"] = drive(a, sock, order, save)
+    except (Exception, SystemExit) as exc:  # said, and what was recorded is still read below
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        print(f"switch_pairs: {report['error']}", file=sys.stderr)
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)  # a clean stop: run_ended "interrupted", exit 3
         report["record_exit"] = proc.wait(timeout=120)
     report["wall_s"] = time.monotonic() - t_start
+    if not plain.exists():
+        save({})
+        return 1
     with open(plain, "rb") as f, gzip.open(f"{plain}.gz", "wb") as g:
         shutil.copyfileobj(f, g)
     plain.unlink()
@@ -281,12 +297,12 @@ def main(argv: list[str] | None = None) -> int:
     report.update(recording=f"{plain}.gz", simulated=sm["simulated"], proofs_ok=sm["proofs_ok"],
                   proofs_failed=sm["proofs_failed"], ooms=sum(1 for e in rec.events if e.kind == "oom"),
                   fallbacks=sm["fallbacks"], switches=len(changes), segments=rows, settle=settle,
-                  checks=problems, pending=pending, passed=not any(problems.values()))
+                  checks=problems, pending=pending, passed=not any(problems.values()) and "error" not in report)
     save({})
     print(table(rows, settle))
     print(f"{'SIMULATED' if sm['simulated'] else 'native'} {a.backend} 2^{a.constraints_log2} profile {a.profile}, "
           f"{a.workers_per_gpu} workers, budget {a.vram_budget}: {len(changes)} switches, {report['ooms']} OOM events, "
-          f"{sm['proofs_ok']} proofs verified, {sm['proofs_failed']} failed, start-up {report['startup_s']:.1f}s, "
+          f"{sm['proofs_ok']} proofs verified, {sm['proofs_failed']} failed, start-up {report.get('startup_s', -1):.1f}s, "
           f"wall {report['wall_s']:.0f}s")
     for n, p in {**problems, **{f"{k} (pending)": v for k, v in pending.items()}}.items():
         print(f"{n}: {'ok' if not p else f'{len(p)} problem(s): ' + '; '.join(p[:4])}")
