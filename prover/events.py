@@ -200,7 +200,7 @@ class SwitchSettled(_Ev):
     regime: dict[str, str] = Field(description="the knobs that define it, e.g. {lock_mode: reserved}")
     waited: float = Field(ge=0.0, description="seconds its first section waited for the older ones to leave")
     drained: int = Field(ge=0, description="sections begun before it that left the GPU while it waited")
-    budget: int | None = Field(None, description="a budget cut applied now, bytes (None: the budget did not change)")
+    budget: int | None = Field(None, description="the budget applied now, bytes (a cut waits for this; None: unchanged)")
 
 
 class DeviceSyncStart(_Ev):

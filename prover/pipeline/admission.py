@@ -136,14 +136,15 @@ class Admission:
             t.passed = True
 
     def _settle(self, e: _Epoch) -> None:
-        """The epoch is alone on the GPU: its budget cut applies, and a new regime is said."""
-        cut = e.budget if e.budget < self.dev.budget else None
-        if cut is not None:
-            self.dev.set_budget(cut)
-        if (self._settled is not None and e.key != self._settled) or cut is not None:
+        """The epoch is alone on the GPU: its budget applies (a cut waited for this), and a new
+        regime is said."""
+        applied = e.budget if e.budget != self.dev.budget else None
+        if applied is not None:
+            self.dev.set_budget(applied)
+        if (self._settled is not None and e.key != self._settled) or applied is not None:
             self.dev.emit(ev.SwitchSettled, gpu=self.dev.index, regime=dict(e.key),
                           waited=max(0.0, self._clock() - e.arrived) if e.arrived is not None else 0.0,
-                          drained=e.drained, budget=cut)
+                          drained=e.drained, budget=applied)
         self._settled = e.key
 
     def leave(self, t: Ticket) -> None:
@@ -265,16 +266,18 @@ class Admission:
 
     # --- the budget -------------------------------------------------------------------------------
     def set_budget(self, nbytes: int) -> None:
-        """A raise applies at once; a cut once the sections admitted under the old budget have left
-        (sections that start meanwhile open a new epoch and wait for it)."""
+        """The newest word on the budget, for every section not yet on the GPU. A raise applies at
+        once (to all); a cut once the sections admitted under the old budget have left (sections
+        that start meanwhile open a new epoch, which waits for them and applies it)."""
+        n = int(nbytes)
         with self._cv:
-            self._budget = int(nbytes)
-            if nbytes >= self.dev.budget:
-                self.dev.set_budget(nbytes)
-                for e in self._epochs:
-                    e.budget = max(e.budget, int(nbytes))
-            elif not self._epochs:
-                self.dev.set_budget(nbytes)
+            self._budget = n
+            raise_ = n >= self.dev.budget
+            for e in self._epochs:
+                if raise_ or not e.passed:
+                    e.budget = n
+            if raise_ or not self._epochs:
+                self.dev.set_budget(n)
             self._cv.notify_all()
 
     # --- an OOM that still happens ------------------------------------------------------------------

@@ -86,3 +86,34 @@ def test_knobs_outside_the_regime_apply_at_the_next_section_without_a_wait():
                                  "mem_sync=device", "prestage=off", "prestage=on"])
     assert chk.final() == [] and chk.kinds["mode_change"] > 5
     assert chk.kinds["switch_settled"] == 0 and chk.kinds["oom"] == 0
+
+
+def test_the_budget_in_force_is_the_newest_word_once_the_old_sections_have_left():
+    """On the authority itself: 3 -> 1 -> 2 partitions while a section holds the GPU: the device
+    keeps 3 until it leaves, then takes 2 (not 1, not 3); a raise to 4 applies at once."""
+    import threading
+
+    from prover.device.profiles import get_profile
+    from prover.device.sim import SimDevice
+    from prover.pipeline.admission import Admission
+
+    said: list = []
+    stop = threading.Event()
+    dev = SimDevice(0, get_profile("tiny"), 3 * TINY, lambda cls, **kw: said.append(cls(t=0.0, **kw)), stop)
+    adm = Admission(dev, TINY, stop)
+    key = (("lock_mode", "reserved"),)
+    _, old = adm.enter("g0w0", lambda: (None, key))
+    adm.gate(old)
+    adm.set_budget(TINY)
+    adm.set_budget(2 * TINY)
+    assert dev.budget == 3 * TINY  # the section admitted under 3 keeps its room
+    _, new = adm.enter("g0w1", lambda: (None, key))
+    adm.leave(old)
+    adm.gate(new)
+    assert dev.budget == 2 * TINY
+    [settled] = [e for e in said if e.kind == "switch_settled"]
+    assert settled.budget == 2 * TINY and settled.regime == {"lock_mode": "reserved"}
+    adm.set_budget(4 * TINY)
+    assert dev.budget == 4 * TINY  # a raise: at once
+    adm.leave(new)
+    assert adm.epochs() == []
