@@ -102,6 +102,16 @@ class Admission:
         dev.oom_cause = self.cause
 
     # --- rule 1: regimes -------------------------------------------------------------------------
+    @contextmanager
+    def section(self, worker: str, read: Callable[[], tuple[Any, Regime]]) -> Iterator[tuple[Any, Ticket]]:
+        """A GPU section's registration, held for the whole section: (its knobs, its ticket) on
+        entry (`enter`), everything it holds here given back on every exit path (`leave`)."""
+        knobs, t = self.enter(worker, read)
+        try:
+            yield knobs, t
+        finally:
+            self.leave(t)
+
     def enter(self, worker: str, read: Callable[[], tuple[Any, Regime]]) -> tuple[Any, Ticket]:
         """Register worker's next section: read its knobs (and regime) and join the newest epoch
         if that is the same regime, else open one. One step, so epochs follow the order the

@@ -293,18 +293,17 @@ class PartitionFlow:
             k = self.controller.snapshot(g)
             return k, regime(k, self.disciplines[k.lock_mode].admission_knobs)
 
-        knobs, ticket = adm.enter(w, read)  # its knobs and its place among the regimes, in one step
-        s = Section(w=w, g=g, part=p, syn=syn, knobs=knobs, dev=dev, locks=GatedLocks(self.locksets[g], adm, ticket),
-                    stream=dev.stream(w), result=result, ticket=ticket)
-        self.sections[w] = (p.id, knobs.lock_mode)
-        try:
-            return self.disciplines[knobs.lock_mode].section(self, s)
-        finally:
-            for b in s.bufs:  # exception or stop between the sections: give the pre-staged buffers back
-                dev.free(b, s.stream)
-            s.bufs.clear()
-            self.sections.pop(w, None)
-            adm.leave(ticket)
+        with adm.section(w, read) as (knobs, ticket):  # its knobs and its place among the regimes, in one step
+            s = Section(w=w, g=g, part=p, syn=syn, knobs=knobs, dev=dev, stream=dev.stream(w), result=result,
+                        locks=GatedLocks(self.locksets[g], adm, ticket), ticket=ticket)
+            self.sections[w] = (p.id, knobs.lock_mode)
+            try:
+                return self.disciplines[knobs.lock_mode].section(self, s)
+            finally:
+                for b in s.bufs:  # exception or stop between the sections: give the pre-staged buffers back
+                    dev.free(b, s.stream)
+                s.bufs.clear()
+                self.sections.pop(w, None)
 
     def phase(self, s: Section, phase: Phase) -> AbstractContextManager[None]:
         return self._phase(s.w, s.part, phase, s.g, s.dev.impl_label)
