@@ -20,7 +20,7 @@ from textual.css.query import NoMatches
 from textual.containers import Horizontal, VerticalScroll
 
 import themes
-from c2tui import layout
+from c2tui import layout, stop_signals
 from c2tui.live_controls import LiveControls
 from c2tui.sources import ReplaySource, Source
 from c2tui.widgets.event_log import EventLog
@@ -165,6 +165,8 @@ class DashboardApp(LiveControls, App[None]):
             self._switch_interval = sys.getswitchinterval()
             sys.setswitchinterval(min(self._switch_interval, SWITCH_INTERVAL))
         self.source.start()
+        if self._engine() is not None:  # the embedded prover's session: SIGTERM, SIGHUP end it as Ctrl-C does
+            stop_signals.on_loop(self.action_quit_now)
         self.set_interval(1.0 / self.fps, self.tick)
         self.tick()
 

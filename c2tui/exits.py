@@ -3,7 +3,7 @@
     0  OK        the command did what it was asked (every proof it made or checked verified)
     1  INVALID   a proof did not verify (verify), or a run's proof or partition failed (record)
     2  USAGE     bad options, or an input file that is unreadable or malformed
-    3  RUN       a run could not finish as asked: interrupted (SIGINT/SIGTERM), the recording
+    3  RUN       a run could not finish as asked: interrupted (SIGINT/SIGTERM/SIGHUP), the recording
                  could not be written (no space, I/O error, directory removed), or it proved nothing
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What every event is (prover/events.py's union and the events of its own modules beside it:
-prover/events_experiment.py, prover/events_ops.py): a frozen pydantic model, no unknown field,
+events_keys.py, events_experiment.py, events_ops.py): a frozen pydantic model, no unknown field,
 with `t`, the seconds since the run started, and `host`, the fleet host it came from (None on one
 host). One definition, so an event module beside events.py adds kinds without importing it."""
 from __future__ import annotations

@@ -7,8 +7,9 @@ Version 2 added the fleet: every event may carry `host` (None on one host, and i
 recordings, which still read) and the HostJoined / HostLeft events. Version 3 added
 DeviceSyncStart / DeviceSyncEnd (the device-global sync under the mem lock, with the compute
 holder it waited behind); version 1 and 2 recordings still read (they have none).
-Added with no bump: KeyLoad/KeyWait/KeyEvicted and SectorSubmitted.log2 (key sizes); four
-experiment kinds (events_experiment.py); Oom.outcome and the kinds of events_ops.py (issue 36).
+Added with no bump: KeyLoad/KeyWait/KeyEvicted (events_keys.py) and SectorSubmitted.log2;
+four experiment kinds (events_experiment.py); Oom.outcome and the kinds of events_ops.py
+(issue 36); SwitchSettled and Oom.cause (the switch protocol, pipeline/admission.py).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from pydantic import Field, TypeAdapter
 from prover.event_base import _Ev
 from prover.events_experiment import ExperimentEnded, ExperimentStarted, HoldEnded, HoldStarted
 from prover.events_ops import GpuHealth, HostHealth, QueueWait, VramGrowth, VramMark
+from prover.events_keys import KeyEvicted, KeyLoad, KeyWait
 
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = frozenset({1, 2, 3})
@@ -188,6 +190,22 @@ class Oom(_Ev):
     free: int
     outcome: Literal["retried", "failed"] | None = Field(None, description="retried: the partition went on (fallback, "
                                                         "its GPU section again); failed: it ended the attempt; None: not said")
+    cause: str | None = Field(None, description="switch | budget | leak | contention | injected | unknown "
+                              "(docs/disciplines.md); None in recordings made before it was said")
+
+
+class SwitchSettled(_Ev):
+    """A GPU's admission authority let the sections of a new regime (the knobs that decide how
+    sections take room: lock_mode, two-lock's mem_sync and prestage, a budget cut) onto the GPU,
+    once every section begun under the regimes before had left it (docs/disciplines.md,
+    "Switching"). From here on the GPU runs the new knobs alone."""
+
+    kind: Literal["switch_settled"] = "switch_settled"
+    gpu: int
+    regime: dict[str, str] = Field(description="the knobs that define it, e.g. {lock_mode: reserved}")
+    waited: float = Field(ge=0.0, description="seconds its first section waited for the older ones to leave")
+    drained: int = Field(ge=0, description="sections begun before it that left the GPU while it waited")
+    budget: int | None = Field(None, description="the budget applied now, bytes (a cut waits for this; None: unchanged)")
 
 
 class DeviceSyncStart(_Ev):
@@ -387,42 +405,6 @@ class Startup(_Ev):
     ok: bool = True
 
 
-class KeyLoad(_Ev):
-    """A key made hot (pipeline/key_ring.py): start (bytes counted), progress, end (ok False: failed)."""
-
-    kind: Literal["key_load"] = "key_load"
-    log2: int = Field(description="the key's circuit size proved")
-    modelled_log2: int
-    state: Literal["start", "progress", "end"]
-    bytes: int = Field(0, ge=0, description="host bytes the key holds (modelled in sim)")
-    frac: float = Field(0.0, ge=0.0, le=1.0)
-    detail: str = ""
-    seconds: float | None = Field(None, ge=0.0)
-    ok: bool = True
-    worker: str | None = Field(None, description="the worker whose partition needed it (None: start-up)")
-
-
-class KeyWait(_Ev):
-    """A partition waits for its key (loading, or room being made): start, then end (`wait`)."""
-
-    kind: Literal["key_wait"] = "key_wait"
-    log2: int
-    worker: str
-    part: str | None = None
-    state: Literal["start", "end"]
-    why: str = Field("", description="loading | loader busy | making room")
-    wait: float = Field(0.0, ge=0.0)
-
-
-class KeyEvicted(_Ev):
-    """A hot key with no partition in flight made cold for room (host and device copies go)."""
-
-    kind: Literal["key_evicted"] = "key_evicted"
-    log2: int
-    bytes: int = Field(ge=0)
-    reason: str = ""
-
-
 class RunEnded(_Ev):
     kind: Literal["run_ended"] = "run_ended"
     reason: str = "done"
@@ -432,7 +414,7 @@ Event = Annotated[
     Union[
         RunStarted, GpuInfo, WorkerStarted, WorkerStopped, PartitionQueued, PhaseStart,
         PhaseProgress, PhaseEnd, LockRequested, LockAcquired, LockReleased, Alloc, Free,
-        VramSample, Fallback, Oom, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
+        VramSample, Fallback, Oom, SwitchSettled, DeviceSyncStart, DeviceSyncEnd, ModeChange, SectorSubmitted,
         ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
         HostRamAdmit, Startup, DeadlineMissed, JobAction, PartitionCancelled, KeyLoad, KeyWait, KeyEvicted, RunEnded,
         ExperimentStarted, HoldStarted, HoldEnded, ExperimentEnded, GpuHealth, HostHealth, VramMark, VramGrowth, QueueWait,

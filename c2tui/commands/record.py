@@ -2,8 +2,8 @@
 
 Headless: runs the embedded prover, writes the event stream as JSON lines (flushed as it
 goes), shows a one-line progress on a TTY, and prints the run summary (read back from the
-file just written) at the end. Ctrl-C (or SIGTERM) stops cleanly: locks released, RunEnded
-written, the file closed and readable. An existing --out is never replaced without --force,
+file just written) at the end. Ctrl-C (or SIGTERM, or SIGHUP: the terminal closed) stops
+cleanly: locks released, RunEnded written, the file closed and readable, exit 3. An existing --out is never replaced without --force,
 and a second writer on the same file fails at once (the first holds a lock on it).
 
 Exit status (c2tui/exits.py): 0 every partition's proof verified; 1 a proof or partition
@@ -13,7 +13,6 @@ nothing was proved.
 """
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 import time
@@ -32,6 +31,7 @@ from c2tui.listen import listen_options, start_listening
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.options import config_from_options, finite, run_options
 from c2tui.startup_view import key_loads, startup_table
+from c2tui.stop_signals import interrupting, printed
 from prover import disciplines, starting
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
@@ -123,40 +123,51 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     engine.add_sink(fold_sink)
     tty = sys.stdout.isatty() and not quiet
 
-    def on_term(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt()
-
-    old_term = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
     failure: str | None = None
     interrupted = False
     live = _progress_line() if tty else None
     t_start = time.monotonic()
-    engine.start()
-    try:
-        failure = _watch(engine, plan, writer, duration, drain_timeout, live, lambda el: _locked_progress(slock, state, el),
-                         t_start)
-    except KeyboardInterrupt:
-        interrupted = True
-        if live is not None:
-            live.stop()
-        click.echo("interrupted: stopping cleanly...", err=True)
+    with interrupting():  # SIGTERM, SIGHUP: as Ctrl-C
+        engine.start()
         try:
-            engine.stop(timeout=30, reason="interrupted")
-        except KeyboardInterrupt:  # a second Ctrl-C: still close the file
-            pass
-    finally:
-        if live is not None:
-            live.stop()
-        if not engine.finished:
-            engine.stop(timeout=30)
-        writer.close()
-        stop_metrics(metrics, metrics_linger)
-        if server is not None:
-            server.close("run ended")
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
+            failure = _watch(engine, plan, writer, duration, drain_timeout, live,
+                             lambda el: _locked_progress(slock, state, el), t_start)
+        except KeyboardInterrupt:
+            interrupted = True
+            _stopping(live, engine)
+        finally:
+            _close(live, engine, writer, metrics, metrics_linger, server)
     failure = failure or writer.error or getattr(engine, "error", None)
-    sys.exit(_report(out, failure, interrupted, quiet))
+    sys.exit(printed(lambda: _report(out, failure, interrupted, quiet), lambda: _report(out, failure, interrupted, True)))
+
+
+def _stopping(live: Any, engine: Any) -> None:
+    """Interrupted: say so (the terminal may be gone) and stop the engine cleanly."""
+    if live is not None:
+        live.stop()
+    try:
+        click.echo("interrupted: stopping cleanly...", err=True)
+    except OSError:  # SIGHUP: the terminal closed
+        pass
+    try:
+        engine.stop(timeout=30, reason="interrupted")
+    except KeyboardInterrupt:  # a second Ctrl-C: still close the file
+        pass
+
+
+def _close(live: Any, engine: Any, writer: Any, metrics: Any, linger: float, server: Any) -> None:
+    """Whatever happened: the engine stopped, the file closed, the listeners gone."""
+    if live is not None:
+        try:
+            live.stop()
+        except OSError:
+            pass
+    if not engine.finished:
+        engine.stop(timeout=30)
+    writer.close()
+    stop_metrics(metrics, linger)
+    if server is not None:
+        server.close("run ended")
 
 
 def _open_writer(out: Path, header: Any, force: bool, server: Any) -> Any:

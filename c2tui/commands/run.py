@@ -7,7 +7,8 @@ Controller what the keys ask for. `--record` keeps the session's recording (the 
 `c2tui record` uses, as one more sink); `--listen` serves it to `c2tui attach`. On exit one
 line says how it went (ok / failed / abandoned, the recording's path); `--summary full`
 prints the whole report (of the recording when there is one), `--summary-out FILE` writes it.
-`--theme` unset: the theme last chosen with `t` (c2tui/prefs.py), else dark.
+SIGTERM and SIGHUP (the terminal closed) end the session as Ctrl-C does: in-flight work
+abandoned and recorded, exit 3. `--theme` unset: the theme last chosen with `t` (c2tui/prefs.py), else dark.
 """
 from __future__ import annotations
 
@@ -88,8 +89,10 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
             server.close("run ended")
         if writer is not None:
             writer.close()
+    from c2tui.stop_signals import printed
+
     sm = _summarize(source, writer)
-    _say(sm, app, writer, summary, summary_out, force)
+    printed(lambda: _say(sm, app, writer, summary, summary_out, force), lambda: None)  # the terminal may be gone (SIGHUP)
     sys.exit(exit_status(sm, app.interrupted, writer.error if writer is not None else None))
 
 

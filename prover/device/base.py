@@ -7,9 +7,13 @@ streams, and the device-global calls whose semantics are the subject of the seed
   time of the call (other workers' kernels included), like cudaDeviceSynchronize;
 - `pool_trim()` hands cached pool memory back to the device; it needs an idle device, so it
   first waits like device_sync (cudaMemPoolTrimTo / cudaFree behaviour measured in the seed);
-- `alloc()` refuses (OomError) whenever live bytes would exceed the budget, so "live bytes <=
-  budget" holds by construction; whoever catches it emits the Oom, saying what came of it
-  (retried or failed: prover/pipeline/partition.py, disciplines/two_lock.py);
+- `alloc()` refuses (OomError) whenever live and earmarked bytes would exceed the budget, so
+  "live bytes <= budget" holds by construction; whoever catches it emits the Oom, saying what
+  came of it (retried or failed: prover/pipeline/partition.py, disciplines/two_lock.py) and why;
+- `earmark()` sets room aside for an owner ahead of its allocations (a partition's buffers
+  taken whole, in one step: prover/pipeline/admission.py decides who may); the owner's
+  allocations use it up, `release_earmark()` drops what is left; room for anyone else is
+  the budget less live and earmarked bytes;
 - `free()` returns bytes to the pool stream-ordered and wakes `wait_room()` callers.
 
 Time: every duration handed to a device is *modelled* seconds; the device multiplies by the
@@ -32,22 +36,30 @@ class Stopped(Exception):
     """Raised inside a worker when the engine is stopping (unwinds through the locks)."""
 
 
+OOM_CAUSES = ("switch", "budget", "leak", "contention", "injected", "unknown")
+
+
 class OomError(RuntimeError):
-    """No room under the budget. `held_by` is who held the budget then (owner -> bytes, taken
-    under the pool's lock at the refusal), so whoever catches it can say whose memory it was."""
+    """No room under the budget. `held_by` is who held the budget then (owner -> live and
+    earmarked bytes, taken under the pool's lock at the refusal), so whoever catches it can say
+    whose memory it was; `cause` is one of OOM_CAUSES (docs/disciplines.md, "An OOM that
+    still happens"); gpu, worker and part say where, for the Oom event its catcher emits."""
 
     def __init__(self, requested: int, free: int, what: str = "", held_by: dict[str, int] | None = None,
-                 gpu: int | None = None, worker: str = "", part: str | None = None) -> None:
+                 gpu: int | None = None, worker: str = "", part: str | None = None,
+                 cause: str = "unknown") -> None:
         super().__init__(f"out of VRAM budget: wanted {requested >> 20} MiB, {free >> 20} MiB free {what}".strip())
         self.requested = requested
         self.free = free
         self.held_by = dict(held_by or {})
         self.gpu, self.worker, self.part = gpu, worker, part  # where, for the Oom event its catcher emits
+        self.cause = cause
 
     def event(self, outcome: str) -> dict[str, Any]:
-        """The Oom event's fields, with what came of it (retried | failed)."""
+        """The Oom event's fields, with what came of it (retried | failed) and why."""
         return {"gpu": self.gpu if self.gpu is not None else 0, "part": self.part, "worker": self.worker,
-                "requested": int(self.requested), "free": max(0, int(self.free)), "outcome": outcome}
+                "requested": int(self.requested), "free": max(0, int(self.free)), "outcome": outcome,
+                "cause": self.cause}
 
     def explain(self, cause: str) -> None:
         """Add why there was no room (who holds it), so every message made from it says so."""
@@ -92,6 +104,14 @@ class PoolState:
     used: int = 0      # bytes handed to live buffers
     reserved: int = 0  # bytes the pool holds from the device (>= used)
     owners: dict[str, int] = field(default_factory=dict)
+    earmarked: dict[str, int] = field(default_factory=dict)  # owner -> room set aside, not yet allocated
+
+    def held(self) -> dict[str, int]:
+        """owner -> live + earmarked bytes: who holds the budget."""
+        out = dict(self.owners)
+        for o, n in self.earmarked.items():
+            out[o] = out.get(o, 0) + n
+        return out
 
 
 class Device(Protocol):
@@ -156,6 +176,9 @@ class BaseDevice:
         self.total_bytes = self.budget
         self.nvml = False
         self.oom_hook: Callable[[str, int], bool] | None = None  # fault injection: True -> fail
+        # why an allocation found no room: (owner, bytes) -> one of OOM_CAUSES; called under the
+        # pool's lock (the admission authority installs it: it knows whose sections hold what)
+        self.oom_cause: Callable[[str, int], str] | None = None
         self.max_used = 0
 
     # --- time --------------------------------------------------------------------------
@@ -235,15 +258,37 @@ class BaseDevice:
             self.sample()
 
     # --- memory ------------------------------------------------------------------------------
+    @property
+    def lock(self) -> threading.Condition:
+        """The pool's lock and condition (woken on every free, earmark and budget change): the
+        admission authority keeps its own state under it, so a room decision and the pool's
+        accounting are one step."""
+        return self._cv
+
     def free_room(self) -> int:
+        """Room for an owner with no earmark: the budget less live and earmarked bytes."""
         with self._cv:
-            return self.budget - self.pool.used
+            return self.budget - self.pool.used - sum(self.pool.earmarked.values())
+
+    def earmark(self, owner: str, nbytes: int) -> bool:
+        """Set nbytes aside for `owner` if they fit now (True); its next allocations use them up."""
+        with self._cv:
+            if self.free_room() < nbytes:
+                return False
+            self.pool.earmarked[owner] = self.pool.earmarked.get(owner, 0) + int(nbytes)
+            return True
+
+    def release_earmark(self, owner: str) -> None:
+        """Give back what is left of owner's earmark (a section that ends without allocating it all)."""
+        with self._cv:
+            if self.pool.earmarked.pop(owner, 0):
+                self._cv.notify_all()
 
     def wait_room(self, nbytes: int, timeout_modelled: float) -> bool:
         """Wait (bounded) until nbytes fit under the budget; True if they do."""
         deadline = self.clock() + self.wall(timeout_modelled)
         with self._cv:
-            while self.budget - self.pool.used < nbytes:
+            while self.free_room() < nbytes:
                 left = deadline - self.clock()
                 if left <= 0:
                     return False
@@ -253,11 +298,13 @@ class BaseDevice:
             return True
 
     def set_budget(self, nbytes: int) -> None:
-        """A new VRAM budget, seen by the next reservation (live buffers stay)."""
+        """A new VRAM budget, seen by the next reservation (live buffers stay). Said (VramSample)
+        before anyone can allocate under it, so the event stream never shows live bytes above
+        the budget in force."""
         with self._cv:
             self.budget = int(nbytes)
             self._cv.notify_all()
-        self.sample()
+            self.sample()
 
     def _device_alloc(self, buf: Buffer, stream: Stream) -> None:
         """Backend hook: make the real allocation (Cuda); nothing for Sim."""
@@ -266,14 +313,23 @@ class BaseDevice:
         """Backend hook."""
 
     def alloc(self, owner: str, part: str | None, name: str, nbytes: int, stream: Stream) -> Buffer:
+        """Allocate from owner's earmark first, then from the free room; OomError if they do not hold it."""
         buf = Buffer(name=name, nbytes=int(nbytes), owner=owner, part=part)
         with self._cv:
-            free = self.budget - self.pool.used
+            mine = self.pool.earmarked.get(owner, 0)
+            free = self.free_room() + mine
             injected = self.oom_hook is not None and self.oom_hook(name, nbytes)
             if nbytes > free or injected:
-                raise OomError(nbytes, free, "(injected)" if injected and nbytes <= free else "", self.pool.owners,
-                               self.index, owner, part)
+                cause = "injected" if injected else self._cause(owner, int(nbytes))
+                raise OomError(nbytes, free, "(injected)" if injected and nbytes <= free else "", self.pool.held(),
+                               self.index, owner, part, cause)
             self._device_alloc(buf, stream)  # may raise (real CUDA)
+            if mine:
+                left = mine - min(mine, buf.nbytes)
+                if left:
+                    self.pool.earmarked[owner] = left
+                else:
+                    self.pool.earmarked.pop(owner, None)
             self.pool.used += buf.nbytes
             self.pool.reserved = max(self.pool.reserved, self.pool.used)
             self.pool.owners[owner] = self.pool.owners.get(owner, 0) + buf.nbytes
@@ -281,6 +337,12 @@ class BaseDevice:
             self.emit(ev.Alloc, gpu=self.index, owner=owner, part=part, name=name, bytes=buf.nbytes)
         self.sample(full=False)
         return buf
+
+    def _cause(self, owner: str, nbytes: int) -> str:
+        """Why `owner` found no room: the authority's word when one is installed."""
+        if self.oom_cause is not None:
+            return self.oom_cause(owner, nbytes)
+        return "budget" if self.pool.used > self.budget or nbytes > self.budget else "unknown"
 
     def free(self, buf: Buffer, stream: Stream) -> None:
         with self._cv:
@@ -329,13 +391,14 @@ class BaseDevice:
         return None, None
 
     def sample(self, full: bool = True) -> None:
-        """Emit a VramSample; `full=False` (on alloc/free) leaves utilisation out (None: unchanged)."""
-        with self._cv:
-            used, reserved = self.pool.used, self.pool.reserved
+        """Emit a VramSample; `full=False` (on alloc/free) leaves utilisation out (None: unchanged).
+        NVML is asked first; the pool's figures and the budget are read and said under the pool's
+        lock, so in the event stream each sample's budget is the one in force there."""
         dev_used, dev_total = self.device_memory()
-        self.emit(ev.VramSample, gpu=self.index, budget=self.budget, pool_reserved=reserved,
-                  pool_used=used, device_used=dev_used, device_total=dev_total,
-                  util=self.util() if full else None)
+        util = self.util() if full else None
+        with self._cv:
+            self.emit(ev.VramSample, gpu=self.index, budget=self.budget, pool_reserved=self.pool.reserved,
+                      pool_used=self.pool.used, device_used=dev_used, device_total=dev_total, util=util)
 
     def mark(self, worker: str, part: str) -> dict[str, Any]:
         """A VramMark at a partition's GPU section end (after its frees): the same point every

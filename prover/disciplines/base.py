@@ -5,7 +5,10 @@ entry).
 
 A discipline calls the flow's building blocks (`GpuFlow`: phases, prep_msm, pre-stage upload,
 the compute section) and never reaches into the device's device-global calls itself: it asks
-`flow.device_sync(section)`, the one place those are made (and recorded).
+`flow.device_sync(section)`, the one place those are made (and recorded). Nor does it decide
+room itself: it asks the GPU's admission authority through `flow.room` / `flow.slot` /
+`flow.claim` (prover/pipeline/admission.py), and its first lock, slot or room waits there
+until the sections begun under other knobs have left the GPU.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ class Section:
     stream: Stream
     result: dict[str, Any]
     bufs: list[Buffer] = field(default_factory=list)
+    ticket: Any = None  # its registration with the GPU's admission authority (pipeline/admission.py)
 
 
 class GpuFlow(Protocol):
@@ -52,6 +56,9 @@ class GpuFlow(Protocol):
     def upload(self, s: Section, modelled_s: float) -> list[Buffer]: ...
     def compute(self, s: Section, prep_f: Future) -> None: ...
     def prestage_wait_s(self) -> float: ...
+    def room(self, s: Section, wait_s: float | None) -> Any: ...  # admission.Room: .ok, .why
+    def claim(self, s: Section) -> None: ...
+    def slot(self, s: Section) -> AbstractContextManager[None]: ...
 
 
 class Discipline(ABC):
@@ -63,6 +70,9 @@ class Discipline(ABC):
     name: ClassVar[str]
     locks: ClassVar[tuple[str, ...]]
     summary: ClassVar[str]
+    # the knobs besides lock_mode that change how its sections take room: a change of one of them
+    # is a boundary its sections do not cross (pipeline/admission.py); the rest apply at once
+    admission_knobs: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def section(self, flow: GpuFlow, s: Section) -> Future:
@@ -71,11 +81,9 @@ class Discipline(ABC):
 
 def prestage_inside(flow: GpuFlow, s: Section) -> None:
     """A pre-stage under locks that already exclude every other GPU section on this GPU
-    (single, narrow): device-global calls where mem_sync says so, then alloc + upload. No
-    room: OomError, and the flow's retry waits for room. That happens only just after a live
-    switch, when a section begun under two-lock or reserved pre-staged outside these locks and
-    waits for compute: the OOM is the back-off, and its text names that section
-    (pipeline/vram_holders.py)."""
+    (single, narrow): device-global calls where mem_sync says so, then alloc + upload. The
+    room is its own: sections begun under other knobs (two-lock's or reserved's pre-stages
+    outside these locks) have left the GPU before this one took its first lock."""
     if not s.knobs.prestage:
         return
     with flow.phase(s, Phase.prestage):

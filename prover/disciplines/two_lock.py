@@ -1,10 +1,13 @@
 """`two-lock`: the seed's Phase 10. prep_msm on a CPU thread; under `mem` the pre-stage makes
-room as mem_sync says and uploads, then lets go; under `compute` the kernels and the free.
-No room for the pre-stage -> a Fallback event and the slow path (alloc + upload under compute).
+room as mem_sync says and uploads, then takes its place in compute's queue and lets mem go;
+under `compute` the kernels and the free. No room for the pre-stage -> a Fallback event and the
+slow path (alloc + upload under compute), its room claimed first so the pre-stages after it
+leave it that room at its turn (pipeline/admission.py).
 
 mem_sync=device: device sync + pool trim inside mem (they wait for the compute holder's
 kernels: the seed's serialisation), room checked once; stream: a bounded stream-ordered wait
-for room, no device-global call."""
+for room, no device-global call. Both change how a section takes room, so a switch between
+them (or of prestage) is a boundary: the new sections start when the old have left the GPU."""
 from __future__ import annotations
 
 from concurrent.futures import Future
@@ -17,36 +20,40 @@ from prover.disciplines.base import Discipline, GpuFlow, Section
 class TwoLock(Discipline):
     name = "two-lock"
     locks = ("mem", "compute")
+    admission_knobs = ("mem_sync", "prestage")
     summary = "pre-stage under mem, kernels under compute (seed Phase 10); no room -> fallback under compute"
 
     def section(self, flow: GpuFlow, s: Section) -> Future:
         prep_f = flow.start_prep(s)
-        if s.knobs.prestage:
-            with s.locks.hold("mem", s.w, s.part.id):
-                self._prestage(flow, s)
-        with s.locks.hold("compute", s.w, s.part.id):
+        if not s.knobs.prestage:
+            flow.claim(s)  # every allocation under compute
+            with s.locks.hold("compute", s.w, s.part.id):
+                flow.compute(s, prep_f)
+            return prep_f
+        with s.locks.handover("mem", "compute", s.w, s.part.id) as h:
+            self._prestage(flow, s)
+            h.next()  # compute is served in mem order: a fallback's claim counts on it
             flow.compute(s, prep_f)
         return prep_f
 
     def _prestage(self, flow: GpuFlow, s: Section) -> None:
         reason = ""
-        dev, need = s.dev, flow.partition_bytes
         with flow.phase(s, Phase.prestage):
             if s.knobs.mem_sync == "device":
                 flow.device_sync(s)
-                room = dev.free_room() >= need
-                if not room:
-                    reason = (f"no room after device sync + pool trim: {dev.free_room() >> 20} MiB free "
-                              f"of {dev.budget >> 20} MiB budget, {need >> 20} MiB needed")
+                room = flow.room(s, None)
+                if not room.ok:
+                    reason = f"no room after device sync + pool trim: {room.why}"
             else:
-                room = dev.wait_room(need, flow.prestage_wait_s())
-                if not room:
-                    reason = f"no room within {flow.prestage_wait_s():g}s (stream-ordered wait)"
-            if room:
+                room = flow.room(s, flow.prestage_wait_s())
+                if not room.ok:
+                    reason = f"no room within {flow.prestage_wait_s():g}s (stream-ordered wait): {room.why}"
+            if room.ok:
                 try:
                     s.bufs[:] = flow.upload(s, flow.T["prestage"])
                 except OomError as exc:  # the partition goes on, on the fallback path
                     flow.oom(exc, "retried")
                     reason = f"pre-stage allocation failed: {exc}"
         if not s.bufs:
+            flow.claim(s)
             flow.fallback(s, reason)

@@ -86,6 +86,7 @@ class MetricsFold:
         self.stalls: dict[tuple[str, str], int] = {}            # (gpu, lock|phase)
         self.mode_changes: dict[tuple[str, str], int] = {}      # (knob, source)
         self.device_sync: dict[tuple[str], Histogram] = {}      # (gpu,): device-global sync waits
+        self.switch_settle: dict[tuple[str], Histogram] = {}    # (gpu,): a new regime's wait for the old to leave
         self.buffers: dict[str, set[str]] = {}                  # gpu -> buffer names seen (stable series)
         self._impl: dict[tuple[str, str], str] = {}             # (part, phase) -> impl of the open phase
         self._worker_gpu: dict[str, int] = {}
@@ -119,6 +120,8 @@ class MetricsFold:
             _inc(self.mode_changes, (e.knob, e.source))
         elif k == "device_sync_end":
             self.device_sync.setdefault((str(e.gpu),), Histogram(LOCK_BUCKETS)).observe(e.duration)
+        elif k == "switch_settled":
+            self.switch_settle.setdefault((str(e.gpu),), Histogram(LOCK_BUCKETS)).observe(e.waited)
 
     def _phase_end(self, e: ev.PhaseEnd) -> None:
         phase = e.phase.value
@@ -327,6 +330,8 @@ def _outcome_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:
     yield _counter("fallbacks", "partitions that took the fallback path (no pre-stage room)", ["gpu"],
                    {(str(i), ): g.fallbacks for i, g in s.gpus.items()}, lab)
     yield oom_family(f.ops, s.gpus, lab)
+    yield _hist("switch_settle_seconds", "how long a new regime's first section waited for the sections begun "
+                "under the old knobs to leave the GPU (SwitchSettled)", ["gpu"], f.switch_settle, lab)
     yield _counter("stalls", "watchdog stalls (a lock or phase past its limit)", ["gpu", "what"],
                    _zeros(s.gpus, ("lock", "phase"), f.stalls), lab)
     yield _counter("mode_changes", "live knob changes", ["knob", "source"], f.mode_changes, lab)

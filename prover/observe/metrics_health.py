@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from prover.device.base import OOM_CAUSES
 from prover.observe.ops_figures import OpsFigures
 
 DCGM = (  # (metric, GpuHealth field, help)
@@ -78,12 +79,13 @@ def host_families(o: OpsFigures, lab: Any, gauge: Gauge) -> Iterator[Metric]:
 
 
 def oom_family(o: OpsFigures, gpus: Any, lab: Any) -> Metric:
-    m = CounterMetricFamily("c2tui_ooms", "out-of-memory refusals by outcome: retried (the partition went on) or "
-                            "failed (it ended the attempt)", labels=lab.n("gpu", "outcome"))
-    counts = {(g, out): 0 for g in gpus for out in ("retried", "failed")}
+    m = CounterMetricFamily("c2tui_ooms", "out-of-memory refusals by outcome (retried: the partition went on; "
+                            "failed: it ended the attempt) and cause (switch | budget | leak | contention | "
+                            "injected | unknown: docs/disciplines.md)", labels=lab.n("gpu", "outcome", "cause"))
+    counts = {(g, out, c): 0 for g in gpus for out in ("retried", "failed") for c in OOM_CAUSES}
     counts.update(o.ooms)
-    for (g, out), n in sorted(counts.items()):
-        m.add_metric(lab.v(g, out), n)
+    for (g, out, c), n in sorted(counts.items()):
+        m.add_metric(lab.v(g, out, c), n)
     return m
 
 

@@ -27,7 +27,7 @@ class GpuProgress:
 @dataclass
 class OpsFigures:
     t: float = 0.0
-    ooms: dict[tuple[int, str], int] = field(default_factory=dict)  # (gpu, retried|failed) -> count
+    ooms: dict[tuple[int, str, str], int] = field(default_factory=dict)  # (gpu, retried|failed, cause) -> count
     progress: dict[int, GpuProgress] = field(default_factory=dict)
     growth: dict[tuple[int, str, str], Any] = field(default_factory=dict)  # (gpu, series, owner) -> VramGrowth
     growth_seen: set[tuple[int, str, str]] = field(default_factory=set)  # every series ever found growing
@@ -38,7 +38,7 @@ class OpsFigures:
         self.t = max(self.t, e.t)
         k = e.kind
         if k == "oom":
-            key = (e.gpu, e.outcome or "failed")
+            key = (e.gpu, e.outcome or "failed", e.cause or "unknown")
             self.ooms[key] = self.ooms.get(key, 0) + 1
         elif k in ("phase_start", "phase_end") and e.gpu is not None:
             self._phase(e)

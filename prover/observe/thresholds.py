@@ -69,6 +69,10 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
     Figure("ooms_failed", 'increase(c2tui_ooms_total{outcome="failed"}[15m])', "OOMs that failed a partition (15 min)"),
     Figure("ooms_retried_per_min", 'sum without(gpu, outcome) (rate(c2tui_ooms_total{outcome="retried"}[10m])) * 60',
            "OOMs retried", "/min", "OOMs with outcome retried over the last 10 min, per minute"),
+    Figure("ooms_switch", 'increase(c2tui_ooms_total{cause="switch"}[15m])', "OOMs after a live switch (15 min)"),
+    Figure("ooms_budget", 'increase(c2tui_ooms_total{cause="budget"}[15m])', "OOMs under a cut budget (15 min)"),
+    Figure("ooms_unexplained", 'increase(c2tui_ooms_total{cause=~"leak|contention|unknown"}[15m])',
+           "OOMs no switch or budget explains (15 min)"),
     Figure("device_sync_share", "rate(c2tui_device_sync_seconds_sum[5m])", "time in device syncs", "%",
            "device-sync seconds over the last 5 min / 300"),
     Figure("device_sync_wait_s", "c2tui_device_sync_wait_seconds", "one device sync waiting", "s"),
@@ -106,6 +110,18 @@ _RULES: tuple[Rule, ...] = (
     Rule("C2tuiOomRetried", "amber", (Cond("ooms_retried_per_min", ">", 1.0),), for_="5m",
          summary="{{ $value | humanize }} OOMs a minute retried on {{ $labels.instance }}",
          description="Partitions found no room and went on (fallback or a retry); they lose time each time."),
+    # by cause (docs/disciplines.md, "An OOM that still happens"); injected OOMs (fault injection) never fire
+    Rule("C2tuiOomFromSwitch", "amber", (Cond("ooms_switch", ">", 0),),
+         summary="OOM after a live switch on gpu {{ $labels.gpu }} ({{ $labels.instance }})",
+         description="Sections of two knobs' regimes shared the GPU's budget, which the switch protocol rules out "
+                     "(docs/disciplines.md, \"Switching\"): a bug to report. The Note in the event log names the holders."),
+    Rule("C2tuiOomBudget", "amber", (Cond("ooms_budget", ">", 0),),
+         summary="OOM on gpu {{ $labels.gpu }}: the VRAM budget is below what was held ({{ $labels.instance }})",
+         description="Check vram_budget (a cut applies once the sections admitted under the old budget have left)."),
+    Rule("C2tuiOomUnexplained", "red", (Cond("ooms_unexplained", ">", 0),),
+         summary="OOM on gpu {{ $labels.gpu }} ({{ $labels.cause }}) on {{ $labels.instance }}",
+         description="No switch or budget change explains it: c2tui summary lists the OOMs, the event log names "
+                     "whose memory it was."),
     Rule("C2tuiMemBehindDeviceSync", "amber", (Cond("device_sync_share", ">", 0.2), Cond("device_sync_wait_s", ">", 10)),
          for_="5m", summary="mem lock on gpu {{ $labels.gpu }} stuck behind device-global syncs",
          description="mem_sync=device: the mem holder waits for every kernel on the GPU (its waiters with it); "

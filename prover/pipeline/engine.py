@@ -30,6 +30,7 @@ from prover.config import ConfigError, RunConfig
 from prover.device import budget
 from prover.device.base import BaseDevice, Stopped
 from prover.device.profiles import get_profile
+from prover.pipeline.admission import Admission
 from prover.pipeline.bus import EventBus, Sink
 from prover.pipeline.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
@@ -111,6 +112,7 @@ class Engine(RunHandle):
         self.devices: dict[int, BaseDevice] = {}
         self._budget_spec: int | str = config.vram_budget  # a live change before the devices exist lands here
         self.locksets: dict[int, LockSet] = {}
+        self.admissions: dict[int, Admission] = {}  # per GPU: who takes room, when new knobs start
         self._faults = Faults(config.faults, config.seed, clock, self._stop)
         # external: partitions come from outside (a fleet's driver) through self.inbox
         self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining) if external else None
@@ -151,8 +153,9 @@ class Engine(RunHandle):
         else:  # before the devices exist (set-up still running): they are made with it
             old = budget.resolve(self._budget_spec, self.profile, self.modelled_log2) or 0
         self._budget_spec = spec
-        for d in devs:
-            d.set_budget(new if new is not None else d.budget)
+        for g, d in self.devices.items():  # a raise at once, a cut once the sections begun before it have left
+            adm = self.admissions.get(g)
+            (adm.set_budget if adm is not None else d.set_budget)(new if new is not None else d.budget)
         return old, (new if new is not None else old)
 
     def check_host_ram_budget(self, value: int) -> None:
@@ -232,7 +235,7 @@ class Engine(RunHandle):
             flow = PartitionFlow(self.config, self.profile.times(self.modelled_log2),
                                  self.profile.buffer_bytes(self.modelled_log2), self.emit, self.clock, self._stop,
                                  self.controller, self._faults, self.devices, self.locksets, prover, self._prep_pool,
-                                 self.jobs, self._class_times())
+                                 self.jobs, self._class_times(), self.admissions)
             if self.inbox is None:  # a fleet's driver feeds the inbox; a one-host run queues its own
                 self._queue.top_up()  # a bounded look-ahead; take() tops it up as partitions go
             self._health = HealthSampler(self.config.health_sample_s, self.emit, self._stop, self.devices)
@@ -364,6 +367,7 @@ class Engine(RunHandle):
             self._faults.install(dev)
             self.devices[g] = dev
             self.locksets[g] = LockSet(g, self.emit, self._stop, self.clock)
+            self.admissions[g] = Admission(dev, self.profile.partition_bytes(self.modelled_log2), self._stop, self.clock)
             dev.announce()
             if self.backend == "cuda" and not dev.nvml:
                 self.emit(ev.Note, level="warn", text=f"gpu{g}: NVML unavailable ({getattr(dev, 'nvml_error', '')}); "

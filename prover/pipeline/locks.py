@@ -9,6 +9,10 @@ event stream nests exactly like the real holders (the tests check invariants fro
 Order rule: a worker holding a lock may never request one earlier in the order
 (LockOrderError): every discipline takes its locks in that order, so switching disciplines
 live can never deadlock.
+
+`handover(first, then)` holds `first`, and on `next()` takes its place in `then`'s queue
+before letting `first` go: `then` is served in the order `first` was (two-lock's compute in
+mem order, which the admission authority's claims count on).
 """
 from __future__ import annotations
 
@@ -38,10 +42,25 @@ class FifoLock:
         self.holder_part: str | None = None
         self.since = 0.0
 
-    def acquire(self, stop: threading.Event | None, poll: float = 0.1) -> None:
+    def enqueue(self) -> object:
+        """A place at the end of the queue (acquire(place=...) waits for it; withdraw() gives it up)."""
         me = object()
         with self._cv:
             self._queue.append(me)
+        return me
+
+    def withdraw(self, place: object) -> None:
+        with self._cv:
+            if place in self._queue:
+                self._queue.remove(place)
+                self._cv.notify_all()
+
+    def acquire(self, stop: threading.Event | None, poll: float = 0.1, place: object | None = None) -> None:
+        with self._cv:
+            me = place
+            if me is None:
+                me = object()
+                self._queue.append(me)
             try:
                 while self.holder is not None or self._queue[0] is not me:
                     if stop is not None and stop.is_set():
@@ -88,9 +107,8 @@ class LockSet:
         """lock name -> (worker, part, since) for the watchdog and tests."""
         return {n: (lk.holder if lk.holder != "?" else None, lk.holder_part, lk.since) for n, lk in self.locks.items()}
 
-    @contextmanager
-    def hold(self, name: str, worker: str, part: str | None = None) -> Iterator[None]:
-        lk = self.locks[name]
+    def _request(self, name: str, worker: str, part: str | None) -> float:
+        """Check the order rule and say the request (LockRequested); returns when it was made."""
         with self._meta:
             mine = self._held.get(worker, [])
             if name in mine:
@@ -99,8 +117,14 @@ class LockSet:
                 raise LockOrderError(f"{worker} requests {name} while holding {mine} on gpu{self.gpu}: "
                                      f"order is {' -> '.join(self.order)}")
         self.emit(ev.LockRequested, gpu=self.gpu, lock=name, worker=worker, part=part)
-        t0 = self.clock()
-        lk.acquire(self.stop)
+        return self.clock()
+
+    @contextmanager
+    def hold(self, name: str, worker: str, part: str | None = None, place: "_Place | None" = None) -> Iterator[None]:
+        """Hold `name`; with `place` (from a handover) the request was made and queued already."""
+        lk = self.locks[name]
+        t0 = place.t0 if place is not None else self._request(name, worker, part)
+        lk.acquire(self.stop, place=place.token if place is not None else None)
         t1 = self.clock()
         lk.holder, lk.holder_part, lk.since = worker, part, t1
         with self._meta:
@@ -130,9 +154,62 @@ class LockSet:
                 stack.enter_context(self.hold(name, worker, part))
             yield
 
+    @contextmanager
+    def handover(self, first: str, then: str, worker: str, part: str | None = None) -> Iterator["Handover"]:
+        """Hold `first`; `h.next()` queues for `then`, lets `first` go and waits for `then`. Whatever
+        is held or queued is let go on every exit path."""
+        with ExitStack() as stack:
+            h = Handover(self, stack, then, worker, part)
+            h.first = stack.enter_context(_Closing(self.hold(first, worker, part)))
+            yield h
+
     def both(self, worker: str, part: str | None = None) -> AbstractContextManager[None]:
         """Every lock of this GPU, held together."""
         return self.hold_all(self.order, worker, part)
 
     def all_free(self) -> bool:
         return all(lk.holder is None for lk in self.locks.values())
+
+
+class _Place:
+    """A place in a lock's queue, taken by a handover before it lets the earlier lock go."""
+
+    def __init__(self, token: object, t0: float) -> None:
+        self.token, self.t0 = token, t0
+
+
+class _Closing:
+    """A context manager that can also be left early (close()), once."""
+
+    def __init__(self, cm: AbstractContextManager[None]) -> None:
+        self._cm, self._open = cm, False
+
+    def __enter__(self) -> "_Closing":
+        self._cm.__enter__()
+        self._open = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._open:
+            self._open = False
+            self._cm.__exit__(*exc)
+
+    def close(self) -> None:
+        self.__exit__(None, None, None)
+
+
+class Handover:
+    """LockSet.handover's handle: `next()` moves from the held lock to the next one."""
+
+    def __init__(self, locks: LockSet, stack: ExitStack, then: str, worker: str, part: str | None) -> None:
+        self._locks, self._stack, self._then, self._worker, self._part = locks, stack, then, worker, part
+        self.first: _Closing | None = None
+
+    def next(self) -> None:
+        ls, lk = self._locks, self._locks.locks[self._then]
+        assert self.first is not None
+        t0 = ls._request(self._then, self._worker, self._part)  # the order rule holds: first comes before then
+        token = lk.enqueue()
+        self._stack.callback(lk.withdraw, token)  # if it is never acquired (a stop, an error)
+        self.first.close()
+        self._stack.enter_context(ls.hold(self._then, self._worker, self._part, place=_Place(token, t0)))

@@ -28,9 +28,10 @@ from prover import events as ev
 from prover.config import RunConfig
 from prover.device.base import BaseDevice, Buffer, OomError, Stopped
 from prover.events import Phase
+from prover.pipeline.admission import Admission, GatedLocks, Room, regime
 from prover.pipeline.controller import Controller
 from prover.pipeline.device_sync import device_sync
-from prover.disciplines import Section, create
+from prover.disciplines import COMPUTE, Section, create
 from prover.pipeline.faults import Faults
 from prover.pipeline.gpu_load import GpuFns
 from prover.pipeline.jobs import Cancelled, JobBoard
@@ -86,12 +87,15 @@ class PartitionFlow:
                  emit: Callable[..., Any], clock: Callable[[], float], stop: threading.Event,
                  controller: Controller, faults: Faults, devices: dict[int, BaseDevice],
                  locksets: dict[int, LockSet], prover: Prover, prep_pool: Executor,
-                 jobs: JobBoard | None = None, class_times: dict[int, dict[str, float]] | None = None) -> None:
+                 jobs: JobBoard | None = None, class_times: dict[int, dict[str, float]] | None = None,
+                 admissions: dict[int, Admission] | None = None) -> None:
         self.config, self.T, self.buffer_sizes = config, times, buffer_sizes
         self.partition_bytes = sum(buffer_sizes.values())
         self.emit, self.clock, self._stop = emit, clock, stop
         self.controller, self.faults = controller, faults
         self.devices, self.locksets = devices, locksets
+        # each GPU's admission authority: who may take room, when new knobs may start (admission.py)
+        self.admissions = admissions or {g: Admission(d, self.partition_bytes, stop) for g, d in devices.items()}
         self.pv, self.P = prover, prover.phases
         self.keys = prover.keys or FixedKeys(prover.circuit, prover.pk, prover.vk)
         # proved log2 -> modelled phase times at its class's size (the buffers stay the run's:
@@ -287,18 +291,23 @@ class PartitionFlow:
         prep_msm future."""
         if not self.controller.wait_unpaused(self._stop):  # pause holds at the next GPU section too
             raise Stopped()
-        knobs = self.controller.snapshot(g)
-        dev = self.devices[g]
-        s = Section(w=w, g=g, part=p, syn=syn, knobs=knobs, dev=dev, locks=self.locksets[g],
-                    stream=dev.stream(w), result=result)
-        self.sections[w] = (p.id, knobs.lock_mode)
-        try:
-            prep_f = self.disciplines[knobs.lock_mode].section(self, s)
-        finally:
-            for b in s.bufs:  # exception or stop between the sections: give the pre-staged buffers back
-                dev.free(b, s.stream)
-            s.bufs.clear()
-            self.sections.pop(w, None)
+        adm, dev = self.admissions[g], self.devices[g]
+
+        def read() -> tuple[Any, Any]:
+            k = self.controller.snapshot(g)
+            return k, regime(k, self.disciplines[k.lock_mode].admission_knobs)
+
+        with adm.section(w, read) as (knobs, ticket):  # its knobs and its place among the regimes, in one step
+            s = Section(w=w, g=g, part=p, syn=syn, knobs=knobs, dev=dev, stream=dev.stream(w), result=result,
+                        locks=GatedLocks(self.locksets[g], adm, ticket), ticket=ticket)
+            self.sections[w] = (p.id, knobs.lock_mode)
+            try:
+                prep_f = self.disciplines[knobs.lock_mode].section(self, s)
+            finally:
+                for b in s.bufs:  # exception or stop between the sections: give the pre-staged buffers back
+                    dev.free(b, s.stream)
+                s.bufs.clear()
+                self.sections.pop(w, None)
         self.vram.mark(dev, w, p.id)  # the same point of every partition: the growth test's series
         return prep_f
 
@@ -313,6 +322,17 @@ class PartitionFlow:
 
     def prestage_wait_s(self) -> float:
         return self.config.prestage_wait_s
+
+    def room(self, s: Section, wait_s: float | None) -> Room:
+        """A partition's room for s's pre-stage outside compute, from the GPU's authority."""
+        return self.admissions[s.g].room(s.ticket, wait_s)
+
+    def claim(self, s: Section) -> None:
+        """s will allocate under compute (a fallback): pre-stages after it leave it room."""
+        self.admissions[s.g].claim(s.ticket)
+
+    def slot(self, s: Section) -> AbstractContextManager[None]:
+        return self.admissions[s.g].slot(s.ticket)
 
     def device_sync(self, s: Section) -> None:
         """The device-global calls of a pre-stage (cudaDeviceSynchronize + pool trim): every
@@ -332,6 +352,8 @@ class PartitionFlow:
     def _alloc_upload(self, s: Section, modelled_upload: float) -> list[Buffer]:
         dev, stream, syn = s.dev, s.stream, s.syn
         bufs: list[Buffer] = []
+        if s.ticket is not None:  # the room whole, ahead (a pre-stage's is earmarked already)
+            self.admissions[s.g].take(s.ticket, in_compute=COMPUTE in s.locks.held_by(s.w))
         try:
             for name, n in self.buffer_sizes.items():
                 bufs.append(dev.alloc(s.w, s.part.id, name, n, stream))
@@ -343,6 +365,8 @@ class PartitionFlow:
                 exc.explain(self._holders(s, exc.held_by))
             for b in bufs:
                 dev.free(b, stream)
+            if s.ticket is not None:
+                self.admissions[s.g].give_back(s.ticket)
             raise
 
     def _holders(self, s: Section, held_by: dict[str, int]) -> str:

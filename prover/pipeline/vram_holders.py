@@ -1,13 +1,10 @@
 """Whose VRAM a GPU section found no room in: the words an OOM is explained with.
 
-Under `single` or `narrow` a section holds every lock and counts on the budget being its
-own. During a live switch it is not always: a worker whose section began under the old
-discipline pre-staged outside those locks (two-lock: under `mem`, then queued for `compute`;
-reserved: under a budget slot, with no lock at all) and now waits for the `compute` lock this
-section holds. Waiting for that room under the locks would deadlock, so the allocation fails
-and the section lets go and retries: the OOM is the back-off, and it ends once the old
-discipline's sections have drained. The text names the holders so that an operator reads a
-switch's transient, not a leak (tests/pipeline/test_switch_oom.py).
+A switch no longer causes one (pipeline/admission.py keeps the old and new knobs' sections
+apart, and takes a partition's room whole). An OOM that still happens (injected, a leak, a
+budget below what is held, or a bug in that protocol) is retried by the flow, and its Note
+names the holders: their sections, the knobs those began under, the locks they hold, so an
+operator can tell a switch's section from a leak. The Oom event's `cause` says which it was.
 """
 from __future__ import annotations
 

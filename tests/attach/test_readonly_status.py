@@ -89,21 +89,36 @@ def c2tui(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
                           timeout=timeout)
 
 
-@pytest.mark.timeout(150)
+def _status_once_running(sock: Path, out: Path, rec: subprocess.Popen, seconds: float = 120) -> dict:
+    """`status --json` once the run is past start-up: both GPUs registered and every worker
+    started (read from the recording as it is written: a cold numba cache makes start-up take
+    20 s or more, so no fixed delay fits), and the server has folded them."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        assert rec.poll() is None, rec.stderr.read() if rec.stderr else "the run ended early"
+        text = out.read_text(errors="replace") if out.exists() else ""
+        if sock.exists() and text.count('"worker_started"') >= 4:
+            r = c2tui("status", str(sock), "--json")
+            assert r.returncode == 0, r.stderr
+            st = json.loads(r.stdout)
+            if [g["gpu"] for g in st["gpus"]] == [0, 1] and all(g["workers"] == 2 for g in st["gpus"]):
+                return st
+        time.sleep(0.1)
+    raise AssertionError("the run never got past start-up")
+
+
+@pytest.mark.timeout(240)
 def test_status_and_readonly_attach_on_a_live_sim_run(tmp_path):
+    """The run starts paused (so it is still running, however long start-up took, when the
+    commands below come) and one sector long: the operator resumes it at the end."""
     sock, out = tmp_path / "run.sock", tmp_path / "run.jsonl"
     rec = subprocess.Popen([sys.executable, "-m", "c2tui", "record", "-q", "--out", str(out), "--listen", str(sock),
                             "--backend", "sim", "--gpus", "2", "--workers-per-gpu", "2", "--constraints-log2", "8",
-                            "--time-scale", "0.1", "--duration", "10", "--host-ram-budget", "200GiB"],
+                            "--time-scale", "0.1", "--sectors", "1", "--switch", "0:pause",
+                            "--host-ram-budget", "200GiB"],
                            cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        end = time.monotonic() + 60
-        while not sock.exists() and time.monotonic() < end:
-            time.sleep(0.05)
-        time.sleep(1.5)  # partitions in flight
-        r = c2tui("status", str(sock), "--json")
-        assert r.returncode == 0, r.stderr
-        st = json.loads(r.stdout)
+        st = _status_once_running(sock, out, rec)
         assert st["backend"] == "sim" and st["simulated"] and st["uptime_s"] > 0 and not st["ended"]
         assert [g["gpu"] for g in st["gpus"]] == [0, 1]
         g = st["gpus"][0]
@@ -118,12 +133,15 @@ def test_status_and_readonly_attach_on_a_live_sim_run(tmp_path):
         assert ro.returncode == 2 and "read-only client: attach:watcher may watch" in ro.stderr, ro.stderr
         ok = c2tui("attach", str(sock), "--name", "ops", "--send", "cordon=gpu1")
         assert ok.returncode == 0, ok.stderr
+        go = c2tui("attach", str(sock), "--name", "ops", "--send", "resume")
+        assert go.returncode == 0, go.stderr
         assert rec.wait(timeout=90) == 0, rec.stderr.read()
     finally:
         if rec.poll() is None:
             rec.kill()
     events = read_recording(out).events
-    assert not [e for e in events if e.kind == "mode_change"]  # the watcher changed nothing
+    changes = [(e.knob, e.new, e.source) for e in events if e.kind == "mode_change"]
+    assert changes == [("paused", "True", "switch"), ("paused", "False", "attach:ops")]  # the watcher changed nothing
     assert [(e.action, e.target, e.source) for e in events if e.kind == "job_action"] == [("cordon", "gpu1", "attach:ops")]
     gone = c2tui("status", str(sock), "--json")
     assert gone.returncode == 2 and "cannot attach" in gone.stderr

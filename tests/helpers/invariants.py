@@ -26,6 +26,7 @@ class InvariantChecker:
         self.live: dict[tuple[Any, int], int] = defaultdict(int)
         self.max_live: dict[tuple[Any, int], int] = defaultdict(int)
         self.budget: dict[tuple[Any, int], int] = {}
+        self.max_budget: dict[tuple[Any, int], int] = defaultdict(int)  # the largest budget ever in force
         self.compute_max: dict[tuple[Any, int], int] = defaultdict(int)
         self.last_t_host: dict[Any, float] = defaultdict(float)
         self.lost_hosts: set[str] = set()
@@ -47,6 +48,10 @@ class InvariantChecker:
         g = (h, e.gpu) if hasattr(e, "gpu") else None
         if k == "gpu_info":
             self.budget[g] = e.budget_bytes
+            self.max_budget[g] = max(self.max_budget[g], e.budget_bytes)
+        elif k == "vram_sample":  # the budget in force (a live change is said before anyone allocates under it)
+            self.budget[g] = e.budget
+            self.max_budget[g] = max(self.max_budget[g], e.budget)
         elif k == "host_left" and e.lost:
             self._drop_host(h)
         elif k == "lock_requested":

@@ -57,9 +57,9 @@ def run_schedule(seed: int, *, gpus: int, workers: int, budget_parts: int, lock_
     assert finished, f"bounded run did not finish (deadlock?) seed={seed}"
     for ls in eng.locksets.values():
         assert ls.all_free()
-    for d in eng.devices.values():
+    for g, d in eng.devices.items():
         assert d.pool.used == 0
-        assert d.max_used <= d.budget
+        assert d.max_used <= chk.max_budget[(None, g)]  # and never above the budget in force (the checker)
     return chk
 
 

@@ -1,16 +1,13 @@
-"""An OOM right after a switch to `single` (the QA walk's "one OOM after a switch to single"),
-driven step by step on one GPU whose budget holds one partition, as the sim run showed it
-(`c2tui record --backend sim --lock-mode reserved --switch 5:single ...`, each switch one OOM):
+"""The switches that OOMed before the switch protocol (issue 33), each driven step by step on one
+GPU whose budget holds one partition, as the sim runs showed them, and two-lock's own OOM. Each test fails on the code
+before pipeline/admission.py (the OOM happens) and passes with it (the new knobs' first section
+waits until the old knobs' sections have left the GPU, and nobody runs out of room).
 
-  g0w9 (the test) holds compute and a partition's buffers: the old compute holder;
-  g0w0 enters its GPU section under `reserved`: a slot, then it waits for room;
-  the switch to single; g0w1 takes mem and queues for compute (first in line);
-  g0w9 frees its buffers: g0w0 pre-stages them (no lock) and queues for compute behind g0w1;
-  g0w9 lets compute go: g0w1 holds both locks and finds the budget taken by g0w0.
-
-g0w1 cannot wait for that room under its locks (g0w0 frees it only after compute, which g0w1
-holds), so its allocation fails and it lets go and retries: correct, and the Note says whose
-memory it was. Nothing fails, no lock order breaks, live bytes stay under the budget."""
+The shape is the same each time: g0w9 (the test) holds compute and a partition's buffers (the
+old compute holder); an old-knobs section is mid-way (waiting for room, or fallen back and
+queued for compute); the switch; a new-knobs section starts; g0w9 frees its buffers, then lets
+compute go. Before, the new section took the freed room and the old one's allocation failed
+(or the other way round); now the new one waits at the admission gate."""
 from __future__ import annotations
 
 import threading
@@ -35,71 +32,166 @@ class Recorder:
         self.events: list = []
         self._lock, self._t0 = threading.Lock(), time.monotonic()
 
-    def __call__(self, cls, **kw) -> None:
+    def __call__(self, cls, **kw):
+        e = cls(t=time.monotonic() - self._t0, **kw)
         with self._lock:
-            self.events.append(cls(t=time.monotonic() - self._t0, **kw))
+            self.events.append(e)
+        return e
 
     def until(self, what, timeout: float = 10.0) -> None:
         end = time.monotonic() + timeout
-        while not any(what(e) for e in list(self.events)):
+        while not what():
             assert time.monotonic() < end, "never happened"
             time.sleep(0.002)
 
-
-def _flow(rec: Recorder, stop: threading.Event):
-    cfg = load_config(None, backend="sim", profile="tiny", time_scale=0.1, lock_mode="reserved", mem_sync="stream")
-    prof = get_profile("tiny")
-    dev = SimDevice(0, prof, prof.partition_bytes(cfg.modelled), rec, stop, cfg.time_scale)  # one partition fits
-    P = NullPhases()
-    circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
-    pv = Prover(P, circuit, *P.load_or_setup(circuit, cfg.seed), reference_fns(P, "sim"))
-    ctl = Controller(Knobs.from_config(cfg), rec)
-    flow = PartitionFlow(cfg, prof.times(cfg.modelled), prof.buffer_bytes(cfg.modelled), rec, time.monotonic, stop,
-                         ctl, Faults(cfg.faults, cfg.seed, time.monotonic, stop), {0: dev}, {0: LockSet(0, rec, stop)},
-                         pv, ThreadPoolExecutor(4))
-    return flow, ctl, dev
+    def seen(self, kind: str, **match) -> bool:
+        return any(e.kind == kind and all(getattr(e, k) == v for k, v in match.items()) for e in list(self.events))
 
 
-def _is(kind: str, **match):
-    return lambda e: e.kind == kind and all(getattr(e, k) == v for k, v in match.items())
+class Scene:
+    """One GPU (budget: one partition), a flow, and g0w9 holding compute and the whole budget."""
+
+    def __init__(self, lock_mode: str, mem_sync: str) -> None:
+        self.rec, self.stop = Recorder(), threading.Event()
+        cfg = load_config(None, backend="sim", profile="tiny", time_scale=0.1, lock_mode=lock_mode, mem_sync=mem_sync,
+                          prestage_wait_s=1000.0)
+        prof = get_profile("tiny")
+        self.dev = SimDevice(0, prof, prof.partition_bytes(cfg.modelled), self.rec, self.stop, cfg.time_scale)
+        P = NullPhases()
+        circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
+        pv = Prover(P, circuit, *P.load_or_setup(circuit, cfg.seed), reference_fns(P, "sim"))
+        self.ctl = Controller(Knobs.from_config(cfg), self.rec)
+        self.flow = PartitionFlow(cfg, prof.times(cfg.modelled), prof.buffer_bytes(cfg.modelled), self.rec,
+                                  time.monotonic, self.stop, self.ctl,
+                                  Faults(cfg.faults, cfg.seed, time.monotonic, self.stop), {0: self.dev},
+                                  {0: LockSet(0, self.rec, self.stop)}, pv, ThreadPoolExecutor(4))
+        self.results: dict = {}
+        self._old = self.flow.locksets[0].hold("compute", "g0w9", "s9p0")
+        self._old.__enter__()
+        self._bufs = [self.dev.alloc("g0w9", "s9p0", n, b, self.dev.stream("g0w9"))
+                      for n, b in self.flow.buffer_sizes.items()]
+        self.threads: list[threading.Thread] = []
+
+    def run(self, w: str, part: str) -> None:
+        p = Partition(part, 0, int(part[-1]), int(part[-1]), 0.0)
+        t = threading.Thread(target=lambda: self.results.setdefault(w, self.flow.run(w, 0, p)))
+        t.start()
+        self.threads.append(t)
+
+    def held_back(self, w: str) -> bool:
+        """w waits at the admission gate (the protocol), or (before it) took the freed room."""
+        adm = getattr(self.flow, "admissions", {}).get(0)
+        return (adm is not None and adm.waiting() > 0) or self.rec.seen("alloc", owner=w)
+
+    def free_old(self) -> None:
+        for b in self._bufs:
+            self.dev.free(b, self.dev.stream("g0w9"))
+
+    def release_old(self) -> None:
+        self._old.__exit__(None, None, None)
+
+    def finish(self) -> list:
+        for t in self.threads:
+            t.join(20)
+        self.stop.set()
+        return self.rec.events
+
+
+def _no_oom_and_both_done(scene: Scene, events: list, first: str, second: str) -> None:
+    ooms = [(e.worker, e.part, getattr(e, "cause", None)) for e in events if e.kind == "oom"]
+    assert ooms == [], ooms
+    assert {w: r.outcome.value for w, r in scene.results.items()} == {"g0w0": "done", "g0w1": "done"}
+    assert sorted(e.part for e in events if e.kind == "partition_done" and e.ok) == ["s0p0", "s0p1"]
+    assert scene.dev.max_used <= scene.dev.budget
+    # the new knobs' section touched the GPU only once the old one had left it
+    left = max(e.t for e in events if e.kind == "lock_released" and e.worker == first)
+    began = min(e.t for e in events if (e.kind == "lock_requested" and e.worker == second)
+                or (e.kind == "alloc" and e.owner == second))
+    assert began >= left
+    [settled] = [e for e in events if e.kind == "switch_settled"]
+    assert settled.drained == 1 and settled.waited > 0
 
 
 @pytest.mark.timeout(30)
-def test_an_oom_after_a_switch_to_single_names_the_old_disciplines_pre_stage():
-    rec, stop = Recorder(), threading.Event()
-    flow, ctl, dev = _flow(rec, stop)
-    locks, results = flow.locksets[0], {}
-    old = locks.hold("compute", "g0w9", "s9p0")
-    old.__enter__()
-    bufs = [dev.alloc("g0w9", "s9p0", n, b, dev.stream("g0w9")) for n, b in flow.buffer_sizes.items()]
+def test_reserved_to_single_waits_for_the_reserved_section_instead_of_an_oom():
+    """Before: g0w1 (single) held mem and compute and found the budget taken by g0w0's reserved
+    pre-stage (no lock): `OomError ... 96 MiB held by g0w0 s0p0 (a reserved section begun before
+    the switch to single, holding no lock)`."""
+    sc = Scene("reserved", "stream")
+    sc.run("g0w0", "s0p0")
+    sc.rec.until(lambda: sc.rec.seen("phase_start", worker="g0w0", phase="prestage"))  # a slot, waiting for room
+    sc.ctl.set("lock_mode", "single", source="switch")
+    sc.run("g0w1", "s0p1")
+    sc.rec.until(lambda: sc.rec.seen("lock_requested", worker="g0w1", lock="compute") or sc.held_back("g0w1"))
+    sc.free_old()
+    sc.rec.until(lambda: sc.rec.seen("lock_requested", worker="g0w0", lock="compute"))  # g0w0 pre-staged
+    sc.release_old()
+    events = sc.finish()
+    _no_oom_and_both_done(sc, events, "g0w0", "g0w1")
+    assert [e.regime for e in events if e.kind == "switch_settled"] == [{"lock_mode": "single"}]
 
-    def run(w: str, part: str) -> threading.Thread:
-        p = Partition(part, 0, int(part[-1]), int(part[-1]), 0.0)
-        t = threading.Thread(target=lambda: results.setdefault(w, flow.run(w, 0, p)))
-        t.start()
-        return t
 
-    a = run("g0w0", "s0p0")
-    rec.until(_is("phase_start", worker="g0w0", phase="prestage"))  # a slot, waiting for room
-    ctl.set("lock_mode", "single", source="switch")
-    b = run("g0w1", "s0p1")
-    rec.until(_is("lock_requested", worker="g0w1", lock="compute"))  # mem held, first in line for compute
-    for buf in bufs:
-        dev.free(buf, dev.stream("g0w9"))
-    rec.until(_is("lock_requested", worker="g0w0", lock="compute"))  # pre-staged with no lock, behind g0w1
-    old.__exit__(None, None, None)
-    a.join(20)
-    b.join(20)
-    stop.set()
+@pytest.mark.timeout(30)
+def test_two_lock_to_reserved_leaves_the_fallback_its_room():
+    """Before: g0w0 (two-lock + device) fell back and queued for compute; after the switch g0w1
+    (reserved) pre-staged into the room g0w9 freed, and g0w0's fallback allocation under compute
+    failed: `... 96 MiB held by g0w1 s0p1 (a reserved section begun after the switch from
+    two-lock, holding no lock)`."""
+    sc = Scene("two-lock", "device")
+    sc.run("g0w0", "s0p0")
+    sc.rec.until(lambda: sc.rec.seen("lock_requested", worker="g0w0", lock="compute"))  # fell back, queued
+    assert sc.rec.seen("fallback", worker="g0w0")
+    sc.ctl.set("lock_mode", "reserved", source="switch")
+    sc.run("g0w1", "s0p1")
+    sc.rec.until(lambda: sc.held_back("g0w1") or sc.rec.seen("phase_start", worker="g0w1", phase="prestage"))
+    sc.free_old()
+    sc.rec.until(lambda: sc.held_back("g0w1"))  # before: it pre-staged into the freed room
+    sc.release_old()
+    events = sc.finish()
+    _no_oom_and_both_done(sc, events, "g0w0", "g0w1")
+    assert [e.regime for e in events if e.kind == "switch_settled"] == [{"lock_mode": "reserved"}]
 
-    assert {w: r.outcome.value for w, r in results.items()} == {"g0w0": "done", "g0w1": "done"}
-    assert [e.part for e in rec.events if e.kind == "partition_done" and e.ok] == ["s0p0", "s0p1"]
-    assert [(e.worker, e.part) for e in rec.events if e.kind == "oom"] == [("g0w1", "s0p1")]
-    [note] = [e.text for e in rec.events if e.kind == "note" and "retried" in e.text]
-    assert note.startswith("s0p1 on gpu0: out of VRAM budget")
-    assert ("96 MiB held by g0w0 s0p0 (a reserved section begun before the switch to single, holding no lock): "
-            "freed only after compute, which this section holds, so it lets go; GPU section retried") in note
-    assert dev.max_used <= dev.budget
+
+@pytest.mark.timeout(30)
+def test_device_to_stream_leaves_the_fallback_its_room():
+    """Before: g0w0 (two-lock + device) fell back and queued for compute; after mem_sync=stream
+    g0w1's pre-stage waited for room under mem, took the room g0w9 freed, and g0w0's fallback
+    allocation failed (`... held by g0w1 s0p1 (a two-lock section, holding mem)`)."""
+    sc = Scene("two-lock", "device")
+    sc.run("g0w0", "s0p0")
+    sc.rec.until(lambda: sc.rec.seen("lock_requested", worker="g0w0", lock="compute"))
+    sc.ctl.set("mem_sync", "stream", source="switch")
+    sc.run("g0w1", "s0p1")
+    sc.rec.until(lambda: sc.held_back("g0w1") or sc.rec.seen("phase_start", worker="g0w1", phase="prestage"))
+    sc.free_old()
+    sc.rec.until(lambda: sc.held_back("g0w1"))
+    sc.release_old()
+    events = sc.finish()
+    _no_oom_and_both_done(sc, events, "g0w0", "g0w1")
+    [settled] = [e.regime for e in events if e.kind == "switch_settled"]
+    assert settled == {"lock_mode": "two-lock", "mem_sync": "stream", "prestage": "True"}
+    assert not [e for e in events if e.kind == "device_sync_start" and e.worker == "g0w1"]  # stream: none
+
+
+@pytest.mark.timeout(30)
+def test_two_lock_alone_leaves_a_fallback_its_room():
+    """No switch at all: two-lock + device on a budget of one partition. g0w0 falls back (g0w9
+    holds the room) and queues for compute; g0w9 frees its buffers; g0w1's pre-stage, after its
+    device sync, finds the room free. Before, it took it and g0w0's fallback allocation under
+    compute failed (natively: 2 OOMs at 2^22 and 4 at 2^24 on the tight budget, RESULTS.md);
+    now g0w0's claim leaves it that room, and g0w1 falls back too."""
+    sc = Scene("two-lock", "device")
+    sc.run("g0w0", "s0p0")
+    sc.rec.until(lambda: sc.rec.seen("lock_requested", worker="g0w0", lock="compute"))  # fell back, queued
+    sc.free_old()
+    sc.run("g0w1", "s0p1")
+    sc.rec.until(lambda: sc.rec.seen("lock_requested", worker="g0w1", lock="compute"))  # pre-staged, or fell back
+    sc.release_old()
+    events = sc.finish()
+    assert [(e.worker, e.part) for e in events if e.kind == "oom"] == []
+    assert sorted(e.worker for e in events if e.kind == "fallback") == ["g0w0", "g0w1"]
+    assert {w: r.outcome.value for w, r in sc.results.items()} == {"g0w0": "done", "g0w1": "done"}
+    assert not [e for e in events if e.kind == "switch_settled"]
 
 
 def test_the_oom_note_names_the_switch_the_way_it_went():

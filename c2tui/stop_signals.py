@@ -1,0 +1,66 @@
+"""SIGTERM and SIGHUP end `run` and `record` as Ctrl-C does (docs/exit-codes.md): the engine
+stops cleanly (locks released, RunEnded recorded, the file closed), the summary is printed and
+the command exits 3. SIGHUP is the terminal closing (or `kill -HUP`): the summary may have
+nowhere to go then, and that must not cost the exit status or print a traceback."""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TypeVar
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+T = TypeVar("T")
+
+
+@contextmanager
+def interrupting() -> Iterator[None]:
+    """While inside, SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread (as Ctrl-C).
+    Elsewhere than the main thread (a test's runner) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_signal(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt()
+
+    old = {s: signal.signal(s, on_signal) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def on_loop(callback: Callable[[], Any]) -> None:
+    """SIGTERM and SIGHUP call `callback` on the running asyncio loop (the dashboard's quit now)."""
+    loop = asyncio.get_running_loop()
+    for s in STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(s, callback)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            return
+
+
+def drop_output() -> None:
+    """The terminal is gone: stdout and stderr go to /dev/null from here on (no EIO at exit)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+    os.close(devnull)
+
+
+def printed(fn: Callable[[], T], fallback: Callable[[], T]) -> T:
+    """fn() (which prints); if the terminal is gone (OSError on a write), drop the output and
+    return fallback() (the same answer, unprinted)."""
+    try:
+        return fn()
+    except OSError:
+        drop_output()
+        return fallback()
