@@ -113,8 +113,8 @@ _RULES: tuple[Rule, ...] = (
     # by cause (docs/disciplines.md, "An OOM that still happens"); injected OOMs (fault injection) never fire
     Rule("C2tuiOomFromSwitch", "amber", (Cond("ooms_switch", ">", 0),),
          summary="OOM after a live switch on gpu {{ $labels.gpu }} ({{ $labels.instance }})",
-         description="Sections of two knobs' regimes shared the GPU's budget, which the switch protocol rules out "
-                     "(docs/disciplines.md, \"Switching\"): a bug to report. The Note in the event log names the holders."),
+         description="The room was held by a section begun under other knobs; the partition was retried. "
+                     "The Note in the event log names the holders."),
     Rule("C2tuiOomBudget", "amber", (Cond("ooms_budget", ">", 0),),
          summary="OOM on gpu {{ $labels.gpu }}: the VRAM budget is below what was held ({{ $labels.instance }})",
          description="Check vram_budget (a cut applies once the sections admitted under the old budget have left)."),

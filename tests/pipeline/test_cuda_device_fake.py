@@ -152,7 +152,7 @@ def test_cuda_device_budget_and_calls(fake_cupy):
     import threading
 
     from prover import events as ev
-    from prover.device.base import OomError
+    from prover.device.base import OOM_CAUSES, OomError
     from prover.device.cuda import CudaDevice, available
     from prover.device.profiles import get_profile
 
@@ -174,7 +174,8 @@ def test_cuda_device_budget_and_calls(fake_cupy):
     assert pool.live == 24 << 30  # refused before any real allocation
     # the catcher emits the Oom, saying what came of it (issue 36: retried vs failed)
     assert refused.value.event("retried") == {"gpu": 0, "part": "s0p2", "worker": "g0w2", "requested": 1 << 30,
-                                              "free": 0, "outcome": "retried"}
+                                              "free": 0, "outcome": "retried", "cause": refused.value.cause}
+    assert refused.value.cause in OOM_CAUSES  # and why (issue 33: switch, budget, leak, ...)
     import numpy as np
 
     k = d.upload(s, bufs, [np.zeros(16, np.uint64)] * 3, 0.018)
