@@ -19,11 +19,11 @@ _EXPORTS = {
     "load_config": "prover.config", "KNOBS": "prover.knobs", "Knob": "prover.knobs",
     "parse_switch": "prover.knobs", "KernelSettings": "prover.settings",
     # events, recordings, state
-    "Phase": "prover.events", "Event": "prover.events", "DashboardState": "prover.state", "fold": "prover.state",
+    "Phase": "prover.events", "Event": "prover.events", "DashboardState": "prover.fold.model",
     "RecordingWriter": "prover.record", "read_recording": "prover.record", "RecordingError": "prover.record",
-    "Summary": "prover.summary", "summarize": "prover.summary", "on_off": "prover.state",
-    "GpuState": "prover.state", "LockState": "prover.state", "PartitionState": "prover.state",
-    "PhaseStats": "prover.state", "Segment": "prover.state", "RecordingHeader": "prover.record",
+    "Summary": "prover.fold.summary", "summarize": "prover.fold.summary", "on_off": "prover.fold.segments",
+    "GpuState": "prover.fold.parts", "LockState": "prover.fold.parts", "PartitionState": "prover.fold.parts",
+    "PhaseStats": "prover.fold.parts", "Segment": "prover.fold.parts", "RecordingHeader": "prover.record",
     "parse_bytes": "prover.config", "PROFILES": "prover.device.profiles", "SCENARIOS": "prover.device.budget",
     # operators' surfaces
     "AttachClient": "prover.attach.client", "RemoteController": "prover.attach.client",
@@ -33,22 +33,21 @@ _EXPORTS = {
     "MetricsExporter": "prover.observe.metrics", "FleetEngine": "prover.fleet.driver",
     "ClusterError": "prover.fleet.cluster", "parse_cluster": "prover.fleet.cluster",
     # comparing runs, segments, times (c2tui compare, replay, screenshot)
-    "ANCHORS": "prover.align", "resolve_at": "prover.align", "parse_at": "prover.align",
-    "RATE_WINDOW_S": "prover.state_rates", "Comparison": "prover.compare", "ComparedRun": "prover.compare",
-    "SegmentSummary": "prover.state_segments", "copy_segments": "prover.state_segments",
-    "segment_rows": "prover.state_segments",
+    "ANCHORS": "prover.fold.align", "resolve_at": "prover.fold.align", "parse_at": "prover.fold.align",
+    "RATE_WINDOW_S": "prover.fold.rates", "Comparison": "prover.fold.compare", "ComparedRun": "prover.fold.compare",
+    "SegmentSummary": "prover.fold.segments", "segment_rows": "prover.fold.segments",
     # lock disciplines (the registry: prover/disciplines)
     "COMPUTE": "prover.disciplines", "lock_order": "prover.disciplines",
     # operators' resources and actions (host RAM, start-up, classes, jobs, status)
-    "budget_of": "prover.state_host_ram", "is_key": "prover.state_host_ram", "starting": "prover.state_startup",
-    "CANCELLED": "prover.state_jobs",
-    "parse_target": "prover.pipeline.jobs", "proof_class": "prover.classes", "status_of": "prover.status",
+    "budget_of": "prover.fold.host_ram", "is_key": "prover.fold.host_ram", "starting": "prover.fold.model",
+    "CANCELLED": "prover.fold.jobs",
+    "parse_target": "prover.pipeline.jobs", "proof_class": "prover.classes", "status_of": "prover.fold.status",
     # proving one circuit outside the engine (c2tui prove / verify)
     "default_cache_dir": "prover.groth16.setup",
 }
 # whole modules of the surface: the event classes, the Groth16 phases, the proof files
 _MODULES = {"events": "prover.events", "disciplines": "prover.disciplines", "groth16_phases": "prover.groth16.phases", "proof_files": "prover.groth16.export"}
-_RENAMED = {"compare_runs": ("prover.compare", "compare"), "JOB_ACTIONS": ("prover.pipeline.jobs", "ACTIONS")}
+_RENAMED = {"compare_runs": ("prover.fold.compare", "compare"), "fold_events": ("prover.fold.apply", "fold"), "JOB_ACTIONS": ("prover.pipeline.jobs", "ACTIONS")}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES) + sorted(_RENAMED)
 
 

@@ -100,7 +100,7 @@ def _print_summary(source: Any, writer: Any, how: str) -> Any:
 
     if writer is not None:
         from prover import read_recording
-        from prover import fold
+        from prover import fold_events as fold
 
         rec = read_recording(writer.path)
         sm = summarize(fold(rec.events))

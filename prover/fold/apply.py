@@ -1,134 +1,30 @@
-"""The one fold of events into dashboard state.
+"""The fold's apply side: the core's handlers (the run, its GPUs and partitions, locks, memory,
+proofs, the counts and the log: the model's own fields), and `fold(events)`.
 
-`DashboardState.apply(event)` is the fold step; `fold(events)` folds a whole stream. The live
-TUI, replay, `summary` and the tests all go through it, so what the screen shows and what the
-summary counts can never disagree. Plain dataclasses (cheap to update at 100k events/s);
-`snapshot()` gives the UI thread a deep copy it can read without locks."""
+The core is one concept among the registered ones (prover/fold/concept.py, its name CORE):
+its handlers take the state itself as their own sub-state. Every other concept's handlers sit
+in its own module; `DashboardState.apply` runs them all, in registration order
+(prover/fold/__init__.py). The live TUI, replay, `summary` and the tests all fold through
+here, so what the screen shows and what the summary counts can never disagree."""
 from __future__ import annotations
 
-import copy
-from collections import deque
-from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from prover import events as ev
-from prover.events import Phase
-from prover.knobs import KNOBS
 from prover.disciplines import COMPUTE
-from prover.state_history import HISTORY_HANDLERS, History, advance
-from prover.state_host_ram import HANDLERS as HOST_RAM_HANDLERS
-from prover.state_host_ram import HostRamState
-from prover.state_jobs import HANDLERS as JOB_HANDLERS
-from prover.state_keys import HANDLERS as KEY_HANDLERS
-from prover.state_keys import KeysState, sector_sizes
-from prover.state_jobs import JobsState
-from prover.state_queues import HANDLERS as QUEUE_HANDLERS
-from prover.state_queues import QueueState
-from prover.state_startup import HANDLERS as STARTUP_HANDLERS
-from prover.state_startup import StartupState
-from prover.state_hosts import HostState, host_joined, host_left
-from prover.state_parts import GpuState, LockState, PartitionState, PhaseStats, Segment  # noqa: F401 (re-exported)
-from prover.state_parts import _close_lane, lane  # noqa: F401 (lane: re-exported; beside the parts it updates)
-from prover.state_rates import RATE_WINDOW_S, OkTimes, Rates, rates
-from prover.state_segments import SEGMENT_HANDLERS, RunSegment, on_off  # noqa: F401 (on_off: re-exported)
-from prover.state_sync import device_sync_end, device_sync_start
+from prover.events import Phase
+from prover.fold.concept import CORE, Concept
+from prover.fold.model import RECENT_PARTITIONS, DashboardState
+from prover.fold.parts import PartitionState, PhaseStats, close_lane, lane
+from prover.fold.segments import on_off
+from prover.knobs import KNOBS
 
-LOG_LINES, RECENT_PARTITIONS = 200, 64
 STOPPED = "stopped"  # a PhaseEnd's error when the run was stopped under it (prover/pipeline/partition.py)
 
 
-@dataclass
-class DashboardState:
-    t: float = 0.0
-    started: bool = False
-    ended: bool = False
-    end_reason: str | None = None
-    backend: str = "?"
-    simulated: bool = True
-    profile: str = "?"
-    proved_log2: int = 0
-    modelled_log2: int = 0
-    schema_version: int = 0  # the recording's (RunStarted); device syncs are recorded from 3 on
-    config: dict = field(default_factory=dict)
-    knobs: dict[str, str] = field(default_factory=dict)  # lock_mode, mem_sync, workers_per_gpu, ...
-    gpus: dict[int, GpuState] = field(default_factory=dict)
-    hosts: dict[str, HostState] = field(default_factory=dict)  # empty on one host
-    host_ram: HostRamState = field(default_factory=HostRamState)
-    keys: KeysState = field(default_factory=KeysState)  # keys by size: cold, loading, hot
-    startup: StartupState = field(default_factory=StartupState)
-    queues: QueueState = field(default_factory=QueueState)  # by proof class
-    jobs: JobsState = field(default_factory=JobsState)  # cancelled partitions, cordoned GPUs
-    trim_at: int = 0  # partitions table size at which it is trimmed next
-    partitions: dict[str, PartitionState] = field(default_factory=dict)
-    phase_stats: dict[str, PhaseStats] = field(default_factory=dict)
-    proofs_ok: int = 0
-    proofs_failed: int = 0
-    proofs_unchecked: int = 0
-    partitions_ok: int = 0  # finished with a verified proof
-    partitions_unchecked: int = 0  # finished, but the proof was never verified: not counted as ok
-    partitions_failed: int = 0
-    fallbacks: int = 0
-    ooms: int = 0
-    stalls: int = 0
-    mode_changes: int = 0
-    events: int = 0
-    first_ok_t: float | None = None  # first and last verified partition: the steady-state window
-    last_ok_t: float | None = None
-    partitions_abandoned: int = 0  # stopped mid-way (quit now, ctrl+c): neither done nor failed
-    rate_window_s: float = RATE_WINDOW_S  # the window of the windowed rate (named on screen)
-    ok_times: OkTimes = field(default_factory=OkTimes)  # when verified partitions finished (recent)
-    segments: list[RunSegment] = field(default_factory=lambda: [RunSegment(index=0, t0=0.0, knobs={})])
-    history: History = field(default_factory=History)
-    # (t, level, text, the event that made the note: the dashboard's detail view shows its fields)
-    log: deque[tuple[float, str, str, ev.Event | None]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+# --- handlers, one per event type (state, event, world: the state again) ---------------------
 
-    # --- the fold -------------------------------------------------------------------------
-    def apply(self, e: ev.Event) -> None:
-        self.events += 1
-        if e.t > self.t:
-            self.t = e.t
-        h = self.history
-        if e.t > h.bucket_t0 + h.step_s:
-            advance(self, e.t)  # history buckets that end before this event
-        for handler in _DISPATCH.get(type(e), ()):
-            handler(self, e)
-
-    def snapshot(self) -> "DashboardState":
-        return copy.deepcopy(self)
-
-    # --- derived figures ------------------------------------------------------------------
-    @property
-    def partitions_done(self) -> int:
-        return self.partitions_ok + self.partitions_unchecked + self.partitions_failed
-
-    def throughput_per_min(self) -> float:
-        """Verified partitions per minute of run time, the mean since start (unchecked and
-        failed ones do not count). What a switch did: `rates()`."""
-        return 60.0 * self.partitions_ok / self.t if self.t > 0 else 0.0
-
-    def rates(self, gpu: int | None = None) -> Rates:
-        """Windowed, since the last change and mean since start (prover.state_rates)."""
-        return rates(self, gpu)
-
-    def gpu(self, i: int) -> GpuState:
-        if i not in self.gpus:
-            self.gpus[i] = GpuState(gpu=i)
-        return self.gpus[i]
-
-    def note(self, level: str, text: str, event: ev.Event | None = None) -> None:
-        self.log.append((self.t, level, text, event))
-
-    def recent_partitions(self, limit: int = RECENT_PARTITIONS) -> list[PartitionState]:
-        """In-flight partitions first, then the most recently finished."""
-        live = [p for p in self.partitions.values() if p.done_t is None]
-        done = sorted((p for p in self.partitions.values() if p.done_t is not None),
-                      key=lambda p: p.done_t or 0.0, reverse=True)
-        return (live + done)[:limit]
-
-
-# --- handlers, one per event type ----------------------------------------------------------
-
-def _run_started(s: DashboardState, e: ev.RunStarted) -> None:
+def _run_started(s: DashboardState, e: ev.RunStarted, _: Any) -> None:
     s.started = True
     s.backend, s.simulated, s.profile = e.backend, e.simulated, e.profile
     s.proved_log2, s.modelled_log2 = e.proved_log2, e.modelled_log2
@@ -141,26 +37,26 @@ def _run_started(s: DashboardState, e: ev.RunStarted) -> None:
         s.gpu(i)
 
 
-def _gpu_info(s: DashboardState, e: ev.GpuInfo) -> None:
+def _gpu_info(s: DashboardState, e: ev.GpuInfo, _: Any) -> None:
     g = s.gpu(e.gpu)
     g.name, g.total, g.budget, g.simulated, g.nvml = e.name, e.total_bytes, e.budget_bytes, e.simulated, e.nvml
     g.host = e.host
 
 
-def _worker_started(s: DashboardState, e: ev.WorkerStarted) -> None:
+def _worker_started(s: DashboardState, e: ev.WorkerStarted, _: Any) -> None:
     g = s.gpu(e.gpu)
     if e.worker not in g.workers:
         g.workers.append(e.worker)
 
 
-def _worker_stopped(s: DashboardState, e: ev.WorkerStopped) -> None:
+def _worker_stopped(s: DashboardState, e: ev.WorkerStopped, _: Any) -> None:
     g = s.gpu(e.gpu)
     if e.worker in g.workers:
         g.workers.remove(e.worker)
-    _close_lane(g, e.worker, e.t)
+    close_lane(g, e.worker, e.t)
 
 
-def _partition_queued(s: DashboardState, e: ev.PartitionQueued) -> None:
+def _partition_queued(s: DashboardState, e: ev.PartitionQueued, _: Any) -> None:
     s.partitions[e.part] = PartitionState(part=e.part, sector=e.sector, index=e.index, queued_t=e.t)
     _trim_partitions(s)
 
@@ -182,7 +78,7 @@ def _part(s: DashboardState, part: str) -> PartitionState:
     return p
 
 
-def _phase_start(s: DashboardState, e: ev.PhaseStart) -> None:
+def _phase_start(s: DashboardState, e: ev.PhaseStart, _: Any) -> None:
     p = _part(s, e.part)
     p.phases[e.phase.value] = [e.t, None]
     p.current = e.phase.value
@@ -193,11 +89,11 @@ def _phase_start(s: DashboardState, e: ev.PhaseStart) -> None:
         lane(s.gpu(e.gpu), e.worker, e.phase.value, e.t)
 
 
-def _phase_progress(s: DashboardState, e: ev.PhaseProgress) -> None:
+def _phase_progress(s: DashboardState, e: ev.PhaseProgress, _: Any) -> None:
     _part(s, e.part).progress[e.phase.value] = e.frac
 
 
-def _phase_end(s: DashboardState, e: ev.PhaseEnd) -> None:
+def _phase_end(s: DashboardState, e: ev.PhaseEnd, _: Any) -> None:
     p = _part(s, e.part)
     span = p.phases.setdefault(e.phase.value, [e.t - e.duration, None])
     span[1] = e.t
@@ -220,16 +116,16 @@ def _phase_end(s: DashboardState, e: ev.PhaseEnd) -> None:
         g = s.gpu(e.gpu)
         if e.phase in (Phase.ntt_h, Phase.msm):
             g.kernel_busy += e.duration
-        _close_lane(g, e.worker, e.t)
+        close_lane(g, e.worker, e.t)
 
 
-def _lock_requested(s: DashboardState, e: ev.LockRequested) -> None:
+def _lock_requested(s: DashboardState, e: ev.LockRequested, _: Any) -> None:
     g = s.gpu(e.gpu)
     g.lock(e.lock).waiters[e.worker] = (e.part, e.t)
     lane(g, e.worker, f"wait:{e.lock}", e.t)
 
 
-def _lock_acquired(s: DashboardState, e: ev.LockAcquired) -> None:
+def _lock_acquired(s: DashboardState, e: ev.LockAcquired, _: Any) -> None:
     g = s.gpu(e.gpu)
     lk = g.lock(e.lock)
     lk.waiters.pop(e.worker, None)
@@ -239,10 +135,10 @@ def _lock_acquired(s: DashboardState, e: ev.LockAcquired) -> None:
     lk.wait_total += e.wait
     lk.acquisitions += 1
     lk.max_wait = max(lk.max_wait, e.wait)
-    _close_lane(g, e.worker, e.t)
+    close_lane(g, e.worker, e.t)
 
 
-def _lock_released(s: DashboardState, e: ev.LockReleased) -> None:
+def _lock_released(s: DashboardState, e: ev.LockReleased, _: Any) -> None:
     g = s.gpu(e.gpu)
     lk = g.lock(e.lock)
     lk.hold_total += e.hold
@@ -252,7 +148,7 @@ def _lock_released(s: DashboardState, e: ev.LockReleased) -> None:
         lk.holder, lk.holder_part = None, None
 
 
-def _alloc(s: DashboardState, e: ev.Alloc) -> None:
+def _alloc(s: DashboardState, e: ev.Alloc, _: Any) -> None:
     g = s.gpu(e.gpu)
     bufs = g.live.setdefault(e.owner, {})
     bufs[e.name] = bufs.get(e.name, 0) + e.bytes
@@ -262,7 +158,7 @@ def _alloc(s: DashboardState, e: ev.Alloc) -> None:
             p.prestaged = p.current == Phase.prestage.value
 
 
-def _free(s: DashboardState, e: ev.Free) -> None:
+def _free(s: DashboardState, e: ev.Free, _: Any) -> None:
     bufs = s.gpu(e.gpu).live.get(e.owner)
     if not bufs:
         return
@@ -275,7 +171,7 @@ def _free(s: DashboardState, e: ev.Free) -> None:
         del s.gpu(e.gpu).live[e.owner]
 
 
-def _vram_sample(s: DashboardState, e: ev.VramSample) -> None:
+def _vram_sample(s: DashboardState, e: ev.VramSample, _: Any) -> None:
     g = s.gpu(e.gpu)
     g.budget, g.pool_reserved, g.pool_used = e.budget, e.pool_reserved, e.pool_used
     g.device_used = e.device_used
@@ -288,7 +184,7 @@ def _vram_sample(s: DashboardState, e: ev.VramSample) -> None:
         g.util_n += 1
 
 
-def _fallback(s: DashboardState, e: ev.Fallback) -> None:
+def _fallback(s: DashboardState, e: ev.Fallback, _: Any) -> None:
     s.fallbacks += 1
     s.gpu(e.gpu).fallbacks += 1
     p = _part(s, e.part)
@@ -296,28 +192,27 @@ def _fallback(s: DashboardState, e: ev.Fallback) -> None:
     s.note("warn", f"gpu{e.gpu} {e.part} fallback: {e.reason}", e)
 
 
-def _oom(s: DashboardState, e: ev.Oom) -> None:
+def _oom(s: DashboardState, e: ev.Oom, _: Any) -> None:
     s.ooms += 1
     s.gpu(e.gpu).ooms += 1
     s.note("warn", f"gpu{e.gpu} OOM {e.worker} {e.part or ''}: wanted {e.requested >> 20} MiB, {e.free >> 20} MiB free", e)
 
 
-def _mode_change(s: DashboardState, e: ev.ModeChange) -> None:
+def _mode_change(s: DashboardState, e: ev.ModeChange, _: Any) -> None:
     s.mode_changes += 1
     if e.gpu is None:  # a one-GPU setting is in the log, not the fleet's knobs
         s.knobs[e.knob] = e.new
     s.note("info", f"{'' if e.gpu is None else f'gpu{e.gpu} '}{e.knob}: {on_off(e.old)} -> {on_off(e.new)} ({e.source})", e)
 
 
-def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted) -> None:
+def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted, _: Any) -> None:
     cls = "" if e.proof_class == "c2" else f"{e.proof_class} "
     size = "" if e.log2 is None else f", 2^{e.log2}"
     s.note("info", f"{cls}sector {e.sector} submitted ({e.partitions} partitions{size}"
                    f"{f', {e.source}' if e.source else ''})", e)
-    sector_sizes(s, e)
 
 
-def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:
+def _proof_result(s: DashboardState, e: ev.ProofResult, _: Any) -> None:
     p = _part(s, e.part)
     p.checked = e.checked
     if not e.checked:
@@ -331,7 +226,7 @@ def _proof_result(s: DashboardState, e: ev.ProofResult) -> None:
         s.note("error", f"{e.part} proof FAILED verification: {e.reason or ''}", e)
 
 
-def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
+def _partition_done(s: DashboardState, e: ev.PartitionDone, _: Any) -> None:
     p = _part(s, e.part)
     if p.abandoned:  # stopped once, then done after all (a fleet requeues a lost host's partitions)
         p.abandoned = False
@@ -347,10 +242,6 @@ def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
     if p.gpu is not None:
         s.gpu(p.gpu).done += 1
         s.gpu(p.gpu).verified += e.ok and p.verified is True
-    h = s.hosts.get(e.host) if e.host is not None else None
-    if h is not None:
-        h.done += 1
-        h.failed += not e.ok
     if e.ok and p.verified is True:
         s.first_ok_t = e.t if s.first_ok_t is None else s.first_ok_t
         s.last_ok_t = e.t
@@ -360,40 +251,31 @@ def _partition_done(s: DashboardState, e: ev.PartitionDone) -> None:
             s.gpu(p.gpu).ok_times.add(e.t, keep)
 
 
-def _stall(s: DashboardState, e: ev.Stall) -> None:
+def _stall(s: DashboardState, e: ev.Stall, _: Any) -> None:
     s.stalls += 1
     s.note("warn", f"stall: {e.worker} {e.what} {e.name} {e.seconds:.1f}s {e.part or ''}", e)
 
 
-def _note(s: DashboardState, e: ev.Note) -> None:
+def _note(s: DashboardState, e: ev.Note, _: Any) -> None:
     s.note(e.level, e.text, e)
 
 
-def _run_ended(s: DashboardState, e: ev.RunEnded) -> None:
+def _run_ended(s: DashboardState, e: ev.RunEnded, _: Any) -> None:
     s.ended, s.end_reason = True, e.reason
     s.note("info", f"run ended: {e.reason}", e)
 
 
-_HANDLERS = {
+CONCEPT = Concept(CORE, None, {
     ev.RunStarted: _run_started, ev.GpuInfo: _gpu_info, ev.WorkerStarted: _worker_started,
     ev.WorkerStopped: _worker_stopped, ev.PartitionQueued: _partition_queued,
     ev.PhaseStart: _phase_start, ev.PhaseProgress: _phase_progress, ev.PhaseEnd: _phase_end,
     ev.LockRequested: _lock_requested, ev.LockAcquired: _lock_acquired,
     ev.LockReleased: _lock_released, ev.Alloc: _alloc, ev.Free: _free,
     ev.VramSample: _vram_sample, ev.Fallback: _fallback, ev.Oom: _oom,
-    ev.DeviceSyncStart: device_sync_start, ev.DeviceSyncEnd: device_sync_end,
     ev.ModeChange: _mode_change, ev.SectorSubmitted: _sector_submitted,
     ev.ProofResult: _proof_result, ev.PartitionDone: _partition_done, ev.Stall: _stall,
-    ev.Note: _note, ev.HostJoined: host_joined, ev.HostLeft: host_left, ev.RunEnded: _run_ended,
-    **HOST_RAM_HANDLERS, **STARTUP_HANDLERS, **JOB_HANDLERS, **KEY_HANDLERS,
-}
-
-
-# the fold step of each event type: its own handler, then the segments', the history's and the
-# proof classes' (which read the partition the main one made)
-_DISPATCH = {t: tuple(h for h in (_HANDLERS.get(t), SEGMENT_HANDLERS.get(t), HISTORY_HANDLERS.get(t),
-                                  QUEUE_HANDLERS.get(t)) if h)
-             for t in {*_HANDLERS, *SEGMENT_HANDLERS, *HISTORY_HANDLERS, *QUEUE_HANDLERS}}
+    ev.Note: _note, ev.RunEnded: _run_ended,
+})
 
 
 def fold(events: Iterable[ev.Event], state: DashboardState | None = None) -> DashboardState:

@@ -196,7 +196,7 @@ def test_engine_on_fake_cuda(fake_cupy):
     from prover.config import load_config
     from prover.pipeline.engine import Engine
     from prover.pipeline.nullphases import NullPhases
-    from prover.state import fold
+    from prover.fold.apply import fold
 
     cfg = load_config(None, backend="cuda", profile="tiny", time_scale=1.0, sectors=1, partitions=6,
                       workers_per_gpu=3, mem_sync="device", faults={"nvml_missing": True})
@@ -268,7 +268,7 @@ def test_engine_uses_cuda_kernels_when_present(fake_cupy, monkeypatch):
     from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
     from prover.pipeline.engine import Engine
-    from prover.state import fold
+    from prover.fold.apply import fold
 
     monkeypatch.setitem(sys.modules, "prover.kernels.cuda_backend", cpu_backend_module())
     cfg = load_config(None, backend="cuda", profile="tiny", constraints_log2=8, sectors=1, partitions=3,
@@ -294,7 +294,7 @@ def test_engine_ntt_h_reads_the_prestaged_buffers(fake_cupy, monkeypatch):
     from prover.device.cuda import CudaDevice
     from prover.groth16 import phases as P
     from prover.pipeline.engine import Engine
-    from prover.state import fold
+    from prover.fold.apply import fold
 
     seen, staged_bufs = [], []
 
