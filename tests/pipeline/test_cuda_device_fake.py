@@ -230,7 +230,7 @@ def cpu_backend_module(staged=None):
             StandIn.host_ntt_calls += 1
             return super().ntt_h(a, b, c)
 
-        def ntt_h_staged(self, d_a, d_b, d_c):
+        def ntt_h_staged(self, d_a, d_b, d_c, host=None):
             return staged(d_a, d_b, d_c)
 
         def device_key(self):
@@ -248,7 +248,7 @@ def test_composition_over_a_device_backend_is_bit_identical():
     from prover.pipeline.phases import Deferred, settle
     from prover.settings import KernelSettings
 
-    fns = compose.gpu_phases(B.Fallback(cpu_backend_module().CudaBackend(KernelSettings()), lambda *a, **k: None))
+    fns = compose.GpuCompute.over(B.Fallback(cpu_backend_module().CudaBackend(KernelSettings()), lambda *a, **k: None))
     assert fns.in_use() == ["b_g2_msm", "msm_g1", "ntt_h"]
     c = P.make_circuit(8, 1)
     pk, vk = P.load_or_setup(c, 1)

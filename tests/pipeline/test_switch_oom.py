@@ -24,7 +24,7 @@ from prover.device.profiles import get_profile
 from prover.device.sim import SimDevice
 from prover.pipeline.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
-from prover.pipeline.gpu_load import reference_fns
+from prover.pipeline.gpu_load import host_compute
 from prover.pipeline.locks import LockSet
 from prover.pipeline.nullphases import NullPhases
 from prover.pipeline.partition import Partition, PartitionFlow, Prover
@@ -52,7 +52,7 @@ def _flow(rec: Recorder, stop: threading.Event):
     dev = SimDevice(0, prof, prof.partition_bytes(cfg.modelled), rec, stop, cfg.time_scale)  # one partition fits
     P = NullPhases()
     circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
-    pv = Prover(P, circuit, *P.load_or_setup(circuit, cfg.seed), reference_fns(P, "sim"))
+    pv = Prover(P, circuit, *P.load_or_setup(circuit, cfg.seed), host_compute(P, "sim"))
     ctl = Controller(Knobs.from_config(cfg), rec)
     flow = PartitionFlow(cfg, prof.times(cfg.modelled), prof.buffer_bytes(cfg.modelled), rec, time.monotonic, stop,
                          ctl, Faults(cfg.faults, cfg.seed, time.monotonic, stop), {0: dev}, {0: LockSet(0, rec, stop)},
