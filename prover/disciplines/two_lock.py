@@ -2,15 +2,17 @@
 room as mem_sync says and uploads, then lets go; under `compute` the kernels and the free.
 No room for the pre-stage -> a Fallback event and the slow path (alloc + upload under compute).
 
-mem_sync=device: device sync + pool trim inside mem (they wait for the compute holder's
-kernels: the seed's serialisation), room checked once; stream: a bounded stream-ordered wait
-for room, no device-global call."""
+How it makes room is the mem_sync strategy's (prover/disciplines/mem_sync.py): device: device
+sync + pool trim inside mem (they wait for the compute holder's kernels: the seed's
+serialisation), room checked once; stream: a bounded stream-ordered wait for room, no
+device-global call."""
 from __future__ import annotations
 
 from concurrent.futures import Future
 
 from prover.device.base import OomError
 from prover.events import Phase
+from prover.disciplines import mem_sync
 from prover.disciplines.base import Discipline, GpuFlow, Section
 
 
@@ -29,20 +31,9 @@ class TwoLock(Discipline):
         return prep_f
 
     def _prestage(self, flow: GpuFlow, s: Section) -> None:
-        reason = ""
-        dev, need = s.dev, flow.partition_bytes
         with flow.phase(s, Phase.prestage):
-            if s.knobs.mem_sync == "device":
-                flow.device_sync(s)
-                room = dev.free_room() >= need
-                if not room:
-                    reason = (f"no room after device sync + pool trim: {dev.free_room() >> 20} MiB free "
-                              f"of {dev.budget >> 20} MiB budget, {need >> 20} MiB needed")
-            else:
-                room = dev.wait_room(need, flow.prestage_wait_s())
-                if not room:
-                    reason = f"no room within {flow.prestage_wait_s():g}s (stream-ordered wait)"
-            if room:
+            reason = mem_sync.get(s.knobs.mem_sync).room(flow, s, flow.partition_bytes)  # "": room
+            if not reason:
                 try:
                     s.bufs[:] = flow.upload(s, flow.T["prestage"])
                 except OomError as exc:

@@ -29,6 +29,7 @@ from prover.config import RunConfig
 from prover.device import budget
 from prover.device.base import BaseDevice, Stopped
 from prover.device.profiles import get_profile
+from prover.disciplines import b_g2
 from prover.pipeline.bus import EventBus, Sink
 from prover.pipeline.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
@@ -79,7 +80,7 @@ def resolve_auto_knobs(config: RunConfig, compute: object) -> RunConfig:
     caps = getattr(compute, "capabilities", frozenset())
     on_device = compute is not compute_backend.REFERENCE
     g2 = {compute_backend.MSM_G2, compute_backend.BATCH_ADD_G2} <= caps
-    return config.model_copy(update={"b_g2": "gpu" if on_device and g2 else "cpu"})
+    return config.model_copy(update={"b_g2": (b_g2.GPU if on_device and g2 else b_g2.CPU).name})
 
 
 class Engine(RunHandle):

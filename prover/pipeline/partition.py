@@ -30,7 +30,7 @@ from prover.device.base import BaseDevice, Buffer, OomError, Stopped
 from prover.events import Phase
 from prover.pipeline.controller import Controller
 from prover.pipeline.device_sync import device_sync
-from prover.disciplines import Section, create
+from prover.disciplines import Section, b_g2, create
 from prover.pipeline.faults import Faults
 from prover.groth16.compose import GpuCompute
 from prover.pipeline.jobs import Cancelled, JobBoard
@@ -369,7 +369,7 @@ class PartitionFlow:
                     k_msm = dev.launch(stream, "msm", T["msm"], lambda: gpu.msm_g1(prep, h, pk))
                 dev.wait(k_msm)
                 result["g1"] = k_msm.result
-            if knobs.b_g2 == "gpu":
+            if b_g2.get(knobs.b_g2).in_compute:
                 with self._phase(w, p, Phase.b_g2_msm, g, gpu.impl):
                     k = dev.launch(stream, "b_g2_msm", T["b_g2_msm_gpu"], lambda: gpu.b_g2_msm(prep, pk))
                     dev.wait(k)
