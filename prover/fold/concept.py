@@ -8,8 +8,8 @@ prover/disciplines/).
 new state; `handlers[EventType](own, event, world)` folds one event into it, `own` being the
 sub-state and `world` the small surface of the rest of the fold (prover/fold/world.py);
 `view(own, now)` is the copy the UI may keep while the fold goes on (share what never changes
-once made, copy the rest); `tick(own, t, world)` runs before the handlers of every event
-(history closes its buckets there). A concept with no sub-state of its own (`make` None)
+once made, copy the rest); `tick(own, t, world)` runs before the handlers of an event at t
+once it is due, and returns the next time it is (history closes its buckets there). A concept with no sub-state of its own (`make` None)
 gets the world as `own`.
 
 The registry keeps the dispatch table the model's `apply` reads: for each event type, every
@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping
 
 Handler = Callable[[Any, Any, Any], None]  # (own sub-state, event, world)
 View = Callable[[Any, float], Any]  # (own sub-state, the fold's time) -> the UI's copy
-Tick = Callable[[Any, float, Any], None]  # (own sub-state, the event's time, world)
+Tick = Callable[[Any, float, Any], float]  # (own sub-state, the event's time, world) -> when next due
 
 CORE = ""  # the name of the core concept: its sub-state is the model's own fields (the state itself)
 

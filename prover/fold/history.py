@@ -89,18 +89,19 @@ class History:
         return list(self.run if gpu is None else self.gpus.get(gpu, ()))
 
 
-def advance(h: History, t: float, w: World) -> None:
+def advance(h: History, t: float, w: World) -> float:
     """Close every bucket that ends before t (before the event at t is folded; an event at
-    exactly a bucket's end still belongs to it)."""
+    exactly a bucket's end still belongs to it); returns the open bucket's end."""
     end = h.bucket_t0 + h.step_s
     if t <= end:
-        return
+        return end
     if t - end > h.step_s * HISTORY_POINTS:  # a long gap: the skipped buckets would all fall off
         h.bucket_t0 = end = h.step_s * (int(t / h.step_s) - HISTORY_POINTS)
         end += h.step_s
     while t > end:
         _close(h, w, end)
         h.bucket_t0, end = end, end + h.step_s
+    return end
 
 
 def _close(h: History, w: World, end: float) -> None:

@@ -79,6 +79,8 @@ class DashboardState:
     segments: list[RunSegment] = field(init=False)  # the run split at every knob change
     history: History = field(init=False)
 
+    tick_at: float = field(default=float("-inf"), init=False, repr=False)  # the next time a concept's tick is due
+
     def __post_init__(self) -> None:
         for c in concepts():
             if c.make is not None:
@@ -87,10 +89,12 @@ class DashboardState:
     # --- the fold -------------------------------------------------------------------------
     def apply(self, e: ev.Event) -> None:
         self.events += 1
-        if e.t > self.t:
-            self.t = e.t
-        for name, tick in TICKS:
-            tick(getattr(self, name) if name else self, e.t, self)
+        t = e.t
+        if t > self.t:
+            self.t = t
+        if t > self.tick_at:  # a tick returns when it is next due (history: its bucket's end)
+            self.tick_at = min((tick(getattr(self, name) if name else self, t, self) for name, tick in TICKS),
+                               default=float("inf"))
         for name, handler in DISPATCH.get(type(e), ()):
             handler(getattr(self, name) if name else self, e, self)
 

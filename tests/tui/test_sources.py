@@ -138,9 +138,9 @@ def _mutable(obj, seen: dict[int, object], path: str, out: dict[int, str]) -> No
     elif isinstance(obj, (list, set, _deque, tuple)):
         for i, v in enumerate(obj):
             _mutable(v, seen, f"{path}[{i}]", out)
-    elif dataclasses.is_dataclass(obj):
-        for f in dataclasses.fields(obj):
-            _mutable(getattr(obj, f.name), seen, f"{path}.{f.name}", out)
+    elif dataclasses.is_dataclass(obj):  # its fields and any attribute set beside them (a concept's sub-state)
+        for name, v in vars(obj).items():
+            _mutable(v, seen, f"{path}.{name}", out)
 
 
 def _shared(state) -> list[str]:
@@ -150,7 +150,7 @@ def _shared(state) -> list[str]:
     from prover.fold.history import HistoryMark, HistoryPoint
     from prover.fold.parts import DeviceSyncState, Segment
 
-    snap = state.view()
+    snap = state.view()  # the fold's own view (DashboardState.view), what LiveSource publishes
     a: dict[int, str] = {}
     b: dict[int, str] = {}
     keep: dict[int, object] = {}
