@@ -65,7 +65,6 @@ class LiveSource:
         self._want = True
         self._thread: threading.Thread | None = None
         self.folded = 0
-        self.published = 0
         if engine is not None:
             engine.add_sink(self.sink)
 
@@ -107,7 +106,6 @@ class LiveSource:
         self._want = False
         self._snap = self.state.view()
         self._version += 1
-        self.published += 1
 
     def _run(self) -> None:
         dirty = False

@@ -444,7 +444,3 @@ EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 def parse_event(line: str | bytes) -> Event:
     """Validate one JSON line into an event (raises pydantic.ValidationError)."""
     return EVENT_ADAPTER.validate_json(line)
-
-
-def dump_event(ev: _Ev) -> str:
-    return ev.model_dump_json()

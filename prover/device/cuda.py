@@ -318,12 +318,6 @@ class CudaDevice(BaseDevice):
                 pass
         return super().util(window)
 
-    def pool_reserved_real(self) -> int:
-        try:
-            return int(self.mempool.total_bytes())
-        except Exception:
-            return -1
-
     def close(self) -> None:
         with self._host_lock:
             self._host_bufs.clear()  # their pages go back to CuPy's pinned pool
