@@ -187,8 +187,9 @@ class FleetEngine(RunHandle):
                   proved_log2=cfg.constraints_log2, modelled_log2=cfg.modelled_log2 or self.profile.modelled_log2,
                   gpus=0, config={**cfg.public_dict(), "cluster": self.spec})
         self._started_run = True
-        for n in nodes:  # h0 is the driver's node
-            self._spawn(n)
+        with self.knob_lock:  # every first host spawned before a knob change goes out: it reaches all alike
+            for n in nodes:  # h0 is the driver's node
+                self._spawn(n)
         for name, (ref, host, _) in list(self._starting.items()):
             host.info = self.cluster.ray.get(ref, timeout=START_TIMEOUT_S)
             self._joined(host)
