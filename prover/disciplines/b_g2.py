@@ -42,7 +42,14 @@ def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
+AUTO = "auto"  # the knob's default: resolved to a placement at the run's start
+
+
 def get(name: str) -> Placement:
+    """The placement of a b_g2 value. `auto` left unresolved (a flow driven without an engine,
+    as some tests do) runs on the CPU, as it always has."""
+    if name == AUTO:
+        return CPU
     try:
         return _REGISTRY[name]
     except KeyError:
