@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover import events as ev  # noqa: E402
-from prover.state import DashboardState  # noqa: E402
+from prover.fold.model import DashboardState  # noqa: E402
 from tests.helpers.fleet_synth import GPUS, WORKERS, fleet_start, fleet_stream, host_events, tagged  # noqa: E402,F401
 
 
@@ -85,10 +85,10 @@ def bench_scale(hosts: int, until: float, poll_s: float = 0.05, distinct: int = 
 async def _frames(st: DashboardState, size: tuple[int, int], frames: int) -> dict:
     from bench_tui import build_and_repaint
     from c2tui.app import DashboardApp
-    from c2tui.sources import ReplaySource, fast_snapshot
+    from c2tui.sources import ReplaySource
     from c2tui.widgets.common import StateView
 
-    snap = fast_snapshot(st, partitions=96)
+    snap = st.view(partitions=96)
     app = DashboardApp(ReplaySource([], playing=False), fps=0.2)
     clock = time.process_time
     async with app.run_test(size=size) as pilot:
@@ -156,8 +156,8 @@ def bench_dashboard(hosts: int, quick: bool) -> dict:
 
 def _one(fleet: bool, cfg) -> dict:
     from prover.pipeline.engine import Engine
-    from prover.state import fold
-    from prover.summary import summarize
+    from prover.fold.apply import fold
+    from prover.fold.summary import summarize
 
     evs: list = []
     t0 = time.perf_counter()

@@ -65,8 +65,8 @@ from c2tui.listen import start_listening  # noqa: E402
 from fleet_during import attached, exactly_once, gpu_table, kill_node  # noqa: E402
 from prover.config import load_config  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter  # noqa: E402
-from prover.state import fold  # noqa: E402
-from prover.summary import summarize  # noqa: E402
+from prover.fold.apply import fold  # noqa: E402
+from prover.fold.summary import summarize  # noqa: E402
 
 FIRST_PART_TIMEOUT_S = 420.0  # cluster start + hosts' circuit, key load and warm-up
 

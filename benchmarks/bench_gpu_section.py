@@ -158,7 +158,7 @@ def section(L: int, row: dict, rows: Rows, cache_dir: Path | None, reps: int, st
     for name, given in variants:
         ks = KernelSettings.from_env(**given)
         v = row.setdefault("variants", {}).setdefault(name, {"settings": given})
-        fns = compose.gpu_phases(CudaBackend(ks))  # its own copy of the key on the device
+        fns = compose.GpuCompute.over(CudaBackend(ks))  # its own copy of the key on the device
         res = _time_variant(fns, syn, prep, pk, reps, v, L, name, rows)
         del fns  # the next variant's key copy (and precomputed H) must find the memory free again
         gc.collect()

@@ -42,8 +42,8 @@ from prover.device.profiles import PROFILES, register_profile  # noqa: E402
 from prover.observe.metrics import MetricsExporter, MetricsFold  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
 from prover.pipeline.nullphases import NullPhases  # noqa: E402
-from prover.state import fold  # noqa: E402
-from prover.summary import summarize  # noqa: E402
+from prover.fold.apply import fold  # noqa: E402
+from prover.fold.summary import summarize  # noqa: E402
 
 
 class Scraper:

@@ -35,8 +35,8 @@ from prover.config import load_config  # noqa: E402
 from prover.device.profiles import get_profile  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter  # noqa: E402
-from prover.state import fold  # noqa: E402
-from prover.summary import summarize  # noqa: E402
+from prover.fold.apply import fold  # noqa: E402
+from prover.fold.summary import summarize  # noqa: E402
 
 MODES = {  # run name -> knobs (the lock disciplines of prover/disciplines)
     "single": {"lock_mode": "single", "mem_sync": "stream"},

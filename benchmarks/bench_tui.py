@@ -41,10 +41,10 @@ import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/
 from rich.console import Console  # noqa: E402
 
 from c2tui.app import DashboardApp  # noqa: E402
-from c2tui.sources import LiveSource, ReplaySource, fast_snapshot  # noqa: E402
+from c2tui.sources import LiveSource, ReplaySource  # noqa: E402
 from c2tui.widgets.common import StateView  # noqa: E402
 from c2tui.widgets.header_bar import HeaderBar  # noqa: E402
-from prover.state import DashboardState  # noqa: E402
+from prover.fold.model import DashboardState  # noqa: E402
 from tests.helpers.tui_synth import Synth  # noqa: E402
 
 
@@ -68,11 +68,11 @@ def snapshots_at(evs: list, n: int, start: float, step: float) -> list[Dashboard
     k = 0
     for e in evs:
         while k < len(marks) and e.t > marks[k]:
-            snaps.append(fast_snapshot(st, partitions=96))
+            snaps.append(st.view(partitions=96))
             k += 1
         st.apply(e)
     while len(snaps) < n:
-        snaps.append(fast_snapshot(st, partitions=96))
+        snaps.append(st.view(partitions=96))
     return snaps
 
 

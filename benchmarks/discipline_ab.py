@@ -33,8 +33,8 @@ import json, sys
 from prover.config import load_config
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases
-from prover.state import fold
-from prover.summary import summarize
+from prover.fold.apply import fold
+from prover.fold.summary import summarize
 events = []
 eng = Engine(load_config(None, **json.loads(sys.argv[1])), [events.append], phases=NullPhases())
 eng.start()

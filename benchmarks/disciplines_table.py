@@ -22,8 +22,8 @@ import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/
 
 from prover.device.budget import gib  # noqa: E402
 from prover.record import read_recording  # noqa: E402
-from prover.state import fold  # noqa: E402
-from prover.summary import summarize  # noqa: E402
+from prover.fold.apply import fold  # noqa: E402
+from prover.fold.summary import summarize  # noqa: E402
 
 _NAME = re.compile(r"^n(\d+)_(.+)_(card|tight)$")
 LABELS = {"single": "single", "narrow": "narrow", "stream": "two-lock + stream", "device": "two-lock + device",

@@ -31,9 +31,9 @@ import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/
 from prover.config import load_config  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter  # noqa: E402
-from prover.state import fold  # noqa: E402
-from prover.state_host_ram import is_key  # noqa: E402
-from prover.summary import summarize  # noqa: E402
+from prover.fold.apply import fold  # noqa: E402
+from prover.fold.host_ram import is_key  # noqa: E402
+from prover.fold.summary import summarize  # noqa: E402
 
 GiB = float(1 << 30)
 

@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from prover.record import read_recording  # noqa: E402
-from prover.state import fold  # noqa: E402
-from prover.summary import summarize  # noqa: E402
+from prover.fold.apply import fold  # noqa: E402
+from prover.fold.summary import summarize  # noqa: E402
 
 
 def pct(x: float | None) -> str:

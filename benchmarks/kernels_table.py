@@ -33,8 +33,8 @@ def holds(path: Path) -> dict[str, float]:
     """Median compute-lock hold (ms) from the lock events, and the one fold's summary figures
     (verified/min in the steady window, proofs verified and failed), from one read."""
     from prover.record import read_recording
-    from prover.state import fold
-    from prover.summary import summarize
+    from prover.fold.apply import fold
+    from prover.fold.summary import summarize
 
     events = read_recording(path).events
     acq: dict[str, float] = {}

@@ -19,8 +19,8 @@ import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/
 from prover.config import load_config  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
 from prover.pipeline.nullphases import NullPhases  # noqa: E402
-from prover.state import fold  # noqa: E402
-from prover.summary import summarize  # noqa: E402
+from prover.fold.apply import fold  # noqa: E402
+from prover.fold.summary import summarize  # noqa: E402
 
 RUNS = (("single", "stream", "gpu"), ("narrow", "stream", "gpu"), ("two-lock", "device", "gpu"),
         ("two-lock", "stream", "gpu"), ("reserved", "stream", "gpu"), ("two-lock", "stream", "cpu"))

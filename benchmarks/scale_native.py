@@ -205,8 +205,8 @@ def _one_run(doc: Doc, BN: Any, name: str, base: dict[str, Any], phases: Any, ou
     from prover.config import load_config
     from prover.pipeline.engine import Engine
     from prover.record import RecordingHeader, RecordingWriter
-    from prover.state import fold
-    from prover.summary import summarize
+    from prover.fold.apply import fold
+    from prover.fold.summary import summarize
 
     cfg = load_config(None, **base)
     sink = BN.ListSink()

@@ -1,5 +1,5 @@
 """The segment table (the run split at every knob change) as rich tables: for `summary`,
-`record` and `compare`. Rows come from prover.state_segments.segment_rows."""
+`record` and `compare`. Rows come from prover.fold.segments.segment_rows."""
 from __future__ import annotations
 
 from typing import Sequence

@@ -6,8 +6,8 @@
 
 LiveSource (memray's live-TUI pattern): the engine's sink only appends each event to a
 deque (cheap, lock-free under the GIL, never blocks the prover); a fold thread drains the
-deque into one DashboardState and, at most `snapshot_hz` times a second, publishes a
-bounded copy of it (reference swap). The UI thread reads the latest snapshot at its own
+deque into one DashboardState and, at most `snapshot_hz` times a second, publishes the
+fold's view of it (`DashboardState.view()`: a bounded copy the fold itself makes; reference swap). The UI thread reads the latest snapshot at its own
 rate; the prover never waits for the UI, and the UI never reads a state being folded.
 
 ReplaySource folds a recording up to a cursor time. Playing moves the cursor by wall time x
@@ -23,18 +23,15 @@ import copy
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 
 from prover import events as ev
-from prover import DashboardState, GpuState, LockState, PartitionState, PhaseStats, Segment
-from prover import copy_segments
+from prover import DashboardState
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 CHECKPOINT_EVERY = 2000
-SNAPSHOT_WINDOW = 40.0  # seconds of timeline a snapshot carries (the UI shows <= 30)
-SNAPSHOT_PARTITIONS = 96
 
 
 class Source(Protocol):
@@ -45,64 +42,6 @@ class Source(Protocol):
     def stop(self) -> None: ...
     def tick(self) -> None: ...
     def snapshot(self) -> tuple[int, DashboardState]: ...
-
-
-# --- a bounded, cheap copy of the state ------------------------------------------------------
-
-def _copy_gpu(g: GpuState, now: float) -> GpuState:
-    c = copy.copy(g)
-    c.locks = {k: LockState(v.holder, v.holder_part, v.since, dict(v.waiters), v.wait_total,
-                            v.hold_total, v.acquisitions, v.max_wait) for k, v in g.locks.items()}
-    c.live = {o: dict(b) for o, b in g.live.items()}
-    c.util_history = deque(g.util_history, maxlen=g.util_history.maxlen)
-    c.workers = list(g.workers)
-    c.ok_times = g.ok_times.copy()
-    segs: list[Segment] = []
-    lo = now - SNAPSHOT_WINDOW
-    for s in reversed(g.timeline):
-        if s.t1 is not None and s.t1 < lo and s.t0 < lo:
-            # segments are ordered by t0; older ones may still be open (long phases)
-            if len(segs) > 64 and s.t0 < lo - SNAPSHOT_WINDOW:
-                break
-            continue
-        # a closed segment is never changed again (the fold sets t1 and detail once): shared,
-        # not copied; at 64 GPUs the copies were most of a snapshot (20 ms, 20 times a second)
-        segs.append(s if s.t1 is not None else Segment(s.worker, s.label, s.t0, s.t1, s.detail))
-    segs.reverse()
-    c.timeline = deque(segs, maxlen=g.timeline.maxlen)
-    return c
-
-
-def _copy_part(p: PartitionState) -> PartitionState:
-    c = copy.copy(p)
-    c.phases = {k: list(v) for k, v in p.phases.items()}
-    c.progress = dict(p.progress)
-    return c
-
-
-def fast_snapshot(s: DashboardState, partitions: int = SNAPSHOT_PARTITIONS) -> DashboardState:
-    """A copy of `s` the UI may keep and read while the fold goes on: everything the screen
-    shows, bounded (recent timeline, recent partitions), at a cost independent of run length."""
-    c = copy.copy(s)
-    c.config = dict(s.config)
-    c.knobs = dict(s.knobs)
-    c.gpus = {i: _copy_gpu(g, s.t) for i, g in s.gpus.items()}
-    live = [p for p in s.partitions.values() if p.done_t is None]
-    done = [p for p in s.partitions.values() if p.done_t is not None]
-    done.sort(key=lambda p: p.done_t or 0.0)
-    keep = live[:partitions] + done[-max(0, partitions - len(live)):] if partitions > len(live) else live[:partitions]
-    keep_ids = {p.part for p in keep}
-    c.partitions = {k: _copy_part(p) for k, p in s.partitions.items() if k in keep_ids}
-    c.phase_stats = {k: PhaseStats(v.count, v.total, v.max, v.failed) for k, v in s.phase_stats.items()}
-    c.log = deque(s.log, maxlen=s.log.maxlen)
-    c.ok_times, c.history, c.segments = s.ok_times.copy(), s.history.copy(), copy_segments(s.segments)
-    # the smaller parts the fold changes in place (start-up steps, keys, host RAM, queues by
-    # class, jobs, fleet hosts): bounded by what is in flight, so copied whole; shared, the UI
-    # once iterated a dict the fold was adding to ("dictionary changed size during iteration")
-    c.hosts = {h: replace(x, gpus=list(x.gpus)) for h, x in s.hosts.items()}
-    c.host_ram, c.keys, c.startup = copy.deepcopy(s.host_ram), copy.deepcopy(s.keys), copy.deepcopy(s.startup)
-    c.queues, c.jobs = copy.deepcopy(s.queues), copy.deepcopy(s.jobs)
-    return c
 
 
 # --- live -----------------------------------------------------------------------------------
@@ -119,14 +58,13 @@ class LiveSource:
         self.label = label
         self.state = DashboardState()
         self._q: deque = deque()
-        self._snap: DashboardState = fast_snapshot(self.state)
+        self._snap: DashboardState = self.state.view()
         self._version = 0
         self._period = 1.0 / snapshot_hz
         self._stop = threading.Event()
         self._want = True
         self._thread: threading.Thread | None = None
         self.folded = 0
-        self.published = 0
         if engine is not None:
             engine.add_sink(self.sink)
 
@@ -166,9 +104,8 @@ class LiveSource:
 
     def publish(self) -> None:
         self._want = False
-        self._snap = fast_snapshot(self.state)
+        self._snap = self.state.view()
         self._version += 1
-        self.published += 1
 
     def _run(self) -> None:
         dirty = False

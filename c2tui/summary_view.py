@@ -1,5 +1,5 @@
 """The run summary as rich tables (`c2tui summary`, the end of `c2tui record`): rendering of
-prover.summary.Summary, whose numbers come from the one fold. The tables fit the console's
+prover.fold.summary.Summary, whose numbers come from the one fold. The tables fit the console's
 width (the terminal, COLUMNS, or 140 when piped): where a table is too wide its columns are
 split over several tables, each repeating the key column, so no value is ever wrapped."""
 from __future__ import annotations

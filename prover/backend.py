@@ -8,8 +8,9 @@ Groth16 itself (the prove is composed once over them, prover/groth16/compose.py)
                             with a note (the first few) -- today's one fallback path
     select(...)             the one place that decides which backend a run uses
 
-Primitives (formats: prover/field/params.py): ``ntt_h(a, b, c)``; ``ntt_h_staged(d_a, d_b, d_c)``
-in place on device buffers; ``points(pk, query)`` a proving key's query as the backend holds
+Primitives (formats: prover/field/params.py): ``ntt_h(a, b, c)``; ``ntt_h_staged(d_a, d_b, d_c,
+host=None)`` in place on device buffers (``host``: the same a, b, c on the host, for a backend
+that re-runs a failed call on the reference); ``points(pk, query)`` a proving key's query as the backend holds
 it (uploaded once); ``msm(points, scalars, group, rows=None)`` and ``batch_add(points, rows,
 group)`` launched now and read later (``Pending.fetch()`` waits and downloads under the GPU
 section and returns the host step, run after it); ``fixed_base(base_xy, coeffs, group)``;
@@ -57,7 +58,7 @@ class Backend(Protocol):
     capabilities: frozenset[str]
 
     def ntt_h(self, a: Any, b: Any, c: Any) -> Any: ...
-    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any) -> Any: ...
+    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any, host: tuple[Any, Any, Any] | None = None) -> Any: ...
     def intt(self, x: np.ndarray) -> np.ndarray: ...
     def points(self, pk: Any, query: str) -> Any: ...
     def msm(self, points: Any, scalars: Any, group: str, rows: Any = None) -> Pending: ...
@@ -122,7 +123,7 @@ class ReferenceBackend:
     def ntt_h(self, a: Any, b: Any, c: Any) -> np.ndarray:
         return ntt.ntt_h(on_host(a), on_host(b), on_host(c))
 
-    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any) -> np.ndarray:
+    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any, host: tuple[Any, Any, Any] | None = None) -> np.ndarray:
         return self.ntt_h(d_a, d_b, d_c)
 
     def intt(self, x: np.ndarray) -> np.ndarray:

@@ -27,7 +27,6 @@ MAX_GPUS = 256  # a fleet's GPUs, all hosts together (the dashboard lays out eac
 MAX_HOSTS = 64  # a fleet's hosts
 MAX_WORKERS = MAX_GPUS * 16  # distinct workers a recording may name (16 a GPU: the knob's top)
 MAX_DEPTH = 32  # nesting of JSON / TOML values (our deepest, a header's config, is 3)
-MAX_CLIENT_LINES = 10_000  # lines one attach client may send in a connection
 
 # time
 HELLO_DEADLINE_S = 5.0  # a whole attach hello, first byte to last

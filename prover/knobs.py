@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from prover.device import budget
 from prover import disciplines, host_budget, placement
+from prover.disciplines import b_g2, mem_sync
 
 BOOL_WORDS = {"on": True, "true": True, "1": True, "yes": True, "off": False, "false": False, "0": False, "no": False}
 
@@ -43,8 +44,8 @@ class Knob:
     live: bool = True  # can change mid-run (through the Controller)
     aliases: tuple[str, ...] = ()  # other spellings in `--switch KNOB=VALUE`
     bare: bool = False  # a bare value is a switch too (`--switch two-lock`)
-    # what runs a value (lock_mode: the disciplines' registry): a value listed here but not
-    # there is refused, so a value added to this table alone cannot run
+    # what runs a value (lock_mode, mem_sync, b_g2: their registries in prover/disciplines/): a
+    # value listed here but not there is refused, so a value added to this table alone cannot run
     runs: Callable[[], tuple[str, ...]] | None = None
     # a knob of its own shape (vram_budget: a size or a scenario; host_ram_budget: a size or
     # off): its one parse (the value itself or its text, so every door checks it alike;
@@ -124,8 +125,8 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          runs=disciplines.names,
          help="; ".join(f"{n}: {h}" for n, h in disciplines.summaries().items()),
          key_label="l", key_help="lock mode: {values}", keys=(Key("l", "lock_mode", "lock mode"),)),
-    Knob("mem_sync", str, "device", values=("device", "stream"), bare=True,
-         help="device: device sync + pool trim inside mem (the seed); stream: stream-ordered only",
+    Knob("mem_sync", str, "device", values=mem_sync.names(), bare=True, runs=mem_sync.names,
+         help="; ".join(f"{n}: {h}" for n, h in mem_sync.summaries().items()),
          key_label="m", key_help="mem_sync: {values} (device = cudaDeviceSynchronize + trim in mem)",
          keys=(Key("m", "mem_sync", "mem_sync"),)),
     Knob("workers_per_gpu", int, 3, lo=1, hi=16, aliases=("workers",), help="workers sharing each GPU",
@@ -133,7 +134,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          keys=(Key("plus,equals_sign", "workers_up", "workers+", "+"), Key("minus", "workers_down", "workers-", "-"))),
     Knob("prestage", bool, True, help="pre-stage a/b/c under mem", key_label="p", key_help="pre-stage on / off",
          keys=(Key("p", "prestage", "prestage"),)),
-    Knob("b_g2", str, "auto", values=("cpu", "gpu"),
+    Knob("b_g2", str, "auto", values=b_g2.names(), runs=b_g2.names,
          help="where b_g2_msm runs (auto: gpu where the CUDA kernels load, else cpu; resolved at start)",
          key_label="b",
          key_help="b_g2 MSM on {values}", keys=(Key("b", "b_g2", "b_g2 cpu/gpu"),)),

@@ -221,7 +221,7 @@ def _watch(engine: Any, plan: list, writer: Any, duration: float | None, drain_t
 def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> int:
     """Print the summary of what was written (a prefix if writing failed) and choose the exit status."""
     from prover import RecordingError, read_recording
-    from prover import fold
+    from prover import fold_events as fold
     from c2tui.summary_view import print_summary
     from prover import summarize
 

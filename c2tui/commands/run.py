@@ -115,7 +115,7 @@ def _summarize(source: Any, writer: Any) -> Any:
 
     if writer is not None:
         from prover import read_recording
-        from prover import fold
+        from prover import fold_events as fold
 
         return summarize(fold(read_recording(writer.path).events))
     source.drain()

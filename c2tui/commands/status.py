@@ -109,7 +109,7 @@ def _gpu_table(r: Any) -> Any:
 
 @click.command("status")
 @click.argument("address", metavar="PATH")
-@click.option("--json", "as_json", is_flag=True, help="the snapshot as JSON (prover.status.StatusReport)")
+@click.option("--json", "as_json", is_flag=True, help="the snapshot as JSON (prover.fold.status.StatusReport)")
 @click.option("--token-file", default=None, metavar="FILE", help="TCP only: a token (the read-only one will do)")
 @click.option("--timeout", type=float, default=10.0, show_default=True, help="seconds to wait for the run so far")
 @click.option("--watch", "watch", type=float, default=None, metavar="N",

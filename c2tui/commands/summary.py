@@ -25,7 +25,7 @@ from prover import RATE_WINDOW_S
 def command(file: Path, as_json: bool, window: float) -> None:
     """Throughput, per-phase times, lock waits and holds, fallbacks, OOMs, proofs."""
     from prover import RecordingError, read_recording
-    from prover import DashboardState, fold
+    from prover import DashboardState, fold_events as fold
     from c2tui.summary_view import print_summary
     from prover import summarize
 

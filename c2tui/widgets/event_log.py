@@ -30,11 +30,6 @@ PREFIX_W = 15  # "   12.34s warn "
 WRAP_MAX = 3  # lines an entry may take; a longer one ends in an ellipsis
 
 
-def entry_line(entry, pal, width: int, selected: bool = False) -> Line:
-    """An entry on one line, cut to the width (the events screen's detail rows)."""
-    return entry_lines(entry, pal, width, selected, wrap=1)[0]
-
-
 def entry_lines(entry, pal, width: int, selected: bool = False, wrap: int = WRAP_MAX) -> list[Line]:
     """An entry wrapped at words into up to `wrap` lines, the rest indented under its text:
     a narrow log shows whole notes instead of cutting each at the panel's edge."""

@@ -14,7 +14,7 @@ def gpu_cell(g) -> str:
 
 
 def host_line(h, st, pal, width: int, where: str = "") -> Line:
-    """`h` a prover.state_hosts.HostState; its GPUs' states from `st.gpus`."""
+    """`h` a prover.fold.hosts.HostState; its GPUs' states from `st.gpus`."""
     gs = [st.gpus[i] for i in h.gpus if i in st.gpus]
     ln = Line()
     ln.append(f"{h.host:<4}", style="bold " + pal["info"])

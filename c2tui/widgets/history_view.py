@@ -1,5 +1,5 @@
 """History: the last minutes of the run and of each GPU as sparklines, one cell per history
-step (the fold's `History`, prover/state_history.py), with a mark on every series where a
+step (the fold's `History`, prover/fold/history.py), with a mark on every series where a
 knob changed and the change named above them. It follows the state's clock, so a replay
 shows the history up to the replay cursor and no further.
 

@@ -1,4 +1,4 @@
-"""Segments: the run split at every knob change (the fold's, prover/state_segments.py), one
+"""Segments: the run split at every knob change (the fold's, prover/fold/segments.py), one
 row each: when, what opened it, the knobs, verified/min steady within it and its ratio to the
 segment before, fallbacks, OOMs, mem wait / hold, compute-held share, device-sync total.
 Columns that do not fit the width go, least needed first; rows that do not fit the height go

@@ -179,11 +179,6 @@ class AttachServer:
         with self._lock:
             return [p.name for p in self._peers]
 
-    def client_info(self) -> list[dict[str, Any]]:
-        """One record per attached client (name, since, bytes queued and sent)."""
-        with self._lock:
-            return [{"client": p.name, "since": p.since, "queued": p.queued, "sent": p.sent} for p in self._peers]
-
     # --- prover side ----------------------------------------------------------------------------
     def sink(self, e: Any) -> None:
         """Called on prover threads: O(1), never blocks."""

@@ -2,7 +2,7 @@
 
 Client -> server: ClientHello first, then Control / Submit / Bye.
 Server -> client: Welcome (or Refused, then close), then the run's events so far as plain
-event lines (the same JSON as a recording's lines, prover/events.py), then Live (the end of
+event lines (the same JSON as a recording's lines, prover/events/), then Live (the end of
 the history), then live event lines, with Reply lines interleaved in order and Bye last.
 Wire messages are told from events by `kind` (no event kind is one of WIRE_KINDS).
 Bump PROTOCOL_VERSION on any incompatible change; both ends refuse another version.

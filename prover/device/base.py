@@ -171,7 +171,6 @@ class BaseDevice:
         self._cv = threading.Condition()
         self._streams: dict[str, Stream] = {}
         self._busy: deque[tuple[float, float]] = deque(maxlen=512)  # (start, end) of queued work
-        self._last_sample = 0.0
         self.name = "device"
         self.total_bytes = self.budget
         self.nvml = False

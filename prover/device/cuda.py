@@ -328,12 +328,6 @@ class CudaDevice(BaseDevice):
         """NVML's temperature, power, clocks, throttle reasons, PCIe and processes (None without NVML)."""
         return self._nvml.health() if self._nvml is not None else None
 
-    def pool_reserved_real(self) -> int:
-        try:
-            return int(self.mempool.total_bytes())
-        except Exception:
-            return -1
-
     def close(self) -> None:
         with self._host_lock:
             self._host_bufs.clear()  # their pages go back to CuPy's pinned pool

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from prover.device.base import BaseDevice, Buffer, Stream
+from prover.disciplines import mem_sync
 from prover.events import Phase
 
 
@@ -87,6 +88,5 @@ def prestage_inside(flow: GpuFlow, s: Section) -> None:
     if not s.knobs.prestage:
         return
     with flow.phase(s, Phase.prestage):
-        if s.knobs.mem_sync == "device":
-            flow.device_sync(s)
+        mem_sync.get(s.knobs.mem_sync).inside(flow, s)
         s.bufs[:] = flow.upload(s, flow.T["prestage"])

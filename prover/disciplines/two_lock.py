@@ -4,16 +4,18 @@ under `compute` the kernels and the free. No room for the pre-stage -> a Fallbac
 slow path (alloc + upload under compute), its room claimed first so the pre-stages after it
 leave it that room at its turn (pipeline/admission.py).
 
-mem_sync=device: device sync + pool trim inside mem (they wait for the compute holder's
-kernels: the seed's serialisation), room checked once; stream: a bounded stream-ordered wait
-for room, no device-global call. Both change how a section takes room, so a switch between
-them (or of prestage) is a boundary: the new sections start when the old have left the GPU."""
+How it makes room is the mem_sync strategy's (prover/disciplines/mem_sync.py): device: device
+sync + pool trim inside mem (they wait for the compute holder's kernels: the seed's
+serialisation), room checked once; stream: a bounded stream-ordered wait for room, no
+device-global call. Both change how a section takes room, so a switch between them (or of
+prestage) is a boundary: the new sections start when the old have left the GPU."""
 from __future__ import annotations
 
 from concurrent.futures import Future
 
 from prover.device.base import OomError
 from prover.events import Phase
+from prover.disciplines import mem_sync
 from prover.disciplines.base import Discipline, GpuFlow, Section
 
 
@@ -37,18 +39,9 @@ class TwoLock(Discipline):
         return prep_f
 
     def _prestage(self, flow: GpuFlow, s: Section) -> None:
-        reason = ""
         with flow.phase(s, Phase.prestage):
-            if s.knobs.mem_sync == "device":
-                flow.device_sync(s)
-                room = flow.room(s, None)
-                if not room.ok:
-                    reason = f"no room after device sync + pool trim: {room.why}"
-            else:
-                room = flow.room(s, flow.prestage_wait_s())
-                if not room.ok:
-                    reason = f"no room within {flow.prestage_wait_s():g}s (stream-ordered wait): {room.why}"
-            if room.ok:
+            reason = mem_sync.get(s.knobs.mem_sync).room(flow, s)  # "": room
+            if not reason:
                 try:
                     s.bufs[:] = flow.upload(s, flow.T["prestage"])
                 except OomError as exc:  # the partition goes on, on the fallback path

@@ -22,7 +22,7 @@ import time
 import traceback
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from prover import events as ev
 from prover.config import RunConfig
@@ -33,18 +33,18 @@ from prover.fleet.host import Assignment, HostInfo
 from prover.fleet.scheduler import Scheduler
 from prover.fleet import knob_send
 from prover.knobs import KNOBS
+from prover.pipeline.bus import EventBus, Sink
 from prover.pipeline.controller import Knobs
 from prover.pipeline.engine import resolve_auto_knobs
 from prover.pipeline.run_handle import RunHandle
 from prover.pipeline.workers import LOOKAHEAD_SECTORS, sector_due
 
-Sink = Callable[[Any], None]
 NODE_CHECK_S = 1.0
 START_TIMEOUT_S = 180.0
 
 
 @dataclass
-class _Host:
+class Host:
     name: str
     node: str
     actor: Any
@@ -66,85 +66,69 @@ class FleetEngine(RunHandle):
         from prover.fleet.cluster import Cluster
 
         self.config, self.spec, self.poll_s = config, cluster, poll_s
-        self._sinks: list[Sink] = list(sinks or [])
-        self.sink_errors = 0
-        self._elock = threading.Lock()
+        self.bus = EventBus(sinks, time.monotonic, in_order=True)  # t = 0: the fleet's construction
         self._plock = threading.RLock()
         self.knob_lock = threading.RLock()  # knob changes, spawns and joins in one order (fleet/knob_send.py)
         self.sched = Scheduler(depth)
-        self.hosts: dict[str, _Host] = {}
-        self._starting: dict[str, tuple[Any, _Host, Any]] = {}  # name -> (start ref, host, node)
+        self.hosts: dict[str, Host] = {}
+        self._starting: dict[str, tuple[Any, Host, Any]] = {}  # name -> (start ref, host, node)
         self._nodes_seen: set[str] = set()
         self._next_gpu = 0
         self._parts: dict[str, _Part] = {}
         self._waiting: deque[str] = deque()
         self._done: set[str] = set()
         self._next_sector = self._next_instance = self._queued_total = 0
-        self.requeued = self.duplicates = 0
+        self.requeued = 0
         self._bounded = config.sectors is not None
         self._sectors_left = config.sectors  # the run's sectors not queued yet; None: no end
         self._stop, self._draining, self._finished = threading.Event(), threading.Event(), threading.Event()
         self._stop_reason = "stopped"
-        self._ended = False
         self._started = False
         # ray.init wants the main thread (signal handlers): the cluster starts (or is joined)
         # here, so a bad --cluster or a cluster that cannot start is a ClusterError at once
         self.cluster: Any = Cluster(cluster, config.backend)
         self.t0_wall = time.time()
-        self._t0 = time.monotonic()
+        self.bus.restart_clock()
         self.profile = get_profile(config.profile)
         self.controller = FleetController(self, Knobs.from_config(config))
         self._thread: threading.Thread | None = None
         self.held = Held()  # what each host holds, closed in the stream when it is lost
-        self._last_t = 0.0  # the newest t handed to the sinks
 
     # --- events ------------------------------------------------------------------------------
     def now(self) -> float:
-        return max(0.0, time.monotonic() - self._t0)
+        return self.bus.now()
 
     def emit(self, cls: type, **fields: Any) -> Any:
-        with self._elock:
-            if self._ended:
-                return None
-            e = cls(t=self.now(), **fields)
-            self._ended = cls is ev.RunEnded
-            self._to_sinks(e)
-            return e
+        return self.bus.emit(cls, **fields)
 
     def _forward(self, events: list[Any]) -> None:
-        with self._elock:
-            if not self._ended:
-                for e in events:
-                    self._to_sinks(e)
+        self.bus.forward(events)
 
-    def _to_sinks(self, e: Any) -> None:
-        # One stream in time order: a host's batch can arrive a poll round after another host's
-        # later events (clocks and polls differ by tens of ms); such an event is stamped when the
-        # driver merged it (its own durations and waits are kept), so readers see order, not skew.
-        if e.t < self._last_t:
-            e = e.model_copy(update={"t": self._last_t})
-        self._last_t = e.t
-        for sink in self._sinks:
-            try:
-                sink(e)
-            except Exception:  # a sink must never take the fleet down
-                self.sink_errors += 1
+    @property
+    def sink_errors(self) -> int:
+        return self.bus.sink_errors
 
     def add_sink(self, fn: Sink) -> None:
-        with self._elock:
-            self._sinks.append(fn)
+        self.bus.add_sink(fn)
 
     def remove_sink(self, fn: Sink) -> None:
-        with self._elock:
-            if fn in self._sinks:
-                self._sinks.remove(fn)
+        self.bus.remove_sink(fn)
+
+    # --- what a knob send reads (prover/fleet/knob_send.py) ------------------------------------
+    def joined(self) -> dict[str, Host]:
+        with self._plock:
+            return dict(self.hosts)
+
+    def starting(self) -> list[Host]:
+        return [h for _, h, _ in list(self._starting.values())]
 
     # --- life cycle ----------------------------------------------------------------------------
     def start(self) -> "FleetEngine":
         if self._started:
             raise RuntimeError("fleet already started")
         self._started = True
-        self.t0_wall, self._t0 = time.time(), time.monotonic()
+        self.t0_wall = time.time()
+        self.bus.restart_clock()
         self._thread = threading.Thread(target=self._run, name="fleet-driver", daemon=True)
         self._thread.start()
         return self
@@ -182,7 +166,7 @@ class FleetEngine(RunHandle):
         except Exception as exc:
             reason = f"error: {type(exc).__name__}: {exc}"
             self.error = str(exc)
-            if not self._ended and self._started_run:
+            if not self.bus.ended and self._started_run:
                 self.emit(ev.Note, level="error", text=f"fleet failed: {exc}\n{traceback.format_exc(limit=4)}")
         finally:
             self._shutdown(reason or self._stop_reason)
@@ -203,8 +187,9 @@ class FleetEngine(RunHandle):
                   proved_log2=cfg.constraints_log2, modelled_log2=cfg.modelled_log2 or self.profile.modelled_log2,
                   gpus=0, config={**cfg.public_dict(), "cluster": self.spec})
         self._started_run = True
-        for n in nodes:  # h0 is the driver's node
-            self._spawn(n)
+        with self.knob_lock:  # every first host spawned before a knob change goes out: it reaches all alike
+            for n in nodes:  # h0 is the driver's node
+                self._spawn(n)
         for name, (ref, host, _) in list(self._starting.items()):
             host.info = self.cluster.ray.get(ref, timeout=START_TIMEOUT_S)
             self._joined(host)
@@ -238,10 +223,10 @@ class FleetEngine(RunHandle):
         actor = self.cluster.spawn_host(node, num_gpus, name, node.node_id[:8], cfg, self._next_gpu, self.t0_wall,
                                         cuda_device=self.cluster.device_of.get(node.node_id))
         self._next_gpu += n
-        host = _Host(name=name, node=node.node_id, actor=actor)
+        host = Host(name=name, node=node.node_id, actor=actor)
         self._starting[name] = (actor.start.remote(), host, node)
 
-    def _joined(self, h: _Host) -> None:
+    def _joined(self, h: Host) -> None:
         i = h.info
         assert i is not None
         with self.knob_lock:  # the changes made while it started go out before any made after
@@ -304,7 +289,6 @@ class FleetEngine(RunHandle):
         if k == "partition_done":
             with self._plock:
                 if e.part in self._done:
-                    self.duplicates += 1
                     return False
                 self._done.add(e.part)
                 self.sched.done(e.part)

@@ -152,6 +152,3 @@ class HostRuntime:
         self.engine.stop(timeout=timeout, reason="fleet stopped")
         self.engine.wait(timeout)
         return self.poll()
-
-    def ping(self) -> int:
-        return len(self._buf)

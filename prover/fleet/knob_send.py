@@ -10,25 +10,40 @@ Controller records the ModeChange there as for any other change.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from prover.knobs import KNOBS
-
-if TYPE_CHECKING:  # pragma: no cover
-    from prover.fleet.driver import FleetEngine, _Host
 
 GUARD_WAIT_S = 10.0  # a guarded knob (one a host may refuse) waits this long for the hosts' answers
 
 
-def send(fleet: "FleetEngine", knob: str, value: Any, source: str, target: str | None) -> None:
+class Host(Protocol):
+    """The driver's handle on one host actor (prover.fleet.driver.Host)."""
+
+    name: str
+    actor: Any
+    info: Any  # HostInfo once joined (its gpu_offset), else None
+    pending: list[tuple[str, Any, str]]  # knob changes made while it started
+
+
+class Fleet(Protocol):
+    """What a knob send reads of the driver (prover.fleet.driver.FleetEngine)."""
+
+    sched: Any  # the Scheduler: its `slots`, GPU -> the host that has it
+    cluster: Any
+
+    def joined(self) -> dict[str, Host]: ...  # a copy: the hosts that joined, by name
+    def starting(self) -> list[Host]: ...  # the hosts spawned and not joined yet
+
+
+def send(fleet: Fleet, knob: str, value: Any, source: str, target: str | None) -> None:
     """One knob to every host (None), one host ('h1') or one GPU ('gpu3', fleet number). The
     caller holds fleet.knob_lock, so a host is either joined (sent now) or starting (pending)."""
-    with fleet._plock:
-        hosts = dict(fleet.hosts)
+    hosts = fleet.joined()
     gpu = None
     if target is None:
         chosen = list(hosts.values())
-        for _, h, _ in list(fleet._starting.values()):  # hosts still starting take it when they join
+        for h in fleet.starting():  # hosts still starting take it when they join
             if h.name not in hosts:
                 h.pending.append((knob, value, source))
     elif target in hosts:
@@ -47,7 +62,7 @@ def send(fleet: "FleetEngine", knob: str, value: Any, source: str, target: str |
         _refused(fleet, refs)
 
 
-def catch_up(host: "_Host") -> None:
+def catch_up(host: Host) -> None:
     """The changes made while `host` started, sent in order now it has joined (under
     fleet.knob_lock; fire and forget: a guarded knob it refuses is said in its own events)."""
     pending, host.pending = host.pending, []
@@ -55,7 +70,7 @@ def catch_up(host: "_Host") -> None:
         host.actor.control.remote(knob, value, source, None)
 
 
-def _refused(fleet: "FleetEngine", refs: list) -> None:
+def _refused(fleet: Fleet, refs: list) -> None:
     """A host's refusal of a guarded knob (host_ram_budget below its key in use), raised here
     so the fleet's knob does not claim a value the hosts did not take. A host that is slow or
     lost past GUARD_WAIT_S is not waited for: its own events say what it did."""

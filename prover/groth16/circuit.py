@@ -35,7 +35,6 @@ from prover.groth16.r1cs import SparseMatrix, compact
 NUM_PUBLIC = 4  # public inputs, not counting the constant one
 WORD = 32
 ROWS_PER_ROUND = 32 + 32 + 33 + 1 + 1 + 3
-VARS_PER_ROUND = 32 + 32 + 33 + 1 + 1 + 1 + 1
 CIRCUIT_NAME = "porep-like-v1"
 MIN_LOG2, MAX_LOG2 = 8, 27  # 2^27: a 32 GiB PoRep partition (set-up on the GPU; docs/scale.md)
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from prover import backend as B
@@ -136,48 +135,79 @@ def pin_prep(backend: Any, prep: Any) -> Any:
 
 
 Fn = Callable[..., Any]
+G2 = frozenset({B.MSM_G2, B.BATCH_ADD_G2})  # B over G2 composed on the backend
 
 
-@dataclass
-class GpuPhases:
-    """What a partition's GPU section calls (pipeline/partition.py): the phase functions with
-    the CPU reference's signatures, and the impl label its events carry."""
+class GpuCompute:
+    """What a partition's GPU section computes (pipeline/partition.py), one typed seam over one
+    backend: NTT-H (from the host arrays, or in place over the pre-staged buffers' device
+    views), the G1 MSMs, B over G2, prep_msm's arrays made ready for the uploads, a key's
+    device copies forgotten. Every method exists whatever the backend runs itself: what it
+    cannot run is chosen here, once, from its capabilities (B over G2 and NTT-H then run as the
+    phases' own; pinning and forgetting do nothing), so its caller never asks.
 
-    ntt_h: Fn
-    msm_g1: Fn
-    b_g2_msm: Fn | None  # None: b_g2 on the GPU runs the CPU reference's b_g2_msm
-    impl: str
-    # NTT-H over device views of the pre-staged buffers, consumed in place:
-    # ntt_h_staged((d_a, d_b, d_c), (a, b, c) on the host for the fallback) -> h
-    ntt_h_staged: Fn | None = None
-    # prep_msm's output made ready for the GPU MSMs' uploads (page-locked), on the prep thread
-    pin_prep: Fn | None = None
-    # drop_key(pk): a key's device copies forgotten (the key ring made it cold); None: none kept
-    drop_key: Fn | None = None
+    `GpuCompute.over(backend, phases)`: a device backend (behind the Fallback, which takes the
+    host arrays of a staged NTT-H for its reference); `GpuCompute.on_host(phases, impl)`: the
+    phases' own functions under the GPU section (sim runs, or no usable kernels)."""
+
+    def __init__(self, impl: str, ntt_h: Fn, msm_g1: Fn, b_g2_msm: Fn, *, backend: Any = None,
+                 keys: KeyPoints | None = None) -> None:
+        self.impl = impl
+        self._ntt_h, self._msm_g1, self._b_g2_msm = ntt_h, msm_g1, b_g2_msm
+        self._backend, self._keys = backend, keys
+        caps = backend.capabilities if backend is not None else frozenset()
+        self._staged = B.NTT_H_STAGED in caps
+        self._pins = {B.MSM_G1, B.BATCH_ADD_G1, B.PINNED} <= caps
+        self._in_use = sorted(["ntt_h", "msm_g1"] * (backend is not None) + ["b_g2_msm"] * (G2 <= caps)
+                              + ["ntt_h_staged"] * self._staged + ["pin_prep"] * self._pins)
+
+    @classmethod
+    def over(cls, backend: Any, phases: Any = None) -> "GpuCompute":
+        """The composition over a device backend. h stays where the backend put it (on the
+        device) for the MSM that reads it next. Without the G2 primitives, B over G2 is the
+        phases' own (the CPU reference's composition when no phases are given)."""
+        keys = KeyPoints(backend)
+        if G2 <= backend.capabilities:
+            bg2: Fn = lambda prep, pk: b_g2_msm(backend, keys, prep, pk)  # noqa: E731
+        elif phases is not None:
+            bg2 = phases.b_g2_msm
+        else:
+            bg2 = lambda prep, pk: b_g2_msm(B.REFERENCE, KeyPoints(B.REFERENCE), prep, pk)  # noqa: E731
+        return cls(backend.impl, backend.ntt_h, lambda prep, h, pk: msm_g1(backend, keys, prep, h, pk), bg2,
+                   backend=backend, keys=keys)
+
+    @classmethod
+    def on_host(cls, phases: Any, impl: str) -> "GpuCompute":
+        """The phases' own NTT-H and MSMs under the GPU section, labelled `impl`."""
+        return cls(impl, phases.ntt_h, phases.msm_g1, phases.b_g2_msm)
+
+    def ntt_h(self, a: Any, b: Any, c: Any) -> Any:
+        return self._ntt_h(a, b, c)
+
+    def ntt_h_staged(self, views: tuple[Any, Any, Any] | None, host: tuple[Any, Any, Any]) -> Any:
+        """NTT-H in place over the pre-staged buffers' device views (consumed), where the
+        backend runs it so and the device gave views; else from the host arrays. `host` goes
+        with the call: where the device's NTT fails half-way, the reference reads them."""
+        if views is None or not self._staged:
+            return self._ntt_h(*host)
+        return self._backend.ntt_h_staged(*views, host=host)
+
+    def msm_g1(self, prep: Any, h: Any, pk: Any) -> Any:
+        return self._msm_g1(prep, h, pk)
+
+    def b_g2_msm(self, prep: Any, pk: Any) -> Any:
+        return self._b_g2_msm(prep, pk)
+
+    def pin_prep(self, prep: Any) -> Any:
+        """prep_msm's output page-locked for the MSMs' uploads, on the prep thread (where the
+        backend pins; else as it is)."""
+        return pin_prep(self._backend, prep) if self._pins else prep
+
+    def drop_key(self, pk: Any) -> None:
+        """A key's device copies forgotten (the key ring made it cold); nothing where none are kept."""
+        if self._keys is not None:
+            self._keys.drop(pk)
 
     def in_use(self) -> list[str]:
-        return sorted(n for n in ("ntt_h", "ntt_h_staged", "msm_g1", "b_g2_msm", "pin_prep")
-                      if getattr(self, n) is not None)
-
-
-def gpu_phases(backend: Any) -> GpuPhases:
-    """The phases over a device backend (behind the Fallback, whose staged NTT-H takes the host
-    arrays for its reference). h stays where the backend put it (on the device) for the MSM
-    that reads it next."""
-    keys = KeyPoints(backend)
-    caps = backend.capabilities
-    msms = {B.MSM_G1, B.BATCH_ADD_G1} <= caps
-    g2 = {B.MSM_G2, B.BATCH_ADD_G2} <= caps
-    staged = None
-    if B.NTT_H_STAGED in caps:
-        if isinstance(backend, B.Fallback):
-            staged = lambda views, host: backend.ntt_h_staged(*views, host=host)  # noqa: E731
-        else:
-            staged = lambda views, host: backend.ntt_h_staged(*views)  # noqa: E731
-    return GpuPhases(
-        ntt_h=backend.ntt_h,
-        msm_g1=lambda prep, h, pk: msm_g1(backend, keys, prep, h, pk),
-        b_g2_msm=(lambda prep, pk: b_g2_msm(backend, keys, prep, pk)) if g2 else None,
-        impl=backend.impl, ntt_h_staged=staged,
-        pin_prep=(lambda prep: pin_prep(backend, prep)) if msms and B.PINNED in caps else None,
-        drop_key=keys.drop)
+        """The GPU functions the backend runs itself (the note a cuda run starts with)."""
+        return list(self._in_use)

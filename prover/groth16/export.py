@@ -23,11 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from prover import bounds
 from prover.field import curve, fr
+from prover.field.params import P_MOD as FP_MOD  # |Fp|, defined once
 from prover.groth16.keys import VerifyingKey
 from prover.groth16.proof import Proof
 
 FP_BYTES = 48
-FP_MOD = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
 PROOF_FILE, VK_FILE, PUBLIC_FILE = "proof.json", "verification_key.json", "public.json"
 
 MAX_JSON_BYTES = bounds.MAX_JSON_BYTES  # far above any key we write (2^24 constraints: 5 public inputs)

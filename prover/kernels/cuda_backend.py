@@ -40,8 +40,9 @@ class CudaBackend:
         # h stays on the device (a cupy array) for the MSM that reads it next
         return gpu_phases.ntt_h_gpu(a, b, c, out_device=True, ks=self.settings)
 
-    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any) -> Any:
-        # device views of the pre-staged buffers: transformed in place, no copy (h aliases d_a)
+    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any, host: Any = None) -> Any:
+        # device views of the pre-staged buffers: transformed in place, no copy (h aliases d_a);
+        # `host` is for a wrapper that re-runs a failure on the reference (prover.backend.Fallback)
         return gpu_phases.ntt_h_device(d_a, d_b, d_c, ks=self.settings)
 
     def intt(self, x: np.ndarray) -> np.ndarray:

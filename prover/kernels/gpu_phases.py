@@ -233,13 +233,6 @@ def _log2_exact(n: int) -> int:
     return L
 
 
-def _return_like(x_in, dev_u32):
-    cp = _cp()
-    out = dev_u32.view(cp.uint64).reshape(-1, 4)
-    if isinstance(x_in, cp.ndarray):
-        return out
-    return cp.asnumpy(out)
-
 
 def ntt_h_device(d_a, d_b, d_c, stream=None, ks: KernelSettings | None = None):
     """NTT-H in place on device FrArrays (cupy uint64 (n, 4) or uint32 (n, 8)); returns the

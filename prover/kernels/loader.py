@@ -13,18 +13,10 @@ from prover.settings import KernelSettings
 DEFAULTS = KernelSettings()  # what a caller that passes no settings gets (never the environment)
 
 CUDA_DIR = Path(__file__).resolve().parent / "cuda"  # the .cu/.cuh sources (package data)
-SOURCES = ("ntt.cu", "msm_g1.cu", "msm_g2.cu", "r1cs.cu")
 
 _lock = threading.Lock()
 _cache: dict[tuple, object] = {}
 
-
-def device_arch(device_id: int | None = None) -> str:
-    import cupy
-
-    dev = cupy.cuda.Device(device_id) if device_id is not None else cupy.cuda.Device()
-    major, minor = dev.compute_capability[:-1], dev.compute_capability[-1]
-    return f"sm_{major}{minor}"
 
 
 def compile_options(arch: str | None = None, defines: tuple[str, ...] = (),

@@ -6,7 +6,7 @@
     ...
     exp.stop()
 
-Events go through the one fold (prover.state.DashboardState) for everything the dashboard
+Events go through the one fold (prover.fold.model.DashboardState) for everything the dashboard
 shows (lock holders and waiters, VRAM, knobs, fallbacks, OOMs); a few distributions the fold
 does not keep (lock wait/hold times, phase durations by impl, outcomes per GPU) are counted
 beside it by `MetricsFold`. Nothing polls the engine. The engine's threads only append to a
@@ -30,7 +30,7 @@ from prover import events as ev
 from prover.observe.metrics_health import dcgm_families, gpu_families, growth_families, host_families, oom_family
 from prover.observe.metrics_ops import host_ram_families, key_families, lock_age_families, queue_families
 from prover.observe.ops_figures import OpsFigures
-from prover.state import DashboardState
+from prover.fold.model import DashboardState
 
 PREFIX = "c2tui_"
 # seconds: lock waits run from microseconds (stream mode) to the seed's ~2 s device syncs and
@@ -248,7 +248,7 @@ def _run_families(s: DashboardState, lab: _Labels) -> Iterator[Metric]:
 
 
 def _rate_families(s: DashboardState, lab: _Labels) -> Iterator[Metric]:
-    """The rates the header shows (prover.state_rates): over the window, since the last knob
+    """The rates the header shows (prover.fold.rates): over the window, since the last knob
     change, the mean since start; and the window itself."""
     rate = _gauge("verified_per_minute", "verified partitions per minute over: window (the last "
                   "rate_window_seconds), since_change (the last knob change), since_start (the mean)", ["over"], lab)

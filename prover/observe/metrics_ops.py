@@ -14,8 +14,8 @@ from typing import Any, Callable, Iterator
 
 from prometheus_client.core import Metric
 
-from prover.state import DashboardState
-from prover.state_host_ram import budget_of
+from prover.fold.model import DashboardState
+from prover.fold.host_ram import budget_of
 
 Gauge = Callable[[str, str, list[str], Any], Any]
 

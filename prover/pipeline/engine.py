@@ -31,10 +31,11 @@ from prover.device import budget
 from prover.device.base import BaseDevice, Stopped
 from prover.device.profiles import get_profile
 from prover.pipeline.admission import Admission
+from prover.disciplines import b_g2
 from prover.pipeline.bus import EventBus, Sink
 from prover.pipeline.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
-from prover.pipeline.gpu_load import load_gpu_fns, reference_fns
+from prover.pipeline.gpu_load import host_compute, load_gpu_compute
 from prover.pipeline.locks import LockSet
 from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
@@ -82,7 +83,7 @@ def resolve_auto_knobs(config: RunConfig, compute: object) -> RunConfig:
     caps = getattr(compute, "capabilities", frozenset())
     on_device = compute is not compute_backend.REFERENCE
     g2 = {compute_backend.MSM_G2, compute_backend.BATCH_ADD_G2} <= caps
-    return config.model_copy(update={"b_g2": "gpu" if on_device and g2 else "cpu"})
+    return config.model_copy(update={"b_g2": (b_g2.GPU if on_device and g2 else b_g2.CPU).name})
 
 
 class Engine(RunHandle):
@@ -225,7 +226,7 @@ class Engine(RunHandle):
                 self._make_devices()
             if self.backend == "cuda":
                 with self._startup.step("gpu_kernels", "CUDA kernels: compile or cache load"):
-                    prover.gpu = load_gpu_fns(self.compute, self._compute_why, prover.phases, self.emit)
+                    prover.gpu = load_gpu_compute(self.compute, self._compute_why, prover.phases, self.emit)
                 self._switch_interval = sys.getswitchinterval()
                 sys.setswitchinterval(min(self._switch_interval, GIL_SWITCH_S))
             if self._stop.is_set():
@@ -297,9 +298,9 @@ class Engine(RunHandle):
             self.P = importlib.import_module("prover.groth16.phases")
         P, cfg = self.P, self.config
         t0 = time.monotonic()
-        prover = Prover(P, None, None, None, reference_fns(P, "sim" if self.backend == "sim" else "cpu-reference"))
+        prover = Prover(P, None, None, None, host_compute(P, "sim" if self.backend == "sim" else "cpu-reference"))
         self.keys = prover.keys = KeyRing(P, cfg, self.emit, self.clock, self._stop, self.host_ram,
-                                          lambda pk: prover.gpu.drop_key and prover.gpu.drop_key(pk),
+                                          lambda pk: prover.gpu.drop_key(pk),
                                           resident=lambda log2: self.backend == "cuda" and cfg.kernels.key_on_device(log2))
         sizes = sorted({z.log2 for z in cfg.class_sizes.values()}, reverse=True)
         with self._startup.step("circuit", ", ".join(f"2^{k}" for k in sizes) + " R1CS"):

@@ -1,28 +1,28 @@
-"""The GPU phase functions of a cuda run: the Groth16 composition (prover/groth16/compose.py)
-over the backend prover.backend.select chose, whose failed primitives fall back to the CPU
-reference with a note (prover.backend.Fallback). Without usable kernels the CPU reference
-runs under the GPU section (impl "cpu-reference")."""
+"""The GPU section's compute of a run (prover.groth16.compose.GpuCompute): on a cuda run the
+composition over the backend prover.backend.select chose (its failed primitives fall back to
+the CPU reference with a note, prover.backend.Fallback); without usable kernels, and on sim
+runs, the phases' own functions run under the GPU section (impl "cpu-reference" / "sim")."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from prover import events as ev
-from prover.backend import Fallback
-from prover.groth16.compose import GpuPhases, gpu_phases
-
-GpuFns = GpuPhases  # what PartitionFlow calls: ntt_h, msm_g1, b_g2_msm, ntt_h_staged, pin_prep, impl
+from prover.backend import REFERENCE
+from prover.groth16.compose import GpuCompute
 
 
-def reference_fns(phases: Any, impl: str) -> GpuFns:
-    """The Phases' own ntt_h / msm_g1 under the GPU section (sim runs, no kernels)."""
-    return GpuFns(ntt_h=phases.ntt_h, msm_g1=phases.msm_g1, b_g2_msm=None, impl=impl)
+def host_compute(phases: Any, impl: str) -> GpuCompute:
+    """The phases' own NTT-H and MSMs under the GPU section (sim runs, no kernels)."""
+    return GpuCompute.on_host(phases, impl)
 
 
-def load_gpu_fns(compute: Any, why: str, phases: Any, emit: Callable[..., Any]) -> GpuFns:
-    if not isinstance(compute, Fallback):
+def load_gpu_compute(backend: Any, why: str, phases: Any, emit: Callable[..., Any]) -> GpuCompute:
+    """A cuda run's compute: over its device backend, or (none: select gave the reference,
+    and said why) the CPU reference under the GPU section, said in a note either way."""
+    if backend is REFERENCE:
         emit(ev.Note, level="info", text=f"CUDA kernels not available ({why}); GPU phases run the CPU "
              "reference under the GPU section (impl cpu-reference)")
-        return reference_fns(phases, "cpu-reference")
-    fns = gpu_phases(compute)
-    emit(ev.Note, level="info", text=f"CUDA kernels in use for {', '.join(fns.in_use())}")
-    return fns
+        return host_compute(phases, "cpu-reference")
+    gpu = GpuCompute.over(backend, phases)
+    emit(ev.Note, level="info", text=f"CUDA kernels in use for {', '.join(gpu.in_use())}")
+    return gpu

@@ -35,7 +35,3 @@ class KnobFacade:
 
     def resume(self, source: str = "controller", **where: Any) -> bool:
         return self.set("paused", False, source, **where)
-
-    def toggle_pause(self, source: str = "controller", **where: Any) -> bool:
-        paused = self.snapshot().paused  # type: ignore[attr-defined]
-        return self.resume(source, **where) if paused else self.pause(source, **where)

@@ -46,12 +46,6 @@ class _Syn:
 class NullPhases:
     uses_host_kernels = False  # no real math: the engine skips the numba warm-up
 
-    def __init__(self) -> None:
-        self.calls: dict[str, int] = {}
-
-    def _n(self, k: str) -> None:
-        self.calls[k] = self.calls.get(k, 0) + 1
-
     def make_circuit(self, constraints_log2: int, seed: int) -> Any:
         return _Circuit(constraints_log2, seed, 1 << constraints_log2, 1 << constraints_log2)
 

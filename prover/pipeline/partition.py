@@ -31,9 +31,9 @@ from prover.events import Phase
 from prover.pipeline.admission import Admission, GatedLocks, Room, regime
 from prover.pipeline.controller import Controller
 from prover.pipeline.device_sync import device_sync
-from prover.disciplines import COMPUTE, Section, create
+from prover.disciplines import COMPUTE, Section, b_g2, create
 from prover.pipeline.faults import Faults
-from prover.pipeline.gpu_load import GpuFns
+from prover.groth16.compose import GpuCompute
 from prover.pipeline.jobs import Cancelled, JobBoard
 from prover.pipeline.key_ring import FixedKeys, KeyDoesNotFit
 from prover.pipeline.locks import LockSet
@@ -78,7 +78,7 @@ class Prover:
     circuit: Any
     pk: Any
     vk: Any
-    gpu: GpuFns
+    gpu: GpuCompute  # what the GPU section computes with (pipeline/gpu_load.py)
     keys: Any = None  # key_ring.KeyRing
 
 
@@ -180,9 +180,7 @@ class PartitionFlow:
         return self._prep_pool.submit(run)
 
     def _prep(self, syn: Any, pk: Any) -> Any:
-        prep = self.P.prep_msm(syn, pk)
-        pin = self.pv.gpu.pin_prep
-        return prep if pin is None else pin(prep)
+        return self.pv.gpu.pin_prep(self.P.prep_msm(syn, pk))
 
     def _barrier(self, fut: Future) -> Any:
         while True:
@@ -377,42 +375,37 @@ class PartitionFlow:
 
     def compute(self, s: Section, prep_f: Future) -> None:
         """Inside compute: (non-prestaged alloc + upload), NTT-H, barrier, MSM, (b_g2 on GPU), free."""
-        T, fns, pk = self.times(s.part), self.pv.gpu, s.part.key.pk
+        T, gpu, pk = self.times(s.part), self.pv.gpu, s.part.key.pk
         w, g, p, dev, stream, knobs, bufs, syn, result = s.w, s.g, s.part, s.dev, s.stream, s.knobs, s.bufs, s.syn, s.result
         staged: tuple[Any, ...] | None = None
         k_ntt = h = None
         try:
-            with self._phase(w, p, Phase.ntt_h, g, fns.impl):
+            with self._phase(w, p, Phase.ntt_h, g, gpu.impl):
                 if not bufs:  # fallback / prestage off: allocate and upload under compute (slow path)
                     bufs[:] = self._alloc_upload(s, T["fallback_upload"])
                 host = (syn.a, syn.b, syn.c)
                 # the GPU NTT reads a/b/c where the upload put them (and may overwrite them:
-                # the buffers are freed after this section); else it takes the host arrays
-                staged = dev.staged_views(bufs, host) if fns.ntt_h_staged is not None else None
-                if staged is not None:
-                    run_ntt = lambda: fns.ntt_h_staged(staged, host)  # noqa: E731
-                else:
-                    run_ntt = lambda: fns.ntt_h(*host)  # noqa: E731
-                k_ntt = dev.launch(stream, "ntt_h", T["ntt_h"], run_ntt)
+                # the buffers are freed after this section); without views, the host arrays
+                staged = dev.staged_views(bufs, host)
+                k_ntt = dev.launch(stream, "ntt_h", T["ntt_h"], lambda: gpu.ntt_h_staged(staged, host))
                 h = k_ntt.result
                 k_msm = None
                 # prep already there: the modelled MSM is queued right behind the NTT. Real work
                 # (profile "native") runs when launched, so it is timed in its own phase.
                 if prep_f.done() and T["msm"] > 0:
                     prep = self._barrier(prep_f)
-                    k_msm = dev.launch(stream, "msm", T["msm"], lambda: fns.msm_g1(prep, h, pk))
+                    k_msm = dev.launch(stream, "msm", T["msm"], lambda: gpu.msm_g1(prep, h, pk))
                 dev.wait(k_ntt)
             if k_msm is None:
                 prep = self._barrier(prep_f)  # batch addition waits for prep_msm (GPU idles)
-            with self._phase(w, p, Phase.msm, g, fns.impl):
+            with self._phase(w, p, Phase.msm, g, gpu.impl):
                 if k_msm is None:
-                    k_msm = dev.launch(stream, "msm", T["msm"], lambda: fns.msm_g1(prep, h, pk))
+                    k_msm = dev.launch(stream, "msm", T["msm"], lambda: gpu.msm_g1(prep, h, pk))
                 dev.wait(k_msm)
                 result["g1"] = k_msm.result
-            if knobs.b_g2 == "gpu":
-                with self._phase(w, p, Phase.b_g2_msm, g, fns.impl):
-                    bg2 = fns.b_g2_msm or self.P.b_g2_msm
-                    k = dev.launch(stream, "b_g2_msm", T["b_g2_msm_gpu"], lambda: bg2(prep, pk))
+            if b_g2.get(knobs.b_g2).in_compute:
+                with self._phase(w, p, Phase.b_g2_msm, g, gpu.impl):
+                    k = dev.launch(stream, "b_g2_msm", T["b_g2_msm_gpu"], lambda: gpu.b_g2_msm(prep, pk))
                     dev.wait(k)
                     result["b_g2"] = k.result
             dev.sleep(T["epilogue"])  # read-back, join, cleanup: kernels done, buffers still live

@@ -1,9 +1,9 @@
 """The contract between the engine and a prover: the phases of one Groth16 prove.
 
 `prover.groth16.phases` (the CPU reference, a module) and `prover.pipeline.nullphases.NullPhases`
-(no math, for bookkeeping benchmarks) implement it; on a GPU, the composition over the CUDA
-backend (`prover.groth16.compose.gpu_phases`) replaces ntt_h / msm_g1 / b_g2_msm with the same
-signatures. The engine never needs to know which one it holds.
+(no math, for bookkeeping benchmarks) implement it. What the GPU section computes goes
+through one seam over them or a device backend (`prover.groth16.compose.GpuCompute`, made in
+pipeline/gpu_load.py), with the same signatures. The engine never needs to know which one it holds.
 """
 from __future__ import annotations
 

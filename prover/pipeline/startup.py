@@ -15,9 +15,6 @@ from typing import Any, Callable, Iterator
 from prover import events as ev
 from prover.device.base import Stopped
 
-ORDER = ("circuit", "keys", "host_kernels", "gpu_kernels", "devices")
-
-
 class Step:
     def __init__(self, steps: "StartupSteps", name: str) -> None:
         self.steps, self.name, self.t0 = steps, name, steps.clock()

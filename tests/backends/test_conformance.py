@@ -266,13 +266,15 @@ def test_a_new_gpu_primitive_is_one_backend_method() -> None:
     class After(Before):
         capabilities = Before.capabilities | {B.NTT_H_STAGED}  # the one line beside the method
 
-        def ntt_h_staged(self, d_a, d_b, d_c):  # the new primitive (a kernel wrapper on a GPU)
+        def ntt_h_staged(self, d_a, d_b, d_c, host=None):  # the new primitive (a kernel wrapper on a GPU)
             d_b[...] = B.REFERENCE.ntt_h(d_a, d_b, d_c)
             return d_b
 
-    assert compose.gpu_phases(Before()).ntt_h_staged is None
-    phases = compose.gpu_phases(After())
+    assert "ntt_h_staged" not in compose.GpuCompute.over(Before()).in_use()
+    gpu = compose.GpuCompute.over(After())
     a, b, c = (fr_random(256, rng_for(f"new{i}")) for i in range(3))
     want = B.REFERENCE.ntt_h(a, b, c)
-    assert np.array_equal(phases.ntt_h_staged((a.copy(), b.copy(), c.copy()), (a, b, c)), want)
-    assert "ntt_h_staged" in phases.in_use()
+    views = (a.copy(), b.copy(), c.copy())
+    assert np.array_equal(gpu.ntt_h_staged(views, (a, b, c)), want)
+    assert views[1] is not b and np.array_equal(views[1], want)  # in place, over the views
+    assert "ntt_h_staged" in gpu.in_use()

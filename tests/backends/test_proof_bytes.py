@@ -26,15 +26,15 @@ def _prove_on(backend):  # type: ignore[no-untyped-def]
     from prover.groth16 import compose
     from prover.groth16 import phases as P
 
-    fns = compose.gpu_phases(backend)
+    fns = compose.GpuCompute.over(backend, P)
 
     def prove(circuit, pk, instance, r, s):  # type: ignore[no-untyped-def]
         syn = P.synthesize(circuit, instance)
         prep = P.prep_msm(syn, pk)
-        pinned = fns.pin_prep(prep) if fns.pin_prep else prep
+        pinned = fns.pin_prep(prep)
         h = fns.ntt_h(syn.a, syn.b, syn.c)
         g1 = settle(fns.msm_g1(pinned, h, pk))
-        b2 = settle((fns.b_g2_msm or P.b_g2_msm)(pinned, pk))
+        b2 = settle(fns.b_g2_msm(pinned, pk))
         return P.assemble(syn, g1, b2, pk, r, s)
     return prove
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from c2tui.cli import main
 from prover.experiment.tally import Tally
 from prover.record import read_recording
-from prover.state import fold
+from prover.fold.apply import fold
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -90,8 +90,8 @@ def test_device_sync_waits_for_other_streams_stream_alloc_does_not():
 def test_engine_records_on_cuda(tmp_path, mem_sync):
     from tests.helpers.invariants import InvariantChecker
     from prover.pipeline.engine import Engine
-    from prover.state import fold
-    from prover.summary import summarize
+    from prover.fold.apply import fold
+    from prover.fold.summary import summarize
 
     cfg = load_config(None, backend="cuda", vram_budget="two-prestage", workers_per_gpu=3, lock_mode="two-lock",
                       mem_sync=mem_sync, constraints_log2=8, sectors=1, partitions=8, time_scale=0.3)

@@ -25,7 +25,7 @@ def test_a_real_cuda_error_in_a_kernel_is_survived(monkeypatch):
     from prover.config import load_config
     from prover.kernels import gpu_phases as gp
     from prover.pipeline.engine import Engine
-    from prover.state import fold
+    from prover.fold.apply import fold
 
     # the engine's NTT-H runs ntt_h_device on the pre-staged buffers (its CPU fallback then
     # reads the host arrays)

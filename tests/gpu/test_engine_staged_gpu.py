@@ -35,7 +35,7 @@ def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
     from prover.groth16 import phases as P
     from prover.kernels import gpu_phases as gp
     from prover.pipeline.engine import Engine
-    from prover.state import fold
+    from prover.fold.apply import fold
 
     lock = threading.Lock()
     buffers: dict[str, list[tuple[int, int]]] = {"d_a": [], "d_bc": []}  # (ptr, nbytes) of every allocation

@@ -17,7 +17,7 @@ def test_gpu_proof_equals_cpu_proof(log2: int, tmp_path) -> None:
     from prover.kernels.cuda_backend import CudaBackend
     from prover.settings import KernelSettings
 
-    fns = compose.gpu_phases(CudaBackend(KernelSettings()))  # the bare backend: a failure fails here
+    fns = compose.GpuCompute.over(CudaBackend(KernelSettings()))  # the bare backend: a failure fails here
     circuit = P.make_circuit(log2, 5)
     pk, vk = P.load_or_setup(circuit, 5, cache_dir=tmp_path)
     for instance in (1, 2):

@@ -29,7 +29,7 @@ def _until(seen: list, what, timeout: float = 120.0) -> None:
 def test_three_sizes_on_cuda_load_evict_and_verify(tmp_path):
     from prover.config import load_config
     from prover.pipeline.engine import Engine
-    from prover.state import fold
+    from prover.fold.apply import fold
     from tests.helpers.invariants import InvariantChecker
     from tests.helpers.key_invariants import KeyChecker
 

@@ -12,7 +12,7 @@ from prover.observe.metrics import MetricsExporter
 from prover.observe.trace import to_trace
 from prover.observe.trace_check import validate
 from prover.record import read_recording
-from prover.state import fold
+from prover.fold.apply import fold
 
 REC = Path(__file__).resolve().parents[1] / "tui" / "recordings" / "switch_device_stream.jsonl.gz"
 

@@ -15,8 +15,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from prover.record import read_recording
-from prover.state import fold
-from prover.summary import summarize
+from prover.fold.apply import fold
+from prover.fold.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ["--backend", "sim", "--profile", "rtx5070ti-16g", "--constraints-log2", "8", "--time-scale", "0.08",

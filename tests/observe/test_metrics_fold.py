@@ -12,8 +12,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from prover.observe.metrics import MetricsExporter, knob_number
 from prover.record import read_recording
-from prover.state import fold
-from prover.summary import summarize
+from prover.fold.apply import fold
+from prover.fold.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,8 +12,8 @@ from prover.config import load_config
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases
 from prover.record import RecordingHeader, RecordingWriter, read_recording
-from prover.state import fold
-from prover.summary import summarize
+from prover.fold.apply import fold
+from prover.fold.summary import summarize
 
 COMMITTED = Path(__file__).resolve().parents[1] / "tui" / "recordings" / "classes.jsonl"
 

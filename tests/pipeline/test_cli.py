@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from c2tui.cli import main
 from prover.record import read_recording
-from prover.state import fold
+from prover.fold.apply import fold
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = ["--backend", "sim", "--constraints-log2", "8", "--time-scale", "0.05"]

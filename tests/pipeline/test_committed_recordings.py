@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from c2tui.cli import main
 from prover.record import read_recording
-from prover.state import fold
-from prover.summary import summarize
+from prover.fold.apply import fold
+from prover.fold.summary import summarize
 
 H200 = Path(__file__).resolve().parents[2] / "benchmarks" / "recordings" / "h200"
 RECORDINGS = sorted(H200.glob("*.jsonl"))

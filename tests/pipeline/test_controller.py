@@ -13,7 +13,7 @@ from prover.config import load_config
 from prover.pipeline.controller import parse_switch
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases
-from prover.state import fold
+from prover.fold.apply import fold
 
 
 @pytest.mark.parametrize("spec,want", [

@@ -199,7 +199,7 @@ def test_engine_on_fake_cuda(fake_cupy):
     from prover.config import load_config
     from prover.pipeline.engine import Engine
     from prover.pipeline.nullphases import NullPhases
-    from prover.state import fold
+    from prover.fold.apply import fold
 
     cfg = load_config(None, backend="cuda", profile="tiny", time_scale=1.0, sectors=1, partitions=6,
                       workers_per_gpu=3, mem_sync="device", faults={"nvml_missing": True})
@@ -233,7 +233,7 @@ def cpu_backend_module(staged=None):
             StandIn.host_ntt_calls += 1
             return super().ntt_h(a, b, c)
 
-        def ntt_h_staged(self, d_a, d_b, d_c):
+        def ntt_h_staged(self, d_a, d_b, d_c, host=None):
             return staged(d_a, d_b, d_c)
 
         def device_key(self):
@@ -251,7 +251,7 @@ def test_composition_over_a_device_backend_is_bit_identical():
     from prover.pipeline.phases import Deferred, settle
     from prover.settings import KernelSettings
 
-    fns = compose.gpu_phases(B.Fallback(cpu_backend_module().CudaBackend(KernelSettings()), lambda *a, **k: None))
+    fns = compose.GpuCompute.over(B.Fallback(cpu_backend_module().CudaBackend(KernelSettings()), lambda *a, **k: None))
     assert fns.in_use() == ["b_g2_msm", "msm_g1", "ntt_h"]
     c = P.make_circuit(8, 1)
     pk, vk = P.load_or_setup(c, 1)
@@ -271,7 +271,7 @@ def test_engine_uses_cuda_kernels_when_present(fake_cupy, monkeypatch):
     from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
     from prover.pipeline.engine import Engine
-    from prover.state import fold
+    from prover.fold.apply import fold
 
     monkeypatch.setitem(sys.modules, "prover.kernels.cuda_backend", cpu_backend_module())
     cfg = load_config(None, backend="cuda", profile="tiny", constraints_log2=8, sectors=1, partitions=3,
@@ -297,7 +297,7 @@ def test_engine_ntt_h_reads_the_prestaged_buffers(fake_cupy, monkeypatch):
     from prover.device.cuda import CudaDevice
     from prover.groth16 import phases as P
     from prover.pipeline.engine import Engine
-    from prover.state import fold
+    from prover.fold.apply import fold
 
     seen, staged_bufs = [], []
 

@@ -84,7 +84,7 @@ def test_engine_records_its_device_syncs(lock_mode: str) -> None:
     """Both call sites (two-lock's pre-stage under mem, single's inside both locks) emit them."""
     from prover.config import load_config
     from prover.pipeline.engine import Engine
-    from prover.state import fold
+    from prover.fold.apply import fold
 
     cfg = load_config(None, backend="sim", profile="tiny", constraints_log2=8, sectors=1, partitions=3,
                       workers_per_gpu=2, lock_mode=lock_mode, mem_sync="device", seed=1)

@@ -165,8 +165,8 @@ def test_a_discipline_with_a_new_lock_needs_nothing_else(monkeypatch, tmp_path):
     from c2tui.widgets.lock_lanes import render_locks
     from prover.observe.trace import to_trace
     from prover.record import RecordingHeader, RecordingWriter, read_recording
-    from prover.state import fold
-    from prover.summary import summarize
+    from prover.fold.apply import fold
+    from prover.fold.summary import summarize
     from themes import load
 
     monkeypatch.setitem(disciplines._REGISTRY, "three-lock", _ThreeLock)

@@ -12,8 +12,8 @@ from tests.helpers.invariants import InvariantChecker  # noqa: E402
 from prover.config import load_config
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases
-from prover.state import fold
-from prover.summary import summarize
+from prover.fold.apply import fold
+from prover.fold.summary import summarize
 
 
 def run(real: bool = False, timeout: float = 40, **kw):

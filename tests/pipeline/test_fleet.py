@@ -15,8 +15,9 @@ from prover.events import SCHEMA_VERSION  # noqa: E402
 from prover.config import RunConfig  # noqa: E402
 from prover.fleet.driver import FleetEngine  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter, read_recording  # noqa: E402
-from prover.state import DashboardState, fold  # noqa: E402
-from prover.summary import summarize  # noqa: E402
+from prover.fold.apply import fold  # noqa: E402
+from prover.fold.model import DashboardState  # noqa: E402
+from prover.fold.summary import summarize  # noqa: E402
 
 from tests.helpers.invariants import InvariantChecker  # noqa: E402
 

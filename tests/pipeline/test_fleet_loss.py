@@ -67,7 +67,7 @@ def test_lost_host_closes_its_locks_and_buffers_and_keeps_its_own_host_left(monk
              ev.LockAcquired(t=0.14, host=h, gpu=1, lock="compute", worker=w, part="s0p1", wait=0.0),
              ev.Free(t=0.15, host=h, gpu=1, owner=w, part="s0p1", name="d_a", bytes=4 * GiB),
              ev.HostLeft(t=0.2, host=h, reason="engine error: boom")]
-    fleet.hosts[h] = D._Host(h, "n1", _Actor([batch]))
+    fleet.hosts[h] = D.Host(h, "n1", _Actor([batch]))
     fleet.sched.add_host(h, 1, 1, workers=1, budget=16 * GiB)
     fleet._poll_round()
     kinds = [(e.kind, getattr(e, "lost", None), getattr(e, "reason", None)) for e in out]
@@ -96,7 +96,7 @@ def test_fleet_queues_sectors_lazily_and_ends_after_the_last(monkeypatch: pytest
     fleet = D.FleetEngine(RunConfig(backend="sim", gpus=1, partitions=3, sectors=10**20), "local:1", sinks=[out.append])
     actor = _Actor([])
     actor.assign = _Assign()  # type: ignore[attr-defined]
-    fleet.hosts["h0"] = D._Host("h0", "n0", actor)
+    fleet.hosts["h0"] = D.Host("h0", "n0", actor)
     fleet.sched.add_host("h0", 1, 1, workers=4, budget=16 * GiB)
     fleet._place()
     submitted = [e for e in out if e.kind == "sector_submitted"]
@@ -133,8 +133,8 @@ def test_a_knob_changed_while_a_host_starts_reaches_it_when_it_joins(monkeypatch
     fleet = D.FleetEngine(RunConfig(backend="sim", gpus=1, partitions=2, sectors=1), "local:2", sinks=[])
     up, starting = _Actor([]), _Actor([])
     up.control, starting.control = _Control(), _Control()  # type: ignore[attr-defined]
-    fleet.hosts["h0"] = D._Host("h0", "n0", up)
-    late = D._Host("h1", "n1", starting)
+    fleet.hosts["h0"] = D.Host("h0", "n0", up)
+    late = D.Host("h1", "n1", starting)
     fleet._starting["h1"] = ("ref", late, None)
     fc = fleet.controller
     fc.apply("vram_budget=20GiB", source="switch")

@@ -15,8 +15,8 @@ from prover.fleet.control import split_target
 from prover.fleet.host import Assignment, HostRuntime, rename_worker, tag
 from prover.fleet.scheduler import Scheduler
 from prover.record import read_recording
-from prover.state import fold
-from prover.summary import summarize
+from prover.fold.apply import fold
+from prover.fold.summary import summarize
 
 from tests.helpers.invariants import InvariantChecker  # noqa: E402
 

@@ -17,7 +17,7 @@ from prover.knobs import KNOBS  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
 from prover.pipeline.host_ram import HostRam  # noqa: E402
 from prover.pipeline.nullphases import NullPhases  # noqa: E402
-from prover.state import fold  # noqa: E402
+from prover.fold.apply import fold  # noqa: E402
 
 
 class Ledger:

@@ -12,8 +12,8 @@ from tests.helpers.invariants import InvariantChecker
 from prover.config import load_config  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
 from prover.pipeline.nullphases import NullPhases  # noqa: E402
-from prover.state import fold  # noqa: E402
-from prover.summary import summarize  # noqa: E402
+from prover.fold.apply import fold  # noqa: E402
+from prover.fold.summary import summarize  # noqa: E402
 
 
 def _engine(**kw):

@@ -19,8 +19,8 @@ from prover.pipeline.engine import Engine
 from prover.pipeline.host_ram import HostRam
 from prover.pipeline.key_ring import HOT, KeyRing
 from prover.pipeline.nullphases import NullPhases
-from prover.state import fold
-from prover.summary import summarize
+from prover.fold.apply import fold
+from prover.fold.summary import summarize
 from tests.helpers.invariants import InvariantChecker
 from tests.helpers.threads import run_threads
 from tests.helpers.key_invariants import KeyChecker

@@ -21,8 +21,8 @@ from prover.config import load_config
 from prover.device.profiles import get_profile
 from prover.pipeline.engine import Engine
 from prover.record import RecordingHeader, RecordingWriter, read_recording
-from prover.state import fold
-from prover.summary import Summary, summarize
+from prover.fold.apply import fold
+from prover.fold.summary import Summary, summarize
 
 SCALE = 0.15
 PARTS = 14

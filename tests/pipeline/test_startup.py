@@ -8,8 +8,8 @@ import pytest
 from prover.config import load_config
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases
-from prover.state import fold
-from prover.summary import summarize
+from prover.fold.apply import fold
+from prover.fold.summary import summarize
 
 
 def _run(tmp_path, phases=None):

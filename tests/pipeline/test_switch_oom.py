@@ -21,7 +21,7 @@ from prover.device.profiles import get_profile
 from prover.device.sim import SimDevice
 from prover.pipeline.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
-from prover.pipeline.gpu_load import reference_fns
+from prover.pipeline.gpu_load import host_compute
 from prover.pipeline.locks import LockSet
 from prover.pipeline.nullphases import NullPhases
 from prover.pipeline.partition import Partition, PartitionFlow, Prover
@@ -59,7 +59,7 @@ class Scene:
         self.dev = SimDevice(0, prof, prof.partition_bytes(cfg.modelled), self.rec, self.stop, cfg.time_scale)
         P = NullPhases()
         circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
-        pv = Prover(P, circuit, *P.load_or_setup(circuit, cfg.seed), reference_fns(P, "sim"))
+        pv = Prover(P, circuit, *P.load_or_setup(circuit, cfg.seed), host_compute(P, "sim"))
         self.ctl = Controller(Knobs.from_config(cfg), self.rec)
         self.flow = PartitionFlow(cfg, prof.times(cfg.modelled), prof.buffer_bytes(cfg.modelled), self.rec,
                                   time.monotonic, self.stop, self.ctl,

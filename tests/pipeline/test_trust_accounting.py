@@ -10,9 +10,9 @@ from click.testing import CliRunner
 
 from c2tui.cli import main
 from prover import events as ev
-from prover.state import fold
+from prover.fold.apply import fold
 from c2tui.summary_view import render, verdict
-from prover.summary import summarize
+from prover.fold.summary import summarize
 
 
 def summary_text(sm) -> str:  # type: ignore[no-untyped-def]

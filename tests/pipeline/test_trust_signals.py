@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from prover.record import read_recording
-from prover.state import fold
+from prover.fold.apply import fold
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = ["--backend", "sim", "--constraints-log2", "8", "--time-scale", "0.05"]

@@ -7,13 +7,13 @@ import asyncio
 from tests.helpers.fleet_synth import fleet_stream
 
 from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource, fast_snapshot
+from c2tui.sources import ReplaySource
 from c2tui.widgets.common import SPARK
 from c2tui.widgets.fleet_overview import host_lines
 from c2tui.widgets.gpu_overview import GpuOverview
 from c2tui.widgets.gpu_panel import GpuPanel
 from prover import events as ev
-from prover.state import fold
+from prover.fold.apply import fold
 
 class _Pal(dict):
     def __missing__(self, key: str) -> str:  # a style is the palette entry's own name: readable in asserts
@@ -41,7 +41,7 @@ def test_host_lines_sum_each_hosts_gpus_and_count_the_rest():
 
 
 def test_eight_hosts_by_eight_gpus_leave_the_screen_to_the_panels():
-    st = fast_snapshot(fold(fleet_stream(8, 8.0, distinct=2)))
+    st = fold(fleet_stream(8, 8.0, distinct=2)).view()
 
     async def go():
         app = DashboardApp(ReplaySource([], playing=False), fps=0.2)
@@ -63,7 +63,7 @@ def test_snapshot_shares_closed_timeline_segments_and_later_folding_leaves_it_al
     evs = fleet_stream(2, 8.0, distinct=1)
     cut = len(evs) // 2
     st = fold(evs[:cut])
-    snap = fast_snapshot(st)
+    snap = st.view()
     before = {i: [(s.worker, s.label, s.t0, s.t1) for s in g.timeline] for i, g in snap.gpus.items()}
     open_ = [s for g in snap.gpus.values() for s in g.timeline if s.t1 is None]
     assert open_ and all(s is not o for s in open_ for g in st.gpus.values() for o in g.timeline)

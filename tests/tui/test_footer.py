@@ -85,7 +85,7 @@ def test_every_key_reachable_and_none_cut_at_every_width():
 @pytest.mark.timeout(120)
 def test_the_header_keeps_its_height_across_a_switch():
     """The switches' "since" item has its room kept: the header does not grow at any of them."""
-    from prover import fold, read_recording
+    from prover import fold_events as fold, read_recording
     from c2tui.widgets.header_bar import HeaderBar
 
     events = read_recording(SWITCH).events

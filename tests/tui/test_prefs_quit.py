@@ -75,7 +75,7 @@ def test_one_line_on_quit():
 
 
 def test_the_full_report_on_screen_or_in_a_file(tmp_path):
-    from prover import fold, read_recording, summarize
+    from prover import fold_events as fold, read_recording, summarize
 
     sm = summarize(fold(read_recording(REC).events))
     text = report_text(sm)
@@ -90,7 +90,7 @@ def test_the_full_report_on_screen_or_in_a_file(tmp_path):
 
 def test_run_says_one_line_unless_asked_for_more(capsys, tmp_path):
     from c2tui.commands.run import _say
-    from prover import fold, read_recording, summarize
+    from prover import fold_events as fold, read_recording, summarize
 
     sm = summarize(fold(read_recording(REC).events))
     app = NS(quit_how="quit", interrupted=False)

@@ -48,7 +48,7 @@ def test_compare_device_and_stream(snap_compare):
     """`c2tui compare` of the native 2^22 device (tight budget) and stream (card) runs, 10 s
     after each one's first GPU section: one column each, one clock."""
     from c2tui.compare_app import compare_app
-    from prover.align import Alignment
+    from prover.fold.align import Alignment
     from prover.record import read_recording
 
     files = [NATIVE / "n22_device_tight.jsonl.gz", NATIVE / "n22_stream_card.jsonl.gz"]

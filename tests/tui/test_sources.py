@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from c2tui import sources
-from c2tui.sources import SPEEDS, LiveSource, ReplaySource, fast_snapshot
+from c2tui.sources import SPEEDS, LiveSource, ReplaySource
 from prover import events as ev
-from prover.state import fold
+from prover.fold.apply import fold
 from tests.helpers.tui_synth import synth_events
 
 EVENTS = synth_events(gpus=2, workers_per_gpu=3, sectors=2, switches=[(9.0, "mem_sync", "device")], fail_every=5)
@@ -89,9 +89,9 @@ def test_paused_replay_never_moves():
     assert src.position == 5.0 and src.snapshot()[0] == v0
 
 
-def test_fast_snapshot_is_independent_and_faithful():
+def test_the_view_is_independent_and_faithful():
     s = fold_to(12.0)
-    c = fast_snapshot(s)
+    c = s.view()
     assert view(c) == view(s)
     # later folding does not leak into the snapshot
     for e in EVENTS:
@@ -138,19 +138,19 @@ def _mutable(obj, seen: dict[int, object], path: str, out: dict[int, str]) -> No
     elif isinstance(obj, (list, set, _deque, tuple)):
         for i, v in enumerate(obj):
             _mutable(v, seen, f"{path}[{i}]", out)
-    elif dataclasses.is_dataclass(obj):
-        for f in dataclasses.fields(obj):
-            _mutable(getattr(obj, f.name), seen, f"{path}.{f.name}", out)
+    elif dataclasses.is_dataclass(obj):  # its fields and any attribute set beside them (a concept's sub-state)
+        for name, v in vars(obj).items():
+            _mutable(v, seen, f"{path}.{name}", out)
 
 
 def _shared(state) -> list[str]:
     """What a snapshot of `state` shares with it that the fold may still change. Shared by
     design, as the fold never changes them once made: closed timeline segments, device syncs,
     history points and marks, the config's inner values (the run's start, replaced whole)."""
-    from prover.state_history import HistoryMark, HistoryPoint
-    from prover.state_parts import DeviceSyncState, Segment
+    from prover.fold.history import HistoryMark, HistoryPoint
+    from prover.fold.parts import DeviceSyncState, Segment
 
-    snap = fast_snapshot(state)
+    snap = state.view()  # the fold's own view (DashboardState.view), what LiveSource publishes
     a: dict[int, str] = {}
     b: dict[int, str] = {}
     keep: dict[int, object] = {}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from prover import events as ev
-from prover.state import DashboardState
+from prover.fold.model import DashboardState
 import themes
 from c2tui.widgets.lock_lanes import render_locks
 from c2tui.widgets.phase_bar import render_phase_bar, segment_widths

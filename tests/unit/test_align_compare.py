@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from c2tui.cli import main
 from prover import events as ev
-from prover.align import anchor_time, nice_step, parse_at, resolve_at
-from prover.compare import compare
+from prover.fold.align import anchor_time, nice_step, parse_at, resolve_at
+from prover.fold.compare import compare
 from prover.record import read_recording
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from c2tui.cli import main
 from prover import events as ev
 from prover.config import ConfigError, FaultsConfig, RunConfig, load_config
 from prover.settings import KernelSettings
-from prover.state import fold
+from prover.fold.apply import fold
 
 REC = Path(__file__).resolve().parents[1] / "tui" / "recordings" / "two_gpus.jsonl"
 

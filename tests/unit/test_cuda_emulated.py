@@ -259,8 +259,8 @@ def test_a_gpu_composed_proof_verifies(backend, log2, tmp_path) -> None:
     from prover.groth16 import compose
     from prover.groth16 import phases as P
 
-    fns = compose.gpu_phases(backend)  # the bare backend, no fallback: a failure fails here
-    assert fns.b_g2_msm is not None and fns.pin_prep is not None
+    fns = compose.GpuCompute.over(backend)  # the bare backend, no fallback: a failure fails here
+    assert {"b_g2_msm", "pin_prep"} <= set(fns.in_use())
     circuit = P.make_circuit(log2, 5)
     pk, vk = P.load_or_setup(circuit, 5, cache_dir=tmp_path)
     syn = P.synthesize(circuit, 1)

@@ -7,8 +7,8 @@ import pytest
 from prover.config import load_config
 from prover.pipeline.engine import Engine
 from prover.record import RecordingHeader, RecordingWriter, read_recording
-from prover.state import fold
-from prover.summary import summarize
+from prover.fold.apply import fold
+from prover.fold.summary import summarize
 
 
 @pytest.mark.timeout(60)

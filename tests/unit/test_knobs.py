@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from c2tui.cli import main as cli
 from c2tui.widgets.help_screen import key_table, live_keys
-from prover import knobs
+from prover import disciplines, knobs
 from prover.config import ConfigError, load_config
+from prover.disciplines import b_g2, mem_sync
 from prover.pipeline.controller import Controller, Knobs, parse_switch
 
 
@@ -21,8 +22,6 @@ from prover.pipeline.controller import Controller, Knobs, parse_switch
 def three_lock(monkeypatch):
     """A discipline registered as the registry's modules do it (its values then reach the
     knob table at import; patched here). The knob value alone cannot run: test_disciplines."""
-    from prover import disciplines
-
     class ThreeLock(disciplines.get("two-lock")):  # type: ignore[misc, valid-type]
         name = "three-lock"
 
@@ -41,16 +40,52 @@ def test_value_unknown_before():
 def test_value_added_in_one_place_is_seen_everywhere(three_lock):
     cfg = load_config(None, lock_mode="three-lock")  # config validation
     assert cfg.lock_mode == "three-lock"
+    names = disciplines.names()  # read from the registry, never spelled here
+    assert names[-1] == "three-lock"
     out = CliRunner().invoke(cli, ["run", "--help"], terminal_width=200).output  # the CLI
-    assert "single|narrow|two-lock|reserved|three-lock" in out.replace(" ", "")
+    assert "|".join(names) in out.replace(" ", "")
     events = []
     ctl = Controller(Knobs.from_config(load_config(None)), lambda cls, **f: events.append(f))  # the controller
     assert ctl.set_lock_mode("three-lock") and ctl.snapshot().lock_mode == "three-lock"
     assert events[-1]["new"] == "three-lock"
     assert parse_switch("three-lock") == ("lock_mode", "three-lock")  # --switch
     assert parse_switch("lock_mode=three-lock") == ("lock_mode", "three-lock")
-    assert ("l", "lock mode: single ↔ narrow ↔ two-lock ↔ reserved ↔ three-lock") in live_keys()  # the help screen
-    assert knobs.KNOBS["lock_mode"].next_value("reserved") == "three-lock"  # the key cycles through it
+    assert ("l", "lock mode: " + " ↔ ".join(names)) in live_keys()  # the help screen
+    assert knobs.KNOBS["lock_mode"].next_value(names[-2]) == "three-lock"  # the key cycles through it
+
+
+# the knobs whose values are behaviours registered in prover/disciplines/: (knob, registry, a value it lacks)
+REGISTERED = [("lock_mode", disciplines, "three-lock"), ("mem_sync", mem_sync, "pool"), ("b_g2", b_g2, "tpu")]
+
+
+@pytest.mark.parametrize("name,registry,extra", REGISTERED, ids=[r[0] for r in REGISTERED])
+def test_a_choice_knobs_values_are_its_registrys(name, registry, extra):
+    k = knobs.KNOBS[name]
+    assert k.values == registry.names() and k.runs is not None and k.runs() == registry.names()
+    for v in registry.names():
+        registry.get(v)  # every value has a behaviour
+    with pytest.raises(ValueError, match=extra):
+        registry.get(extra)
+
+
+@pytest.mark.parametrize("name,registry,extra", REGISTERED, ids=[r[0] for r in REGISTERED])
+def test_a_value_added_to_the_knob_table_alone_is_refused_in_words(name, registry, extra, monkeypatch):
+    """The probe (issue 32): `mem_sync=pool` added to the knob table alone ran as `stream`
+    without a word. Now config validation, the controller and `--switch` refuse it, in one line
+    that names the knob, the value and what can run."""
+    k = knobs.KNOBS[name]
+    monkeypatch.setitem(knobs.KNOBS, name, replace(k, values=(*k.values, extra)))
+    runnable = ", ".join(registry.names())
+    with pytest.raises(ConfigError) as exc:
+        load_config(None, backend="sim", **{name: extra})
+    msg = str(exc.value)
+    assert "\n" not in msg and name in msg and extra in msg and "nothing that runs it" in msg and runnable in msg
+    with pytest.raises(ValueError, match=f"{name} '{extra}' has nothing that runs it; runnable: {runnable}"):
+        parse_switch(f"{name}={extra}")
+    ctl = Controller(Knobs.from_config(load_config(None, backend="sim")), lambda *a, **kw: None)
+    with pytest.raises(ValueError, match="nothing that runs it"):
+        ctl.set(name, extra)
+    assert getattr(ctl.snapshot(), name) == getattr(load_config(None, backend="sim"), name)  # unchanged
 
 
 def test_controller_refuses_what_the_vocabulary_does_not_allow():

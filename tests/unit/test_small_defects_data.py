@@ -14,8 +14,8 @@ from prover.fleet.control import FleetController
 from prover.fleet.host import tag
 from prover.pipeline.controller import Knobs
 from prover.pipeline.engine import resolve_auto_knobs
-from prover.state import fold
-from prover.summary import summarize
+from prover.fold.apply import fold
+from prover.fold.summary import summarize
 
 
 def _log(*texts_and_events: tuple[str, ev.Event | None]) -> list[tuple]:

@@ -7,7 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from prover import events as ev
-from prover.state import DashboardState, fold
+from prover.fold.apply import fold
+from prover.fold.model import DashboardState
 
 GiB = 1 << 30
 

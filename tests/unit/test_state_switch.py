@@ -9,8 +9,9 @@ import pytest
 
 from prover import events as ev
 from prover.record import read_recording
-from prover.state import DashboardState, fold
-from prover.state_segments import segment_rows
+from prover.fold.apply import fold
+from prover.fold.model import DashboardState
+from prover.fold.segments import segment_rows
 
 REC = Path(__file__).resolve().parents[1] / "tui" / "recordings" / "switch_device_stream.jsonl.gz"
 
@@ -136,11 +137,9 @@ def test_switch_recording_segment_ratio() -> None:
 
 
 def test_ui_snapshot_does_not_share_the_switch_view_with_the_fold() -> None:
-    from c2tui.sources import fast_snapshot
-
     evs = _switched()
     st = fold(evs[:-30])
-    snap = fast_snapshot(st)
+    snap = st.view()
     before = (len(snap.history.series()), snap.segments[-1].verified, len(snap.ok_times.times))
     for e in evs[-30:]:
         st.apply(e)
@@ -149,7 +148,7 @@ def test_ui_snapshot_does_not_share_the_switch_view_with_the_fold() -> None:
 
 
 def test_segments_stay_bounded() -> None:
-    from prover.state_segments import MAX_SEGMENTS
+    from prover.fold.segments import MAX_SEGMENTS
 
     evs = _start() + [ev.ModeChange(t=1.0 + k, knob="paused", old=str(k % 2 == 1), new=str(k % 2 == 0), source="key")
                       for k in range(MAX_SEGMENTS + 20)]

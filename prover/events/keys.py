@@ -1,12 +1,12 @@
 """The proving keys' events (pipeline/key_ring.py): a key made hot, a partition waiting for its
-key, a key made cold. Part of the one event union in prover/events.py."""
+key, a key made cold. Part of the one event union in prover/events/."""
 from __future__ import annotations
 
 from typing import Literal
 
 from pydantic import Field
 
-from prover.event_base import _Ev
+from prover.events.base import _Ev
 
 
 class KeyLoad(_Ev):

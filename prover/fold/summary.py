@@ -1,26 +1,26 @@
-"""The run summary, computed only from the one fold (prover.state.DashboardState).
+"""The run summary, computed only from the one fold (prover.fold.model.DashboardState).
 
 `summarize(state) -> Summary` (pydantic, JSON-able; c2tui.summary_view renders it). Throughput counts *verified* partitions only (an
 unchecked or failed one is not output anyone can use) and is given these ways: the mean over
 the whole run (since start, set-up included), in steady state (between the first and the
 last verified partition, which leaves out the start-up ramp and the shutdown), over the last
-rate window and since the last knob change (prover.state_rates), per segment between knob
-changes with the ratio to the one before (prover.state_segments) and, for simulated runs, per
+rate window and since the last knob change (prover.fold.rates), per segment between knob
+changes with the ratio to the one before (prover.fold.segments) and, for simulated runs, per
 *modelled* minute (divided by the time_scale) so that runs at different time scales compare.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from prover.disciplines import COMPUTE
-from prover.state import DashboardState, LockState
-from prover.state_segments import SegmentSummary, segment_rows, typed_knobs  # noqa: F401 (typed_knobs re-exported)
-from prover.state_host_ram import HostRamSummary, summarize_host_ram
-from prover.state_queues import ClassSummary, summarize_queues
-from prover.state_startup import StartupSummary, summarize_startup
-from prover.state_keys import KeysSummary, summarize_keys
+from prover.fold.host_ram import HostRamSummary, summarize_host_ram
+from prover.fold.hosts import HostState
+from prover.fold.keys import KeysSummary, summarize_keys
+from prover.fold.model import DashboardState
+from prover.fold.parts import LockState
+from prover.fold.queues import ClassSummary, summarize_queues
+from prover.fold.segments import SegmentSummary, segment_rows, typed_knobs
+from prover.fold.startup import StartupSummary, summarize_startup
 
 
 class LockSummary(BaseModel):
@@ -180,7 +180,7 @@ def summarize(state: DashboardState) -> Summary:
         events=s.events, errors=errors[-10:])
 
 
-def _host(h: Any, dur: float) -> HostSummary:
+def _host(h: HostState, dur: float) -> HostSummary:
     span = (h.left_t if h.left_t is not None else dur) - h.joined_t
     return HostSummary(host=h.host, node=h.node, gpus=h.gpus, partitions_done=h.done, partitions_failed=h.failed,
                        throughput_per_min=60.0 * h.done / span if span > 0 else 0.0, alive=h.alive, lost=h.lost,

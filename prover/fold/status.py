@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from prover.state import DashboardState, GpuState
-from prover.state_host_ram import budget_of
-from prover.summary import typed_knobs
+from prover.fold.host_ram import budget_of
+from prover.fold.model import DashboardState
+from prover.fold.parts import GpuState
+from prover.fold.segments import typed_knobs
 
 
 class LockStatus(BaseModel):

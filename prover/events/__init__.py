@@ -7,8 +7,8 @@ Version 2 added the fleet: every event may carry `host` (None on one host, and i
 recordings, which still read) and the HostJoined / HostLeft events. Version 3 added
 DeviceSyncStart / DeviceSyncEnd (the device-global sync under the mem lock, with the compute
 holder it waited behind); version 1 and 2 recordings still read (they have none).
-Added with no bump: KeyLoad/KeyWait/KeyEvicted (events_keys.py) and SectorSubmitted.log2;
-four experiment kinds (events_experiment.py); Oom.outcome and the kinds of events_ops.py
+Added with no bump: KeyLoad/KeyWait/KeyEvicted (events/keys.py) and SectorSubmitted.log2;
+four experiment kinds (events/experiment.py); Oom.outcome and the kinds of events/ops.py
 (issue 36); SwitchSettled and Oom.cause (the switch protocol, pipeline/admission.py).
 """
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, TypeAdapter
 
-from prover.event_base import _Ev
-from prover.events_experiment import ExperimentEnded, ExperimentStarted, HoldEnded, HoldStarted
-from prover.events_ops import GpuHealth, HostHealth, QueueWait, VramGrowth, VramMark
-from prover.events_keys import KeyEvicted, KeyLoad, KeyWait
+from prover.events.base import _Ev
+from prover.events.experiment import ExperimentEnded, ExperimentStarted, HoldEnded, HoldStarted
+from prover.events.ops import GpuHealth, HostHealth, QueueWait, VramGrowth, VramMark
+from prover.events.keys import KeyEvicted, KeyLoad, KeyWait
 
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = frozenset({1, 2, 3})
@@ -426,7 +426,3 @@ EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
 def parse_event(line: str | bytes) -> Event:  # raises pydantic.ValidationError
     return EVENT_ADAPTER.validate_json(line)
-
-
-def dump_event(ev: _Ev) -> str:
-    return ev.model_dump_json()

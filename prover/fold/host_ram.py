@@ -1,15 +1,17 @@
 """Host memory in the fold: bytes by owner (the proving key, each worker's buffers), the
 pinned share, the budget (the host_ram_budget knob) and the workers it holds back.
 
-`DashboardState.host_ram` is one of these; prover/state.py registers the handlers below."""
+The state's `host_ram` is one of these (its concept: CONCEPT below)."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from prover import events as ev
+from prover.fold.concept import Concept
+from prover.fold.world import World
 from prover.knobs import KNOBS
 
 
@@ -62,13 +64,11 @@ def budget_of(knobs: dict[str, str]) -> int:
         return 0
 
 
-def host_ram_info(s: Any, e: ev.HostRamInfo) -> None:
-    h = s.host_ram
+def host_ram_info(h: HostRamState, e: ev.HostRamInfo, w: World) -> None:
     h.total, h.modelled, h.log2 = e.total_bytes, e.modelled, e.log2
 
 
-def host_ram(s: Any, e: ev.HostRam) -> None:
-    h = s.host_ram
+def host_ram(h: HostRamState, e: ev.HostRam, w: World) -> None:
     names = h.owners.setdefault(e.owner, {})
     if e.bytes:
         names[e.name] = e.bytes
@@ -83,22 +83,23 @@ def host_ram(s: Any, e: ev.HostRam) -> None:
     h.peak = max(h.peak, h.used)
 
 
-def host_ram_wait(s: Any, e: ev.HostRamWait) -> None:
-    s.host_ram.waiters[e.worker] = (e.t, e.need)
-    s.host_ram.waits += 1
-    s.note("warn", f"{e.worker} held back: host RAM {e.need >> 20} MiB needed, {max(0, e.free) >> 20} MiB "
+def host_ram_wait(h: HostRamState, e: ev.HostRamWait, w: World) -> None:
+    h.waiters[e.worker] = (e.t, e.need)
+    h.waits += 1
+    w.note("warn", f"{e.worker} held back: host RAM {e.need >> 20} MiB needed, {max(0, e.free) >> 20} MiB "
                    f"free of the {e.budget >> 20} MiB budget", e)
 
 
-def host_ram_admit(s: Any, e: ev.HostRamAdmit) -> None:
-    h = s.host_ram
+def host_ram_admit(h: HostRamState, e: ev.HostRamAdmit, w: World) -> None:
     h.waiters.pop(e.worker, None)
     h.wait_total += e.wait
     h.max_wait = max(h.max_wait, e.wait)
 
 
-HANDLERS = {ev.HostRamInfo: host_ram_info, ev.HostRam: host_ram, ev.HostRamWait: host_ram_wait,
-            ev.HostRamAdmit: host_ram_admit}
+# bounded by what is in flight: copied whole for the view
+CONCEPT = Concept("host_ram", HostRamState, {ev.HostRamInfo: host_ram_info, ev.HostRam: host_ram,
+                                             ev.HostRamWait: host_ram_wait, ev.HostRamAdmit: host_ram_admit},
+                  view=lambda h, now: copy.deepcopy(h))
 
 
 class HostRamSummary(BaseModel):

@@ -1,14 +1,17 @@
 """Start-up in the fold: each step before the first partition (circuit, keys, host kernels,
-gpu kernels, devices) with its progress, detail and seconds. `DashboardState.startup` is one
-of these; prover/state.py registers the handler."""
+gpu kernels, devices) with its progress, detail and seconds. The state's `startup` is one of
+these (its concept: CONCEPT below)."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from pydantic import BaseModel, Field
 
 from prover import events as ev
+from prover.fold.concept import Concept
+from prover.fold.world import World
 
 
 @dataclass
@@ -43,19 +46,18 @@ class StartupState:
         return max(ends, default=t0) - t0
 
 
-def starting(s: Any) -> bool:
+def starting_of(u: StartupState, partitions: Mapping[str, Any]) -> bool:
     """Whether start-up is what there is to show: a step runs or failed, or none of them is
     left but no partition has begun yet."""
-    u = s.startup
     if not u.steps:
         return False
     if u.open or u.failed:
         return True
-    return not any(p.phases for p in s.partitions.values())
+    return not any(p.phases for p in partitions.values())
 
 
-def startup(s: Any, e: ev.Startup) -> None:
-    st = s.startup.steps
+def startup(u: StartupState, e: ev.Startup, w: World) -> None:
+    st = u.steps
     if e.state == "start" or e.step not in st:
         st[e.step] = StepState(t0=e.t, detail=e.detail)
     step = st[e.step]
@@ -63,9 +65,9 @@ def startup(s: Any, e: ev.Startup) -> None:
     if e.state == "end":
         step.t1, step.seconds, step.ok = e.t, e.seconds, e.ok
         if not e.ok:
-            s.note("error", f"start-up {e.step} failed: {e.detail}", e)
+            w.note("error", f"start-up {e.step} failed: {e.detail}", e)
         elif e.step == "keys":
-            s.note("info", f"keys: {e.detail} in {e.seconds or 0:.2f}s", e)
+            w.note("info", f"keys: {e.detail} in {e.seconds or 0:.2f}s", e)
 
 
 class StartupSummary(BaseModel):
@@ -82,4 +84,4 @@ def summarize_startup(u: StartupState) -> StartupSummary | None:
                           details={n: s.detail for n, s in u.steps.items() if s.detail}, failed=u.failed)
 
 
-HANDLERS = {ev.Startup: startup}
+CONCEPT = Concept("startup", StartupState, {ev.Startup: startup}, view=lambda u, now: copy.deepcopy(u))

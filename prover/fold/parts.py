@@ -1,12 +1,17 @@
 """The parts of the dashboard state: one lock, a lane segment, a GPU, a partition, a phase's
-statistics. Plain dataclasses the fold (prover/state.py) updates in place."""
+statistics, a device sync. Plain dataclasses the fold updates in place (the core's handlers,
+prover/fold/apply.py, and the concepts through prover/fold/world.py), and the copies of a GPU
+and a partition the UI's view takes (prover/fold/model.py: `DashboardState.view`)."""
 from __future__ import annotations
 
+import copy
 from collections import deque
 from dataclasses import dataclass, field
 
 from prover.disciplines import COMPUTE, lock_order
-from prover.state_rates import OkTimes
+from prover.fold.rates import OkTimes
+
+VIEW_WINDOW_S = 40.0  # seconds of timeline a view carries (the UI shows <= 30)
 
 
 @dataclass
@@ -162,13 +167,52 @@ class PhaseStats:
 
 def lane(g: GpuState, worker: str, label: str, t: float, detail: str | None = None) -> None:
     """Start a new stretch of the worker's timeline lane (closing the one before)."""
-    _close_lane(g, worker, t)
+    close_lane(g, worker, t)
     g.timeline.append(Segment(worker=worker, label=label, t0=t, detail=detail))
 
 
-def _close_lane(g: GpuState, worker: str, t: float) -> None:
+def close_lane(g: GpuState, worker: str, t: float) -> None:
     for seg in reversed(g.timeline):
         if seg.worker == worker:
             if seg.t1 is None:
                 seg.t1 = t
             return
+
+
+# --- the UI's copies (bounded; what never changes once made is shared) ------------------------
+
+def copy_gpu(g: GpuState, now: float) -> GpuState:
+    """A GPU as the view carries it: its locks, buffers, workers and samples copied, the
+    timeline's last VIEW_WINDOW_S seconds (open stretches copied, closed ones shared)."""
+    c = copy.copy(g)
+    c.locks = {k: LockState(v.holder, v.holder_part, v.since, dict(v.waiters), v.wait_total,
+                            v.hold_total, v.acquisitions, v.max_wait) for k, v in g.locks.items()}
+    c.live = {o: dict(b) for o, b in g.live.items()}
+    c.util_history = deque(g.util_history, maxlen=g.util_history.maxlen)
+    c.workers = list(g.workers)
+    c.ok_times = g.ok_times.copy()
+    segs: list[Segment] = []
+    lo = now - VIEW_WINDOW_S
+    for s in reversed(g.timeline):
+        if s.t1 is not None and s.t1 < lo and s.t0 < lo:
+            # segments are ordered by t0; older ones may still be open (long phases)
+            if len(segs) > 64 and s.t0 < lo - VIEW_WINDOW_S:
+                break
+            continue
+        # a closed segment is never changed again (the fold sets t1 and detail once): shared,
+        # not copied; at 64 GPUs the copies were most of a snapshot (20 ms, 20 times a second)
+        segs.append(s if s.t1 is not None else Segment(s.worker, s.label, s.t0, s.t1, s.detail))
+    segs.reverse()
+    c.timeline = deque(segs, maxlen=g.timeline.maxlen)
+    return c
+
+
+def copy_part(p: PartitionState) -> PartitionState:
+    c = copy.copy(p)
+    c.phases = {k: list(v) for k, v in p.phases.items()}
+    c.progress = dict(p.progress)
+    return c
+
+
+def copy_stats(st: PhaseStats) -> PhaseStats:
+    return PhaseStats(st.count, st.total, st.max, st.failed)

@@ -1,5 +1,5 @@
 """`c2tui compare A B [C ...]`: recordings side by side, each aligned at its anchor
-(prover.align), as data: every run's summary (with its segments), and the windowed rate of
+(prover.fold.align), as data: every run's summary (with its segments), and the windowed rate of
 each at the same times after the anchors. c2tui.compare_view renders it; --json dumps it."""
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from typing import Sequence
 from pydantic import BaseModel, Field
 
 from prover import events as ev
-from prover.align import Alignment, nice_step, sample_rates
-from prover.state import DashboardState, fold
-from prover.summary import Summary, summarize
+from prover.fold.align import Alignment, nice_step, sample_rates
+from prover.fold.apply import fold
+from prover.fold.model import DashboardState
+from prover.fold.summary import Summary, summarize
 
 
 class ComparedRun(BaseModel):

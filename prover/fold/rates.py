@@ -12,12 +12,9 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Iterable
 
-if TYPE_CHECKING:  # pragma: no cover
-    from prover.state import DashboardState
-
-RATE_WINDOW_S = 30.0  # the default window; DashboardState.rate_window_s names the one in use
+RATE_WINDOW_S = 30.0  # the default window; the state's rate_window_s names the one in use
 
 
 @dataclass
@@ -66,32 +63,7 @@ def window_rate(ok: OkTimes, t: float, window_s: float, anchor: float | None) ->
     return 60.0 * ok.count_in(t0, t) / (t - t0), t - t0
 
 
-def first_gpu_t(s: "DashboardState") -> float | None:
+def first_gpu_t(gpus: Iterable[Any]) -> float | None:
     """The run's first GPU section (first compute acquire on any GPU); None before it."""
-    ts = [g.first_compute_t for g in s.gpus.values() if g.first_compute_t is not None]
+    ts = [g.first_compute_t for g in gpus if g.first_compute_t is not None]
     return min(ts) if ts else None
-
-
-def rates(s: "DashboardState", gpu: int | None = None, t: float | None = None) -> Rates:
-    """The run's rates (or one GPU's) at t (default: the fold's time)."""
-    t = s.t if t is None else t
-    w = s.rate_window_s
-    if gpu is None:
-        ok, anchor, n = s.ok_times, first_gpu_t(s), s.partitions_ok
-    else:
-        g = s.gpu(gpu)
-        ok, anchor, n = g.ok_times, g.first_compute_t, g.verified
-    windowed, span = window_rate(ok, t, w, anchor)
-    seg = s.segments[-1] if s.segments else None
-    since = since_s = None
-    change = None
-    if seg is not None and seg.index > 0:
-        change = seg.change
-        since_s = t - seg.t0
-        t0 = max(seg.t0, anchor) if anchor is not None else t
-        if t > t0:
-            verified = seg.verified if gpu is None else seg.gpu_verified.get(gpu, 0)
-            since = 60.0 * verified / (t - t0)
-    return Rates(t=t, window_s=w, windowed_per_min=windowed, window_span_s=span,
-                 mean_per_min=60.0 * n / t if t > 0 else 0.0, since_change_per_min=since,
-                 since_change_s=since_s, change=change)

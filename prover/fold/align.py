@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Sequence, get_args
 
 from prover import events as ev
-from prover.state import DashboardState
-from prover.state_rates import rates
+from prover.fold.model import DashboardState
 
 Anchor = Literal["start", "first-gpu", "steady"]
 ANCHORS: tuple[str, ...] = get_args(Anchor)
@@ -95,7 +94,7 @@ def sample_rates(events: Sequence[ev.Event], times: Sequence[float], window_s: f
         while i < n and events[i].t <= t:
             st.apply(events[i])
             i += 1
-        out.append(rates(st, t=max(st.t, t)))  # between events the clock is t, as in a replay
+        out.append(st.rates(t=max(st.t, t)))  # between events the clock is t, as in a replay
     return out
 
 

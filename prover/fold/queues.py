@@ -1,17 +1,20 @@
 """Proof classes in the fold: partitions queued and in flight per class (prover/classes.py),
 the oldest waiting, sectors' deadlines met or missed, and each class's sector latency
-(submitted to its last partition done). `DashboardState.queues` is one of these; its
-handlers run beside the main fold's for the same events (prover/state.py)."""
+(submitted to its last partition done). The state's `queues` is one of these (its concept:
+CONCEPT below); its handlers run first for their events (a cancel is seen before the jobs'
+handler closes the partition)."""
 from __future__ import annotations
 
+import copy
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from prover import events as ev
 from prover.classes import BY_PRIORITY, DEFAULT
+from prover.fold.concept import Concept
+from prover.fold.world import World
 
 
 @dataclass
@@ -54,32 +57,28 @@ class QueueState:
                 if s.deadline_t is not None and now > s.deadline_t]
 
 
-def _submitted(s: Any, e: ev.SectorSubmitted) -> None:
-    q = s.queues
+def _submitted(q: QueueState, e: ev.SectorSubmitted, w: World) -> None:
     q.classed = q.classed or e.proof_class != DEFAULT
     q.sectors[e.sector] = SectorInfo(e.proof_class, e.t, None if e.deadline_s is None else e.t + e.deadline_s,
                                      e.partitions)
     q.cls(e.proof_class)
 
 
-def _queued(s: Any, e: ev.PartitionQueued) -> None:
-    q = s.queues
+def _queued(q: QueueState, e: ev.PartitionQueued, w: World) -> None:
     c = q.cls(e.proof_class)
     c.in_flight.discard(e.part)  # a retry comes back to the queue
     c.queued[e.part] = e.t
     q.part_cls[e.part] = e.proof_class
 
 
-def _started(s: Any, e: ev.PhaseStart) -> None:
-    q = s.queues
+def _started(q: QueueState, e: ev.PhaseStart, w: World) -> None:
     name = q.part_cls.get(e.part)
     if name is not None and e.part in q.cls(name).queued:
         del q.cls(name).queued[e.part]
         q.cls(name).in_flight.add(e.part)
 
 
-def _done(s: Any, e: ev.PartitionDone) -> None:
-    q = s.queues
+def _done(q: QueueState, e: ev.PartitionDone, w: World) -> None:
     name = q.part_cls.pop(e.part, None)
     if name is None:
         return
@@ -87,7 +86,7 @@ def _done(s: Any, e: ev.PartitionDone) -> None:
     c.queued.pop(e.part, None)
     c.in_flight.discard(e.part)
     c.done += 1
-    sector = s.partitions[e.part].sector if e.part in s.partitions else None
+    sector = w.partitions[e.part].sector if e.part in w.partitions else None
     info = q.sectors.get(sector) if sector is not None else None
     if info is None:
         return
@@ -100,15 +99,32 @@ def _done(s: Any, e: ev.PartitionDone) -> None:
         c.latency_max = max(c.latency_max, took)
 
 
-def _missed(s: Any, e: ev.DeadlineMissed) -> None:
-    q = s.queues
+def _cancelled(q: QueueState, e: ev.PartitionCancelled, w: World) -> None:
+    """A cancelled partition leaves its class's queue and its sector's count (before the jobs'
+    handler marks it done: a partition already done is not counted twice)."""
+    p = w.partitions.get(e.part)
+    if p is None or p.done_t is not None:
+        return
+    name = q.part_cls.pop(e.part, None)
+    if name is not None:
+        c = q.cls(name)
+        c.queued.pop(e.part, None)
+        c.in_flight.discard(e.part)
+    info = q.sectors.get(p.sector)
+    if info is not None:
+        info.left -= 1
+        if info.left <= 0:
+            del q.sectors[p.sector]
+
+
+def _missed(q: QueueState, e: ev.DeadlineMissed, w: World) -> None:
     q.cls(e.proof_class).missed += 1
     q.missed.append((e.t, e.sector, e.proof_class, e.late_s))
     info = q.sectors.get(e.sector)
     if info is not None:
         info.missed = True
     what = f"{e.left} partition(s) left" if e.left else f"done {e.late_s:.1f}s late"
-    s.note("error", f"{e.proof_class} sector {e.sector} missed its deadline: {what}", e)
+    w.note("error", f"{e.proof_class} sector {e.sector} missed its deadline: {what}", e)
 
 
 class ClassSummary(BaseModel):
@@ -128,5 +144,7 @@ def summarize_queues(q: QueueState) -> dict[str, ClassSummary]:
             for n, c in q.classes.items() if c.done or c.queued or c.in_flight or c.missed}
 
 
-HANDLERS = {ev.SectorSubmitted: _submitted, ev.PartitionQueued: _queued, ev.PhaseStart: _started,
-            ev.PartitionDone: _done, ev.DeadlineMissed: _missed}
+CONCEPT = Concept("queues", QueueState, {
+    ev.SectorSubmitted: _submitted, ev.PartitionQueued: _queued, ev.PhaseStart: _started, ev.PartitionDone: _done,
+    ev.DeadlineMissed: _missed, ev.PartitionCancelled: _cancelled,
+}, view=lambda q, now: copy.deepcopy(q))

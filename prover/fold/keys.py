@@ -1,16 +1,18 @@
 """Keys of several sizes in the fold (prover/pipeline/key_ring.py): each size's state (cold,
 loading with its progress, hot), bytes, loads and evictions, the proof classes that use it,
-and the workers waiting for a key. `DashboardState.keys` is one of these; prover/state.py
-registers the handlers below. Recordings from before the ring have none (their one key is
+and the workers waiting for a key. The state's `keys` is one of these (its concept: CONCEPT
+below). Recordings from before the ring have none (their one key is
 in the host-RAM owners as `key`)."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from prover import events as ev
+from prover.fold.concept import Concept
+from prover.fold.world import World
 
 COLD, LOADING, HOT = "cold", "loading", "hot"
 
@@ -53,15 +55,15 @@ class KeysState:
         return [c for c, k in self.classes.items() if k == log2]
 
 
-def _key(s: Any, log2: int, modelled: int) -> KeyInfo:
-    k = s.keys.keys.get(log2)
+def _key(ks: KeysState, log2: int, modelled: int) -> KeyInfo:
+    k = ks.keys.get(log2)
     if k is None:
-        k = s.keys.keys[log2] = KeyInfo(log2, modelled)
+        k = ks.keys[log2] = KeyInfo(log2, modelled)
     return k
 
 
-def key_load(s: Any, e: ev.KeyLoad) -> None:
-    k = _key(s, e.log2, e.modelled_log2)
+def key_load(ks: KeysState, e: ev.KeyLoad, w: World) -> None:
+    k = _key(ks, e.log2, e.modelled_log2)
     if e.state == "start":
         k.state, k.load_t0, k.worker, k.frac, k.bytes = LOADING, e.t, e.worker, 0.0, e.bytes
     k.detail = e.detail or k.detail
@@ -75,24 +77,23 @@ def key_load(s: Any, e: ev.KeyLoad) -> None:
         k.load_seconds += e.seconds or 0.0
         k.load_max = max(k.load_max, e.seconds or 0.0)
         if e.worker:  # the start-up step notes the run's own key
-            s.note("info", f"key 2^{e.log2} hot: {e.detail} in {e.seconds or 0:.2f}s (for {e.worker})", e)
+            w.note("info", f"key 2^{e.log2} hot: {e.detail} in {e.seconds or 0:.2f}s (for {e.worker})", e)
     else:
         k.state, k.frac = COLD, 0.0
         if e.detail == "stopped":  # the run stopped under the load: neither a failure nor news
             return
         k.failed, k.error = k.failed + 1, e.detail
-        s.note("error", f"key 2^{e.log2}: {e.detail}", e)
+        w.note("error", f"key 2^{e.log2}: {e.detail}", e)
 
 
-def key_evicted(s: Any, e: ev.KeyEvicted) -> None:
-    k = s.keys.keys.get(e.log2)
+def key_evicted(ks: KeysState, e: ev.KeyEvicted, w: World) -> None:
+    k = ks.keys.get(e.log2)
     if k is not None:
         k.state, k.evictions, k.frac = COLD, k.evictions + 1, 0.0
-    s.note("info", f"key 2^{e.log2} evicted ({e.bytes >> 20} MiB): {e.reason}", e)
+    w.note("info", f"key 2^{e.log2} evicted ({e.bytes >> 20} MiB): {e.reason}", e)
 
 
-def key_wait(s: Any, e: ev.KeyWait) -> None:
-    ks = s.keys
+def key_wait(ks: KeysState, e: ev.KeyWait, w: World) -> None:
     if e.state == "start":
         ks.waiters[e.worker] = (e.log2, e.t, e.why)
         ks.waits += 1
@@ -102,12 +103,14 @@ def key_wait(s: Any, e: ev.KeyWait) -> None:
     ks.wait_max = max(ks.wait_max, e.wait)
 
 
-def sector_sizes(s: Any, e: ev.SectorSubmitted) -> None:
+def sector_sizes(ks: KeysState, e: ev.SectorSubmitted, w: World) -> None:
     if e.log2 is not None:
-        s.keys.classes[e.proof_class] = e.log2
+        ks.classes[e.proof_class] = e.log2
 
 
-HANDLERS = {ev.KeyLoad: key_load, ev.KeyEvicted: key_evicted, ev.KeyWait: key_wait}
+CONCEPT = Concept("keys", KeysState, {ev.KeyLoad: key_load, ev.KeyEvicted: key_evicted, ev.KeyWait: key_wait,
+                                      ev.SectorSubmitted: sector_sizes},
+                  view=lambda ks, now: copy.deepcopy(ks))
 
 
 class KeySummary(BaseModel):

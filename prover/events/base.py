@@ -1,7 +1,7 @@
-"""What every event is (prover/events.py's union and the events of its own modules beside it:
-events_keys.py, events_experiment.py, events_ops.py): a frozen pydantic model, no unknown field,
+"""What every event is (the union in prover/events/__init__.py and the kinds of the modules beside it:
+keys.py, experiment.py, ops.py): a frozen pydantic model, no unknown field,
 with `t`, the seconds since the run started, and `host`, the fleet host it came from (None on one
-host). One definition, so an event module beside events.py adds kinds without importing it."""
+host). One definition, so an event module beside the union adds kinds without importing it."""
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field

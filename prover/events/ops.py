@@ -1,4 +1,4 @@
-"""Events of the operators' console (issue 36), beside prover/events.py's union (which imports
+"""Events of the operators' console (issue 36), beside prover/events/'s union (which imports
 them): the GPU's own health (NVML), the host's CPU and memory pressure, VRAM at one point of
 each partition and a growth found across them, and why a proof class's queue waits.
 
@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prover.event_base import _Ev
+from prover.events.base import _Ev
 
 
 class ProcMem(BaseModel):

@@ -1,5 +1,5 @@
 """The events of an experiment (prover/experiment/): arms held in turn on one live prover, each
-hold counted from its settle's end. Part of prover/events.py's union (no schema bump: older
+hold counted from its settle's end. Part of prover/events/'s union (no schema bump: older
 recordings simply have none, and older readers never meet them in their own recordings).
 
 The counting rule lives in prover/experiment/tally.py and needs nothing but these and the
@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from prover.event_base import _Ev
+from prover.events.base import _Ev
 
 
 class ExperimentStarted(_Ev):

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from prover import events as ev
-from prover.state_rates import first_gpu_t, window_rate
-
-if TYPE_CHECKING:  # pragma: no cover
-    from prover.state import DashboardState
+from prover.fold.concept import Concept
+from prover.fold.rates import first_gpu_t, window_rate
+from prover.fold.segments import change_label
+from prover.fold.world import World
 
 HISTORY_STEP_S = 2.0
 HISTORY_POINTS = 180  # 6 minutes at 2 s
@@ -90,32 +89,31 @@ class History:
         return list(self.run if gpu is None else self.gpus.get(gpu, ()))
 
 
-def advance(s: "DashboardState", t: float) -> None:
+def advance(h: History, t: float, w: World) -> float:
     """Close every bucket that ends before t (before the event at t is folded; an event at
-    exactly a bucket's end still belongs to it)."""
-    h = s.history
+    exactly a bucket's end still belongs to it); returns the open bucket's end."""
     end = h.bucket_t0 + h.step_s
     if t <= end:
-        return
+        return end
     if t - end > h.step_s * HISTORY_POINTS:  # a long gap: the skipped buckets would all fall off
         h.bucket_t0 = end = h.step_s * (int(t / h.step_s) - HISTORY_POINTS)
         end += h.step_s
     while t > end:
-        _close(s, end)
+        _close(h, w, end)
         h.bucket_t0, end = end, end + h.step_s
+    return end
 
 
-def _close(s: "DashboardState", end: float) -> None:
-    h = s.history
+def _close(h: History, w: World, end: float) -> None:
     per_min = 60.0 / h.step_s
     pts: list[HistoryPoint] = []
-    for i in sorted(s.gpus):
-        g = s.gpus[i]
+    for i in sorted(w.gpus):
+        g = w.gpus[i]
         b = h.gpu(i)
         lk = g.locks.get("compute")
         if lk is not None and lk.holder is not None:  # the hold still open: its part inside this bucket
             b.held += max(0.0, end - max(lk.since, h.bucket_t0))
-        rate, _ = window_rate(g.ok_times, end, s.rate_window_s, g.first_compute_t)
+        rate, _ = window_rate(g.ok_times, end, w.rate_window_s, g.first_compute_t)
         pt = HistoryPoint(t=end, verified_per_min=rate, util=b.util_sum / b.util_n if b.util_n else None,
                           vram_live=g.live_bytes, vram_cached=max(0, g.pool_reserved - g.pool_used), budget=g.budget,
                           fallbacks_per_min=b.fallbacks * per_min, ooms_per_min=b.ooms * per_min,
@@ -124,7 +122,7 @@ def _close(s: "DashboardState", end: float) -> None:
         pts.append(pt)
     h.open.clear()
     utils = [p.util for p in pts if p.util is not None]
-    rate, _ = window_rate(s.ok_times, end, s.rate_window_s, first_gpu_t(s))
+    rate, _ = window_rate(w.ok_times, end, w.rate_window_s, first_gpu_t(w.gpus.values()))
     h.run.append(HistoryPoint(
         t=end, verified_per_min=rate, util=sum(utils) / len(utils) if utils else None,
         vram_live=sum(p.vram_live for p in pts), vram_cached=sum(p.vram_cached for p in pts),
@@ -133,34 +131,32 @@ def _close(s: "DashboardState", end: float) -> None:
         compute_held=sum(p.compute_held for p in pts) / len(pts) if pts else 0.0))
 
 
-def _vram_sample(s: "DashboardState", e: ev.VramSample) -> None:
+def _vram_sample(h: History, e: ev.VramSample, w: World) -> None:
     if e.util is not None:
-        b = s.history.gpu(e.gpu)
+        b = h.gpu(e.gpu)
         b.util_sum += e.util
         b.util_n += 1
 
 
-def _fallback(s: "DashboardState", e: ev.Fallback) -> None:
-    s.history.gpu(e.gpu).fallbacks += 1
+def _fallback(h: History, e: ev.Fallback, w: World) -> None:
+    h.gpu(e.gpu).fallbacks += 1
 
 
-def _oom(s: "DashboardState", e: ev.Oom) -> None:
-    s.history.gpu(e.gpu).ooms += 1
+def _oom(h: History, e: ev.Oom, w: World) -> None:
+    h.gpu(e.gpu).ooms += 1
 
 
-def _lock_released(s: "DashboardState", e: ev.LockReleased) -> None:
+def _lock_released(h: History, e: ev.LockReleased, w: World) -> None:
     if e.lock == "compute":
-        s.history.gpu(e.gpu).held += max(0.0, min(e.hold, e.t - s.history.bucket_t0))
+        h.gpu(e.gpu).held += max(0.0, min(e.hold, e.t - h.bucket_t0))
 
 
-def _mode_change(s: "DashboardState", e: ev.ModeChange) -> None:
-    from prover.state_segments import change_label
-
-    s.history.marks.append(HistoryMark(t=e.t, label=change_label(e), knob=e.knob, old=e.old, new=e.new,
-                                       source=e.source, gpu=e.gpu))
+def _mode_change(h: History, e: ev.ModeChange, w: World) -> None:
+    h.marks.append(HistoryMark(t=e.t, label=change_label(e), knob=e.knob, old=e.old, new=e.new,
+                               source=e.source, gpu=e.gpu))
 
 
-HISTORY_HANDLERS = {
+CONCEPT = Concept("history", History, {
     ev.VramSample: _vram_sample, ev.Fallback: _fallback, ev.Oom: _oom, ev.LockReleased: _lock_released,
     ev.ModeChange: _mode_change,
-}
+}, view=lambda h, now: h.copy(), tick=advance)

@@ -1,6 +1,6 @@
 """Segments: the run split at every knob change, so a switch has a before and an after.
 
-The fold keeps one `RunSegment` open (`DashboardState.segments[-1]`); a ModeChange closes it
+The fold keeps one `RunSegment` open (the state's `segments[-1]`); a ModeChange closes it
 and opens the next with the knobs as they are now. Each counts what happened inside it:
 verified partitions (with the first and last time, for a steady rate within the segment),
 fallbacks, OOMs, mem waits and holds, the compute lock's held time and the device-global
@@ -10,15 +10,14 @@ before) once, for `summary`, the dashboard's panel and `compare` alike.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
 from prover import events as ev
+from prover.fold.concept import Concept
+from prover.fold.world import World
 from prover.knobs import KNOBS
-
-if TYPE_CHECKING:  # pragma: no cover
-    from prover.state import DashboardState
 
 SAME_MOMENT_S = 1e-3  # changes this close together (one `--switch AT:a,b` or a profile) open one segment
 MAX_SEGMENTS = 500  # the oldest go first (a script flipping a knob all day stays bounded)
@@ -94,19 +93,19 @@ class SegmentSummary(BaseModel):
     device_sync_s: float = Field(description="total time mem holders waited in device-global syncs")
 
 
-def open_segment(s: "DashboardState", t: float, change: str | None) -> RunSegment:
+def open_segment(segs: list[RunSegment], knobs: dict[str, str], t: float, change: str | None) -> RunSegment:
     """Close the open segment at t and open the next (the first one at the run's start)."""
-    if s.segments:
-        cur = s.segments[-1]
+    if segs:
+        cur = segs[-1]
         if t - cur.t0 < SAME_MOMENT_S and cur.index > 0:  # the same moment: one change of several knobs
-            cur.knobs = dict(s.knobs)
+            cur.knobs = dict(knobs)
             cur.change = f"{cur.change}, {change}" if cur.change and change else (change or cur.change)
             return cur
         cur.t1 = t
-    seg = RunSegment(index=s.segments[-1].index + 1 if s.segments else 0, t0=t, knobs=dict(s.knobs), change=change)
-    s.segments.append(seg)
-    if len(s.segments) > MAX_SEGMENTS:
-        del s.segments[0]
+    seg = RunSegment(index=segs[-1].index + 1 if segs else 0, t0=t, knobs=dict(knobs), change=change)
+    segs.append(seg)
+    if len(segs) > MAX_SEGMENTS:
+        del segs[0]
     return seg
 
 
@@ -122,19 +121,20 @@ def change_label(e: ev.ModeChange) -> str:
     return f"{where}{e.knob}: {on_off(e.old)} -> {on_off(e.new)} ({e.source})"
 
 
-def _mode_change(s: "DashboardState", e: ev.ModeChange) -> None:
-    open_segment(s, e.t, change_label(e))
+# the segments' handlers run after the core's (prover/fold/__init__.py): the knobs are the new ones
+def _mode_change(segs: list[RunSegment], e: ev.ModeChange, w: World) -> None:
+    open_segment(segs, w.knobs, e.t, change_label(e))
 
 
-def _run_started(s: "DashboardState", e: ev.RunStarted) -> None:
-    s.segments.clear()
-    open_segment(s, e.t, None)
-    s.segments[0].knobs = dict(s.knobs)
+def _run_started(segs: list[RunSegment], e: ev.RunStarted, w: World) -> None:
+    segs.clear()
+    open_segment(segs, w.knobs, e.t, None)
+    segs[0].knobs = dict(w.knobs)
 
 
-def _partition_done(s: "DashboardState", e: ev.PartitionDone) -> None:
-    seg = s.segments[-1]
-    p = s.partitions.get(e.part)
+def _partition_done(segs: list[RunSegment], e: ev.PartitionDone, w: World) -> None:
+    seg = segs[-1]
+    p = w.partitions.get(e.part)
     seg.done += 1
     seg.failed += not e.ok
     if e.ok and p is not None and p.verified is True:
@@ -145,30 +145,30 @@ def _partition_done(s: "DashboardState", e: ev.PartitionDone) -> None:
         seg.last_ok_t = e.t
 
 
-def _fallback(s: "DashboardState", e: ev.Fallback) -> None:
-    s.segments[-1].fallbacks += 1
+def _fallback(segs: list[RunSegment], e: ev.Fallback, w: World) -> None:
+    segs[-1].fallbacks += 1
 
 
-def _oom(s: "DashboardState", e: ev.Oom) -> None:
-    s.segments[-1].ooms += 1
+def _oom(segs: list[RunSegment], e: ev.Oom, w: World) -> None:
+    segs[-1].ooms += 1
 
 
-def _lock_acquired(s: "DashboardState", e: ev.LockAcquired) -> None:
+def _lock_acquired(segs: list[RunSegment], e: ev.LockAcquired, w: World) -> None:
     if e.lock == "mem":
-        seg = s.segments[-1]
+        seg = segs[-1]
         seg.mem_acquisitions += 1
         seg.mem_wait += e.wait
 
 
-def _lock_released(s: "DashboardState", e: ev.LockReleased) -> None:
-    seg = s.segments[-1]
+def _lock_released(segs: list[RunSegment], e: ev.LockReleased, w: World) -> None:
+    seg = segs[-1]
     if e.lock == "mem":
         seg.mem_hold += e.hold
     if e.lock != "compute":
         return
     # a hold that began before this segment: its earlier part belongs to the segments before
     start = e.t - e.hold
-    for sg in reversed(s.segments):
+    for sg in reversed(segs):
         part = min(e.t, sg.t1 if sg.t1 is not None else e.t) - max(start, sg.t0)
         if part > 0:
             sg.compute_hold += part
@@ -176,10 +176,20 @@ def _lock_released(s: "DashboardState", e: ev.LockReleased) -> None:
             break
 
 
-SEGMENT_HANDLERS: dict[type, Callable[..., None]] = {
+def _device_sync_end(segs: list[RunSegment], e: ev.DeviceSyncEnd, w: World) -> None:
+    segs[-1].device_sync_s += e.duration
+    segs[-1].device_syncs += 1
+
+
+def _first() -> list[RunSegment]:
+    return [RunSegment(index=0, t0=0.0, knobs={})]
+
+
+CONCEPT = Concept("segments", _first, {
     ev.RunStarted: _run_started, ev.ModeChange: _mode_change, ev.PartitionDone: _partition_done,
     ev.Fallback: _fallback, ev.Oom: _oom, ev.LockAcquired: _lock_acquired, ev.LockReleased: _lock_released,
-}
+    ev.DeviceSyncEnd: _device_sync_end,
+}, view=lambda segs, now: copy_segments(segs))
 
 
 def _steady(seg: RunSegment) -> float | None:
@@ -188,7 +198,16 @@ def _steady(seg: RunSegment) -> float | None:
     return None
 
 
-def segment_rows(s: "DashboardState") -> list[SegmentSummary]:
+class _Run(Protocol):
+    """What segment_rows reads of the state."""
+
+    t: float
+    ended: bool
+    segments: list[RunSegment]
+    gpus: dict[int, Any]
+
+
+def segment_rows(s: _Run) -> list[SegmentSummary]:
     """Every segment's figures at the fold's time, each with its ratio to the one before."""
     rows: list[SegmentSummary] = []
     ngpu = max(1, len(s.gpus))

@@ -1,0 +1,120 @@
+"""The fold's rate and the view's cost, this tree against an older one, side by side in one
+run (issue 32: the fold moved into prover/fold/ and made the UI's view; neither may be more
+than 10% slower than before).
+
+    python benchmarks/bench_fold_view.py [--base REV] [--rounds N] [--out FILE]
+
+REV (default: the commit before the fold package) is exported with `git archive` into a
+temporary directory; each round runs one worker process per tree, alternating (ABBA), and a
+worker measures in CPU time (process_time, so the box's other load weighs less):
+- fold: events/s folding a whole stream into a fresh state: the dashboard's 8 GPUs x 4
+  workers (tests/helpers/tui_synth.py, bench_tui's stream) and a 64-GPU fleet (8 hosts x 8
+  GPUs, tests/helpers/fleet_synth.py); best of 3 passes;
+- view: ms per UI copy of the 64-GPU state (and the 8-GPU one): today `DashboardState.view()`,
+  before it `c2tui.sources.fast_snapshot`; median of 40.
+Simulated streams (no prover runs): the figures are the fold's own bookkeeping.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import harness
+
+ROOT = harness.ROOT
+BASE = "097728e"  # main before issue 32
+
+
+def worker(tree: str) -> dict:
+    sys.path.insert(0, tree)
+    import prover
+
+    from tests.helpers.fleet_synth import fleet_stream
+    from tests.helpers.tui_synth import Synth
+
+    try:
+        from prover.fold.apply import fold
+    except ImportError:  # before the fold package
+        from prover.state import fold
+    from prover import DashboardState
+
+    if hasattr(DashboardState, "view"):
+        def view(s):
+            return s.view(partitions=96)
+    else:
+        from c2tui.sources import fast_snapshot
+
+        def view(s):
+            return fast_snapshot(s, partitions=96)
+
+    streams = {"dashboard_8gpu": Synth(gpus=8, workers_per_gpu=4, sectors=40, partitions=10, seed=3,
+                                       progress_steps=4).run(until=60.0),
+               "fleet_64gpu": fleet_stream(8, 30.0)}
+    out: dict = {"tree": tree, "prover": prover.__file__}
+    for name, evs in streams.items():
+        passes = []
+        for _ in range(3):
+            t0 = time.process_time()
+            st = fold(evs)
+            passes.append(time.process_time() - t0)
+        out[f"fold_{name}_events"] = len(evs)
+        out[f"fold_{name}_events_per_s"] = round(len(evs) / min(passes))
+        ms = []
+        for _ in range(40):
+            t0 = time.process_time()
+            view(st)
+            ms.append((time.process_time() - t0) * 1e3)
+        out[f"view_{name}_ms"] = round(statistics.median(ms), 3)
+        out[f"view_{name}_gpus"] = len(st.gpus)
+    return out
+
+
+def main() -> None:
+    ap = harness.parser(__doc__, out=str(ROOT / "benchmarks" / "results" / "fold_view.json"))
+    ap.add_argument("--base", default=BASE, help="the older tree's git revision")
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--worker", help=argparse_hidden())
+    a = ap.parse_args()
+    if a.worker:
+        print(json.dumps(worker(a.worker)))
+        return
+    with tempfile.TemporaryDirectory(prefix="bench_fold_base_") as old:
+        subprocess.run(f"git -C {ROOT} archive {a.base} prover c2tui tests/helpers themes "
+                       f"| tar -x -C {old}", shell=True, check=True)
+        trees = {"before": old, "after": str(ROOT)}
+        runs: dict[str, list[dict]] = {"before": [], "after": []}
+        for r in range(a.rounds):
+            order = ("before", "after") if r % 2 == 0 else ("after", "before")  # ABBA
+            for label in order:
+                res = subprocess.run([sys.executable, __file__, "--worker", trees[label]], capture_output=True,
+                                     text=True, cwd=trees[label], check=True)
+                runs[label].append(json.loads(res.stdout.strip().splitlines()[-1]))
+    keys = [k for k in runs["after"][0] if k.endswith(("_per_s", "_ms"))]
+    table = {}
+    for k in keys:
+        b = statistics.median(x[k] for x in runs["before"])
+        n = statistics.median(x[k] for x in runs["after"])
+        table[k] = {"before": b, "after": n, "after_over_before": round(n / b, 3)}
+    result = {"machine": harness.machine(), "base": a.base, "rounds": a.rounds, "median_of_rounds": table,
+              "runs": runs, "command": "python benchmarks/bench_fold_view.py " + " ".join(sys.argv[1:])}
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(f"{'figure':38} {'before':>12} {'after':>12} {'after/before':>13}")
+    for k, v in table.items():
+        fmt = ",.0f" if k.endswith("_per_s") else ".3f"
+        print(f"{k:38} {v['before']:>12{fmt}} {v['after']:>12{fmt}} {v['after_over_before']:>13.3f}")
+
+
+def argparse_hidden() -> str:
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+if __name__ == "__main__":
+    main()

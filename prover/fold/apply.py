@@ -1,0 +1,286 @@
+"""The fold's apply side: the core's handlers (the run, its GPUs and partitions, locks, memory,
+proofs, the counts and the log: the model's own fields), and `fold(events)`.
+
+The core is one concept among the registered ones (prover/fold/concept.py, its name CORE):
+its handlers take the state itself as their own sub-state. Every other concept's handlers sit
+in its own module; `DashboardState.apply` runs them all, in registration order
+(prover/fold/__init__.py). The live TUI, replay, `summary` and the tests all fold through
+here, so what the screen shows and what the summary counts can never disagree."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from prover import events as ev
+from prover.disciplines import COMPUTE
+from prover.events import Phase
+from prover.fold.concept import CORE, Concept
+from prover.fold.model import RECENT_PARTITIONS, DashboardState
+from prover.fold.parts import PartitionState, PhaseStats, close_lane, lane
+from prover.fold.segments import on_off
+from prover.knobs import KNOBS
+
+STOPPED = "stopped"  # a PhaseEnd's error when the run was stopped under it (prover/pipeline/partition.py)
+
+
+# --- handlers, one per event type (state, event, world: the state again) ---------------------
+
+def _run_started(s: DashboardState, e: ev.RunStarted, _: Any) -> None:
+    s.started = True
+    s.backend, s.simulated, s.profile = e.backend, e.simulated, e.profile
+    s.proved_log2, s.modelled_log2 = e.proved_log2, e.modelled_log2
+    s.schema_version = e.schema_version
+    s.config = dict(e.config)
+    for knob in KNOBS:
+        if knob in e.config:
+            s.knobs[knob] = str(e.config[knob])
+    for i in range(e.gpus):
+        s.gpu(i)
+
+
+def _gpu_info(s: DashboardState, e: ev.GpuInfo, _: Any) -> None:
+    g = s.gpu(e.gpu)
+    g.name, g.total, g.budget, g.simulated, g.nvml = e.name, e.total_bytes, e.budget_bytes, e.simulated, e.nvml
+    g.host = e.host
+
+
+def _worker_started(s: DashboardState, e: ev.WorkerStarted, _: Any) -> None:
+    g = s.gpu(e.gpu)
+    if e.worker not in g.workers:
+        g.workers.append(e.worker)
+
+
+def _worker_stopped(s: DashboardState, e: ev.WorkerStopped, _: Any) -> None:
+    g = s.gpu(e.gpu)
+    if e.worker in g.workers:
+        g.workers.remove(e.worker)
+    close_lane(g, e.worker, e.t)
+
+
+def _partition_queued(s: DashboardState, e: ev.PartitionQueued, _: Any) -> None:
+    s.partitions[e.part] = PartitionState(part=e.part, sector=e.sector, index=e.index, queued_t=e.t)
+    _trim_partitions(s)
+
+
+def _trim_partitions(s: DashboardState) -> None:
+    """Forget the oldest finished partitions (bounded memory); again once the table grew by half."""
+    if len(s.partitions) <= max(4 * RECENT_PARTITIONS, s.trim_at):
+        return
+    done = sorted((p for p in s.partitions.values() if p.done_t is not None), key=lambda p: p.done_t or 0.0)
+    for p in done[: len(s.partitions) - 2 * RECENT_PARTITIONS]:
+        del s.partitions[p.part]
+    s.trim_at = len(s.partitions) * 3 // 2
+
+
+def _part(s: DashboardState, part: str) -> PartitionState:
+    p = s.partitions.get(part)
+    if p is None:  # a recording may start mid-run; tolerate unknown ids
+        p = s.partitions[part] = PartitionState(part=part, sector=-1, index=-1, queued_t=s.t)
+    return p
+
+
+def _phase_start(s: DashboardState, e: ev.PhaseStart, _: Any) -> None:
+    p = _part(s, e.part)
+    p.phases[e.phase.value] = [e.t, None]
+    p.current = e.phase.value
+    p.worker = e.worker
+    p.impl = e.impl
+    if e.gpu is not None:
+        p.gpu = e.gpu
+        lane(s.gpu(e.gpu), e.worker, e.phase.value, e.t)
+
+
+def _phase_progress(s: DashboardState, e: ev.PhaseProgress, _: Any) -> None:
+    _part(s, e.part).progress[e.phase.value] = e.frac
+
+
+def _phase_end(s: DashboardState, e: ev.PhaseEnd, _: Any) -> None:
+    p = _part(s, e.part)
+    span = p.phases.setdefault(e.phase.value, [e.t - e.duration, None])
+    span[1] = e.t
+    p.progress[e.phase.value] = 1.0
+    if p.current == e.phase.value:
+        p.current = None
+    st = s.phase_stats.setdefault(e.phase.value, PhaseStats())
+    st.count += 1
+    st.total += e.duration
+    st.max = max(st.max, e.duration)
+    if not e.ok and e.error == STOPPED:  # quit now, ctrl+c, SIGINT: abandoned, not failed
+        if not p.abandoned and p.done_t is None:
+            p.abandoned = True
+            s.partitions_abandoned += 1
+            s.note("warn", f"{e.part} abandoned in {e.phase.value} (stopped)", e)
+    elif not e.ok:
+        st.failed += 1
+        s.note("error", f"{e.part} {e.phase.value} failed: {e.error}", e)
+    if e.gpu is not None:
+        g = s.gpu(e.gpu)
+        if e.phase in (Phase.ntt_h, Phase.msm):
+            g.kernel_busy += e.duration
+        close_lane(g, e.worker, e.t)
+
+
+def _lock_requested(s: DashboardState, e: ev.LockRequested, _: Any) -> None:
+    g = s.gpu(e.gpu)
+    g.lock(e.lock).waiters[e.worker] = (e.part, e.t)
+    lane(g, e.worker, f"wait:{e.lock}", e.t)
+
+
+def _lock_acquired(s: DashboardState, e: ev.LockAcquired, _: Any) -> None:
+    g = s.gpu(e.gpu)
+    lk = g.lock(e.lock)
+    lk.waiters.pop(e.worker, None)
+    lk.holder, lk.holder_part, lk.since = e.worker, e.part, e.t
+    if e.lock == COMPUTE and g.first_compute_t is None:
+        g.first_compute_t, g.util_at_first = e.t, (g.util_sum, g.util_n)
+    lk.wait_total += e.wait
+    lk.acquisitions += 1
+    lk.max_wait = max(lk.max_wait, e.wait)
+    close_lane(g, e.worker, e.t)
+
+
+def _lock_released(s: DashboardState, e: ev.LockReleased, _: Any) -> None:
+    g = s.gpu(e.gpu)
+    lk = g.lock(e.lock)
+    lk.hold_total += e.hold
+    if e.lock == COMPUTE:
+        g.last_release_t, g.util_at_last = e.t, (g.util_sum, g.util_n)
+    if lk.holder == e.worker:
+        lk.holder, lk.holder_part = None, None
+
+
+def _alloc(s: DashboardState, e: ev.Alloc, _: Any) -> None:
+    g = s.gpu(e.gpu)
+    bufs = g.live.setdefault(e.owner, {})
+    bufs[e.name] = bufs.get(e.name, 0) + e.bytes
+    if e.part is not None:
+        p = _part(s, e.part)
+        if p.prestaged is None:
+            p.prestaged = p.current == Phase.prestage.value
+
+
+def _free(s: DashboardState, e: ev.Free, _: Any) -> None:
+    bufs = s.gpu(e.gpu).live.get(e.owner)
+    if not bufs:
+        return
+    left = bufs.get(e.name, 0) - e.bytes
+    if left > 0:
+        bufs[e.name] = left
+    else:
+        bufs.pop(e.name, None)
+    if not bufs:
+        del s.gpu(e.gpu).live[e.owner]
+
+
+def _vram_sample(s: DashboardState, e: ev.VramSample, _: Any) -> None:
+    g = s.gpu(e.gpu)
+    g.budget, g.pool_reserved, g.pool_used = e.budget, e.pool_reserved, e.pool_used
+    g.device_used = e.device_used
+    if e.device_total:
+        g.total = e.device_total
+    if e.util is not None:
+        g.util = e.util
+        g.util_history.append(e.util)
+        g.util_sum += e.util
+        g.util_n += 1
+
+
+def _fallback(s: DashboardState, e: ev.Fallback, _: Any) -> None:
+    s.fallbacks += 1
+    s.gpu(e.gpu).fallbacks += 1
+    p = _part(s, e.part)
+    p.fallback, p.prestaged = True, False
+    s.note("warn", f"gpu{e.gpu} {e.part} fallback: {e.reason}", e)
+
+
+def _oom(s: DashboardState, e: ev.Oom, _: Any) -> None:
+    s.ooms += 1
+    s.gpu(e.gpu).ooms += 1
+    s.note("warn", f"gpu{e.gpu} OOM {e.worker} {e.part or ''}: wanted {e.requested >> 20} MiB, {e.free >> 20} MiB free", e)
+
+
+def _mode_change(s: DashboardState, e: ev.ModeChange, _: Any) -> None:
+    s.mode_changes += 1
+    if e.gpu is None:  # a one-GPU setting is in the log, not the fleet's knobs
+        s.knobs[e.knob] = e.new
+    s.note("info", f"{'' if e.gpu is None else f'gpu{e.gpu} '}{e.knob}: {on_off(e.old)} -> {on_off(e.new)} ({e.source})", e)
+
+
+def _sector_submitted(s: DashboardState, e: ev.SectorSubmitted, _: Any) -> None:
+    cls = "" if e.proof_class == "c2" else f"{e.proof_class} "
+    size = "" if e.log2 is None else f", 2^{e.log2}"
+    s.note("info", f"{cls}sector {e.sector} submitted ({e.partitions} partitions{size}"
+                   f"{f', {e.source}' if e.source else ''})", e)
+
+
+def _proof_result(s: DashboardState, e: ev.ProofResult, _: Any) -> None:
+    p = _part(s, e.part)
+    p.checked = e.checked
+    if not e.checked:
+        s.proofs_unchecked += 1
+        return
+    p.verified = e.ok
+    if e.ok:
+        s.proofs_ok += 1
+    else:
+        s.proofs_failed += 1
+        s.note("error", f"{e.part} proof FAILED verification: {e.reason or ''}", e)
+
+
+def _partition_done(s: DashboardState, e: ev.PartitionDone, _: Any) -> None:
+    p = _part(s, e.part)
+    if p.abandoned:  # stopped once, then done after all (a fleet requeues a lost host's partitions)
+        p.abandoned = False
+        s.partitions_abandoned -= 1
+    p.ok, p.reason, p.done_t, p.current = e.ok, e.reason, e.t, None
+    if e.ok and p.verified is True:
+        s.partitions_ok += 1
+    elif e.ok:  # no error, but nothing vouches for the proof (not sampled, or no check recorded)
+        s.partitions_unchecked += 1
+    else:
+        s.partitions_failed += 1
+        s.note("error", f"{e.part} failed: {e.reason}", e)
+    if p.gpu is not None:
+        s.gpu(p.gpu).done += 1
+        s.gpu(p.gpu).verified += e.ok and p.verified is True
+    if e.ok and p.verified is True:
+        s.first_ok_t = e.t if s.first_ok_t is None else s.first_ok_t
+        s.last_ok_t = e.t
+        keep = 2 * s.rate_window_s
+        s.ok_times.add(e.t, keep)
+        if p.gpu is not None:
+            s.gpu(p.gpu).ok_times.add(e.t, keep)
+
+
+def _stall(s: DashboardState, e: ev.Stall, _: Any) -> None:
+    s.stalls += 1
+    s.note("warn", f"stall: {e.worker} {e.what} {e.name} {e.seconds:.1f}s {e.part or ''}", e)
+
+
+def _note(s: DashboardState, e: ev.Note, _: Any) -> None:
+    s.note(e.level, e.text, e)
+
+
+def _run_ended(s: DashboardState, e: ev.RunEnded, _: Any) -> None:
+    s.ended, s.end_reason = True, e.reason
+    s.note("info", f"run ended: {e.reason}", e)
+
+
+CONCEPT = Concept(CORE, None, {
+    ev.RunStarted: _run_started, ev.GpuInfo: _gpu_info, ev.WorkerStarted: _worker_started,
+    ev.WorkerStopped: _worker_stopped, ev.PartitionQueued: _partition_queued,
+    ev.PhaseStart: _phase_start, ev.PhaseProgress: _phase_progress, ev.PhaseEnd: _phase_end,
+    ev.LockRequested: _lock_requested, ev.LockAcquired: _lock_acquired,
+    ev.LockReleased: _lock_released, ev.Alloc: _alloc, ev.Free: _free,
+    ev.VramSample: _vram_sample, ev.Fallback: _fallback, ev.Oom: _oom,
+    ev.ModeChange: _mode_change, ev.SectorSubmitted: _sector_submitted,
+    ev.ProofResult: _proof_result, ev.PartitionDone: _partition_done, ev.Stall: _stall,
+    ev.Note: _note, ev.RunEnded: _run_ended,
+})
+
+
+def fold(events: Iterable[ev.Event], state: DashboardState | None = None) -> DashboardState:
+    """Fold a stream of events into dashboard state (a new one unless given)."""
+    s = state if state is not None else DashboardState()
+    for e in events:
+        s.apply(e)
+    return s
