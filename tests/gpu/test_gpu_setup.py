@@ -71,7 +71,7 @@ def test_a_resident_key_set_up_on_the_device_proves_the_host_keys_bytes(log2: in
     assert pk.resident and pk.nbytes < 2 * circuit.num_vars
     pk_host, _ = S.setup(circuit, insecure_seed=22, kernels=KernelSettings(setup_gpu=False))
     assert np.array_equal(pk.h_query.to_host(), pk_host.h_query)
-    fns = compose.gpu_phases(CudaBackend(KernelSettings()))
+    fns = compose.GpuCompute.over(CudaBackend(KernelSettings()), P)
     syn = P.synthesize(circuit, 3)
     r, s = P.seeded_randomisers(22, 3)
     prep = fns.pin_prep(P.prep_msm(syn, pk))
