@@ -16,7 +16,6 @@ import threading
 
 import click
 
-from c2tui.exits import OK, RUN
 
 
 @click.command("attach")
@@ -64,7 +63,7 @@ def command(address: str, name: str | None, token_file: str | None, raw: bool, s
     app = DashboardApp(source, theme=theme, fps=fps)
     app.run()
     click.echo(f"c2tui: detached from {address} (as attach:{welcome.client}); the prover goes on")
-    sys.exit(RUN if app.interrupted else OK)  # Ctrl-C: 3, as for any command; q detaches: 0
+    sys.exit(app.exit_code())  # Ctrl-C or a crash: 3, as for any command; q detaches: 0
 
 
 def _send(client, remote, spec: str) -> None:

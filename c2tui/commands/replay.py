@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from c2tui.exits import OK, RUN, USAGE, fail
+from c2tui.exits import USAGE, fail
 
 
 @click.command("replay")
@@ -46,7 +46,7 @@ def command(file: str, speed: float, at: str | None, paused: bool, theme: str, f
     src = ReplaySource(rec.events, header=rec.header, at=t, speed=speed, playing=not paused)
     app = DashboardApp(src, theme=theme, fps=fps)
     app.run()
-    sys.exit(RUN if app.interrupted else OK)  # Ctrl-C: 3, as for any command
+    sys.exit(app.exit_code())  # Ctrl-C or a crash: 3, as for any command
 
 
 def _check_theme(theme: str) -> None:

@@ -77,7 +77,8 @@ def command(theme: str, fps: float, cluster: str | None, record: Path | None, fo
         if writer is not None:
             writer.close()
     sm = _print_summary(source, writer, app.quit_how)
-    sys.exit(exit_status(sm, app.interrupted, writer.error if writer is not None else None))
+    app.exit_code()  # a crashed dashboard says so in one line, and the run exits 3
+    sys.exit(RUN if app.crashed else exit_status(sm, app.interrupted, writer.error if writer is not None else None))
 
 
 def exit_status(sm: Any, interrupted: bool, write_error: str | None) -> int:

@@ -1,0 +1,99 @@
+"""The dashboard survives any change of its GPU and host set (issue 35): a host joining or
+leaving, a GPU first seen late, in one frame and across frames, live and in replay. Before,
+the app removed the old panels (Textual removes later) and mounted new ones under the same
+ids at once: `DuplicateIds: 'gpu0'`, about 1 s into `c2tui run --cluster local:2`. Every
+panel's empty state is drawn too (History of a GPU with no points: `max(budget, *())`)."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.helpers.fleet_synth import fleet_start, fleet_stream
+
+from c2tui.app import DashboardApp
+from c2tui.sources import ReplaySource, fast_snapshot
+from c2tui.widgets.gpu_panel import GpuPanel
+from c2tui.widgets.history_view import render_history
+from prover import events as ev
+from prover.state import fold
+
+pytestmark = pytest.mark.timeout(120)
+
+
+class _Pal(dict):
+    def __missing__(self, key: str) -> str:
+        return key
+
+
+def _states():
+    """One host, then two (a host joins), then the first alone (the second left), then none."""
+    one = fast_snapshot(fold(fleet_stream(1, 3.0, gpus=2, distinct=1)))
+    two = fast_snapshot(fold(fleet_stream(2, 3.0, gpus=2, distinct=1)))
+    back = fast_snapshot(fold([e for e in fleet_stream(2, 3.0, gpus=2, distinct=1)
+                               if getattr(e, "host", "h0") != "h1"]))
+    empty = fast_snapshot(fold(fleet_start(0)))
+    return [one, two, back, two, empty, one]
+
+
+def _panels(app) -> list[int]:
+    return [p.gpu for p in app.query(GpuPanel) if not p._closing and not p._closed]
+
+
+def _drive(pause_between: bool) -> list[list[int]]:
+    states = _states()
+
+    async def go() -> list[list[int]]:
+        app = DashboardApp(ReplaySource([], playing=False), fps=0.2)
+        seen = []
+        async with app.run_test(size=(160, 50)) as pilot:
+            for st in states:
+                app.draw(st)
+                if pause_between:
+                    await pilot.pause()
+                    seen.append(_panels(app))
+            for _ in range(3):
+                await pilot.pause()
+            seen.append(_panels(app))
+        assert app.return_code in (0, None), "the app crashed"
+        return seen
+
+    return asyncio.run(go())
+
+
+def test_gpu_set_changes_across_frames():
+    seen = _drive(pause_between=True)
+    assert seen[:5] == [[0, 1], [0, 1, 2, 3], [0, 1], [0, 1, 2, 3], []]
+    assert seen[-1] == [0, 1]
+
+
+def test_gpu_set_changes_in_one_frame():
+    assert _drive(pause_between=False)[-1] == [0, 1]
+
+
+def test_a_gpu_first_seen_late_in_replay():
+    """A gpu_info for a GPU first seen after the first frame, in a replay played through."""
+    evs = fleet_stream(1, 2.0, gpus=1, distinct=1)
+    late = [ev.GpuInfo(t=2.0, gpu=1, name="late GPU", total_bytes=16 << 30, budget_bytes=16 << 30, simulated=True),
+            ev.VramSample(t=2.1, gpu=1, pool_reserved=0, pool_used=0, budget=16 << 30)]
+    src = ReplaySource(evs + late, playing=False)
+
+    async def go():
+        app = DashboardApp(src, fps=20)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            app.action_seek_end()
+            for _ in range(4):
+                await pilot.pause()
+            return app.return_code, _panels(app)
+
+    code, panels = asyncio.run(go())
+    assert code in (0, None) and panels == [0, 1]
+
+
+def test_history_draws_a_gpu_with_no_points():
+    """One vram_sample for a GPU the history has no points of: drawn, not a TypeError."""
+    evs = fleet_stream(1, 5.0, gpus=1, distinct=1)
+    st = fold(evs + [ev.VramSample(t=5.0, gpu=7, pool_reserved=0, pool_used=0, budget=1 << 30)])
+    lines = [ln.plain for ln in render_history(st, _Pal(), 100, 30)]
+    assert any(ln.startswith("g7 VRAM") for ln in lines)
