@@ -6,10 +6,16 @@ panel's empty state is drawn too (History of a GPU with no points: `max(budget, 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
 
 import pytest
 
 from tests.helpers.fleet_synth import fleet_start, fleet_stream
+from tests.helpers.pty_run import run_in_pty
 
 from c2tui.app import DashboardApp
 from c2tui.sources import ReplaySource, fast_snapshot
@@ -19,6 +25,7 @@ from prover import events as ev
 from prover.state import fold
 
 pytestmark = pytest.mark.timeout(120)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class _Pal(dict):
@@ -97,3 +104,20 @@ def test_history_draws_a_gpu_with_no_points():
     st = fold(evs + [ev.VramSample(t=5.0, gpu=7, pool_reserved=0, pool_used=0, budget=1 << 30)])
     lines = [ln.plain for ln in render_history(st, _Pal(), 100, 30)]
     assert any(ln.startswith("g7 VRAM") for ln in lines)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray (the fleet extra) not installed")
+def test_the_readme_fleet_dashboard_runs_a_minute(tmp_path):
+    """`c2tui run --cluster local:2 --backend sim`, the README's fleet dashboard, in a real
+    terminal for a minute: both hosts join (the GPU set changes under the app), no traceback,
+    and Ctrl-C exits 3. Before: DuplicateIds about 1 s after the hosts joined, and exit 0."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "HOME": str(tmp_path),
+           "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    r = run_in_pty([sys.executable, "-m", "c2tui", "run", "--cluster", "local:2", "--backend", "sim"],
+                   [(60.0, b"\x03")], deadline=300.0, env=env)
+    text = re.sub(rb"\x1b\[[0-9;?]*[a-zA-Z]", b"", r.output).decode(errors="replace")
+    assert "Traceback" not in text and "DuplicateIds" not in text, text[-4000:]
+    assert "host h1 joined" in text and "host h0 joined" in text, text[-4000:]
+    assert r.code == 3, (r.code, text[-2000:])
