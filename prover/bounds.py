@@ -17,6 +17,10 @@ T = TypeVar("T")
 MAX_LINE = 1 << 20  # one recording or wire line (our longest, a header with argv and config, is a few KiB)
 MAX_CONFIG_BYTES = 1 << 20  # a --config TOML file
 MAX_JSON_BYTES = 64 << 20  # a proof, key or public-inputs JSON file (a 2^24 key is far smaller)
+MAX_PROOF_BYTES = 64 << 10  # proof.json: 8 coordinates of ~100 digits (a 63 MB one took 2.7 GB to refuse)
+MAX_VK_BYTES = 4 << 20  # verification_key.json: ~2 KB + 200 B a public input
+MAX_PUBLIC_BYTES = 4 << 20  # public.json: ~80 B a public input
+MAX_TOKEN_BYTES = 4096  # an attach token file (a token is one line)
 MAX_DECOMPRESSED = 256 << 20  # a recording's bytes after gzip (a day of a busy run is ~100 MiB)
 
 # counts
@@ -28,6 +32,12 @@ MAX_HOSTS = 64  # a fleet's hosts
 MAX_WORKERS = MAX_GPUS * 16  # distinct workers a recording may name (16 a GPU: the knob's top)
 MAX_DEPTH = 32  # nesting of JSON / TOML values (our deepest, a header's config, is 3)
 MAX_CLIENT_LINES = 10_000  # lines one attach client may send in a connection
+MIN_TOKEN_LEN, MAX_TOKEN_LEN = 16, 256  # an attach token's characters (ours: 32 random ones)
+MAX_NAME_LEN = 64  # an attach client's name
+MAX_ID_LEN = 128  # a name or id in an event: part, worker, host, owner, buffer, knob value, source
+MAX_TEXT_LEN = 8192  # free text in an event (a note, a reason, a detail): longer is cut, never refused
+CLIENT_LINES_PER_S = 100  # an attach client's lines read a second (a burst of as many): controls are
+                          # an operator's, and a flood would take the prover's CPU (issue 35)
 
 # time
 HELLO_DEADLINE_S = 5.0  # a whole attach hello, first byte to last

@@ -35,7 +35,11 @@ def command(address: str, name: str | None, token_file: str | None, raw: bool, s
     from prover import AttachError
     from prover import AttachClient, RemoteController
 
-    if raw or send:
+    if send is not None and not send.strip():  # "" once opened the dashboard instead
+        raise click.BadParameter("an empty control: e.g. mem_sync=stream, pause, submit", param_hint="--send")
+    if raw and send is not None:
+        raise click.BadParameter("--raw prints the stream, --send applies one control: give one", param_hint="--send")
+    if raw or send is not None:
         try:
             client = AttachClient(address, name=name, token_file=token_file, readonly=readonly)
             client.connect()
@@ -98,9 +102,7 @@ def _raw(client) -> None:
 
     client.start(on_event, on_end)
     try:
-        done.wait()
-    except KeyboardInterrupt:
-        pass
+        done.wait()  # Ctrl-C: KeyboardInterrupt goes on to the CLI's one line and status 3
     finally:
         client.close()
         try:

@@ -103,8 +103,8 @@ def command(address: str, as_json: bool, token_file: str | None, timeout: float)
     if not 0 < timeout <= 3600:
         raise click.BadParameter(f"{timeout} is not a number of seconds in (0, 3600]", param_hint="--timeout")
     state, live = DashboardState(), threading.Event()
-    client = AttachClient(address, name="status", token_file=token_file, readonly=True)
     try:
+        client = AttachClient(address, name="status", token_file=token_file, readonly=True)
         welcome = client.connect()
     except AttachError as exc:
         click.echo(f"c2tui status: {exc}", err=True)

@@ -36,8 +36,8 @@ class _ClientMsg(_Msg):
 class ClientHello(_ClientMsg):
     kind: Literal["hello"] = "hello"
     protocol: int
-    client: str = Field(min_length=1, max_length=64, description="shown in ModeChange.source as attach:<client>")
-    token: str | None = Field(None, description="required on TCP listeners, ignored on Unix sockets")
+    client: str = Field(min_length=1, max_length=bounds.MAX_NAME_LEN, description="shown in ModeChange.source as attach:<client>")
+    token: str | None = Field(None, max_length=bounds.MAX_TOKEN_LEN, description="required on TCP listeners, ignored on Unix sockets")
     readonly: bool = Field(False, description="watch only: the server refuses this client's controls")
 
 
@@ -55,7 +55,7 @@ class Submit(_ClientMsg):
 
 class Bye(_ClientMsg):
     kind: Literal["bye"] = "bye"
-    reason: str = ""
+    reason: str = Field("", max_length=bounds.MAX_TEXT_LEN)
 
 
 class Welcome(_Msg):
