@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from prover.bounds import Text  # free text, cut at MAX_TEXT_LEN; readers check every field's bound there too
+
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = frozenset({1, 2, 3})
 
@@ -77,7 +79,7 @@ class WorkerStopped(_Ev):
     kind: Literal["worker_stopped"] = "worker_stopped"
     gpu: int
     worker: str
-    reason: str = ""
+    reason: Text = ""
 
 
 class PartitionQueued(_Ev):
@@ -112,7 +114,7 @@ class PhaseEnd(_Ev):
     gpu: int | None = None
     duration: float = Field(ge=0.0)
     ok: bool = True
-    error: str | None = None
+    error: Text | None = None
 
 
 class LockRequested(_Ev):
@@ -139,7 +141,7 @@ class LockReleased(_Ev):
     worker: str
     part: str | None = None
     hold: float = Field(ge=0.0)
-    reason: str | None = Field(None, description="set when not released by its holder: host_lost (a fleet host died holding it)")
+    reason: Text | None = Field(None, description="set when not released by its holder: host_lost (a fleet host died holding it)")
 
 
 class Alloc(_Ev):
@@ -158,7 +160,7 @@ class Free(_Ev):
     part: str | None = None
     name: str
     bytes: int = Field(ge=0)
-    reason: str | None = Field(None, description="set when not freed by its owner: host_lost (a fleet host died holding it)")
+    reason: Text | None = Field(None, description="set when not freed by its owner: host_lost (a fleet host died holding it)")
 
 
 class VramSample(_Ev):
@@ -177,7 +179,7 @@ class Fallback(_Ev):
     gpu: int
     part: str
     worker: str
-    reason: str
+    reason: Text
 
 
 class Oom(_Ev):
@@ -246,7 +248,7 @@ class JobAction(_Ev):
     action: Literal["cancel", "requeue", "cordon", "uncordon"]
     target: str = Field(description="s3p2 (a partition), s3 (a sector), gpu1")
     source: str
-    detail: str = ""
+    detail: Text = ""
 
 
 class PartitionCancelled(_Ev):
@@ -277,7 +279,7 @@ class ProofResult(_Ev):
     part: str
     ok: bool
     checked: bool = True
-    reason: str | None = None
+    reason: Text | None = None
 
 
 class PartitionDone(_Ev):
@@ -285,7 +287,7 @@ class PartitionDone(_Ev):
     part: str
     ok: bool
     seconds: float = Field(ge=0.0, description="queued -> done")
-    reason: str | None = None
+    reason: Text | None = None
 
 
 class Stall(_Ev):
@@ -303,7 +305,7 @@ class Note(_Ev):
 
     kind: Literal["note"] = "note"
     level: Literal["info", "warn", "error"] = "info"
-    text: str
+    text: Text
 
 
 class HostJoined(_Ev):
@@ -321,7 +323,7 @@ class HostLeft(_Ev):
     the partitions it held are queued again on the others (`requeued`)."""
 
     kind: Literal["host_left"] = "host_left"
-    reason: str
+    reason: Text
     lost: bool = False
     requeued: list[str] = Field(default_factory=list)
 
@@ -381,7 +383,7 @@ class Startup(_Ev):
     step: str
     state: Literal["start", "progress", "end"]
     frac: float = Field(0.0, ge=0.0, le=1.0)
-    detail: str = ""
+    detail: Text = ""
     seconds: float | None = Field(None, ge=0.0, description="at end: how long the step took")
     ok: bool = True
 
@@ -395,7 +397,7 @@ class KeyLoad(_Ev):
     state: Literal["start", "progress", "end"]
     bytes: int = Field(0, ge=0, description="host bytes the key holds (modelled in sim)")
     frac: float = Field(0.0, ge=0.0, le=1.0)
-    detail: str = ""
+    detail: Text = ""
     seconds: float | None = Field(None, ge=0.0)
     ok: bool = True
     worker: str | None = Field(None, description="the worker whose partition needed it (None: start-up)")
@@ -409,7 +411,7 @@ class KeyWait(_Ev):
     worker: str
     part: str | None = None
     state: Literal["start", "end"]
-    why: str = Field("", description="loading | loader busy | making room")
+    why: Text = Field("", description="loading | loader busy | making room")
     wait: float = Field(0.0, ge=0.0)
 
 
@@ -419,12 +421,12 @@ class KeyEvicted(_Ev):
     kind: Literal["key_evicted"] = "key_evicted"
     log2: int
     bytes: int = Field(ge=0)
-    reason: str = ""
+    reason: Text = ""
 
 
 class RunEnded(_Ev):
     kind: Literal["run_ended"] = "run_ended"
-    reason: str = "done"
+    reason: Text = "done"
 
 
 Event = Annotated[
@@ -438,13 +440,9 @@ Event = Annotated[
     Field(discriminator="kind"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)  # readers: parse_event (strict), then bounds.event_problem
 
 
 def parse_event(line: str | bytes) -> Event:
-    """Validate one JSON line into an event (raises pydantic.ValidationError)."""
-    return EVENT_ADAPTER.validate_json(line)
-
-
-def dump_event(ev: _Ev) -> str:
-    return ev.model_dump_json()
+    """One JSON line as an event, strictly ("t": "1.0" refused, not coerced); pydantic.ValidationError."""
+    return EVENT_ADAPTER.validate_json(line, strict=True)

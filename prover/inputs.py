@@ -30,10 +30,8 @@ def open_input(path: str | Path, what: str = "file") -> BinaryIO:
     p = str(path)
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise InputError(f"{what} {p}: no such file") from None
     except OSError as exc:
-        raise InputError(f"{what} {p}: cannot read ({exc.strerror or exc})") from None
+        raise InputError(f"cannot read {what} {p}: {exc.strerror or exc}") from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -55,7 +53,7 @@ def read_input(path: str | Path, limit: int, what: str = "file") -> bytes:
                 raise InputError(f"{what} {path}: " + bounds.over("size in bytes", size, limit))
             data = f.read(limit + 1)  # the file may grow after the fstat
         except OSError as exc:
-            raise InputError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+            raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise InputError(f"{what} {path}: " + bounds.over("size in bytes", f"over {limit}", limit))
     return data

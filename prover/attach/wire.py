@@ -119,7 +119,11 @@ def parse_server(line: bytes) -> Any:
         raise WireError(f"not a JSON object: {line[:80]!r}") from None
     try:
         if kind in WIRE_KINDS:
-            return SERVER_ADAPTER.validate_json(line)
-        return ev.EVENT_ADAPTER.validate_json(line)
+            return SERVER_ADAPTER.validate_json(line, strict=True)
+        e = ev.parse_event(line)  # strict, then every field within its bound, as a recording's
     except ValidationError as exc:
         raise WireError(f"bad {kind!r} line: {exc.errors()[0].get('msg')}") from None
+    bad = bounds.event_problem(e)
+    if bad is not None:
+        raise WireError(f"bad {kind!r} line: {bad}")
+    return e
