@@ -7,8 +7,8 @@ and with nothing written outside its own target directory. Seeded, so a failure 
 
 Cases run in-process through click's CliRunner (a subprocess per case would spend the whole
 budget importing); a SIGALRM time box turns a hang into a counted failure. `run` and `replay`
-would open the full-screen dashboard when their arguments are good: the fuzz replaces
-DashboardApp.run with a no-op, so those cases check everything up to the screen.
+would open the full-screen dashboard when their arguments are good: during each case (and
+only then) DashboardApp.run is a no-op, so those cases check everything up to the screen.
 
 Issue 24 added the case classes of benchmarks/fuzz_cases.py (EXTRA below): hostile output
 targets for every writer (expected status 2), crafted recordings past the readers' bounds
@@ -19,6 +19,7 @@ serve's websocket guard. A case with an expected status that ends otherwise is a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -29,6 +30,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
@@ -177,10 +179,21 @@ def run_any(c: dict, w: Path, box_s: float, rng: random.Random | None = None) ->
     return run_case(c["args"], w, box_s) | {"expect": c["expect"]}
 
 
-def no_screen() -> None:
+@contextlib.contextmanager
+def no_screen() -> Any:
+    """DashboardApp.run as a no-op for one case, and back after it: a patch that outlived the
+    case once broke every snapshot test that ran after the fuzz in the same process (issue 35)."""
     from c2tui.app import DashboardApp
 
+    real = DashboardApp.__dict__.get("run")
     DashboardApp.run = lambda self, *a, **k: None  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        if real is None:
+            del DashboardApp.run
+        else:
+            DashboardApp.run = real  # type: ignore[method-assign]
 
 
 def _recording_alive(args: list[str], w: Path, within_s: float = 2.0) -> bool:
@@ -213,7 +226,8 @@ def run_case(args: list[str], w: Path, box_s: float) -> dict:
     cwd = os.getcwd()
     os.chdir(w)
     try:
-        res = CliRunner().invoke(main, args, env={"HOME": str(w / "home"), "C2TUI_CACHE": str(w / "target" / "keys")})
+        with no_screen():
+            res = CliRunner().invoke(main, args, env={"HOME": str(w / "home"), "C2TUI_CACHE": str(w / "target" / "keys")})
     except Hang:
         res = None
     finally:
@@ -271,7 +285,6 @@ def fixtures(base: Path) -> tuple[Path, bytes]:
 def fuzz(seconds: float, seed: int, box_s: float = 20.0, commands: list[str] | None = None,
          on_case: Callable[[dict], None] | None = None, cases: int | None = None) -> dict:
     """Round-robin over the subcommands until `seconds` have passed; per-command counts."""
-    no_screen()
     rng = random.Random(seed)
     cmds = commands or COMMANDS
     stats = {c: {"cases": 0, "exit_codes": {}, "tracebacks": 0, "hangs": 0, "undocumented_exit": 0, "wrong_exit": 0,
