@@ -57,7 +57,8 @@ class FaultsConfig(BaseModel):
     hang_seconds: float = Field(5.0, ge=0.0, description="how long a hung phase sleeps (the watchdog reports it)")
     worker_death_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a worker thread dies between partitions")
     corrupt_proof_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a proof is flipped (verification must fail)")
-    cuda_error_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a GPU kernel raises (CPU fallback)")
+    cuda_error_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a GPU phase raises a modelled CUDA "
+                                   "error: the partition fails (retried up to `retries`); no CPU fallback is tried")
     nvml_missing: bool = Field(False, description="behave as if NVML could not be loaded")
     retries: int = Field(0, ge=0, le=10, description="times a failed partition is retried")
     watchdog_lock_s: float = Field(30.0, gt=0.0, description="stall event when a lock is held longer")
