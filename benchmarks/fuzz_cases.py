@@ -310,8 +310,11 @@ def run_probe(name: str, rng: random.Random, w: Path) -> dict:
     err = io.StringIO()  # a server thread's traceback on stderr is this probe's failure, not the next case's
     with contextlib.redirect_stderr(err):
         try:
-            what, ok = {"attach_probe": lambda: attach_probe(rng, w), "metrics_probe": lambda: metrics_probe(rng),
-                        "serve_probe": lambda: serve_probe(rng)}[name]()
+            from fuzz_trust import PROBES  # issue 35's probes
+
+            probes = {"attach_probe": lambda: attach_probe(rng, w), "metrics_probe": lambda: metrics_probe(rng),
+                      "serve_probe": lambda: serve_probe(rng), **{k: (lambda f=f: f(rng, w)) for k, f in PROBES.items()}}
+            what, ok = probes[name]()
             exc = None
         except Exception as e:  # noqa: BLE001 - a probe that raises is a failure, reported
             what, ok, exc = name, False, f"{type(e).__name__}: {e}"[:300]
