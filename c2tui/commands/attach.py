@@ -51,10 +51,9 @@ def command(address: str, name: str | None, token_file: str | None, raw: bool, s
         else:
             _raw(client)
         return
-    import themes
+    from c2tui.options import check_screen
 
-    if theme not in themes.names():
-        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
+    check_screen(theme, fps)  # as run checks them: --fps 0 or nan once crashed the attached dashboard
     from c2tui.app import DashboardApp
     from c2tui.sources import AttachSource
 

@@ -28,7 +28,7 @@ def _cli(*args: str, env: dict | None = None):  # type: ignore[no-untyped-def]
     ["status", ""], ["status", "unix:"], ["status", "tcp://evil.example:1"], ["status", "ftp://x"],
     ["attach", "unix:", "--raw"], ["attach", "x.sock", "--raw", "--name", "n" * 65],
     ["attach", "x.sock", "--send", "mem_sync=stream", "--name", ""],
-    ["attach", "x.sock", "--name", "bell\x07"],
+    ["attach", "x.sock", "--name", "bell\x07"], ["attach", "x.sock", "--fps", "0"], ["attach", "x.sock", "--fps", "nan"],
     ["record", "--listen", "unix:", "--out", "/tmp/never-written.jsonl"],
 ])
 def test_a_bad_address_or_name_is_one_line_and_2(args: list[str]) -> None:
@@ -103,3 +103,10 @@ def test_ctrl_c_of_attach_raw_exits_3(tmp_path: Path) -> None:
             if p is not None and p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+@pytest.mark.parametrize("fps", ["0", "nan", "-1", "1e9"])
+def test_attach_checks_fps_as_run_does(fps: str) -> None:
+    """--fps 0 reached the attached dashboard, whose timer divided by it."""
+    r = _cli("attach", "x.sock", "--fps", fps)
+    assert r.exit_code == 2 and "--fps" in r.output, r.output

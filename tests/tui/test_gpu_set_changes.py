@@ -121,3 +121,27 @@ def test_the_readme_fleet_dashboard_runs_a_minute(tmp_path):
     assert "Traceback" not in text and "DuplicateIds" not in text, text[-4000:]
     assert "host h1 joined" in text and "host h0 joined" in text, text[-4000:]
     assert r.code == 3, (r.code, text[-2000:])
+
+
+@pytest.mark.parametrize("tail", [
+    [],  # the run started, nothing else
+    ['{"kind":"vram_sample","t":0.2,"gpu":0,"budget":17179869184,"pool_reserved":0,"pool_used":0}'],  # the 1.4 KB one
+    ['{"kind":"worker_started","t":0.2,"gpu":3,"worker":"g3w0"}'],  # a GPU known only by its worker
+    ['{"kind":"host_joined","t":0.2,"host":"h0","node":"n","gpus":2,"gpu_offset":0}'],
+])
+def test_every_panels_empty_state_is_drawn(tmp_path, tail):
+    """A screenshot of a recording that has (almost) nothing: every panel draws its empty state."""
+    from click.testing import CliRunner
+
+    from c2tui.cli import main
+
+    head = ['{"kind":"c2tui-recording","schema_version":3}',
+            '{"kind":"run_started","t":0,"backend":"sim","simulated":true,"profile":"p","proved_log2":8,'
+            '"modelled_log2":27,"gpus":' + ("0" if "host_joined" in "".join(tail) else "1") + "}"]
+    rec = tmp_path / "tiny.jsonl"
+    rec.write_text("\n".join(head + tail) + "\n")
+    for size in ("80x24", "220x60"):
+        r = CliRunner().invoke(main, ["screenshot", str(rec), "--at", "0.2" if tail else "0", "--size", size, "-o", str(tmp_path / "s.svg"),
+                                      "--force"])
+        assert r.exit_code == 0 and r.exception is None or isinstance(r.exception, SystemExit), (r.output, r.exc_info)
+        assert r.exit_code == 0, r.output
