@@ -46,7 +46,7 @@ HELLO_DEADLINE_S = 5.0  # a whole attach hello, first byte to last
 MAX_RUN_S = 1e7  # any time or duration an event carries (~116 days; t = 1e308 was drawn without a word)
 
 # what one event may say (recordings and the attach wire; event_problem below)
-MAX_BYTES = 1 << 50  # any byte count (1 PiB: a budget, an alloc, a pool, host RAM; 10^30 was drawn)
+MAX_BYTES = 1 << 60  # any byte count, read or given (1 EiB: a budget, an alloc, a pool; 10^30 was drawn)
 MAX_SECTORS = 10**9  # a sector number
 MAX_PARTITIONS = 1000  # partitions a sector (RunConfig.partitions' top)
 MAX_LOG2 = 40  # a circuit size (log2)

@@ -102,6 +102,9 @@ def test_config_is_strict(tmp_path: Path) -> None:
             load_config(p)
         r = cli("config", "--check", str(p))
         assert r.exit_code == 2 and "invalid config" in r.output.strip().splitlines()[-1], (body, r.output)
+    p.write_text("vram_budget = " + "1" + "0" * 29 + "\n")  # it ran, and wrote a recording its reader refused
+    with pytest.raises(ConfigError, match="over 1 EiB"):
+        load_config(p)
     p.write_text('workers_per_gpu = 2\ntime_scale = 1\nvram_budget = "20GiB"\n[faults]\noom_rate = 0\n'
                  '[faults.phase_error]\nntt_h = 0.5\n')
     cfg = load_config(p)  # ints where floats go are still numbers; budgets keep their own parse
