@@ -15,6 +15,11 @@ targets for every writer (expected status 2), crafted recordings past the reader
 (2), export / config / attach / serve / metrics options, stdout full, closed or a dead pipe
 (a subprocess each, expected 3), and probes of the attach server, the metrics endpoint and
 serve's websocket guard. A case with an expected status that ends otherwise is a wrong exit.
+
+Issue 35 added benchmarks/fuzz_trust.py's classes (FIFO and device inputs, typed-but-absurd
+recordings, strict TOML, names and addresses; probes of stalled clients, DNS rebinding and
+the page's outside loads) and a memory check: no case may take the fuzz (or a child it waited
+for) past MEMORY_MB. DashboardApp.run is a no-op during a case only, never after it.
 """
 from __future__ import annotations
 
