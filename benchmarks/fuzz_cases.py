@@ -230,13 +230,15 @@ def attach_probe(rng: random.Random, w: Path) -> tuple[str, bool]:
                 s.sendall(HELLO)
             kinds = [first_line(s)["kind"] for s in socks]
             return "hello flood", kinds.count("welcome") == S.MAX_CLIENTS and len(srv.clients) == S.MAX_CLIENTS
-        if kind == "pending":
-            quiet = [conn() for _ in range(S.MAX_PENDING)]
+        if kind == "pending":  # idle strangers hold every place before hello: a client still gets in
+            quiet = [conn() for _ in range(S.MAX_PENDING + rng.randrange(0, 8))]
             time.sleep(0.2)
-            ok = first_line(conn())["kind"] == "refused"
+            late = conn()
+            late.sendall(HELLO)
+            ok = first_line(late)["kind"] == "welcome" and len(srv._pending) <= S.MAX_PENDING
             for q in quiet:
                 q.close()
-            return "connections before hello", ok
+            return "a client among idle connections before hello", ok
         s = conn()
         s.sendall(HELLO)
         first_line(s)
@@ -246,15 +248,22 @@ def attach_probe(rng: random.Random, w: Path) -> tuple[str, bool]:
             return "garbage after hello", bool(srv._threads[1].is_alive())
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # mute: controls, never reads the replies
         s.settimeout(0.2)
+        t0 = time.monotonic()
         try:
             for _ in range(300):
                 s.sendall(b'{"kind":"control","id":1,"spec":"nope=1"}\n' * 50)
         except OSError:
             pass
-        end = time.monotonic() + 10
-        while time.monotonic() < end and not srv.dropped:
-            time.sleep(0.05)
-        return "client that never reads its replies", bool(srv.dropped)
+        # paced (its lines wait in its socket), its replies bounded, and the server still takes a client
+        other = conn()
+        other.sendall(HELLO)
+        welcomed = first_line(other)["kind"] == "welcome"
+        from prover import bounds
+
+        limit = bounds.CLIENT_LINES_PER_S * (time.monotonic() - t0 + 2)
+        peer = next((p for p in srv._peers if p.name == "f"), None)
+        paced = peer is None or (peer.queued + peer.waiting) <= limit * 200
+        return "client that floods controls and never reads its replies", welcomed and paced
     finally:
         srv.close()
 
@@ -301,8 +310,11 @@ def run_probe(name: str, rng: random.Random, w: Path) -> dict:
     err = io.StringIO()  # a server thread's traceback on stderr is this probe's failure, not the next case's
     with contextlib.redirect_stderr(err):
         try:
-            what, ok = {"attach_probe": lambda: attach_probe(rng, w), "metrics_probe": lambda: metrics_probe(rng),
-                        "serve_probe": lambda: serve_probe(rng)}[name]()
+            from fuzz_trust import PROBES  # issue 35's probes
+
+            probes = {"attach_probe": lambda: attach_probe(rng, w), "metrics_probe": lambda: metrics_probe(rng),
+                      "serve_probe": lambda: serve_probe(rng), **{k: (lambda f=f: f(rng, w)) for k, f in PROBES.items()}}
+            what, ok = probes[name]()
             exc = None
         except Exception as e:  # noqa: BLE001 - a probe that raises is a failure, reported
             what, ok, exc = name, False, f"{type(e).__name__}: {e}"[:300]

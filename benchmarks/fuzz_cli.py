@@ -7,18 +7,24 @@ and with nothing written outside its own target directory. Seeded, so a failure 
 
 Cases run in-process through click's CliRunner (a subprocess per case would spend the whole
 budget importing); a SIGALRM time box turns a hang into a counted failure. `run` and `replay`
-would open the full-screen dashboard when their arguments are good: the fuzz replaces
-DashboardApp.run with a no-op, so those cases check everything up to the screen.
+would open the full-screen dashboard when their arguments are good: during each case (and
+only then) DashboardApp.run is a no-op, so those cases check everything up to the screen.
 
 Issue 24 added the case classes of benchmarks/fuzz_cases.py (EXTRA below): hostile output
 targets for every writer (expected status 2), crafted recordings past the readers' bounds
 (2), export / config / attach / serve / metrics options, stdout full, closed or a dead pipe
 (a subprocess each, expected 3), and probes of the attach server, the metrics endpoint and
 serve's websocket guard. A case with an expected status that ends otherwise is a wrong exit.
+
+Issue 35 added benchmarks/fuzz_trust.py's classes (FIFO and device inputs, typed-but-absurd
+recordings, strict TOML, names and addresses; probes of stalled clients, DNS rebinding and
+the page's outside loads) and a memory check: no case may take the fuzz (or a child it waited
+for) past MEMORY_MB. DashboardApp.run is a no-op during a case only, never after it.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -29,11 +35,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 import fuzz_cases  # noqa: E402
+import fuzz_trust  # noqa: E402
 from fuzz_inputs import base_recording, mutate  # noqa: E402
 
 DOCUMENTED = {0, 1, 2, 3}
@@ -145,7 +153,8 @@ def case(cmd: str, rng: random.Random, w: Path, good_proof: Path, good_rec: byte
 CLASSIC = ["prove", "verify", "record", "summary", "screenshot", "replay", "run"]
 EXTRA = ["export", "config", "attach", "serve", "metrics", "writers", "crafted", "stdout",
          "attach_probe", "metrics_probe", "serve_probe"]
-COMMANDS = CLASSIC + EXTRA
+COMMANDS = CLASSIC + EXTRA + fuzz_trust.CLASSES  # issue 35's classes: benchmarks/fuzz_trust.py
+MEMORY_MB = 1024  # no process of the fuzz may pass this (the fuzz's own, in-process cases included)
 
 
 def make_case(cmd: str, rng: random.Random, w: Path, good_proof: Path, good_rec: bytes) -> dict:
@@ -160,8 +169,16 @@ def make_case(cmd: str, rng: random.Random, w: Path, good_proof: Path, good_rec:
         bad = fuzz_cases.crafted_recording(rng, w / "target")
         sub = rng.choice([["summary", bad], ["summary", "--json", bad], ["replay", bad], ["export", bad, "-o",
                           str(w / "target" / "o.json")], ["screenshot", bad, "--at", "0", "-o", str(w / "target" / "s.svg")]])
-        # replay is interactive: it shows the valid prefix and says why on screen (any documented status)
-        return {"kind": "cli", "cmd": cmd, "args": sub, "expect": None if sub[0] == "replay" else 2}
+        # a damaged recording is 2 everywhere, replay included (issue 35: --allow-damaged to see its prefix)
+        return {"kind": "cli", "cmd": cmd, "args": sub, "expect": 2}
+    if cmd == "inputs":
+        return fuzz_trust.inputs_case(rng, w, good_proof, str(rec))
+    if cmd == "typed":
+        return fuzz_trust.typed_case(rng, w)
+    if cmd == "strict_toml":
+        return fuzz_trust.strict_toml_case(rng, w)
+    if cmd == "names":
+        return fuzz_trust.names_case(rng, w)
     if cmd == "stdout":
         return fuzz_cases.stdout_case(rng, str(rec))
     if cmd.endswith("_probe"):
@@ -177,10 +194,21 @@ def run_any(c: dict, w: Path, box_s: float, rng: random.Random | None = None) ->
     return run_case(c["args"], w, box_s) | {"expect": c["expect"]}
 
 
-def no_screen() -> None:
+@contextlib.contextmanager
+def no_screen() -> Any:
+    """DashboardApp.run as a no-op for one case, and back after it: a patch that outlived the
+    case once broke every snapshot test that ran after the fuzz in the same process (issue 35)."""
     from c2tui.app import DashboardApp
 
+    real = DashboardApp.__dict__.get("run")
     DashboardApp.run = lambda self, *a, **k: None  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        if real is None:
+            del DashboardApp.run
+        else:
+            DashboardApp.run = real  # type: ignore[method-assign]
 
 
 def _recording_alive(args: list[str], w: Path, within_s: float = 2.0) -> bool:
@@ -213,7 +241,8 @@ def run_case(args: list[str], w: Path, box_s: float) -> dict:
     cwd = os.getcwd()
     os.chdir(w)
     try:
-        res = CliRunner().invoke(main, args, env={"HOME": str(w / "home"), "C2TUI_CACHE": str(w / "target" / "keys")})
+        with no_screen():
+            res = CliRunner().invoke(main, args, env={"HOME": str(w / "home"), "C2TUI_CACHE": str(w / "target" / "keys")})
     except Hang:
         res = None
     finally:
@@ -236,11 +265,18 @@ def run_case(args: list[str], w: Path, box_s: float) -> dict:
     return out
 
 
+def peak_rss_mb() -> float:
+    """The highest resident size of this process or any child it waited for, in MB (Linux: KiB)."""
+    import resource
+
+    return max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
+
+
 def judge(res: dict) -> list[str]:
     """What is wrong with one case's outcome (empty: nothing)."""
     if res.get("hang"):
         return [] if res.get("alive") else ["hang"]
-    bad = []
+    bad = ["memory"] if res.get("over_memory") else []
     if res["traceback"]:
         bad.append("traceback")
     if res["code"] not in DOCUMENTED:
@@ -271,11 +307,11 @@ def fixtures(base: Path) -> tuple[Path, bytes]:
 def fuzz(seconds: float, seed: int, box_s: float = 20.0, commands: list[str] | None = None,
          on_case: Callable[[dict], None] | None = None, cases: int | None = None) -> dict:
     """Round-robin over the subcommands until `seconds` have passed; per-command counts."""
-    no_screen()
     rng = random.Random(seed)
     cmds = commands or COMMANDS
     stats = {c: {"cases": 0, "exit_codes": {}, "tracebacks": 0, "hangs": 0, "undocumented_exit": 0, "wrong_exit": 0,
-                 "no_error_line": 0, "stray_writes": 0, "cut_alive": 0, "failures": []} for c in cmds}
+                 "no_error_line": 0, "stray_writes": 0, "over_memory": 0, "cut_alive": 0, "peak_rss_mb": 0.0,
+                 "failures": []} for c in cmds}
     with tempfile.TemporaryDirectory() as d:
         base = Path(d)
         good_proof, good_rec = fixtures(base)
@@ -287,15 +323,20 @@ def fuzz(seconds: float, seed: int, box_s: float = 20.0, commands: list[str] | N
             (w / "target").mkdir(parents=True)
             (w / "home").mkdir()
             (w / "file").write_text("x")
+            before = peak_rss_mb()
             res = run_any(make_case(cmd, rng, w, good_proof, good_rec), w, box_s, rng)
+            res["peak_rss_mb"] = peak_rss_mb()
+            res["over_memory"] = res["peak_rss_mb"] > MEMORY_MB >= before  # this case took it over
             s = stats[cmd]
+            s["peak_rss_mb"] = max(s["peak_rss_mb"], res["peak_rss_mb"])
             s["cases"] += 1
             s["cut_alive"] += bool(res.get("hang") and res.get("alive"))
             if not res.get("hang"):
                 s["exit_codes"][str(res["code"])] = s["exit_codes"].get(str(res["code"]), 0) + 1
             bad = judge(res)
             for why, key in (("hang", "hangs"), ("traceback", "tracebacks"), ("exit", "undocumented_exit"),
-                             ("wrong_exit", "wrong_exit"), ("silent", "no_error_line"), ("stray", "stray_writes")):
+                             ("wrong_exit", "wrong_exit"), ("silent", "no_error_line"), ("stray", "stray_writes"),
+                             ("memory", "over_memory")):
                 s[key] += why in bad
             if bad:
                 s["failures"].append(res | {"why": bad})

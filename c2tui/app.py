@@ -132,6 +132,20 @@ class DashboardApp(LiveControls, App[None]):
         self.quit_how = "quit"  # quit | drained | quit now (n abandoned): said in the exit summary
         self.interrupted = False  # Ctrl-C, quit now, or a drain that timed out: the command exits 3
         self.drain_timeout = 600.0
+        self._panels: list[GpuPanel] = []  # the GPU panels mounted, in order (_sync_panels)
+        self._mounts = 0
+
+    @property
+    def crashed(self) -> bool:
+        """The app stopped on an exception of its own (Textual printed it): never a clean exit,
+        the command says so and exits 3 (before issue 35 a crashed dashboard exited 0)."""
+        return self.return_code not in (None, 0)
+
+    def exit_code(self) -> int:
+        """3 when interrupted (Ctrl-C, quit now) or crashed, else 0 (docs/exit-codes.md)."""
+        if self.crashed:
+            print("error: the dashboard stopped on an internal error (above)", file=sys.stderr)
+        return 3 if self.interrupted or self.crashed else 0
 
     # --- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -224,14 +238,7 @@ class DashboardApp(LiveControls, App[None]):
         if self.replay:
             src: ReplaySource = self.source  # type: ignore[assignment]
             self.query_one(ReplayBar).show(src.position, src.start_t, src.end_t, src.playing, src.speed)
-        box = self.query_one("#gpus", VerticalScroll)
-        panels = list(box.query(GpuPanel))
-        shown = sorted(st.gpus)[:MAX_GPU_PANELS]  # a fleet's 800 GPUs: panels for the first hosts only
-        if [p.gpu for p in panels] != shown:
-            for p in panels:
-                p.remove()
-            panels = [GpuPanel(i, id=f"gpu{i}", classes="gpu") for i in shown]
-            box.mount_all(panels)
+        panels = self._sync_panels(sorted(st.gpus)[:MAX_GPU_PANELS])  # a fleet's 800 GPUs: the first hosts'
         self.arrange(st, panels)
         for p in panels:
             p.show(st)
@@ -242,6 +249,32 @@ class DashboardApp(LiveControls, App[None]):
             w.show(st)
         self.query_one(PartitionTable).show(st)
         self.query_one(EventLog).show(st)
+
+    def _sync_panels(self, shown: list[int]) -> list[GpuPanel]:
+        """The GPU panels for `shown`, in order: a panel whose GPU stays is kept, one whose GPU
+        went is removed, a new GPU's is mounted in its place. Textual removes later than it is
+        asked to, so a panel's id is unique to its mount (`gpu3-m7`): a GPU that leaves and comes
+        back, or a whole host set replaced in one frame, can never collide with a panel still
+        on its way out (DuplicateIds, issue 35)."""
+        if [p.gpu for p in self._panels] == shown:
+            return self._panels
+        box = self.query_one("#gpus", VerticalScroll)
+        keep = {p.gpu: p for p in self._panels if p.gpu in shown}
+        for p in self._panels:
+            if p.gpu not in keep:
+                p.remove()
+        panels: list[GpuPanel] = []
+        for i in shown:
+            if i in keep:
+                panels.append(keep[i])
+                continue
+            self._mounts += 1
+            p = GpuPanel(i, id=f"gpu{i}-m{self._mounts}", classes="gpu")
+            later = next((keep[j] for j in shown if j > i and j in keep), None)
+            box.mount(p, before=later) if later is not None else box.mount(p)
+            panels.append(p)
+        self._panels = panels
+        return panels
 
     def arrange(self, st, panels: list[GpuPanel]) -> None:
         """Share the screen (c2tui/layout.py): every panel's height from one plan."""

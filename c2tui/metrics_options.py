@@ -20,11 +20,19 @@ from c2tui.options import FiniteRange
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def bind_address(ctx: Any, param: Any, value: str | None) -> str | None:
+    """An address to listen on, named: an empty one would bind every interface without a word."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("an empty address would listen on every interface: name one "
+                                 "(127.0.0.1, or 0.0.0.0 for every interface, said so)")
+    return value
+
+
 def metrics_options(func: F) -> F:
     opts = [
         click.option("--metrics-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
                      help="serve Prometheus metrics on this port (0: any free port, printed)"),
-        click.option("--metrics-addr", default="127.0.0.1", show_default=True, metavar="ADDR",
+        click.option("--metrics-addr", default="127.0.0.1", show_default=True, metavar="ADDR", callback=bind_address,
                      help="address the metrics endpoint binds (0.0.0.0 for all interfaces)"),
         click.option("--metrics-linger", type=FiniteRange(0, 3600), default=0.0, show_default=True, metavar="S",
                      help="keep serving metrics this long after the run ends, so a last scrape sees the end"),

@@ -1,8 +1,15 @@
 """textual-serve, guarded for `c2tui serve` (subclasses, not a fork):
 
-- a websocket is taken only from the page's own origin (Origin's host:port = the request's
-  Host), or from an origin named with --allow-origin: another site's page cannot drive the
-  dashboard's keys;
+- every request must name, in its Host header, a name this server listens as: a loopback
+  name (localhost, 127.0.0.1, ::1), the --host address given, an IP address when --host is
+  a wildcard, or the host of an --allow-origin. A page whose own name an attacker rebinds to
+  127.0.0.1 (DNS rebinding) sends its own name as Host and is refused (403);
+- a websocket is taken only from such an origin (Origin's host one of those names, its port
+  the request's), or from an origin named with --allow-origin: another site's page cannot
+  drive the dashboard's keys;
+- the page asks nothing of another host: textual-serve's template loads Roboto Mono from
+  Google Fonts, here it comes from the font textual-serve ships (works offline, tells no
+  third party who is watching);
 - at most `max_provers` dashboards (each its own `c2tui run` and prover) at once; past that
   the page says so (HTTP 503) and a websocket is refused;
 - terminal sizes are clamped (a 100000x400 resize grew one child to 2.1 GB);
@@ -14,12 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import html
+import ipaddress
 import logging
 import os
+import re
 import signal
 from typing import Any
 from urllib.parse import urlsplit
 
+import aiohttp_jinja2
+import jinja2
 from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
@@ -75,6 +86,38 @@ class GuardedAppService(AppService):
             self._task = None
 
 
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+# textual-serve's <link> to Google Fonts, and what takes its place: the same font, from its own static files
+_FONT_LINK = re.compile(r'<link\s+rel="stylesheet"\s+href="https://fonts\.googleapis\.com/[^"]*"\s*/?>', re.S)
+_LOCAL_FONT = ('<style>@font-face { font-family: "Roboto Mono"; font-style: normal; '
+               'src: url("{{ config.static.url }}fonts/RobotoMono-VariableFont_wght.ttf") format("truetype"); } '
+               '@font-face { font-family: "Roboto Mono"; font-style: italic; '
+               'src: url("{{ config.static.url }}fonts/RobotoMono-Italic-VariableFont_wght.ttf") format("truetype"); }</style>')
+
+
+def _hostname(netloc: str) -> tuple[str, int | None] | None:
+    """(host, port) of a Host header or an origin's netloc, lower case, [::1] as ::1; None if malformed."""
+    try:
+        parts = urlsplit("//" + netloc)
+        return (parts.hostname or "").lower(), parts.port
+    except ValueError:  # a port that is not a number
+        return None
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        return False
+
+
+def offline_template(templates_path: Any) -> str:
+    """textual-serve's page with its one outside request (the font) served from here."""
+    return _FONT_LINK.sub(_LOCAL_FONT, (templates_path / "app_index.html").read_text(encoding="utf-8"))
+
+
 def _full_page(limit: int) -> str:
     return ("<!doctype html><title>c2tui: busy</title><body style='font-family:monospace'>"
             f"<h2>c2tui serve: all {limit} dashboard(s) are in use</h2><p>Each browser tab runs its own "
@@ -88,7 +131,17 @@ class GuardedServer(Server):
         self.max_provers = max_provers
         self.allow_origins = frozenset(o.rstrip("/").lower() for o in allow_origins)
         self.active: set[GuardedAppService] = set()
-        self.refused = {"origin": 0, "full": 0}
+        self.refused = {"origin": 0, "full": 0, "host": 0}
+        named = (_hostname(urlsplit(o).netloc) for o in self.allow_origins)
+        self.names = LOOPBACK_NAMES | {self.host.lower().strip("[]")} | {n[0] for n in named if n}
+
+    def name_ok(self, name: str) -> bool:
+        """A name this server listens as (an IP address too when it listens on every one)."""
+        return name in self.names or (self.host.strip("[]") in WILDCARDS and _is_ip(name))
+
+    def host_ok(self, request: web.Request) -> bool:
+        hp = _hostname(request.host or "")
+        return hp is not None and self.name_ok(hp[0])
 
     def origin_ok(self, request: web.Request) -> bool:
         origin = request.headers.get("Origin")
@@ -98,7 +151,25 @@ class GuardedServer(Server):
         if o in self.allow_origins:
             return True
         parts = urlsplit(o)
-        return parts.scheme in ("http", "https") and parts.netloc == (request.host or "").lower()
+        mine, theirs = _hostname(request.host or ""), _hostname(parts.netloc)
+        if parts.scheme not in ("http", "https") or mine is None or theirs is None or not self.name_ok(theirs[0]):
+            return False
+        default = 443 if parts.scheme == "https" else 80
+        return (theirs[1] or default) == (mine[1] or default)
+
+    @web.middleware
+    async def host_guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if not self.host_ok(request):
+            self.refused["host"] += 1
+            return web.Response(status=403, text="c2tui serve: this server does not answer to that Host name "
+                                                 "(only to the names it listens as)")
+        return await handler(request)
+
+    async def _make_app(self) -> web.Application:
+        app = await super()._make_app()
+        app.middlewares.append(self.host_guard)
+        aiohttp_jinja2.setup(app, loader=jinja2.DictLoader({"app_index.html": offline_template(self.templates_path)}))
+        return app
 
     async def handle_index(self, request: web.Request) -> Any:
         if len(self.active) >= self.max_provers:

@@ -49,6 +49,7 @@ _EXPORTS = {
     "parse_target": "prover.pipeline.jobs", "proof_class": "prover.classes", "status_of": "prover.fold.status",
     # proving one circuit outside the engine (c2tui prove / verify)
     "default_cache_dir": "prover.groth16.setup",
+    "InputError": "prover.inputs", "open_input": "prover.inputs", "read_input": "prover.inputs",  # bounded reads
 }
 # whole modules of the surface: the event classes, the Groth16 phases, the proof files
 _MODULES = {"events": "prover.events", "disciplines": "prover.disciplines", "groth16_phases": "prover.groth16.phases", "proof_files": "prover.groth16.export"}

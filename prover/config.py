@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from prover.device.budget import parse_bytes  # noqa: F401 (re-exported: one parse of a size)
 from prover.events import Phase
 from prover import bounds
+from prover.inputs import InputError, read_input
 from prover.classes import CLASSES, DEFAULT_OFFSETS, ClassSize, class_sizes
 from prover.knobs import KNOBS
 from prover.settings import KernelSettings
@@ -49,20 +50,33 @@ class FaultsConfig(BaseModel):
     plants a VRAM leak (sim: bytes kept per partition).
     """
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # strict (issue 35): a TOML `oom_rate = "0.5"` or `nvml_missing = "yes"` is refused, not coerced
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
     phase_error: dict[Phase, float] = Field(default_factory=dict, description="phase name -> probability that the phase raises")
     oom_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability that an allocation fails (OOM)")
     hang: dict[Phase, float] = Field(default_factory=dict, description="phase name -> probability that it sleeps hang_seconds")
     hang_seconds: float = Field(5.0, ge=0.0, description="how long a hung phase sleeps (the watchdog reports it)")
     worker_death_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a worker thread dies between partitions")
     corrupt_proof_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a proof is flipped (verification must fail)")
-    cuda_error_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a GPU kernel raises (CPU fallback)")
+    cuda_error_rate: float = Field(0.0, ge=0.0, le=1.0, description="probability a GPU phase raises a modelled CUDA "
+                                   "error: the partition fails (retried up to `retries`); no CPU fallback is tried")
     nvml_missing: bool = Field(False, description="behave as if NVML could not be loaded")
     vram_leak_bytes: int = Field(0, ge=0, description="sim: keep this many bytes per partition, never freed "
                                  "(a planted VRAM leak for the growth warning; prover/device/leaky.py)")
     retries: int = Field(0, ge=0, le=10, description="times a failed partition is retried")
     watchdog_lock_s: float = Field(30.0, gt=0.0, description="stall event when a lock is held longer")
     watchdog_phase_s: float = Field(60.0, gt=0.0, description="stall event when a phase runs longer")
+
+    @field_validator("phase_error", "hang", mode="before")
+    @classmethod
+    def _phases(cls, v: Any) -> Any:
+        """Phase names as TOML spells them (strings) to the Phase they name; an unknown name is refused."""
+        if not isinstance(v, dict):
+            return v
+        try:
+            return {k if isinstance(k, Phase) else Phase(k): p for k, p in v.items()}
+        except ValueError:
+            raise ValueError(f"phase names are {', '.join(p.value for p in Phase)}") from None
 
     @field_validator("phase_error", "hang")
     @classmethod
@@ -81,7 +95,9 @@ class FaultsConfig(BaseModel):
 class RunConfig(BaseModel):
     """One run of the embedded prover."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+    # strict (issue 35): `workers_per_gpu = true` or `2.0`, `paused = "yes"` are refused, not coerced
+    # (the budgets' own parse, _shaped, still takes "24GiB" or a number of bytes)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False, strict=True)
 
     backend: Backend = "auto"
     gpus: int | list[int] = Field(1, description="number of GPUs, or a list of device ids")
@@ -274,13 +290,10 @@ def load_config(path: Path | str | None = None, **overrides: Any) -> RunConfig:
     data: dict[str, Any] = {}
     if path is not None:
         p = Path(path)
-        try:
-            with open(p, "rb") as fh:
-                raw = fh.read(MAX_CONFIG_BYTES + 1)  # bounded: /dev/zero is an error, not MemoryError
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
-        if len(raw) > MAX_CONFIG_BYTES:
-            raise ConfigError(f"config file {p} is larger than {MAX_CONFIG_BYTES >> 10} KiB: not a run config")
+        try:  # a regular file, bounded: /dev/zero or a FIFO is an error at once, not a hang or MemoryError
+            raw = read_input(p, MAX_CONFIG_BYTES, "config file")
+        except InputError as exc:
+            raise ConfigError(str(exc)) from None
         try:
             doc = bounds.parse_nested(f"config file {p}", tomllib.loads, raw.decode("utf-8"))
         except bounds.BoundError as exc:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from prover import bounds
 from prover.device.budget import gib, parse_bytes
 
 OFF_WORDS = ("off", "none", "0", "")  # no limit; 0 is what RunStarted.config and ModeChange write for it
-MAX_BYTES = 1 << 60  # an exbibyte: more than any host has, and far from int overflow in the sums
+MAX_BYTES = bounds.MAX_BYTES  # an exbibyte: more than any host has, and far from int overflow in the sums
 ACCEPTS = "SIZE|off"
 
 

@@ -16,7 +16,6 @@ import threading
 
 import click
 
-from c2tui.exits import OK, RUN
 
 
 @click.command("attach")
@@ -36,7 +35,11 @@ def command(address: str, name: str | None, token_file: str | None, raw: bool, s
     from prover import AttachError
     from prover import AttachClient, RemoteController
 
-    if raw or send:
+    if send is not None and not send.strip():  # "" once opened the dashboard instead
+        raise click.BadParameter("an empty control: e.g. mem_sync=stream, pause, submit", param_hint="--send")
+    if raw and send is not None:
+        raise click.BadParameter("--raw prints the stream, --send applies one control: give one", param_hint="--send")
+    if raw or send is not None:
         try:
             client = AttachClient(address, name=name, token_file=token_file, readonly=readonly)
             client.connect()
@@ -48,14 +51,13 @@ def command(address: str, name: str | None, token_file: str | None, raw: bool, s
         else:
             _raw(client)
         return
-    import themes
+    from c2tui.options import check_screen
 
     from c2tui import prefs
 
     saved = prefs.load()
     theme = theme or saved.theme
-    if theme not in themes.names():
-        raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
+    check_screen(theme, fps)  # as run checks them: --fps 0 or nan once crashed the attached dashboard
     from c2tui.app import DashboardApp
     from c2tui.sources import AttachSource
 
@@ -68,7 +70,7 @@ def command(address: str, name: str | None, token_file: str | None, raw: bool, s
     app = DashboardApp(source, theme=theme, fps=fps, prefs=saved)
     app.run()
     click.echo(f"c2tui: detached from {address} (as attach:{welcome.client}); the prover goes on")
-    sys.exit(RUN if app.interrupted else OK)  # Ctrl-C: 3, as for any command; q detaches: 0
+    sys.exit(app.exit_code())  # Ctrl-C or a crash: 3, as for any command; q detaches: 0
 
 
 def _send(client, remote, spec: str) -> None:
@@ -103,9 +105,7 @@ def _raw(client) -> None:
 
     client.start(on_event, on_end)
     try:
-        done.wait()
-    except KeyboardInterrupt:
-        pass
+        done.wait()  # Ctrl-C: KeyboardInterrupt goes on to the CLI's one line and status 3
     finally:
         client.close()
         try:

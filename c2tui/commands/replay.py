@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from c2tui.exits import OK, RUN, USAGE, fail
+from c2tui.exits import USAGE, fail
 
 
 @click.command("replay")
@@ -16,7 +16,9 @@ from c2tui.exits import OK, RUN, USAGE, fail
 @click.option("--paused", is_flag=True, help="start paused")
 @click.option("--theme", default=None, help="dark | light | high-contrast  [default: the last one chosen with t, else dark]")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate")
-def command(file: str, speed: float, at: str | None, paused: bool, theme: str | None, fps: float) -> None:
+@click.option("--allow-damaged", is_flag=True,
+              help="replay the valid events before a damaged line (said on stderr); without it a damaged file exits 2")
+def command(file: str, speed: float, at: str | None, paused: bool, theme: str | None, fps: float, allow_damaged: bool) -> None:
     """Replay a recording on the dashboard."""
     from c2tui import prefs
     from c2tui.app import DashboardApp
@@ -37,6 +39,8 @@ def command(file: str, speed: float, at: str | None, paused: bool, theme: str | 
         fail(f"{file}: {exc}", USAGE)
     if not rec.events:
         fail(f"{file}: no events" + (f" ({rec.error})" if rec.error else ""), USAGE)
+    if rec.error and not allow_damaged:  # as summary, export and screenshot: a damaged input is 2
+        fail(f"{file}: {rec.error} (--allow-damaged replays the {len(rec.events)} valid events before it)", USAGE)
     from prover import resolve_at
 
     try:
@@ -44,12 +48,13 @@ def command(file: str, speed: float, at: str | None, paused: bool, theme: str | 
         check_at(t, rec.events)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--at") from None
-    if rec.error:
-        click.echo(f"c2tui: {file}: {rec.error}; replaying the {len(rec.events)} valid events before it", err=True)
+    if rec.error:  # --allow-damaged: said, then replayed
+        click.echo(f"c2tui: {file} is damaged: {rec.error}; replaying the {len(rec.events)} valid events before it "
+                   "(--allow-damaged)", err=True)
     src = ReplaySource(rec.events, header=rec.header, at=t, speed=speed, playing=not paused)
     app = DashboardApp(src, theme=theme, fps=fps, prefs=saved)
     app.run()
-    sys.exit(RUN if app.interrupted else OK)  # Ctrl-C: 3, as for any command
+    sys.exit(app.exit_code())  # Ctrl-C or a crash: 3, as for any command
 
 
 def _check_theme(theme: str) -> None:

@@ -93,7 +93,8 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
 
     sm = _summarize(source, writer)
     printed(lambda: _say(sm, app, writer, summary, summary_out, force), lambda: None)  # the terminal may be gone (SIGHUP)
-    sys.exit(exit_status(sm, app.interrupted, writer.error if writer is not None else None))
+    app.exit_code()  # a crashed dashboard says so in one line, and the run exits 3
+    sys.exit(RUN if app.crashed else exit_status(sm, app.interrupted, writer.error if writer is not None else None))
 
 
 def exit_status(sm: Any, interrupted: bool, write_error: str | None) -> int:

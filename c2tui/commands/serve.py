@@ -18,7 +18,8 @@ from typing import Any
 
 import click
 
-from c2tui.exits import USAGE, fail
+from c2tui.exits import RUN, USAGE, fail
+from c2tui.metrics_options import bind_address
 from c2tui.options import check_screen, config_from_options, run_option_names, run_options
 
 MAX_PROVERS = 8  # --max-provers' top: each is a whole prover (~200 MB and a core)
@@ -54,7 +55,7 @@ def _loopback(host: str) -> bool:
 @click.option("--theme", default="dark", show_default=True, help="dark | light | high-contrast")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz, 0.5..60)")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="HTTP port")
-@click.option("--host", default="127.0.0.1", show_default=True,
+@click.option("--host", default="127.0.0.1", show_default=True, callback=bind_address,
               help="address to bind (loopback by default: whoever reaches the page controls the prover)")
 @click.option("--max-provers", type=click.IntRange(1, MAX_PROVERS), default=2, show_default=True,
               help="dashboards (each its own prover) at once; past that the page says it is full")
@@ -87,6 +88,7 @@ def command(theme: str, fps: float, port: int, host: str, max_provers: int, allo
     server = GuardedServer(shlex.join(run_argv(theme, fps, **kwargs)), host=host, port=port, title="c2tui",
                            max_provers=max_provers, allow_origins=allow_origins)
     try:
-        server.serve()
+        server.serve()  # returns on SIGINT or SIGTERM only (textual-serve's handlers)
     except OSError as exc:
         fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}", USAGE)
+    fail("interrupted: the dashboards and their provers were stopped", RUN)  # Ctrl-C: 3, as everywhere

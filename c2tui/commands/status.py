@@ -125,8 +125,8 @@ def command(address: str, as_json: bool, token_file: str | None, timeout: float,
     if watch is not None and not 0.1 <= watch <= 3600:  # also refuses nan
         raise click.BadParameter(f"{watch} is not a number of seconds in [0.1, 3600]", param_hint="--watch")
     state, lock = DashboardState(), threading.Lock()
-    client = AttachClient(address, name="status", token_file=token_file, readonly=True)
     try:
+        client = AttachClient(address, name="status", token_file=token_file, readonly=True)
         welcome = client.connect()
     except AttachError as exc:
         click.echo(f"c2tui status: {exc}", err=True)

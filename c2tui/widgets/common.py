@@ -152,9 +152,7 @@ class Line:
                 out.append((t, st))
                 used += n
                 continue
-            cut = t
-            while cut and used + _cell_len(cut) > room:
-                cut = cut[:-1]
+            cut = cut_cells(t, room - used)
             if cut:
                 out.append((cut, st))
                 used += _cell_len(cut)
@@ -188,6 +186,19 @@ class Line:
         if n < width:
             segs.append(Segment(" " * (width - n), base))
         return Strip(segs, width)
+
+
+def cut_cells(text: str, room: int) -> str:
+    """The longest start of `text` that fits `room` cells, in time linear in `room`, not in
+    the text (a 1 MB part name once cut a character at a time: minutes a frame, issue 35)."""
+    if room <= 0:
+        return ""
+    cut = text[:room]  # no character is narrower than a cell
+    if cut.isascii():
+        return cut
+    while cut and _cell_len(cut) > room:  # wide characters: at most `room` steps of `room` cells
+        cut = cut[:-1]
+    return cut
 
 
 class StyleCache(dict):

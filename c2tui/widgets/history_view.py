@@ -88,7 +88,7 @@ def spark_row(label: str, s: Series, points: list, cols: int, marks: dict[int, o
     vals = [s.value(p) for p in shown]
     if s.key in ("vram", "cached"):
         budget = max([p.budget for p in shown] + [1])
-        top = float(max(budget, *(v or 0 for v in vals)))
+        top = float(max([budget, *(v or 0 for v in vals)]))  # no points yet: the budget alone
     else:
         top = s.top(vals)
     ln = Line()

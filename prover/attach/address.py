@@ -8,6 +8,9 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from prover import bounds
+from prover.inputs import InputError, read_input
+
 TOKEN_ENV = "C2TUI_ATTACH_TOKEN"
 
 
@@ -34,6 +37,8 @@ def parse_address(text: str) -> Address:
     if not text:
         raise AttachError("empty --listen/attach address")
     if text.startswith("unix:"):
+        if not text[5:]:
+            raise AttachError("'unix:' names no socket path: give unix:PATH")
         return Address(path=text[5:])
     if "://" not in text:
         return Address(path=text)
@@ -55,16 +60,32 @@ def parse_address(text: str) -> Address:
 
 
 def read_token(token_file: str | Path | None, env: bool = True) -> str | None:
-    """The shared token: $C2TUI_ATTACH_TOKEN (unless env=False), else the first line of token_file."""
+    """The shared token: $C2TUI_ATTACH_TOKEN (unless env=False), else the first line of token_file
+    (a regular file of at most MAX_TOKEN_BYTES: /dev/zero or a FIFO is refused, not read)."""
     value = os.environ.get(TOKEN_ENV) if env else None
     if value:
-        return value.strip()
+        return check_token(value.strip(), f"${TOKEN_ENV}")
     if token_file is None:
         return None
     try:
-        return Path(token_file).read_text(encoding="utf-8").strip() or None
-    except OSError as exc:
-        raise AttachError(f"cannot read token file {token_file}: {exc.strerror or exc}") from None
+        raw = read_input(token_file, bounds.MAX_TOKEN_BYTES, "token file")
+    except InputError as exc:
+        raise AttachError(str(exc)) from None
+    try:
+        lines = raw.decode("utf-8").strip().splitlines()
+    except UnicodeDecodeError:
+        raise AttachError(f"token file {token_file}: not UTF-8 text") from None
+    return check_token(lines[0].strip(), f"token file {token_file}") if lines else None
+
+
+def check_token(tok: str, where: str) -> str:
+    """A token long enough not to be guessed, short enough to be a token (prover/bounds.py)."""
+    if not bounds.MIN_TOKEN_LEN <= len(tok) <= bounds.MAX_TOKEN_LEN:
+        raise AttachError(f"{where}: a token of {len(tok)} characters; it must have "
+                          f"{bounds.MIN_TOKEN_LEN}..{bounds.MAX_TOKEN_LEN} (delete the file to have one made)")
+    if not tok.isprintable() or any(c.isspace() for c in tok):
+        raise AttachError(f"{where}: a token is one word of printable characters")
+    return tok
 
 
 def server_token(token_file: str | Path | None, env: bool = True) -> str:

@@ -15,6 +15,7 @@ import socket
 import threading
 from typing import Any, Callable
 
+from prover import bounds
 from prover.attach import wire
 from prover.attach.address import Address, AttachError, parse_address, read_token
 from prover.pipeline.knob_facade import KnobFacade
@@ -38,7 +39,10 @@ class AttachClient:
     def __init__(self, address: str | Address, name: str | None = None, token: str | None = None,
                  token_file: str | None = None, protocol: int = wire.PROTOCOL_VERSION, readonly: bool = False) -> None:
         self.address = parse_address(address) if isinstance(address, str) else address
-        self.want_name = name or default_name()
+        self.want_name = name if name is not None else default_name()
+        if not 1 <= len(self.want_name) <= bounds.MAX_NAME_LEN or not self.want_name.isprintable():
+            raise AttachError(f"--name: {len(self.want_name)} characters; a client name is 1..{bounds.MAX_NAME_LEN} "
+                              "printable characters")
         self.token = token or read_token(token_file)
         self.protocol = protocol
         self.readonly = readonly

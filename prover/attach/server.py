@@ -10,9 +10,14 @@ One dispatcher thread serialises each event once, keeps it in the history and ha
 line to every client's bounded queue (prover/attach/peer.py); a client that falls
 QUEUE_LIMIT lines or QUEUE_BYTES bytes behind is dropped (replies count too).
 
-Pushing it over: at most MAX_CLIENTS attached (checked and taken under one lock), at most
-MAX_PENDING connections that have not said hello yet (each has HELLO_DEADLINE_S for its
-whole hello, not per read), a hello's fields at their exact types, and an accept() error
+Pushing it over: at most MAX_CLIENTS attached (checked and taken under one lock); every
+byte queued for a client counted against it and against one server-wide cap
+(prover/attach/queue_budget.py), replies waiting for the dispatcher included (a client's
+reader waits while REPLIES_WAITING bytes of its replies are not yet queued); at most
+MAX_PENDING connections that have not said hello yet, each with HELLO_DEADLINE_S for its
+whole hello, not per read, and a new connection takes the place of the oldest one still
+silent (so idle strangers cannot keep a client out: it says hello at once, they never do);
+a hello's fields at their exact types, and an accept() error
 (EMFILE, ENFILE, ...) backs off and goes on instead of ending the accept loop. History: every event since run start up to
 HISTORY_LIMIT; past that the oldest high-volume events (phase progress, locks, VRAM
 samples, ...) are dropped while the run's skeleton (PINNED_KINDS) is kept, and Welcome
@@ -34,6 +39,7 @@ from prover import bounds
 from prover.attach import wire
 from prover.attach.address import Address, AttachError, parse_address
 from prover.attach.peer import QUEUE_BYTES, QUEUE_LIMIT, Peer
+from prover.attach.queue_budget import SERVER_QUEUE_BYTES, QueueBudget
 from prover.record import _dump_line
 
 HISTORY_LIMIT = 100_000  # high-volume event lines kept for late joiners
@@ -41,7 +47,8 @@ PINNED_LIMIT = 20_000  # skeleton event lines kept (run, GPUs, workers, knobs, s
 PINNED_KINDS = frozenset({"run_started", "gpu_info", "worker_started", "worker_stopped", "mode_change",
                           "sector_submitted", "note", "run_ended", "partition_done", "proof_result"})
 MAX_CLIENTS = 16
-MAX_PENDING = 16  # connections accepted and not yet through their hello
+MAX_PENDING = 16  # connections accepted and not yet through their hello (the oldest gives way)
+REPLIES_WAITING = 256 << 10  # bytes of one client's replies not yet in its queue before its reader waits
 ACCEPT_BACKOFF_S = (0.05, 1.0)  # after an accept() error: first wait, longest wait
 
 
@@ -99,7 +106,7 @@ class AttachServer:
     def __init__(self, engine: Any, address: str | Address, *, header: dict | None = None,
                  token: str | None = None, history_limit: int = HISTORY_LIMIT,
                  queue_limit: int = QUEUE_LIMIT, queue_bytes: int = QUEUE_BYTES,
-                 readonly_token: str | None = None) -> None:
+                 readonly_token: str | None = None, server_queue_bytes: int = SERVER_QUEUE_BYTES) -> None:
         self.engine = engine
         self.address = parse_address(address) if isinstance(address, str) else address
         if self.address.tcp and not token:
@@ -119,7 +126,10 @@ class AttachServer:
         self._lock = threading.RLock()
         self._peers: list[Peer] = []
         self._names: set[str] = set()
-        self._pending = 0  # connections before their hello (under _lock)
+        self.budget = QueueBudget(server_queue_bytes)
+        self._pending: dict[int, socket.socket] = {}  # connections before their hello, oldest first (under _lock)
+        self._evicted: set[int] = set()  # pending ones a newer connection displaced
+        self._conn_ids = itertools.count()
         self.accept_errors = 0
         self._stop = threading.Event()
         self._sock: socket.socket | None = None
@@ -212,6 +222,7 @@ class AttachServer:
             peers = list(self._peers)
         for target, lines in out:
             if target is not None:
+                target.count_waiting(-len(lines[0]))
                 target.push(lines[0])
                 continue
             data = b"".join(lines)
@@ -219,6 +230,11 @@ class AttachServer:
                 p.push(data, len(lines))
 
     def _reply(self, peer: Peer, data: bytes) -> None:
+        """Called on the client's reader thread: it waits while too many of its replies are not
+        yet queued, so a client that floods controls and never reads cannot grow _in."""
+        while peer.waiting > REPLIES_WAITING and not peer.closed and not self._stop.wait(0.005):
+            pass
+        peer.count_waiting(len(data))
         self._in.append(_Direct(peer, data))
 
     # --- clients ----------------------------------------------------------------------------------
@@ -237,23 +253,29 @@ class AttachServer:
                 backoff = min(backoff * 2, ACCEPT_BACKOFF_S[1])
                 continue
             backoff = ACCEPT_BACKOFF_S[0]
+            key = next(self._conn_ids)
             with self._lock:
-                full = self._pending >= MAX_PENDING
-                self._pending += not full
-            if full:
-                _refuse(conn, f"too many connections waiting to say hello ({MAX_PENDING})")
-                continue
+                oldest = next(iter(self._pending)) if len(self._pending) >= MAX_PENDING else None
+                if oldest is not None:  # the longest silent gives way: a stranger cannot hold the place
+                    self._evicted.add(oldest)
+                    _shutdown(self._pending.pop(oldest))
+                self._pending[key] = conn
             try:
-                threading.Thread(target=self._serve, args=(conn,), name="attach-peer", daemon=True).start()
+                threading.Thread(target=self._serve, args=(conn, key), name="attach-peer", daemon=True).start()
             except RuntimeError:  # no thread to spare
-                self._hello_done()
+                self._hello_done(key)
                 _refuse(conn, "the server cannot take another connection now")
 
-    def _hello_done(self) -> None:
+    def _hello_done(self, key: int) -> bool:
+        """The connection leaves the waiting places; False if a newer one had displaced it."""
         with self._lock:
-            self._pending -= 1
+            self._pending.pop(key, None)
+            if key in self._evicted:
+                self._evicted.discard(key)
+                return False
+            return True
 
-    def _serve(self, conn: socket.socket) -> None:
+    def _serve(self, conn: socket.socket, key: int) -> None:
         conn.settimeout(HELLO_TIMEOUT_S)
         # the deadline is for the whole hello: a byte every few seconds does not keep it open
         deadline = threading.Timer(HELLO_TIMEOUT_S, _shutdown, args=(conn,))
@@ -265,9 +287,10 @@ class AttachServer:
                 hello = self._handshake(conn, reader)
             finally:
                 deadline.cancel()
-                self._hello_done()
+                kept = self._hello_done(key)
         except (OSError, wire.WireError) as exc:
-            _refuse(conn, f"bad hello: {exc}")
+            _refuse(conn, f"bad hello: {exc}" if kept else
+                    f"no hello while {MAX_PENDING} newer connections came: the oldest silent one gives way")
             return
         if hello is None:
             return
@@ -322,12 +345,12 @@ class AttachServer:
             if name not in self._names:
                 break
             name = f"{want}-{i}"
-        peer = Peer(conn, name, self._left, self.queue_limit, self.queue_bytes, readonly=readonly)
-        history = [line for _, line in merge(self._pinned, self._window)]
+        peer = Peer(conn, name, self._left, self.queue_limit, self.queue_bytes, readonly=readonly, budget=self.budget)
+        history = [line for _, line in merge(self._pinned, self._window)]  # shared with the history: no copy
         dropped = self.total - len(history)
         welcome = wire.Welcome(client=name, history=len(history), history_dropped=dropped, header=self.header,
                                readonly=readonly)
-        if peer.push(wire.dump(welcome) + b"".join(history) + wire.dump(wire.Live(events=len(history)))):
+        if peer.push([wire.dump(welcome), *history, wire.dump(wire.Live(events=len(history)))]):
             self._peers.append(peer)
             self._names.add(name)
         return peer

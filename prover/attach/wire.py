@@ -36,8 +36,8 @@ class _ClientMsg(_Msg):
 class ClientHello(_ClientMsg):
     kind: Literal["hello"] = "hello"
     protocol: int
-    client: str = Field(min_length=1, max_length=64, description="shown in ModeChange.source as attach:<client>")
-    token: str | None = Field(None, description="required on TCP listeners, ignored on Unix sockets")
+    client: str = Field(min_length=1, max_length=bounds.MAX_NAME_LEN, description="shown in ModeChange.source as attach:<client>")
+    token: str | None = Field(None, max_length=bounds.MAX_TOKEN_LEN, description="required on TCP listeners, ignored on Unix sockets")
     readonly: bool = Field(False, description="watch only: the server refuses this client's controls")
 
 
@@ -55,7 +55,7 @@ class Submit(_ClientMsg):
 
 class Bye(_ClientMsg):
     kind: Literal["bye"] = "bye"
-    reason: str = ""
+    reason: str = Field("", max_length=bounds.MAX_TEXT_LEN)
 
 
 class Welcome(_Msg):
@@ -119,7 +119,11 @@ def parse_server(line: bytes) -> Any:
         raise WireError(f"not a JSON object: {line[:80]!r}") from None
     try:
         if kind in WIRE_KINDS:
-            return SERVER_ADAPTER.validate_json(line)
-        return ev.EVENT_ADAPTER.validate_json(line)
+            return SERVER_ADAPTER.validate_json(line, strict=True)
+        e = ev.parse_event(line)  # strict, then every field within its bound, as a recording's
     except ValidationError as exc:
         raise WireError(f"bad {kind!r} line: {exc.errors()[0].get('msg')}") from None
+    bad = bounds.event_problem(e)
+    if bad is not None:
+        raise WireError(f"bad {kind!r} line: {bad}")
+    return e

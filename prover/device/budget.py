@@ -16,6 +16,7 @@ import math
 import re
 from typing import Any
 
+from prover import bounds
 from prover.device.profiles import Profile
 
 SCENARIOS: dict[str, str] = {
@@ -32,7 +33,15 @@ _SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
 def parse_bytes(v: Any) -> int:
-    """'24GiB' / '16 GB' / '512MiB' / 1234 -> bytes (int). GiB-style = 1024-based, GB = 1000-based."""
+    """'24GiB' / '16 GB' / '512MiB' / 1234 -> bytes (int) up to bounds.MAX_BYTES (1 EiB: a 10^29-byte
+    VRAM budget ran, and wrote a recording its own reader refused). GiB-style = 1024-based, GB = 1000-based."""
+    n = _parse_bytes(v)
+    if n > bounds.MAX_BYTES:
+        raise ValueError(f"{v!r} is over 1 EiB (prover/bounds.py)")
+    return n
+
+
+def _parse_bytes(v: Any) -> int:
     if isinstance(v, bool):
         raise ValueError("a size, e.g. '24GiB' or a number of bytes")
     if isinstance(v, int):

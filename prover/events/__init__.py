@@ -23,6 +23,8 @@ from prover.events.experiment import ExperimentEnded, ExperimentStarted, HoldEnd
 from prover.events.ops import GpuHealth, HostHealth, QueueWait, VramGrowth, VramMark
 from prover.events.keys import KeyEvicted, KeyLoad, KeyWait
 
+from prover.bounds import Text  # free text, cut at MAX_TEXT_LEN; readers check every field's bound there too
+
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = frozenset({1, 2, 3})
 
@@ -78,7 +80,7 @@ class WorkerStopped(_Ev):
     kind: Literal["worker_stopped"] = "worker_stopped"
     gpu: int
     worker: str
-    reason: str = ""
+    reason: Text = ""
 
 
 class PartitionQueued(_Ev):
@@ -113,7 +115,7 @@ class PhaseEnd(_Ev):
     gpu: int | None = None
     duration: float = Field(ge=0.0)
     ok: bool = True
-    error: str | None = None
+    error: Text | None = None
 
 
 class LockRequested(_Ev):
@@ -140,7 +142,7 @@ class LockReleased(_Ev):
     worker: str
     part: str | None = None
     hold: float = Field(ge=0.0)
-    reason: str | None = Field(None, description="set when not released by its holder: host_lost (a fleet host died holding it)")
+    reason: Text | None = Field(None, description="set when not released by its holder: host_lost (a fleet host died holding it)")
 
 
 class Alloc(_Ev):
@@ -159,7 +161,7 @@ class Free(_Ev):
     part: str | None = None
     name: str
     bytes: int = Field(ge=0)
-    reason: str | None = Field(None, description="set when not freed by its owner: host_lost (a fleet host died holding it)")
+    reason: Text | None = Field(None, description="set when not freed by its owner: host_lost (a fleet host died holding it)")
 
 
 class VramSample(_Ev):
@@ -178,7 +180,7 @@ class Fallback(_Ev):
     gpu: int
     part: str
     worker: str
-    reason: str
+    reason: Text
 
 
 class Oom(_Ev):
@@ -265,7 +267,7 @@ class JobAction(_Ev):
     action: Literal["cancel", "requeue", "cordon", "uncordon"]
     target: str = Field(description="s3p2 (a partition), s3 (a sector), gpu1")
     source: str
-    detail: str = ""
+    detail: Text = ""
 
 
 class PartitionCancelled(_Ev):
@@ -296,7 +298,7 @@ class ProofResult(_Ev):
     part: str
     ok: bool
     checked: bool = True
-    reason: str | None = None
+    reason: Text | None = None
 
 
 class PartitionDone(_Ev):
@@ -304,7 +306,7 @@ class PartitionDone(_Ev):
     part: str
     ok: bool
     seconds: float = Field(ge=0.0, description="queued -> done")
-    reason: str | None = None
+    reason: Text | None = None
 
 
 class Stall(_Ev):
@@ -322,7 +324,7 @@ class Note(_Ev):
 
     kind: Literal["note"] = "note"
     level: Literal["info", "warn", "error"] = "info"
-    text: str
+    text: Text
 
 
 class HostJoined(_Ev):
@@ -340,7 +342,7 @@ class HostLeft(_Ev):
     the partitions it held are queued again on the others (`requeued`)."""
 
     kind: Literal["host_left"] = "host_left"
-    reason: str
+    reason: Text
     lost: bool = False
     requeued: list[str] = Field(default_factory=list)
 
@@ -400,14 +402,14 @@ class Startup(_Ev):
     step: str
     state: Literal["start", "progress", "end"]
     frac: float = Field(0.0, ge=0.0, le=1.0)
-    detail: str = ""
+    detail: Text = ""
     seconds: float | None = Field(None, ge=0.0, description="at end: how long the step took")
     ok: bool = True
 
 
 class RunEnded(_Ev):
     kind: Literal["run_ended"] = "run_ended"
-    reason: str = "done"
+    reason: Text = "done"
 
 
 Event = Annotated[
@@ -421,8 +423,9 @@ Event = Annotated[
     ],
     Field(discriminator="kind"),
 ]
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)  # readers: parse_event (strict), then bounds.event_problem
 
 
-def parse_event(line: str | bytes) -> Event:  # raises pydantic.ValidationError
-    return EVENT_ADAPTER.validate_json(line)
+def parse_event(line: str | bytes) -> Event:
+    """One JSON line as an event, strictly ("t": "1.0" refused, not coerced); pydantic.ValidationError."""
+    return EVENT_ADAPTER.validate_json(line, strict=True)

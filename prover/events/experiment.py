@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from prover.bounds import Text  # free text, cut at MAX_TEXT_LEN
 from prover.events.base import _Ev
 
 
@@ -55,7 +56,7 @@ class HoldEnded(_Ev):
 class ExperimentEnded(_Ev):
     kind: Literal["experiment_ended"] = "experiment_ended"
     experiment: int = Field(0, ge=0)
-    reason: str = Field("done", description="done | stopped | interrupted | error: ...")
+    reason: Text = Field("done", description="done | stopped | interrupted | error: ...")
     result: dict[str, Any] | None = Field(None, description="the results (prover.experiment.stats.ExperimentResult)")
 
 

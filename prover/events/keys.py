@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from prover.bounds import Text  # free text, cut at MAX_TEXT_LEN
 from prover.events.base import _Ev
 
 
@@ -18,7 +19,7 @@ class KeyLoad(_Ev):
     state: Literal["start", "progress", "end"]
     bytes: int = Field(0, ge=0, description="host bytes the key holds (modelled in sim)")
     frac: float = Field(0.0, ge=0.0, le=1.0)
-    detail: str = ""
+    detail: Text = ""
     seconds: float | None = Field(None, ge=0.0)
     ok: bool = True
     worker: str | None = Field(None, description="the worker whose partition needed it (None: start-up)")
@@ -32,7 +33,7 @@ class KeyWait(_Ev):
     worker: str
     part: str | None = None
     state: Literal["start", "end"]
-    why: str = Field("", description="loading | loader busy | making room")
+    why: Text = Field("", description="loading | loader busy | making room")
     wait: float = Field(0.0, ge=0.0)
 
 
@@ -42,4 +43,4 @@ class KeyEvicted(_Ev):
     kind: Literal["key_evicted"] = "key_evicted"
     log2: int
     bytes: int = Field(ge=0)
-    reason: str = ""
+    reason: Text = ""

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prover.bounds import Text  # free text, cut at MAX_TEXT_LEN
 from prover.events.base import _Ev
 
 
@@ -101,5 +102,5 @@ class QueueWait(_Ev):
     kind: Literal["queue_wait"] = "queue_wait"
     proof_class: str
     waiting: int = Field(ge=0)
-    reason: str
+    reason: Text
     gpus: list[int] = Field(default_factory=list)

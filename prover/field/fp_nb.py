@@ -12,7 +12,7 @@ the bytes are the same.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from prover.field.jit import njit  # numba.njit, cached where numba can cache
 
 from prover.field.params import FP_LIMBS32, FP_MONT_R, P_MOD, limbs32, mont_n0
 
@@ -34,7 +34,7 @@ ONE_M = _limbs(FP_MONT_R % P_MOD)  # 1 in Montgomery form
 PLAIN_ONE = _limbs(1)  # mont_mul(x, 1) leaves Montgomery form
 EXP_INV = np.array([int(b) for b in bin(P_MOD - 2)[2:]], dtype=np.uint8)  # p - 2, most significant first
 
-_jit = njit(nogil=True, cache=True)
+_jit = njit(nogil=True)
 
 
 @_jit

@@ -13,7 +13,7 @@ float64, which would silently lose bits.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from prover.field.jit import njit  # numba.njit, cached where numba can cache
 
 from prover.field import mont
 from prover.field.params import R_MOD, limbs64
@@ -29,7 +29,7 @@ P32 = mont.P32.copy()  # r in 32-bit limbs
 R2_32 = mont._int_to_limbs32(mont.R2)  # R^2 mod r: mont_mul(x, R2) = x * R
 P64 = limbs64(R_MOD, 4)
 
-_jit = njit(nogil=True, cache=True)
+_jit = njit(nogil=True)
 
 
 @_jit

@@ -105,8 +105,8 @@ class FleetEngine(RunHandle):
         self.bus.forward(events)
 
     @property
-    def sink_errors(self) -> int:
-        return self.bus.sink_errors
+    def sink_failures(self) -> int:
+        return self.bus.sink_failures
 
     def add_sink(self, fn: Sink) -> None:
         self.bus.add_sink(fn)

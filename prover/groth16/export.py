@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from prover import bounds
+from prover.inputs import InputError, read_input
 from prover.field import curve, fr
 from prover.field.params import P_MOD as FP_MOD  # |Fp|, defined once
 from prover.groth16.keys import VerifyingKey
@@ -169,17 +170,20 @@ def write_dir(out: Path, proof: Proof, vk: VerifyingKey, public_inputs: list[int
 
 
 # loaders ----------------------------------------------------------------------------------------------
-def _read(path: Path) -> object:
+def _read(path: Path, limit: int = MAX_JSON_BYTES) -> object:
+    """A JSON file of at most `limit` bytes (its kind's: a proof is far smaller than a key; a
+    63 MB proof.json once took 2.7 GB to parse before it was found malformed); a regular file
+    only (a FIFO would block)."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_JSON_BYTES + 1)  # bounded: /dev/zero or a huge file is an error, not MemoryError
-        if len(raw) > MAX_JSON_BYTES:
-            raise MalformedInput(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB, not a key, proof or public file")
+        if not path.exists() and not path.is_symlink():
+            raise MalformedInput(f"{path}: file not found")
+        try:
+            raw = read_input(path, limit, "JSON file")
+        except InputError as exc:
+            raise MalformedInput(f"{path}: unreadable ({exc})") from None
         return bounds.parse_nested("JSON", json.loads, raw.decode("utf-8"))
     except bounds.BoundError as exc:
         raise MalformedInput(f"{path}: unreadable ({exc})") from None
-    except FileNotFoundError:
-        raise MalformedInput(f"{path}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise MalformedInput(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     except json.JSONDecodeError as exc:
@@ -197,7 +201,7 @@ def _describe(exc: ValidationError) -> str:
 
 def load_proof(path: Path) -> Proof:
     try:
-        doc = ProofJson.model_validate(_read(path))
+        doc = ProofJson.model_validate(_read(path, bounds.MAX_PROOF_BYTES))
     except ValidationError as exc:
         raise MalformedInput(f"{path}: {_describe(exc)}") from None
     try:
@@ -217,7 +221,7 @@ def _g2_bytes(name: str, p: list[list[str]]) -> np.ndarray:
 
 def load_vk(path: Path) -> VerifyingKey:
     try:
-        doc = VerificationKeyJson.model_validate(_read(path))
+        doc = VerificationKeyJson.model_validate(_read(path, bounds.MAX_VK_BYTES))
     except ValidationError as exc:
         raise MalformedInput(f"{path}: {_describe(exc)}") from None
     if len(doc.IC) != doc.nPublic + 1:
@@ -234,7 +238,7 @@ def load_vk(path: Path) -> VerifyingKey:
 
 
 def load_public(path: Path) -> list[int]:
-    doc = _read(path)
+    doc = _read(path, bounds.MAX_PUBLIC_BYTES)
     if not isinstance(doc, list) or not all(isinstance(x, str) and re.fullmatch(DEC_RE, x) for x in doc):
         raise MalformedInput(f"{path}: expected a JSON list of canonical decimal strings (no leading zeros)")
     values = [int(x) for x in doc]

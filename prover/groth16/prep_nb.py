@@ -12,7 +12,7 @@ import threading
 import weakref
 
 import numpy as np
-from numba import njit
+from prover.field.jit import njit  # numba.njit, cached where numba can cache
 
 from prover.groth16.circuit import Circuit
 from prover.groth16.keys import ProvingKey
@@ -25,7 +25,7 @@ _cache: dict[int, tuple[weakref.ref, np.ndarray]] = {}
 _cache_lock = threading.RLock()  # re-entrant: a weakref callback may run inside it (GC)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _present_rows(points: np.ndarray, bit: np.uint8, offset: int, out: np.ndarray) -> None:
     """out[offset + i] |= bit where row i of a point array is not all zero bytes."""
     for i in range(points.shape[0]):
@@ -63,7 +63,7 @@ def _pop(key: int) -> None:
         _cache.pop(key, None)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _count(cls: np.ndarray, present: np.ndarray, ni: int) -> np.ndarray:
     """counts[q, 0] ones and counts[q, 1] tail entries of query q."""
     counts = np.zeros((4, 2), dtype=np.int64)
@@ -81,7 +81,7 @@ def _count(cls: np.ndarray, present: np.ndarray, ni: int) -> np.ndarray:
     return counts
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _fill(cls: np.ndarray, present: np.ndarray, ni: int, z: np.ndarray, ones: tuple, tails: tuple, scalars: tuple) -> None:
     pos = np.zeros((4, 2), dtype=np.int64)
     for v in range(cls.shape[0]):
@@ -136,7 +136,7 @@ def presence_from_circuit(circuit: Circuit) -> np.ndarray:
     return out | (l_bit.astype(np.uint8) << np.uint8(3))
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _density_kernel(z: np.ndarray, out: np.ndarray) -> None:
     for v in range(z.shape[0]):
         if z[v, 1] != _Z or z[v, 2] != _Z or z[v, 3] != _Z or z[v, 0] > _1:

@@ -10,7 +10,7 @@ one canonical form, whatever computes it.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from prover.field.jit import njit  # numba.njit, cached where numba can cache
 
 from prover.field import fr
 from prover.field import fr_nb as F
@@ -25,7 +25,7 @@ def _plain(k: int) -> np.ndarray:
     return fr._int_to_limbs32(k % fr.R_MOD)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _combo_rows(u: np.ndarray, v: np.ndarray, w: np.ndarray, beta: np.ndarray, alpha: np.ndarray,
                 inv_gamma: np.ndarray, inv_delta: np.ndarray, ni: int, out: np.ndarray, r0: int, r1: int) -> None:
     x = np.zeros(F.NL, dtype=np.uint64)
@@ -44,7 +44,7 @@ def _combo_rows(u: np.ndarray, v: np.ndarray, w: np.ndarray, beta: np.ndarray, a
         F.store64(y, out, i)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _power_rows(start: np.ndarray, step: np.ndarray, k: np.ndarray, out: np.ndarray, r0: int, r1: int) -> None:
     """out[i] = tau^i * k for i in [r0, r1); start = tau^r0 * R, step = tau * R (Montgomery),
     k plain."""

@@ -10,7 +10,7 @@ three Montgomery products per lane and round.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from prover.field.jit import njit  # numba.njit, cached where numba can cache
 
 from prover.field import fr
 from prover.groth16.circuit import NUM_PUBLIC, WORD, Circuit, output_vars
@@ -21,7 +21,7 @@ ZERO_CLS, ONE_CLS, OTHER_CLS = 0, 1, 2
 _W32 = np.uint64(WORD)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _write_bits(word: np.uint64, idx: np.ndarray, nbits: int, z: np.ndarray, cls: np.ndarray) -> None:
     for i in range(nbits):
         bit = (word >> np.uint64(i)) & F.ONE
@@ -29,7 +29,7 @@ def _write_bits(word: np.uint64, idx: np.ndarray, nbits: int, z: np.ndarray, cls
         cls[idx[i]] = np.uint8(bit)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def classify(z: np.ndarray, row: int) -> np.uint8:
     """ZERO / ONE / OTHER of one FrArray row (the reference's ``density``)."""
     if z[row, 1] != F.ZERO or z[row, 2] != F.ZERO or z[row, 3] != F.ZERO or z[row, 0] > F.ONE:
@@ -37,7 +37,7 @@ def classify(z: np.ndarray, row: int) -> np.uint8:
     return np.uint8(z[row, 0])
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _store_field(x_m: np.ndarray, var: int, z: np.ndarray, cls: np.ndarray, t: np.ndarray, plain: np.ndarray) -> None:
     """z[var] = from_mont(x_m), and its class."""
     for k in range(2 * F.NL + 1):
@@ -49,7 +49,7 @@ def _store_field(x_m: np.ndarray, var: int, z: np.ndarray, cls: np.ndarray, t: n
     cls[var] = classify(z, var)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def witness_kernel(u0: np.ndarray, v0: np.ndarray, acc0: np.ndarray, init_u: np.ndarray, init_v: np.ndarray,
                    xi: np.ndarray, ai: np.ndarray, si: np.ndarray, yi: np.ndarray, t2i: np.ndarray, t4i: np.ndarray,
                    acci: np.ndarray, consts: np.ndarray, rots: np.ndarray, z: np.ndarray, cls: np.ndarray) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from prover.field.jit import njit  # numba.njit, cached where numba can cache
 
 from prover.field import fr
 from prover.field import fr_nb as F
@@ -70,7 +70,7 @@ def make_plan(indptr: np.ndarray, indices: np.ndarray, coeffs: fr.FrArray, n_col
                       big_plain, big_mont)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _mul_small_add(acc: np.ndarray, x: np.ndarray, mag: np.uint64) -> None:
     """acc += x * mag for 32-bit limbs x and mag < 2^64 (acc: 10 unnormalised limbs)."""
     lo, hi = mag & F.M32, mag >> F.S32
@@ -83,7 +83,7 @@ def _mul_small_add(acc: np.ndarray, x: np.ndarray, mag: np.uint64) -> None:
         acc[j + 2] += p >> F.S32
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _neg_limbs(x: np.ndarray) -> None:
     """x = r - x for canonical non-zero limbs, in place."""
     borrow = F.ZERO
@@ -93,13 +93,13 @@ def _neg_limbs(x: np.ndarray) -> None:
         borrow = F.ONE - (d >> F.S32)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _add_limbs(acc: np.ndarray, x: np.ndarray) -> None:
     for j in range(F.NL):
         acc[j] += x[j]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _reduce_few(acc: np.ndarray, out: np.ndarray) -> None:
     """out = acc mod r for a sum of a few canonical values (each < r): normalise, then
     subtract r until below it (once per term at most)."""
@@ -126,14 +126,14 @@ def _reduce_few(acc: np.ndarray, out: np.ndarray) -> None:
         out[j] = acc[j]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def matvec_kernel(indptr: np.ndarray, cols: np.ndarray, codes: np.ndarray, values: np.ndarray, big_plain: np.ndarray,
                   big_mont: np.ndarray, z: np.ndarray, cls: np.ndarray, out: np.ndarray) -> None:
     """out[row] = sum_e coeff_e * z[cols[e]] mod r, canonical, for every row."""
     matvec_rows(indptr, cols, codes, values, big_plain, big_mont, z, cls, out, 0, indptr.shape[0] - 1, 0)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def matvec_rows(indptr: np.ndarray, cols: np.ndarray, codes: np.ndarray, values: np.ndarray, big_plain: np.ndarray,
                 big_mont: np.ndarray, z: np.ndarray, cls: np.ndarray, out: np.ndarray, r0: int, r1: int,
                 bi0: int) -> None:

@@ -167,10 +167,15 @@ class FoldCollector(Collector):
 
 
 class _Labels:
-    """Label names and values with the host label in front where there is a host."""
+    """Label names and values: `simulated` on every series (a sim run's figures are modelled:
+    a dashboard or alert that mixes them with native ones can tell them apart), then `host`
+    where there is one."""
 
-    def __init__(self, host: str | None) -> None:
-        self.names, self.values = (["host"], [host]) if host else ([], [])
+    def __init__(self, host: str | None, simulated: bool = False) -> None:
+        self.names, self.values = ["simulated"], [str(simulated).lower()]
+        if host:
+            self.names.append("host")
+            self.values.append(host)
 
     def n(self, *names: str) -> list[str]:
         return [*self.names, *names]
@@ -180,7 +185,7 @@ class _Labels:
 
 
 def families(f: MetricsFold, host: str | None = None) -> Iterator[Metric]:
-    lab = _Labels(host)
+    lab = _Labels(host, f.state.simulated)
     yield from _run_families(f.state, lab)
     yield from _lock_families(f, lab)
     yield from _vram_families(f, lab)
@@ -218,7 +223,7 @@ def _gauge(name: str, doc: str, labels: list[str], lab: _Labels) -> GaugeMetricF
 def _run_families(s: DashboardState, lab: _Labels) -> Iterator[Metric]:
     info = InfoMetricFamily(PREFIX + "run", "the run: backend, profile, proved and modelled size (simulated or native)",
                             labels=lab.n())
-    info.add_metric(lab.v(), {"backend": s.backend, "simulated": str(s.simulated).lower(), "profile": s.profile,
+    info.add_metric(lab.v(), {"backend": s.backend, "profile": s.profile,  # simulated: every series' label
                               "proved_log2": str(s.proved_log2), "modelled_log2": str(s.modelled_log2),
                               "time_scale": str(s.config.get("time_scale", 1.0))})
     yield info
@@ -237,10 +242,11 @@ def _run_families(s: DashboardState, lab: _Labels) -> Iterator[Metric]:
             values.add_metric(lab.v(k), num)
     yield knobs
     yield values
-    gi = InfoMetricFamily(PREFIX + "gpu", "each GPU: name, simulated or native, NVML present", labels=lab.n("gpu"))
+    gi = InfoMetricFamily(PREFIX + "gpu", "each GPU: name, NVML present (simulated: the label every series has)",
+                          labels=lab.n("gpu"))
     workers = _gauge("workers", "workers running on the GPU", ["gpu"], lab)
     for i, g in sorted(s.gpus.items()):
-        gi.add_metric(lab.v(i), {"name": g.name, "simulated": str(g.simulated).lower(), "nvml": str(g.nvml).lower()})
+        gi.add_metric(lab.v(i), {"name": g.name, "nvml": str(g.nvml).lower()})
         workers.add_metric(lab.v(i), len(g.workers))
     yield gi
     yield workers

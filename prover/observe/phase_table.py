@@ -1,8 +1,8 @@
 """Per-partition phase times as a table (CSV), straight from a recording's events.
 
 One row per partition attempt that finished (a retried partition's earlier attempt is the
-row before it): where it ran, whether it was pre-staged or fell back, verified, and the
-wall seconds of each phase (sums, if a phase ran twice, e.g. a GPU section retried).
+row before it): where it ran, whether it was pre-staged or fell back, verified, the wall
+seconds of each phase, and whether the run was simulated (sums, if a phase ran twice, e.g. a GPU section retried).
 Not the fold: the fold forgets old partitions on long runs; a table wants every one.
 """
 from __future__ import annotations
@@ -15,7 +15,8 @@ from prover.events import Phase
 
 PHASES = [p.value for p in Phase]
 COLUMNS = ["part", "sector", "index", "gpu", "worker", "prestaged", "fallback", "verified", "ok", "queued_s",
-           "done_s", "seconds", *(f"{p}_s" for p in PHASES), "reason"]
+           "done_s", "seconds", *(f"{p}_s" for p in PHASES), "reason",
+           "simulated"]  # every row of a sim run says its times are modelled (issue 35)
 
 
 def _row(part: str, sector: int, index: int, queued: float) -> dict[str, Any]:
@@ -27,8 +28,12 @@ def _row(part: str, sector: int, index: int, queued: float) -> dict[str, Any]:
 def phase_rows(events: Iterable[Any]) -> list[dict[str, Any]]:
     open_rows: dict[str, dict[str, Any]] = {}
     rows: list[dict[str, Any]] = []
+    sim: bool | str = ""  # unknown until run_started
     for e in events:
         k = e.kind
+        if k == "run_started":
+            sim = e.simulated
+            continue
         if k == "partition_queued":
             open_rows[e.part] = _row(e.part, e.sector, e.index, e.t)
             continue
@@ -50,7 +55,7 @@ def phase_rows(events: Iterable[Any]) -> list[dict[str, Any]]:
         elif k == "proof_result" and e.checked:
             r["verified"] = e.ok
         elif k == "partition_done":
-            r.update(ok=e.ok, done_s=round(e.t, 6), seconds=round(e.seconds, 6), reason=e.reason or "")
+            r.update(ok=e.ok, done_s=round(e.t, 6), seconds=round(e.seconds, 6), reason=e.reason or "", simulated=sim)
             rows.append(open_rows.pop(part))
     return rows
 

@@ -311,5 +311,7 @@ def to_trace(rec: Recording) -> dict[str, Any]:
     c.finish()
     h = rec.header
     other = {"source": "c2tui recording", "created": h.created if h else None, "argv": " ".join(h.argv) if h else "",
-             "recording_error": rec.error, "time_unit": "ts/dur in microseconds since run start"}
+             "recording_error": rec.error, "time_unit": "ts/dur in microseconds since run start",
+             # the whole trace's word on what its figures are (issue 35), beside the processes' names
+             "simulated": c.sim, "figures": "SIMULATED (modelled times and sizes)" if c.sim else "native"}
     return c.b.build(other)

@@ -2,8 +2,9 @@
 
 Sinks are called from engine threads with the lock held (so events reach every sink in
 timestamp order); they must be cheap and must not call back into the engine. Nothing is
-emitted after RunEnded (late controller calls are dropped). A sink that raises is counted
-(`sink_errors`), never let take the run down.
+emitted after RunEnded (late controller calls are dropped). A sink that raises never takes
+the engine down: the failure is counted (`sink_failures`) and logged at debug with its
+traceback (logger "prover.bus"), so a broken recorder or exporter can be found.
 
 The fleet's driver uses the same bus: it `emit`s its own events and `forward`s its hosts'
 merged batches (events made elsewhere, already stamped); with `in_order` an event older than
@@ -12,12 +13,14 @@ host's later events), so readers see one stream in time order.
 """
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Callable
 
 from prover import events as ev
 
 Sink = Callable[[Any], None]
+log = logging.getLogger("prover.bus")
 
 
 class EventBus:
@@ -29,7 +32,7 @@ class EventBus:
         self._ended = False
         self._in_order = in_order
         self._last_t = 0.0  # the newest t handed out (in_order)
-        self.sink_errors = 0
+        self.sink_failures = 0  # sink calls that raised (each logged at debug with its traceback)
 
     def now(self) -> float:
         """Seconds since the run's start on this bus's clock."""
@@ -68,8 +71,10 @@ class EventBus:
         for sink in self._sinks:
             try:
                 sink(e)
-            except Exception:  # a sink must never take the run down
-                self.sink_errors += 1
+            except Exception:  # a sink must never take the engine down; counted and kept for debugging
+                self.sink_failures += 1
+                log.debug("sink %r failed on a %s event (failure %d)", sink, e.kind, self.sink_failures,
+                          exc_info=True)
         return e
 
     def add_sink(self, fn: Sink) -> None:

@@ -110,15 +110,80 @@ def test_accept_errors_are_survived(srv: AttachServer) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_connections_before_hello_are_capped(srv: AttachServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_connections_before_hello_are_capped_and_the_oldest_gives_way(srv: AttachServer,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35: 16 connections that never said hello refused 49 of 60 legitimate attaches. Now
+    the places before hello stay capped, and a new connection takes the oldest silent one's."""
     monkeypatch.setattr(S, "MAX_PENDING", 3)
     srv.start()
     quiet = [_conn(srv) for _ in range(3)]
     time.sleep(0.3)
-    extra = first_line(_conn(srv))
-    assert extra["kind"] == "refused" and "waiting to say hello" in extra["reason"]
+    assert len(srv._pending) == 3
+    welcomed = 0
+    for i in range(10):  # each legitimate client gets in while the strangers keep coming back
+        quiet.append(_conn(srv))
+        welcomed += _hello(_conn(srv), client=f"ok{i}")["kind"] == "welcome"
+        quiet.append(_conn(srv))
+    assert welcomed == 10
+    assert len(srv._pending) <= 3
+    evicted = first_line(quiet[0])
+    assert evicted["kind"] in ("refused", "closed") and "gives way" in evicted.get("reason", "gives way")
     for q in quiet:
         q.close()
+
+
+@pytest.mark.timeout(120)
+def test_sixteen_idle_strangers_keep_no_client_out(tmp_path) -> None:
+    """The issue's probe at the real limits: 16 connections that never say hello, held open;
+    then 20 legitimate attaches, one after another: every one is welcomed."""
+    eng = Engine(load_config(None, backend="sim", profile="tiny", partitions=2), phases=NullPhases())
+    server = AttachServer(eng, str(tmp_path / "b.sock")).start()
+    try:
+        strangers = [_conn(server) for _ in range(S.MAX_PENDING)]
+        time.sleep(0.3)
+        kinds = []
+        for i in range(20):
+            s = _conn(server)
+            kinds.append(_hello(s, client=f"legit{i}")["kind"])
+            s.close()
+            strangers.append(_conn(server))  # a stranger takes a place again
+        assert kinds == ["welcome"] * 20, kinds
+    finally:
+        server.close()
+        for s in strangers:
+            s.close()
+
+
+@pytest.mark.timeout(60)
+def test_every_clients_queue_counts_against_one_server_wide_cap(tmp_path) -> None:
+    """Issue 35: 8 clients that do not read took the server from 172 MB to 2 GB. Every byte
+    queued for a client is counted against it and against the server's cap; a client over its
+    share is dropped, and the bytes counted never pass the cap."""
+    from prover import events as ev
+
+    eng = Engine(load_config(None, backend="sim", profile="tiny", partitions=2), phases=NullPhases())
+    server = AttachServer(eng, str(tmp_path / "c.sock"), queue_bytes=4 << 20, server_queue_bytes=6 << 20).start()
+    mute = []
+    for i in range(4):  # 4 x 4 MiB allowed each, 6 MiB for all together
+        s = _conn(server)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        assert _hello(s, client=f"mute{i}", readonly=i % 2 == 1)["kind"] == "welcome"
+        mute.append(s)
+    note = "x" * 4000
+    for k in range(3000):  # ~12 MB of events, none of it read
+        server.sink(ev.Note(t=k * 0.001, level="info", text=note))
+        if k % 100 == 0:
+            time.sleep(0.02)
+            assert server.budget.used <= server.budget.cap
+    end = time.monotonic() + 20
+    while time.monotonic() < end and len(server.dropped) < 3:
+        time.sleep(0.05)
+    assert server.budget.peak <= 6 << 20
+    assert any("share of the server's queue" in r for _, r in server.dropped), server.dropped
+    server.close()
+    assert server.budget.used == 0  # every byte counted was given back
+    for s in mute:
+        s.close()
 
 
 @pytest.mark.timeout(60)
@@ -143,3 +208,55 @@ def test_hello_types_are_strict(srv: AttachServer, protocol: object) -> None:
     srv.start()
     reply = _hello(_conn(srv), protocol=protocol)
     assert reply["kind"] == "refused" and "bad hello" in reply["reason"], reply
+
+
+class _CountingEngine:
+    """What AttachServer needs of an engine, with a controller that counts the controls applied."""
+
+    def __init__(self) -> None:
+        self.sinks: list = []
+        self.applied = 0
+        self.controller = self
+
+    def add_sink(self, fn) -> None:  # type: ignore[no-untyped-def]
+        self.sinks.append(fn)
+
+    def remove_sink(self, fn) -> None:  # type: ignore[no-untyped-def]
+        self.sinks.remove(fn)
+
+    def apply(self, spec: str, source: str = "") -> bool:
+        self.applied += 1
+        return False
+
+
+@pytest.mark.timeout(60)
+def test_a_client_flooding_controls_is_paced_and_its_replies_bounded(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35: 8 clients sending controls without reading a reply took the prover from 102 to
+    1 verified/min (the server's CPU) and grew one server-wide reply queue. Lines are read at
+    CLIENT_LINES_PER_S, the replies not yet queued for a client are bounded, and past
+    MAX_CLIENT_LINES the client is dropped."""
+    from prover import bounds
+
+    monkeypatch.setattr(bounds, "MAX_CLIENT_LINES", 300)
+    eng = _CountingEngine()
+    server = AttachServer(eng, str(tmp_path / "f.sock")).start()
+    s = _conn(server)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    assert _hello(s, client="flood")["kind"] == "welcome"
+    line = json.dumps({"kind": "control", "id": 1, "spec": "mem_sync=stream"}).encode() + b"\n"
+    s.settimeout(0.05)
+    t0 = time.monotonic()
+    try:
+        while time.monotonic() - t0 < 1.5:  # as fast as the socket takes them
+            s.sendall(line * 100)
+    except OSError:
+        pass
+    seen = eng.applied
+    assert seen <= bounds.CLIENT_LINES_PER_S * 2.5 + 50, seen  # a burst, then the pace; before: all of them
+    assert sum(x.peer.waiting for x in list(server._in) if hasattr(x, "peer")) <= S.REPLIES_WAITING + 4096
+    end = time.monotonic() + 20
+    while time.monotonic() < end and not server.dropped:
+        time.sleep(0.05)
+    assert server.dropped and "more than 300 lines" in server.dropped[0][1], server.dropped
+    server.close()
+    s.close()

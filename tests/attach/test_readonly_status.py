@@ -159,11 +159,12 @@ def test_a_readonly_dashboard_lists_no_steering_keys_and_says_why_a_key_does_not
 
     port = _free_port()
     eng = _engine()
-    srv = AttachServer(eng, f"tcp://127.0.0.1:{port}", token="full", readonly_token="look").start()
+    srv = AttachServer(eng, f"tcp://127.0.0.1:{port}", token="full-token-0123456789",
+                       readonly_token="look-token-0123456789").start()
     eng.controller.pause(source="test")
     eng.start()
     token = tmp_path / "look"
-    token.write_text("look")
+    token.write_text("look-token-0123456789")  # 16 characters at least (prover/bounds.py)
     token.chmod(0o600)
     try:
         source = AttachSource(f"tcp://127.0.0.1:{port}", name="watcher", token_file=str(token))

@@ -54,7 +54,7 @@ def test_lock_ages_follow_the_fold():
               ev.LockRequested(t=3.0, gpu=0, lock="compute", worker="w2"),
               ev.VramSample(t=9.5, gpu=0, budget=1, pool_reserved=0, pool_used=0)):
         f.apply(e)
-    got = {(m.name, tuple(s.labels.values())): s.value for m in families(f) for s in m.samples
+    got = {(m.name, tuple(v for k, v in s.labels.items() if k != "simulated")): s.value for m in families(f) for s in m.samples
            if m.name in ("c2tui_lock_held_seconds", "c2tui_lock_oldest_wait_seconds")}
     assert got[("c2tui_lock_held_seconds", ("0", "compute"))] == 8.0
     assert got[("c2tui_lock_oldest_wait_seconds", ("0", "compute"))] == 7.5

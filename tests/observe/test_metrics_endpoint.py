@@ -30,7 +30,7 @@ def scrape(url: str) -> dict[tuple[str, tuple], float]:
     out = {}
     for fam in text_string_to_metric_families(text):
         for s in fam.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+            out[(s.name, tuple(sorted((k, v) for k, v in s.labels.items() if k != "simulated")))] = s.value
     return out
 
 

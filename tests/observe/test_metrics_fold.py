@@ -81,4 +81,14 @@ def test_an_event_that_breaks_the_fold_is_counted_not_raised():
     exp.sink(object())  # not an event: the fold raises inside; the exporter must not
     exp.drain()
     text = generate_latest(exp.registry).decode()
-    assert "c2tui_exporter_errors_total 1.0" in text
+    assert re.search(r'c2tui_exporter_errors_total\{simulated="(true|false)"\} 1\.0', text), text[-300:]
+
+
+def test_every_series_of_a_simulated_run_says_so():
+    """Issue 35: most series of a sim run did not say "simulated"; now every one has the label."""
+    exp = MetricsExporter()
+    for e in read_recording(ROOT / "tests" / "tui" / "recordings" / "two_gpus.jsonl").events:
+        exp.sink(e)
+    exp.drain()
+    samples = [s for fam in text_string_to_metric_families(generate_latest(exp.registry).decode()) for s in fam.samples]
+    assert len(samples) > 100 and all(s.labels.get("simulated") == "true" for s in samples)

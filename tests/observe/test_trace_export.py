@@ -136,3 +136,16 @@ def test_oom_and_stall_instants_and_open_spans():
     assert {"OOM", "stall: lock compute"} <= {e["name"] for e in evs if e["ph"] == "i"}
     open_spans = [e for e in evs if e["ph"] == "X" and e["args"].get("open")]
     assert {e["cat"] for e in open_spans} == {"phase", "lock"} and all(e["ts"] + e["dur"] == 400000 for e in open_spans)
+
+
+def test_a_simulated_runs_csv_and_trace_say_so(tmp_path):
+    """Issue 35: the CSV export did not say "simulated"; the trace said it only in process names."""
+    src = ROOT / "tests" / "tui" / "recordings" / "two_gpus.jsonl"
+    r = CliRunner().invoke(main, ["export", str(src), "--format", "csv", "-o", str(tmp_path / "t.csv")])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "t.csv").read_text())))
+    assert rows and all(row["simulated"] == "True" for row in rows)
+    trace = to_trace(read_recording(src))
+    assert trace["otherData"]["simulated"] is True and "SIMULATED" in trace["otherData"]["figures"]
+    native = to_trace(read_recording(ROOT / "benchmarks/recordings/h200/m_switch.jsonl"))
+    assert native["otherData"]["simulated"] is False

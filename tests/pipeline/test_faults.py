@@ -82,3 +82,13 @@ def test_cuda_error_injected_fails_partition_with_reason():
     chk, sm = run(partitions=6, faults={"cuda_error_rate": 0.5}, seed=4)
     failed = [e for e in chk.done.values() if not e.ok]
     assert failed and all("CUDA error" in e.reason for e in failed)
+
+
+def test_cuda_error_rates_help_says_what_happens():
+    """Issue 35: its help promised a CPU fallback that does not happen: the partition fails."""
+    from prover.config import FaultsConfig
+
+    text = FaultsConfig.model_fields["cuda_error_rate"].description or ""
+    assert "partition fails" in text and "no CPU fallback" in text
+    chk, sm = run(partitions=2, faults={"cuda_error_rate": 1.0}, seed=4)
+    assert sm.partitions_failed == 2 and not [e for e in chk.events if e.kind == "fallback"]

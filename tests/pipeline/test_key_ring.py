@@ -272,3 +272,45 @@ def test_a_resident_key_is_counted_small_then_for_real_and_circuits_are_held(tmp
     ring.preload(12)
     assert k.nbytes == k.pk.nbytes * scale > 10 * k.circuit.num_vars * scale  # re-counted from the key as loaded
     assert [e.bytes for e in seen if isinstance(e, ev.HostRam) and e.owner == k.owner and e.name == "pk"][-1] == k.nbytes
+
+
+class _Host:
+    """What KeyRing asks of HostRam for a pin and an eviction: its lock, no budget, bytes per owner."""
+
+    need = 0
+
+    def __init__(self) -> None:
+        self.lock = threading.Condition()
+        self.keys = None
+        self.held: dict[str, int] = {}
+
+    def budget(self) -> int:
+        return 0
+
+    def hold_fixed(self, owner: str, name: str, n: int) -> None:
+        self.held[owner] = n
+
+
+def test_eviction_takes_the_least_recently_used_key():
+    """Issue 35: evicting the most- instead of the least-recently used key passed all 680
+    pipeline and unit tests. Three hot keys, used in a known order through the ring's own
+    pin/unpin: each eviction takes the one used longest ago, never a pinned one."""
+    from prover.classes import ClassSize
+    from prover.pipeline.key_ring import COLD, RingKey
+
+    now = iter(range(1, 1000))
+    seen: list = []
+    ring = KeyRing(None, None, lambda cls, **f: seen.append(cls(t=0.0, **f)), lambda: float(next(now)),
+                   threading.Event(), _Host())
+    for log2 in (8, 10, 12):
+        ring._keys[log2] = RingKey(ClassSize(log2, log2 + 10), circuit=None, nbytes=1 << log2, state=HOT, pk=object())
+    for log2 in (12, 8, 10, 8):  # last used: 12, then 10, then 8
+        with ring.use(log2, "w", None):
+            pass
+    with ring.use(12, "w", None):  # 12 is the least recently used, but pinned now
+        assert ring._evict_lru(None, "test") == 1 << 10  # the least recently used of the others
+    assert ring._evict_lru(None, "test") == 1 << 8  # 12 was used just now (its unpin)
+    assert ring._evict_lru(None, "test") == 1 << 12
+    assert ring._evict_lru(None, "test") == 0
+    assert [e.log2 for e in seen if e.kind == "key_evicted"] == [10, 8, 12]
+    assert all(k.state == COLD for k in ring._keys.values())

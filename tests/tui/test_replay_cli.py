@@ -103,3 +103,16 @@ def test_truncated_recording_replays_its_prefix(tmp_path, recording):
     r = CliRunner().invoke(main, ["screenshot", str(cut), "--at", "2", "-o", str(out)])  # inside the valid prefix
     assert r.exit_code == 2 and "truncated" in r.output, r.output  # drawn, and failed like summary (issue 24)
     assert out.exists()
+
+
+def test_a_damaged_recording_replays_only_when_asked(recording, tmp_path, monkeypatch):
+    """Issue 35: 49 damaged-file replays exited 0. Without --allow-damaged: one line, exit 2;
+    with it: said on stderr, and the valid prefix replayed."""
+    bad = tmp_path / "damaged.jsonl"
+    bad.write_text("".join(recording.read_text().splitlines(keepends=True)[:40]) + '{"kind": "note", "t": 1e308}\n')
+    shown = []
+    monkeypatch.setattr(DashboardApp, "run", lambda self, *a, **k: shown.append(len(self.source.events)))
+    r = CliRunner().invoke(main, ["replay", str(bad)])
+    assert r.exit_code == 2 and "--allow-damaged" in r.output.strip().splitlines()[-1] and not shown, r.output
+    r = CliRunner().invoke(main, ["replay", str(bad), "--allow-damaged"])
+    assert r.exit_code == 0 and "is damaged" in r.output and shown == [39], r.output

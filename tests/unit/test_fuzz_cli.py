@@ -26,7 +26,6 @@ COMMANDS = [c for c in fuzz_cli.COMMANDS if c != "stdout"]
 
 @pytest.fixture(scope="module")
 def goods(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, Path]:
-    fuzz_cli.no_screen()
     base = tmp_path_factory.mktemp("fuzz")
     proof, rec = fuzz_cli.fixtures(base)
     return proof, rec, base
@@ -46,3 +45,20 @@ def test_every_subcommand_fails_cleanly_on_bad_input(goods: tuple[Path, bytes, P
     res = fuzz_cli.run_any(fuzz_cli.make_case(cmd, rng, w, proof, rec), w, 30.0, rng)
     shutil.rmtree(w, ignore_errors=True)
     assert not fuzz_cli.judge(res), res
+
+
+def test_the_fuzz_leaves_the_app_as_it_found_it(goods: tuple[Path, bytes, Path]) -> None:
+    """Issue 35: the fuzz replaced DashboardApp.run for the whole test process, so the snapshot
+    tests that ran after it in one pytest process failed (CI passed only by file order)."""
+    from c2tui.app import DashboardApp
+    from textual.app import App
+
+    proof, rec, base = goods
+    w = base / "case-order"
+    (w / "target").mkdir(parents=True)
+    (w / "home").mkdir()
+    good = w / "good.jsonl"
+    good.write_bytes(rec)
+    res = fuzz_cli.run_any({"kind": "cli", "cmd": "replay", "args": ["replay", str(good)], "expect": 0}, w, 60.0)
+    assert res["code"] == 0, res
+    assert "run" not in DashboardApp.__dict__ and DashboardApp.run is App.run

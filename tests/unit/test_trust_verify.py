@@ -104,7 +104,7 @@ def test_snarkjs_optional_alphabeta_is_accepted(proof_dir: Path, tmp_path: Path)
 
 
 def test_oversized_input_is_an_error_not_memory(tmp_path: Path) -> None:
-    with pytest.raises(export.MalformedInput, match="larger than"):
+    with pytest.raises(export.MalformedInput, match="not a regular file"):  # refused before a byte is read
         export.load_vk(Path("/dev/zero"))
 
 

@@ -1,0 +1,67 @@
+"""Run a command in a pseudo-terminal of a fixed size, as an operator would: its screen bytes
+are read as they come (a full pty would block it), keys are sent at given times, and the
+run ends at a deadline. For the real dashboard in tests that need no tmux."""
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import signal
+import struct
+import termios
+import time
+from dataclasses import dataclass
+
+
+@dataclass
+class PtyResult:
+    output: bytes
+    code: int | None  # None: killed at the deadline
+    seconds: float
+
+
+def run_in_pty(argv: list[str], keys: list[tuple[float, bytes]], deadline: float,
+               size: tuple[int, int] = (160, 50), env: dict[str, str] | None = None) -> PtyResult:
+    """argv in a pty of `size` (columns, rows); each (t, bytes) of `keys` is typed at t seconds;
+    waits for the exit until `deadline` seconds, then kills the process group."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: its own session, the pty its terminal
+        os.execvpe(argv[0], argv, env if env is not None else os.environ)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    os.kill(pid, signal.SIGWINCH)
+    out, start, todo, code = bytearray(), time.monotonic(), sorted(keys), None
+    try:
+        while True:
+            now = time.monotonic() - start
+            while todo and todo[0][0] <= now:
+                os.write(fd, todo.pop(0)[1])
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                code = os.waitstatus_to_exitcode(status)
+                break
+            if now > deadline:
+                break
+            r, _, _ = select.select([fd], [], [], 0.1)
+            if r:
+                try:
+                    out += os.read(fd, 1 << 16)
+                except OSError:  # the child closed its side
+                    pass
+    finally:
+        if code is None:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        try:
+            while select.select([fd], [], [], 0)[0]:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                out += chunk
+        except OSError:
+            pass
+        os.close(fd)
+    return PtyResult(bytes(out), code, time.monotonic() - start)
