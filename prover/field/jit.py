@@ -40,5 +40,7 @@ def cache_on() -> bool:
 
 
 def njit(**options: Any) -> Callable[[Any], Any]:
-    """numba.njit(**options), cached when cache_on()."""
+    """numba.njit(**options), cached when cache_on() (a caller's own `cache` is not asked for:
+    whether a cache can be written is decided here, once)."""
+    options.pop("cache", None)
     return _njit(cache=cache_on(), **options)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numba import njit
+from prover.field.jit import njit  # numba.njit, cached where numba can cache
 
 from prover.field import fr
 from prover.host.matvec import BIG, SMALL_BITS, MatrixPlan
@@ -25,7 +25,7 @@ from prover.host.matvec import matvec as host_matvec
 _PLAN_LOCK = threading.Lock()
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _csr_perm(rows: np.ndarray, cols: np.ndarray, indptr: np.ndarray) -> np.ndarray:
     """The row-major order of the entries (rows ascending, columns ascending within a row,
     ties in entry order): a counting sort by row, then an insertion sort of each row's few
@@ -68,7 +68,7 @@ _SLOTS = 1024  # open-addressing table of the distinct small values (the family 
 _LIMIT = 1 << SMALL_BITS
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _count_values(small: np.ndarray, is_big: np.ndarray, keys: np.ndarray, counts: np.ndarray) -> int:
     """Distinct values of the small entries (not is_big, |v| < 2^SMALL_BITS) and their counts in
     a hash table; -1 if it gets over half full."""
@@ -90,7 +90,7 @@ def _count_values(small: np.ndarray, is_big: np.ndarray, keys: np.ndarray, count
     return used
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _encode(small: np.ndarray, is_big: np.ndarray, keep: np.ndarray, big_code: np.uint8) -> tuple[np.ndarray, int]:
     """(codes, demoted): codes[e] = the index of small[e] in the sorted `keep`, or big_code;
     demoted: small entries that got big_code (their value is not in `keep`)."""

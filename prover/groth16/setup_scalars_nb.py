@@ -57,7 +57,7 @@ def _power_rows(start: np.ndarray, step: np.ndarray, k: np.ndarray, out: np.ndar
         F.mont_mul(x, step, x, t)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _times_rows(x: np.ndarray, k: np.ndarray, out: np.ndarray, r0: int, r1: int) -> None:
     """out[i] = x[i] * k for i in [r0, r1); k = the constant * R (Montgomery): plain products."""
     y = np.zeros(F.NL, dtype=np.uint64)
