@@ -127,11 +127,11 @@ def test_the_exporter_serves_health_under_dcgm_names():
               ev.HostHealth(t=1, cpu_busy=[0.5, 1.0], mem_pressure=0.1, mem_available=7)):
         f.apply(e)
     got = {(m.name, tuple(sorted(s.labels.items()))): s.value for m in families(f) for s in m.samples}
-    lab = (("gpu", "0"), ("modelName", "NVIDIA H200"))
+    lab = (("gpu", "0"), ("modelName", "NVIDIA H200"), ("simulated", "false"))  # every series says whether it is modelled
     assert got[("DCGM_FI_DEV_GPU_TEMP", lab)] == 61.0
     assert got[("DCGM_FI_DEV_POWER_USAGE", lab)] == 412.3 and got[("DCGM_FI_DEV_POWER_MGMT_LIMIT", lab)] == 700.0
     assert got[("DCGM_FI_DEV_SM_CLOCK", lab)] == 1755 and got[("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", lab)] == 0x25
     assert got[("DCGM_FI_PROF_PCIE_RX_BYTES", lab)] == 1_000_000 * 1024.0
-    assert got[("c2tui_gpu_throttle", (("gpu", "0"), ("reason", "sw_thermal")))] == 1.0
-    assert got[("c2tui_host_cpu_busy_ratio", (("cpu", "1"),))] == 1.0
-    assert got[("c2tui_host_pressure_ratio", (("kind", "some"), ("resource", "memory")))] == 0.1
+    assert got[("c2tui_gpu_throttle", (("gpu", "0"), ("reason", "sw_thermal"), ("simulated", "false")))] == 1.0
+    assert got[("c2tui_host_cpu_busy_ratio", (("cpu", "1"), ("simulated", "false")))] == 1.0
+    assert got[("c2tui_host_pressure_ratio", (("kind", "some"), ("resource", "memory"), ("simulated", "false")))] == 0.1
