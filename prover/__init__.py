@@ -119,6 +119,9 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.classes import proof_class as proof_class
     from prover.fold.status import status_of as status_of
     from prover.groth16.setup import default_cache_dir as default_cache_dir
+    from prover.inputs import InputError as InputError
+    from prover.inputs import open_input as open_input
+    from prover.inputs import read_input as read_input
     # whole modules
     from prover import events as events
     from prover import disciplines as disciplines
