@@ -2,11 +2,12 @@
 opcode class, with registers and spills: the numbers behind docs/kernels.md's roofline table.
 
   python benchmarks/sass_counts.py --out FILE.json [--variants eo_sq,eo_k] [--compiler nvcc|nvrtc]
-                                   [--modules] [--disasm DIR]
+                                   [--modules] [--disasm DIR] [--arch sm_90]
 
 --compiler nvcc (here, no GPU): `nvcc -arch=sm_90 -cubin` (C2TUI_NVCC or /usr/local/bin/nvcc).
---compiler nvrtc (the GPU machine): CuPy's NVRTC, the compiler the prover uses; the cubin is read
-back from a private CuPy cache directory. The disassembler is nvdisasm (names every callee: the
+--compiler nvrtc: NVRTC, the compiler the prover uses, asked for the cubin directly
+(benchmarks/nvrtc_cubin.py: CuPy's compile_using_nvrtc on the GPU machine, else libnvrtc through
+ctypes, which needs no GPU: `pip install nvidia-cuda-nvrtc`); the JSON's "compiled" says which. The disassembler is nvdisasm (names every callee: the
 Fp products and curve formulas are calls in the MSM builds) from --disasm, PATH, CUDA_HOME or the
 nvidia-cuda-nvdisasm wheel; cuobjdump -res-usage gives registers/stack per function.
 
@@ -40,6 +41,8 @@ HERE = Path(__file__).resolve().parent
 PROBE = HERE / "sass_probe.cu"
 # MSM build of the probe and of msm_g1.cu: Fp products are calls (the default g1_variant "call")
 PROBE_DEFINES = ("FP_MUL_CALL=1",)
+# --modules: (key in the JSON, source, defines); ntt.cu+NTT_R4 is ntt_radix=4's build
+MODULES = (("ntt.cu", "ntt.cu", ()), ("ntt.cu+NTT_R4", "ntt.cu", ("NTT_R4",)), ("msm_g1.cu", "msm_g1.cu", PROBE_DEFINES))
 # H200 (SXM): 132 SMs x 4 sub-partitions, boost clock (the measured rates say it holds under load)
 SMS, SUBS, CLOCK_HZ = 132, 4, 1.98e9
 HBM_BYTES_S = 4.8e12
@@ -70,9 +73,9 @@ def find_tool(name: str, hint: str | None = None) -> str | None:
     return None
 
 
-def compile_nvcc(src: Path, defines: tuple[str, ...], out: Path) -> str:
+def compile_nvcc(src: Path, defines: tuple[str, ...], out: Path, arch: str = "sm_90") -> str:
     nvcc = os.environ.get("C2TUI_NVCC") or find_tool("nvcc") or "/usr/local/bin/nvcc"
-    cmd = [nvcc, "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-I" + str(CUDA_DIR), "-std=c++17",
+    cmd = [nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-I" + str(CUDA_DIR), "-std=c++17",
            *("-D" + d for d in defines), "-o", str(out), str(src)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
@@ -80,30 +83,21 @@ def compile_nvcc(src: Path, defines: tuple[str, ...], out: Path) -> str:
     return r.stderr  # ptxas -v
 
 
-def compile_nvrtc(src: Path, defines: tuple[str, ...], out: Path) -> str:
-    """NVRTC through CuPy (as prover.kernels.loader does), the cubin read back from a private
-    cache directory (CuPy stores <32-byte hash><cubin>)."""
-    import cupy
+def compile_nvrtc(src: Path, defines: tuple[str, ...], out: Path, arch: str = "sm_90") -> str:
+    """NVRTC, the compiler the prover uses (nvrtc_cubin.py: CuPy's compile_using_nvrtc, else
+    libnvrtc through ctypes; CuPy's disk cache is not read: CuPy 14 fixes its directory at
+    import). The header hash is stamped into the source as prover.kernels.loader does."""
+    from nvrtc_cubin import nvrtc_cubin
 
-    with tempfile.TemporaryDirectory() as td:
-        old = os.environ.get("CUPY_CACHE_DIR")
-        os.environ["CUPY_CACHE_DIR"] = td
-        try:
-            code = f"// headers {headers_digest()} {time.time_ns()}\n" + src.read_text()
-            opts = ("-I" + str(CUDA_DIR), "-std=c++17", *("-D" + d for d in defines))
-            cupy.RawModule(code=code, options=opts, backend="nvrtc").compile()
-        finally:
-            if old is None:
-                os.environ.pop("CUPY_CACHE_DIR", None)
-            else:
-                os.environ["CUPY_CACHE_DIR"] = old
-        for f in Path(td).rglob("*"):
-            data = f.read_bytes() if f.is_file() else b""
-            k = data.find(b"\x7fELF")
-            if k >= 0:
-                out.write_bytes(data[k:])
-                return ""
-    raise RuntimeError(f"no cubin in CuPy's cache for {src.name} (NVRTC gave PTX?)")
+    code = f"// headers {headers_digest()}\n" + src.read_text()
+    opts = ("-I" + str(CUDA_DIR), "-std=c++17", *("-D" + d for d in defines))
+    cubin, how = nvrtc_cubin(code, opts, arch)
+    out.write_bytes(cubin)
+    COMPILED[out.name] = how
+    return ""  # NVRTC has no ptxas -v log: registers and stack come from cuobjdump -res-usage
+
+
+COMPILED: dict[str, dict] = {}  # cubin name -> how NVRTC made it (path, version, options)
 
 
 # ---------------------------------------------------------------------------- parsing --
@@ -276,8 +270,9 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--variants", default="eo_sq")
     ap.add_argument("--compiler", choices=("nvcc", "nvrtc"), default="nvcc")
-    ap.add_argument("--modules", action="store_true", help="also ntt.cu and msm_g1.cu (registers, spills)")
+    ap.add_argument("--modules", action="store_true", help="also ntt.cu (radix 2 and 4) and msm_g1.cu (registers, spills)")
     ap.add_argument("--disasm", default=None, help="directory holding nvdisasm / cuobjdump")
+    ap.add_argument("--arch", default="sm_90", help="the architecture compiled for (nvcc -arch, NVRTC --gpu-architecture)")
     args = ap.parse_args()
     nvdisasm, cuobjdump = find_tool("nvdisasm", args.disasm), find_tool("cuobjdump", args.disasm)
     if not nvdisasm:
@@ -295,19 +290,20 @@ def main() -> int:
             row: dict = {}
             try:
                 cub = Path(td) / f"probe_{v}.cubin"
-                vlog = comp(PROBE, PROBE_DEFINES + (f"FIELD_MUL={v}",), cub)
+                vlog = comp(PROBE, PROBE_DEFINES + (f"FIELD_MUL={v}",), cub, args.arch)
                 row["probe"] = probe_counts(disassemble(nvdisasm, cub))
                 row["probe_resources"] = {**res_usage(cuobjdump, cub)}
                 if vlog:
                     row["probe_ptxas"] = ptxas_spills(vlog)
                 if args.modules:
-                    for mod, defs in (("ntt.cu", ()), ("msm_g1.cu", PROBE_DEFINES)):
-                        mc = Path(td) / f"{mod}_{v}.cubin"
-                        mlog = comp(CUDA_DIR / mod, defs + (f"FIELD_MUL={v}",), mc)
-                        row[mod] = module_table(disassemble(nvdisasm, mc), res_usage(cuobjdump, mc), ptxas_spills(mlog))
+                    for key, mod, defs in MODULES:
+                        mc = Path(td) / f"{key.replace('+', '_')}_{v}.cubin"
+                        mlog = comp(CUDA_DIR / mod, defs + (f"FIELD_MUL={v}",), mc, args.arch)
+                        row[key] = module_table(disassemble(nvdisasm, mc), res_usage(cuobjdump, mc), ptxas_spills(mlog))
             except Exception as e:  # one variant's failure is reported, the others still counted
                 row["error"] = f"{e.__class__.__name__}: {str(e)[-1500:]}"
             res["variants"][v] = row
+            res["compiled"] = COMPILED  # nvrtc: which path, NVRTC version and options made each cubin
             out.write_text(json.dumps(res, indent=1))
             p = row.get("probe", {})
             log(f"{v}: " + ", ".join(f"{k} {p[k]['total']} ({p[k]['bound_cycles']} cyc)" for k in
