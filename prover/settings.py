@@ -29,11 +29,12 @@ class KernelSettings(BaseModel):
         "eo_sq", description="the Montgomery product every module is built with (-DFIELD_MUL, field.cuh): eo_sq "
         "(even/odd chains + dedicated squaring), eo_k (+ Karatsuba products, Fr reduction rows on the ALU), eo_k2 "
         "(eo_k + one reduction for the XYZZ formulas' sums of two products), eo_sq2 (eo_sq + that); a FIELD_MUL in "
-        "nvrtc_opts wins, and the ptx builds (ntt_variant=ptx, *_variant=ptx*) keep their PTX rows")
+        "nvrtc_opts wins, and the ptx builds (ntt_variant=ptx, *_variant=ptx*) keep their PTX rows; eo_sq "
+        "measured fastest on the H200 (2026-12-03: the others slower or within 0.3%)")
     ntt_variant: Literal["c", "ptx"] = Field("c", description="NTT build: c (field.cuh's product) or ptx (-DFIELD_PTX)")
     ntt_radix: int = Field(2, ge=2, le=4, multiple_of=2, description="NTT pass stages: 2 (a stage a round through shared memory) or "
                                      "4 (two stages a round in registers: half the shared-memory traffic and barriers; "
-                                     "same bytes)")
+                                     "same bytes; measured 4-5% slower than 2 on the H200, 2026-12-03)")
     ntt_fused: bool = Field(True, description="NTT-H and natural-order NTTs with fused passes (the scalings, the "
                             "quotient and the bit reversal folded into the transforms' passes); false: a kernel a step")
     g1_variant: Literal["call", "ptx_call", "inline", "ptx"] = Field("call", description="G1 MSM build")

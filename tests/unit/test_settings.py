@@ -20,6 +20,13 @@ def test_defaults_and_env_override(monkeypatch):
     assert (k.msm_max_c, k.setup_gpu, k.cache_dir, k.ntt_variant) == (18, False, "/tmp/keys", "ptx")
 
 
+def test_kernel_defaults_are_the_measured_fastest():
+    """Issue 38's products and radix-4 rounds measured slower on the H200 (2026-12-03,
+    benchmarks/RESULTS.md "Issue 38 measured"): the defaults stay until a measurement says otherwise."""
+    k = KernelSettings()
+    assert (k.field_mul, k.ntt_radix, k.msm_acc) == ("eo_sq", 2, "xyzz")
+
+
 def test_bad_value_names_the_field(monkeypatch):
     monkeypatch.delenv("C2TUI_G1_VARIANT", raising=False)
     with pytest.raises(ConfigError, match="kernels.g1_variant"):
