@@ -36,6 +36,7 @@ def test_opcode_classes_and_the_parser() -> None:
     assert c == {"IMAD.WIDE": 2, "IADD3": 1, "IMAD.HI": 1, "IMAD": 1, "RET": 1}
     s = sass_counts.summarize(funcs["$k$probe_mul"])
     assert s["imad_cycles"] == 4 * 3 + 1 and s["alu_cycles"] == 2 and s["bound_by"] == "imad"
+    assert s["sum_cycles"] == 13 + 1  # the model call A's products fit: IMAD cycles + ALU instructions
     assert sass_counts.callee("$k$_ZN2FeI3FpPE8mul_callES1_") == "_ZN2FeI3FpPE8mul_callES1_"
     assert [sass_counts.opclass(i) for i in funcs["k"]] == ["LDG", "EXIT"]
 
