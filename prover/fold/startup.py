@@ -75,7 +75,8 @@ def startup(u: StartupState, e: ev.Startup, w: World) -> None:
         if not e.ok:
             w.note("error", f"start-up {e.step} failed: {e.detail}", e)
         elif e.step == "keys":
-            w.note("info", f"keys: {e.detail} in {e.seconds or 0:.2f}s", e)
+            took = "" if step.detail == HELD else f" in {e.seconds or 0:.2f}s"
+            w.note("info", f"keys: {step.detail}{took}", e)
 
 
 class StartupSummary(BaseModel):
