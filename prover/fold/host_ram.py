@@ -127,5 +127,5 @@ def summarize_host_ram(h: HostRamState, knobs: dict[str, str]) -> HostRamSummary
     if not h.owners and not h.peak and not h.total:
         return None  # a recording from before host memory was recorded
     return HostRamSummary(modelled=h.modelled, log2=h.log2, total=h.total, budget=budget_of(knobs), peak=h.peak,
-                          key=h.by_kind()["key"] - h.circuits(), circuits=h.circuits(), pinned=h.pinned_bytes, waits=h.waits, wait_total=h.wait_total,
-                          wait_max=h.max_wait, waiting_at_end=len(h.waiters))
+                          key=h.by_kind()["key"] - h.circuits(), circuits=h.circuits(), pinned=h.pinned_bytes,
+                          waits=h.waits, wait_total=h.wait_total, wait_max=h.max_wait, waiting_at_end=len(h.waiters))
