@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+import themes
 from c2tui.summary_view import _host_ram_line, _startup_line
+from c2tui.widgets.startup_panel import render_startup
 from prover.config import load_config
 from prover.fold.apply import fold
 from prover.fold.summary import summarize
@@ -62,6 +64,12 @@ def test_a_fresh_set_up_is_summarised_step_by_step_and_a_held_key_says_so(tmp_pa
     line = _startup_line(sm)
     assert "key set-up: lagrange" in line and "fixed base g2" in line
     assert HELD not in line
+    # on screen, under the keys line while start-up is what there is to show
+    evs = _run(Held(), tmp_path / "fresh")
+    upto = next(i for i, e in enumerate(evs) if e.kind == "startup" and e.step == "keys" and e.state == "end")
+    shown = [ln.plain for ln in render_startup(fold(evs[: upto + 1]), themes.load("dark").palette, 200)]
+    keys_at = next(i for i, ln in enumerate(shown) if "keys" in ln)
+    assert shown[keys_at + 1].strip().startswith("set-up: lagrange"), shown
     again = summarize(fold(_run(phases, tmp_path / "keys")))  # the same process's circuit and key: made before this run
     assert again.startup.details["keys"] == HELD and HELD in again.startup.details["circuit"]
     assert not again.keys.sizes[0].setup_steps  # nothing set up in this run
