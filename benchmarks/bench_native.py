@@ -71,6 +71,11 @@ class MemoPhases:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._P, name)
 
+    def holds_circuit(self, log2: int, seed: int) -> bool:
+        """Whether this circuit was made before (the engine's start-up says so: its seconds are
+        not in it)."""
+        return (log2, seed) in self._circuits
+
     def make_circuit(self, log2: int, seed: int) -> Any:
         if (log2, seed) not in self._circuits:
             t0 = time.perf_counter()

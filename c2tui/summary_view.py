@@ -44,7 +44,10 @@ def _host_ram_line(sm: Summary) -> str:
         return ""
     what = f"modelled 2^{h.log2}" if h.modelled else f"native 2^{h.log2}"
     budget = f" of the {_gib(h.budget)} budget" if h.budget else " (no budget)"
-    return (f"host RAM ({what}): peak {_gib(h.peak)}{budget}, key {_gib(h.key)}, pinned {_gib(h.pinned)}; "
+    dev = sum(z.device_bytes for z in sm.keys.sizes) if sm.keys else 0
+    key = (f"circuits {_gib(h.circuits)}, " if h.circuits else "") + f"key {_gib(h.key)}" + (
+        f" on the host + {_gib(dev)} on the GPU" if dev else "")
+    return (f"host RAM ({what}): peak {_gib(h.peak)}{budget}, {key}, pinned {_gib(h.pinned)}; "
             f"workers held back {h.waits}x, {h.wait_total:.1f} s in all (longest {h.wait_max:.1f} s)"
             + (f", {h.waiting_at_end} still waiting at the end" if h.waiting_at_end else "") + "\n")
 
@@ -65,10 +68,19 @@ def _startup_line(sm: Summary) -> str:
     u = sm.startup
     if u is None:
         return ""
-    steps = ", ".join(f"{n.replace('_', ' ')} {_ms(sec)}" + (f" ({u.details[n]})" if n == "keys" and n in u.details else "")
+    said = {n: d for n, d in u.details.items() if n == "keys" or "held by" in d}
+    steps = ", ".join(f"{n.replace('_', ' ')} {_ms(sec)}" + (f" ({said[n]})" if n in said else "")
                       for n, sec in u.steps.items())
     failed = f"; FAILED: {', '.join(u.failed)}" if u.failed else ""
-    return f"start-up {_ms(u.seconds)}: {steps}{failed}\n"
+    return f"start-up {_ms(u.seconds)}: {steps}{failed}{_setup_steps(sm)}\n"
+
+
+def _setup_steps(sm: Summary) -> str:
+    """The run's key's set-up, step by step (a fresh set-up in this run only)."""
+    run = [z for z in (sm.keys.sizes if sm.keys else []) if z.log2 == sm.proved_log2 and z.setup_steps]
+    if not run:
+        return ""
+    return "; key set-up: " + ", ".join(f"{n.replace('_', ' ')} {_ms(s)}" for n, s in run[0].setup_steps.items())
 
 
 def _classes_line(sm: Summary) -> str:

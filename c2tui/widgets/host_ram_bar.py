@@ -86,8 +86,11 @@ def _key_legend(st, leg: Line, pal) -> None:
         return
     for i, (log2, k) in enumerate(sorted(ks.keys.items(), reverse=True)):
         leg.append("░" if k.state == "loading" else "█", style=key_style(pal, i) if k.state != "cold" else pal["dim"])
-        what = {"hot": f"{gib(k.bytes)} GiB", "loading": f"loading {k.frac:.0%}", "cold": "cold"}[k.state]
+        gpu = f" + {gib(k.device_bytes)} GiB on the GPU" if k.device_bytes else ""  # a resident key's queries
+        what = {"hot": f"{gib(k.bytes)} GiB{gpu}", "loading": f"loading {k.frac:.0%}", "cold": "cold"}[k.state]
         leg.append(f"2^{log2} {what}  ", style="" if k.state != "loading" else "bold " + pal["warn"])
+    if h.circuits():  # held under the keys' owners (the bar's key colours), said apart
+        leg.append(f"circuits {gib(h.circuits())} GiB  ")
     if ks.waiters:
         oldest = min(since for _, since, _ in ks.waiters.values())
         leg.append(f"key wait {len(ks.waiters)} ({', '.join(sorted(ks.waiters))}) {fmt_secs(st.t - oldest)}  ",

@@ -37,7 +37,22 @@ def render_startup(st, pal, width: int) -> list[Line]:
             running = s.t1 is None
             lines.append(_row(pal, width, LABEL.get(name, name), s.frac, (st.t - s.t0) if running else (s.seconds or 0.0),
                               s.detail, running, s.ok))
+            if name == "keys":
+                lines += setup_rows(st, pal, width)
     return lines + key_rows(st, pal, width)
+
+
+def setup_rows(st, pal, width: int) -> list[Line]:
+    """Under the keys step: the run's key's set-up steps done so far, with their seconds (a
+    minutes-long set-up at 2^27 is then more than one bar). None in recordings without them."""
+    k = next((x for _, x in sorted(st.keys.keys.items(), reverse=True) if x.setup_steps and x.worker is None), None)
+    if k is None:
+        return []
+    ln = Line(no_wrap=True, overflow="ellipsis")
+    ln.append(" " * 16 + "set-up: ", style=pal["dim"])
+    ln.append(" · ".join(f"{n.replace('_', ' ')} {fmt_secs(sec)}" for n, sec in k.setup_steps.items()), style=pal["dim"])
+    ln.truncate(width, overflow="ellipsis")
+    return [ln]
 
 
 def key_rows(st, pal, width: int) -> list[Line]:
@@ -57,7 +72,8 @@ class StartupPanel(StateView):
     DEFAULT_CSS = "StartupPanel { height: auto; border: round $primary; padding: 0 1; }"
 
     def wanted_height(self, st) -> int:
-        rows = (len(st.startup.steps) if starting(st) else 0) + len(key_rows(st, self.palette, 80))
+        rows = (len(st.startup.steps) + len(setup_rows(st, self.palette, 80)) if starting(st) else 0) \
+            + len(key_rows(st, self.palette, 80))
         self.display = rows > 0
         return rows + 2 if rows else 0
 

@@ -23,6 +23,9 @@ class KeyLoad(_Ev):
     seconds: float | None = Field(None, ge=0.0)
     ok: bool = True
     worker: str | None = Field(None, description="the worker whose partition needed it (None: start-up)")
+    device_bytes: int = Field(0, ge=0, description="at end: bytes of the key resident on a device (key_resident)")
+    step: str | None = Field(None, description="progress: the set-up step (lagrange .. fixed_base_g2) it is about")
+    step_s: float | None = Field(None, ge=0.0, description="progress: that step's seconds, when it ended")
 
 
 class KeyWait(_Ev):

@@ -41,6 +41,10 @@ class HostRamState:
         held = {o: sum(n.values()) for o, n in self.owners.items() if is_key(o)}
         return dict(sorted(held.items(), key=lambda kv: -kv[1]))
 
+    def circuits(self) -> int:
+        """The circuits' bytes (each held by its key's owner under the name `circuit`)."""
+        return sum(n.get("circuit", 0) for o, n in self.owners.items() if is_key(o))
+
     def by_kind(self) -> dict[str, int]:
         """key (every size together), workers (their buffers together), in that order; for the bar."""
         key = sum(self.keys().values())
@@ -110,7 +114,8 @@ class HostRamSummary(BaseModel):
     total: int = Field(description="the host's physical memory")
     budget: int = Field(description="host_ram_budget at the end (0: none)")
     peak: int = Field(description="most bytes held at once (key + workers' buffers)")
-    key: int = Field(description="proving key bytes at the end (every size hot then)")
+    key: int = Field(description="proving key host bytes at the end (every size hot then; circuits apart)")
+    circuits: int = Field(0, description="the circuits' bytes at the end (their matrices)")
     pinned: int = Field(description="page-locked bytes at the end")
     waits: int = Field(description="times a worker was held back for host RAM")
     wait_total: float
@@ -122,5 +127,5 @@ def summarize_host_ram(h: HostRamState, knobs: dict[str, str]) -> HostRamSummary
     if not h.owners and not h.peak and not h.total:
         return None  # a recording from before host memory was recorded
     return HostRamSummary(modelled=h.modelled, log2=h.log2, total=h.total, budget=budget_of(knobs), peak=h.peak,
-                          key=h.by_kind()["key"], pinned=h.pinned_bytes, waits=h.waits, wait_total=h.wait_total,
-                          wait_max=h.max_wait, waiting_at_end=len(h.waiters))
+                          key=h.by_kind()["key"] - h.circuits(), circuits=h.circuits(), pinned=h.pinned_bytes,
+                          waits=h.waits, wait_total=h.wait_total, wait_max=h.max_wait, waiting_at_end=len(h.waiters))

@@ -6,6 +6,7 @@ in the host-RAM owners as `key`)."""
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
@@ -15,6 +16,8 @@ from prover.fold.concept import Concept
 from prover.fold.world import World
 
 COLD, LOADING, HOT = "cold", "loading", "hot"
+# recordings from before KeyLoad.device_bytes said a resident key's bytes only in the detail
+_RESIDENT = re.compile(r"([0-9.]+) GiB resident on the GPU")
 
 
 @dataclass
@@ -23,6 +26,8 @@ class KeyInfo:
     modelled_log2: int
     state: str = COLD
     bytes: int = 0  # host bytes it holds (or will hold: counted from the load's start)
+    device_bytes: int = 0  # bytes resident on a device (key_resident), from the last load
+    setup_steps: dict[str, float] = field(default_factory=dict)  # the last set-up's seconds a step
     frac: float = 0.0  # the load's progress
     detail: str = ""
     load_t0: float | None = None  # the load in progress began
@@ -67,13 +72,18 @@ def key_load(ks: KeysState, e: ev.KeyLoad, w: World) -> None:
     if e.state == "start":
         k.state, k.load_t0, k.worker, k.frac, k.bytes = LOADING, e.t, e.worker, 0.0, e.bytes
     k.detail = e.detail or k.detail
+    if e.state == "start":
+        k.setup_steps = {}
     if e.state == "progress":
         k.frac = e.frac
+        if e.step and e.step_s is not None:  # fixed_base_g1 runs once a G1 query: summed
+            k.setup_steps[e.step] = k.setup_steps.get(e.step, 0.0) + e.step_s
     if e.state != "end":
         return
     k.load_t0, k.bytes = None, e.bytes or k.bytes
     if e.ok:
         k.state, k.frac, k.loads = HOT, 1.0, k.loads + 1
+        k.device_bytes = e.device_bytes or _resident_in(e.detail)
         k.load_seconds += e.seconds or 0.0
         k.load_max = max(k.load_max, e.seconds or 0.0)
         if e.worker:  # the start-up step notes the run's own key
@@ -84,6 +94,11 @@ def key_load(ks: KeysState, e: ev.KeyLoad, w: World) -> None:
             return
         k.failed, k.error = k.failed + 1, e.detail
         w.note("error", f"key 2^{e.log2}: {e.detail}", e)
+
+
+def _resident_in(detail: str) -> int:
+    m = _RESIDENT.search(detail or "")
+    return int(float(m.group(1)) * 2**30) if m else 0
 
 
 def key_evicted(ks: KeysState, e: ev.KeyEvicted, w: World) -> None:
@@ -117,6 +132,9 @@ class KeySummary(BaseModel):
     log2: int
     modelled_log2: int
     bytes: int = Field(description="host bytes of the key (modelled in sim)")
+    device_bytes: int = Field(0, description="bytes resident on a device (key_resident; modelled in sim)")
+    setup_steps: dict[str, float] = Field(default_factory=dict,
+                                          description="the last set-up's seconds a step (lagrange .. fixed_base_g2)")
     classes: list[str] = Field(default_factory=list, description="proof classes whose sectors it proves")
     state_at_end: str
     loads: int
@@ -141,7 +159,8 @@ class KeysSummary(BaseModel):
 def summarize_keys(k: KeysState) -> KeysSummary | None:
     if not k.keys:
         return None  # a recording from before the key ring
-    sizes = [KeySummary(log2=i.log2, modelled_log2=i.modelled_log2, bytes=i.bytes, classes=k.classes_of(i.log2),
+    sizes = [KeySummary(log2=i.log2, modelled_log2=i.modelled_log2, bytes=i.bytes, device_bytes=i.device_bytes,
+                        setup_steps=dict(i.setup_steps), classes=k.classes_of(i.log2),
                         state_at_end=i.state, loads=i.loads, load_mean_s=i.load_seconds / i.loads if i.loads else 0.0,
                         load_max_s=i.load_max, evictions=i.evictions, failed=i.failed, error=i.error)
              for _, i in sorted(k.keys.items(), reverse=True)]

@@ -16,14 +16,15 @@ peak of the QAP step, the NTT plan's twiddles (8 GiB, kept for NTT-H).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from prover.field import curve, fr, ntt
 from prover.groth16.circuit import Circuit
 from prover.groth16.keys import ProvingKey
-from prover.groth16.setup_steps import step
+from prover.groth16.setup_steps import step as _timed_step
 
 G1, G2 = "g1", "g2"
 QUERY_BITS = {"a": 0, "b_g1": 1, "b_g2": 2, "l": 3}  # prover/groth16/prep_nb.py presence's bits
@@ -32,6 +33,19 @@ QUERY_BITS = {"a": 0, "b_g1": 1, "b_g2": 2, "l": 3}  # prover/groth16/prep_nb.py
 def _base(group: str) -> np.ndarray:
     gen = curve.g2_generator() if group == G2 else curve.g1_generator()
     return np.frombuffer(gen.to_xy_bytes_le(), dtype=np.uint8)
+
+
+@contextmanager
+def step(bk: Any, name: str) -> Iterator[None]:
+    """A timed set-up step whose device work is finished when it ends: the kernels are
+    asynchronous, so without this a step's seconds land in the next one that waits (the 2^27
+    run's fixed-base steps read 0.00 s). The set-up's own stream only, never the whole device:
+    a key loaded mid-run must not wait for the workers' kernels."""
+    with _timed_step(name):
+        yield
+        sync = getattr(bk, "setup_sync", None)  # the CPU emulator has nothing in flight
+        if sync is not None:
+            sync()
 
 
 def _presence(bk: Any, u: Any, v: Any, lq: Any, num_vars: int, ni: int) -> np.ndarray:
@@ -49,22 +63,22 @@ def setup_on_device(bk: Any, circuit: Circuit, t: dict[str, int], h_factor: int,
     """(pk, ic points) for toxic waste `t`; `fixed_host` makes the few IC points on the host.
     The queries are resident points with `resident`, else host arrays (downloaded one by one)."""
     n, ni, nv, r = circuit.domain_size, circuit.num_inputs, circuit.num_vars, fr.R_MOD
-    with step("lagrange"):
+    with step(bk, "lagrange"):
         lag = bk.setup_lagrange(t["tau"], n)
-    with step("qap_matvecs"):
+    with step(bk, "qap_matvecs"):
         u, v, w = (bk.setup_qap(m, lag) for m in (circuit.a, circuit.b, circuit.c))
         del lag
-    with step("scalars"):
+    with step(bk, "scalars"):
         combo = bk.setup_combo(u, v, w, t["alpha"], t["beta"], t["gamma"], t["delta"], ni)
         del w
         ic_scalars = np.ascontiguousarray(bk.to_host(combo[:ni]))
         lq = combo[ni:]
         presence = _presence(bk, u, v, lq, nv, ni) if resident else None
-    with step("lagrange_coset"):
+    with step(bk, "lagrange_coset"):
         hq = bk.setup_scale(bk.setup_lagrange(t["tau"] * pow(ntt.GENERATOR, -1, r) % r, n), h_factor)
 
     def points(x: Any, group: str) -> Any:
-        with step("fixed_base_" + group):
+        with step(bk, "fixed_base_" + group):
             p = bk.setup_points(_base(group), x, group)
             return p if resident else p.to_host()
 
@@ -76,7 +90,7 @@ def setup_on_device(bk: Any, circuit: Circuit, t: dict[str, int], h_factor: int,
     del lq, combo
     h_q = points(hq, G1)
     del hq
-    with step("fixed_base_g1"):
+    with step(bk, "fixed_base_g1"):
         ic = fixed_host(ic_scalars)
     bk.free_cached()
     g1, g2 = curve.g1_generator(), curve.g2_generator()

@@ -97,6 +97,10 @@ class CudaBackend:
         """A key's query read from the cache, put on the device as resident points."""
         return setup_gpu.ResidentPoints.adopt(group, _cp().asarray(np.ascontiguousarray(xy)), self.settings)
 
+    def setup_sync(self) -> None:
+        """Wait for the set-up's kernels on the current stream (its steps are timed to here)."""
+        _cp().cuda.get_current_stream().synchronize()
+
     def free_cached(self) -> None:
         """The set-up's freed scratch back to the device (CuPy's pool keeps freed blocks; the CPU
         emulator has no pool)."""

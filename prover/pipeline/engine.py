@@ -43,6 +43,7 @@ from prover.pipeline.health_sampler import HealthSampler
 from prover.pipeline.host_ram import HostRam, say_fit, size_host_ram
 from prover.pipeline.inbox import Inbox
 from prover.pipeline.jobs import JobBoard, act
+from prover.pipeline.key_load import HELD
 from prover.pipeline.key_ring import KeyRing
 from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
 from prover.pipeline.run_handle import RunHandle
@@ -303,8 +304,9 @@ class Engine(RunHandle):
                                           lambda pk: prover.gpu.drop_key(pk),
                                           resident=lambda log2: self.backend == "cuda" and cfg.kernels.key_on_device(log2))
         sizes = sorted({z.log2 for z in cfg.class_sizes.values()}, reverse=True)
-        with self._startup.step("circuit", ", ".join(f"2^{k}" for k in sizes) + " R1CS"):
-            self.keys.make_circuits(list(cfg.class_sizes.values()))
+        with self._startup.step("circuit", ", ".join(f"2^{k}" for k in sizes) + " R1CS") as step:
+            if self.keys.make_circuits(list(cfg.class_sizes.values())):
+                step.detail += f" ({HELD})"
         size_host_ram(self.host_ram, self.emit, self.keys.entry(cfg.constraints_log2).circuit, cfg, self.modelled_log2,
                       self.backend)
         with self._startup.step("keys", "cache lookup") as step:
@@ -318,7 +320,8 @@ class Engine(RunHandle):
                 "INSECURE seeded proofs: r, s come from the seed; with the key, anyone can tell each proof's witness"))
         self.emit(ev.Note, level="info", text=(
             f"circuit 2^{cfg.constraints_log2} proved for real; modelled 2^{self.modelled_log2} "
-            f"({self.profile.name}); setup {time.monotonic() - t0:.2f}s"))
+            f"({self.profile.name}); circuit and key in {time.monotonic() - t0:.2f}s"
+            + (f" (the key {HELD})" if step.detail == HELD else "")))
         return prover
 
     def _warm_host_kernels(self) -> None:

@@ -100,13 +100,20 @@ class KeyRing:
         host.keys = self
 
     # --- set-up ---------------------------------------------------------------------------
-    def make_circuits(self, sizes: list[ClassSize]) -> None:
-        """Each size's circuit (cheap beside its key) and so its key's bytes, known up front."""
+    def make_circuits(self, sizes: list[ClassSize]) -> list[int]:
+        """Each size's circuit (cheap beside its key) and so its key's bytes, known up front.
+        Returns the sizes whose circuit the phases object already held (made before this run:
+        a benchmark's engines sharing one; `holds_circuit`, where it has one)."""
+        holds = getattr(self.P, "holds_circuit", None)
+        held = []
         for size in sorted(set(sizes), key=lambda z: -z.log2):
             if size.log2 not in self._keys:
+                if holds is not None and holds(size.log2, self.config.seed):
+                    held.append(size.log2)
                 c = self.P.make_circuit(size.log2, self.config.seed)
                 self._keys[size.log2] = k = RingKey(size, c, key_bytes(c, size, self.resident(size.log2)))
                 self._host.hold_circuit(k.owner, circuit_bytes(c, size))
+        return held
 
     def entry(self, log2: int) -> RingKey:
         return self._keys[log2]
@@ -237,7 +244,8 @@ class KeyRing:
             # a resident key's device bytes are said in its detail (the event's bytes are host bytes)
             where = f"; {on_device / 2**30:.1f} GiB resident on the GPU" if on_device else ""
             self._emit(ev.KeyLoad, log2=k.log2, modelled_log2=k.size.modelled_log2, state="end", bytes=k.nbytes,
-                       frac=1.0, detail=(how + where).lstrip("; "), seconds=max(0.0, self._clock() - t0), worker=who)
+                       frac=1.0, detail=(how + where).lstrip("; "), seconds=max(0.0, self._clock() - t0), worker=who,
+                       device_bytes=on_device)
         return how
 
     @staticmethod
@@ -250,9 +258,10 @@ class KeyRing:
         return int(host * _scale(k.size)), int(int(dev or 0) * _scale(k.size))
 
     def _progress(self, k: RingKey, who: str | None, report: Report | None) -> Report:
-        def on(frac: float, detail: str) -> None:
+        def on(frac: float, detail: str, step: str | None = None, step_s: float | None = None) -> None:
             self._emit(ev.KeyLoad, log2=k.log2, modelled_log2=k.size.modelled_log2, state="progress",
-                       bytes=k.nbytes, frac=max(0.0, min(1.0, frac)), detail=detail, worker=who)
+                       bytes=k.nbytes, frac=max(0.0, min(1.0, frac)), detail=detail, worker=who, step=step,
+                       step_s=step_s)
             if report is not None:
                 report(frac, detail)
         return on
