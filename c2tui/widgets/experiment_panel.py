@@ -8,7 +8,7 @@ The latest experiment first; earlier ones (a tune runs one a knob) below as far 
 goes. Columns that do not fit go, least needed first."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from textual.app import ComposeResult
@@ -47,7 +47,7 @@ class Col:
 
 COLS = (
     Col("#", 3, lambda a, x: f"#{a.arm}", 0, right=False),
-    Col("arm", 24, lambda a, x: a.label, 1, right=False),
+    Col("arm", 14, lambda a, x: a.label, 0, right=False),
     Col("holds", 5, lambda a, x: str(a.holds), 3),
     Col("counted", 7, lambda a, x: str(a.verified), 2),
     Col("per min", 8, lambda a, x: f"{a.per_min:.1f}", 0),
@@ -59,11 +59,16 @@ COLS = (
 
 
 def columns(width: int) -> list[Col]:
+    """The columns that fit, dropping the highest rank first; spare width goes to the arm's label."""
     cols = list(COLS)
     for rank in (3, 2, 1):
         if sum(c.width + 1 for c in cols) <= width:
             break
         cols = [c for c in cols if c.rank < rank]
+    spare = width - sum(c.width + 1 for c in cols)
+    i = next((k for k, c in enumerate(cols) if c.head == "arm"), None)
+    if i is not None and spare > 0:
+        cols[i] = replace(cols[i], width=cols[i].width + min(spare, 24))
     return cols
 
 
@@ -77,10 +82,10 @@ def head_line(x: Any, pal: Any) -> Line:
     cycles_done = x.result.cycles_complete if x.result is not None else 0
     state = "running" if x.running else f"ended: {x.ended}"
     ln = Line(f"{x.name}", style="bold")
-    ln.append(f"  {len(x.arms)} arms x {x.cycles} cycles of {x.hold_s:g} s (settle {x.settle_s:g} s), {x.design}  ",
-              pal["dim"])
-    ln.append(f"cycles done {cycles_done}/{x.cycles}, holds {x.holds_done}/{x.holds_planned}  ", "bold")
+    ln.append(f"  cycles done {cycles_done}/{x.cycles}, holds {x.holds_done}/{x.holds_planned}  ", "bold")
     ln.append(state, pal["info"] if x.running else pal["dim"])
+    ln.append(f"  {len(x.arms)} arms x {x.cycles} cycles of {x.hold_s:g} s (settle {x.settle_s:g} s), {x.design}",
+              pal["dim"])
     return ln
 
 
@@ -132,7 +137,7 @@ def render_experiments(experiments: Any, pal: Any, width: int, height: int) -> l
         if now is not None:
             block.append(now.truncate(width, overflow="ellipsis"))
         block += arm_lines(x, pal, width)
-        for note in (x.result.notes if x.result is not None else [])[:2]:
+        for note in (x.result.notes if x.result is not None and not x.running else [])[:2]:
             block.append(Line(f"note: {note}", style=pal["warn"]).truncate(width, overflow="ellipsis"))
         if lines and len(lines) + 1 + len(block) > height:
             break
@@ -148,13 +153,13 @@ class ExperimentPanel(StateView):
     DEFAULT_CSS = "ExperimentPanel { height: 1fr; border: round $primary; }"
 
     def show(self, st) -> None:
-        xs = st.experiments
+        xs = st.experiments.views(st.t)
         self.set_titles("Experiment", f"{len(xs)} experiment{'s' if len(xs) != 1 else ''} in this run · "
                                       "verified/min per arm, 95% intervals")
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return render_experiments(st.experiments, self.palette, width, height)
+        return render_experiments(st.experiments.views(st.t), self.palette, width, height)
 
 
 class ExperimentScreen(Screen[None]):

@@ -42,6 +42,11 @@ class ExperimentsState:
             self.results[experiment] = cached
         return cached[1]
 
+    def views(self, now: float) -> tuple["ExperimentView", ...]:
+        """What the panel shows (the same on the fold's own state, as a paused replay hands
+        the UI, and on its view copy)."""
+        return view_of(self, now)
+
 
 @dataclass(frozen=True)
 class HoldNow:
@@ -91,10 +96,25 @@ def _view_of(own: ExperimentsState, x: ExperimentInfo, now: float) -> Experiment
                           result=own.result(x.experiment))
 
 
-def view(own: ExperimentsState, now: float) -> tuple[ExperimentView, ...]:
-    """The latest experiments, oldest first (empty for a run without any: nothing is copied)."""
+def view_of(own: ExperimentsState, now: float) -> tuple[ExperimentView, ...]:
+    """The latest experiments, oldest first (empty for a run without any)."""
     xs = list(own.tally.experiments.values())[-VIEW_EXPERIMENTS:]
     return tuple(_view_of(own, x, now) for x in xs)
+
+
+@dataclass(frozen=True)
+class ExperimentsCopy:
+    """The view's copy: the experiments as they were when it was made (never the tally's
+    growing lists: a view costs the same however long the experiment)."""
+
+    shown: tuple[ExperimentView, ...]
+
+    def views(self, now: float) -> tuple[ExperimentView, ...]:
+        return self.shown
+
+
+def view(own: ExperimentsState, now: float) -> ExperimentsCopy:
+    return ExperimentsCopy(view_of(own, now))
 
 
 def _apply(own: ExperimentsState, e: Any, w: World) -> None:

@@ -79,7 +79,7 @@ class DashboardState:
     jobs: JobsState = field(init=False)  # cancelled partitions, cordoned GPUs
     segments: list[RunSegment] = field(init=False)  # the run split at every knob change
     history: History = field(init=False)
-    experiments: ExperimentsState = field(init=False)  # the arms of experiments, counted (view: ExperimentView tuple)
+    experiments: ExperimentsState = field(init=False)  # experiments' arms, counted (view: ExperimentsCopy)
 
     tick_at: float = field(default=float("-inf"), init=False, repr=False)  # the next time a concept's tick is due
 
