@@ -29,6 +29,7 @@ class ExperimentsState:
     tally: Tally = field(default_factory=Tally)
     # experiment -> (complete holds when worked out, the figures then)
     results: dict[int, tuple[int, ExperimentResult]] = field(default_factory=dict)
+    numbers: dict[int, int] = field(default_factory=dict)  # an event's experiment number -> the fold's (_renumbered)
 
     def result(self, experiment: int) -> ExperimentResult | None:
         """The experiment's figures over its complete holds (None: not started)."""
@@ -117,7 +118,14 @@ def view(own: ExperimentsState, now: float) -> ExperimentsCopy:
     return ExperimentsCopy(view_of(own, now))
 
 
+_OWN = (ev.ExperimentStarted, ev.HoldStarted, ev.HoldEnded, ev.ExperimentEnded)
+
+
 def _apply(own: ExperimentsState, e: Any, w: World) -> None:
+    if isinstance(e, _OWN):
+        e = _renumbered(own, e)
+    elif not own.tally.running:
+        return  # outside an experiment the tally keeps nothing (prover/experiment/tally.py): skip the call
     own.tally.apply(e)
     if isinstance(e, ev.ExperimentStarted):
         w.note("info", f"experiment {e.name!r} started: {len(e.arms)} arms x {e.cycles} cycles of {e.hold_s:g} s "
@@ -125,6 +133,16 @@ def _apply(own: ExperimentsState, e: Any, w: World) -> None:
     elif isinstance(e, ev.ExperimentEnded):
         x = own.tally.experiments.get(e.experiment)
         w.note("info", f"experiment {x.name if x else e.experiment!r} ended: {e.reason}", e)
+
+
+def _renumbered(own: ExperimentsState, e: Any) -> Any:
+    """The experiment's number in this run: each `c2tui experiment --attach` against one
+    long-lived prover numbers its own from 0 (so does a script that runs an experiment and then
+    a tune), and a recording of that prover holds them all; the fold keeps them apart."""
+    if isinstance(e, ev.ExperimentStarted):
+        own.numbers[e.experiment] = len(own.tally.experiments)
+    n = own.numbers.get(e.experiment, e.experiment)
+    return e if n == e.experiment else e.model_copy(update={"experiment": n})
 
 
 CONCEPT = Concept("experiments", ExperimentsState, {t: _apply for t in HANDLERS}, view=view)

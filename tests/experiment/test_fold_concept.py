@@ -78,3 +78,15 @@ def test_a_run_without_an_experiment_shows_none() -> None:
     _, seen = _fake_run(cycles=1)
     s = fold([e for e in seen if e.kind not in ("experiment_started", "hold_started", "hold_ended", "experiment_ended")])
     assert s.view().experiments.views(s.t) == () and summarize(s).experiments == []
+
+
+def test_two_experiments_numbered_alike_stay_apart() -> None:
+    """Each `c2tui experiment --attach` against one long-lived prover numbers its experiment 0
+    (as experiment_native.py's experiment and then its tune do): a recording of the prover holds
+    both, and the fold keeps them apart."""
+    res, seen = _fake_run(cycles=2)
+    shift = seen[-1].t + 1.0
+    again = [e.model_copy(update={"t": e.t + shift}) for e in seen]
+    sm = summarize(fold(seen + again))
+    assert len(sm.experiments) == 2 and [x.holds_complete for x in sm.experiments] == [4, 4]
+    assert sm.experiments[0].result == sm.experiments[1].result == res
