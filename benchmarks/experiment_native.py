@@ -4,16 +4,18 @@ random setup), kept running while:
 
   1. an experiment interleaves the arms on it, 4 cycles (randomised blocks): single, narrow,
      two-lock + device, two-lock + stream, reserved (each with the size's workers), and
-     two-lock + stream with fewer and more workers; every ratio paired over cycles, 95%;
+     two-lock + stream with fewer and more workers; every ratio paired over cycles, 95%
+     (2^24: no single, it needs ~20 s holds there; 12 workers, and two-lock + stream at 8);
   2. the decomposition's steps from the same holds (narrow/single, two-lock + stream/narrow,
      reserved/two-lock + stream, device/stream, each worker count against the size's);
   3. tune from the benchmark's setting (two-lock + stream, 8 / 12 workers): lock_mode over
-     narrow, two-lock, reserved and workers per GPU over a range, then the confirmation.
+     narrow, two-lock, reserved (2^24: two-lock, reserved) and workers per GPU over a range
+     (2^24: 8, 10, 12), then the confirmation; short of time, the range's ends, then workers alone.
 
     python3 benchmarks/experiment_native.py --out-dir /tmp/w --pack "$OUT/experiment_native.tar" [--sizes 22,24] [--budget-s 510]
-    python3 benchmarks/experiment_native.py --stages exp:24,tune:24 --cache-dir none --budget-s 215 \
+    python3 benchmarks/experiment_native.py --stages exp:24,tune:24 --cache-dir none --budget-s 200 \
         --out-dir /tmp/w --pack "$OUT/experiment_native.tar"          # 2^24 alone, in a ~260 s call
-    python3 benchmarks/experiment_native.py --backend sim --stages exp:24,tune:24 --cache-dir none --budget-s 215 \
+    python3 benchmarks/experiment_native.py --backend sim --stages exp:24,tune:24 --cache-dir none --budget-s 200 \
         --out-dir /tmp/x                                               # a dry run of that, no GPU (2^10 proved)
 
 Stages (`--stages`, default exp:S,tune:S for each of --sizes): consecutive stages of one size
@@ -21,8 +23,8 @@ share one engine; a line is printed before each. Deadline-aware: each stage is p
 time left (--budget-s from the script's start); one that cannot fit is cut shorter (shorter
 holds, fewer tune values) or skipped, and said so; an experiment still running when the budget
 is nearly spent is stopped and what it counted kept. Memory-safe: no arm or tune value runs
-more workers than the size's MAX_WORKERS (2^24: 12, the most seen to run there; 16 was running
-when session 12's 2^24 stage ended without a word), and a watchdog stops the running
+more workers than the size's MAX_WORKERS (2^24: 12, the most seen to run there; session 12's
+2^24 stage, warmed up at 16 with a 16-worker arm, ended without a word), and a watchdog stops the running
 experiment, keeping what it counted, if the host's MemAvailable falls under --mem-floor-gib.
 Written as made: <out-dir>/experiment_<log2>.json (and .partial.json after every complete hold
 while it runs), tune_<log2>.json, n<log2>_experiment.jsonl(.gz once the size is done: the
