@@ -163,9 +163,53 @@ class ExperimentPanel(StateView):
 
 
 class ExperimentScreen(Screen[None]):
-    """The panel on the whole screen; it follows the app's latest snapshot (as `e` does)."""
+    """The panel on the whole screen; it follows the app's latest snapshot (as `e` does). `n`
+    starts an experiment on the prover this dashboard runs, `s` stops it (c2tui/experiment_start.py)."""
 
-    BINDINGS = [Binding("x,q,escape", "dismiss", "close"), Binding("question_mark", "app.help", "help", key_display="?")]
+    BINDINGS = [Binding("x,q,escape", "dismiss", "close"), Binding("n", "new", "new experiment"),
+                Binding("s", "stop", "stop it"), Binding("question_mark", "app.help", "help", key_display="?")]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`n` and `s` where an experiment can start here: a prover this dashboard runs (not a replay)."""
+        if action in ("new", "stop"):
+            engine = getattr(self.app, "_engine", lambda: None)()
+            return engine is not None and not getattr(self.app.source, "readonly", False)
+        return True
+
+    def action_new(self) -> None:
+        from c2tui.experiment_start import EXAMPLE, control_of
+        from c2tui.widgets.filter_prompt import FilterPrompt
+
+        ctl = control_of(self.app)
+        if ctl is None or getattr(self.app.source, "readonly", False):
+            self.notify("an experiment starts here only on the prover this dashboard runs; against a --listen "
+                        "prover: c2tui experiment --attach ADDRESS --arm ... --arm ...", severity="warning")
+        elif ctl.running:
+            self.notify("an experiment is running: s stops it", severity="warning")
+        else:
+            self.app.push_screen(FilterPrompt("experiment: --arm KNOBS --arm KNOBS [--cycles N --hold S --settle S]",
+                                              value=EXAMPLE, placeholder=EXAMPLE), self._begin)
+
+    def _begin(self, text: str | None) -> None:
+        from c2tui.experiment_start import BadExperiment, control_of, design_of
+
+        ctl = control_of(self.app)
+        if not text or ctl is None:
+            return
+        try:
+            ctl.start(design_of(text), getattr(self.app, "state", None))
+        except (BadExperiment, RuntimeError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.notify("experiment started: its arms fill in as holds end (s stops it)")
+
+    def action_stop(self) -> None:
+        ctl = getattr(self.app, "experiment_control", None)
+        if ctl is None or not ctl.running:
+            self.notify("no experiment of this dashboard's is running", severity="warning")
+            return
+        ctl.stop.set()
+        self.notify("stopping: the hold running now is not counted; the knobs go back")
 
     def compose(self) -> ComposeResult:
         yield ExperimentPanel(id="experiment")
