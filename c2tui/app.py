@@ -25,6 +25,7 @@ from c2tui.live_controls import LiveControls
 from c2tui.sources import ReplaySource, Source
 from c2tui.widgets.event_log import EventLog
 from c2tui.widgets.events_screen import EventsScreen
+from c2tui.widgets.experiment_panel import ExperimentScreen
 from c2tui.widgets.gpu_overview import GpuOverview
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.history_view import HistoryView
@@ -100,6 +101,7 @@ class DashboardApp(LiveControls, App[None]):
         # always
         Binding("e", "events", "events"),
         Binding("h", "history", "history"),
+        Binding("x", "experiment", "experiment", show=False),  # the experiment panel (c2tui/widgets/experiment_panel.py)
         Binding("t", "cycle_theme", "theme"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
@@ -377,6 +379,10 @@ class DashboardApp(LiveControls, App[None]):
     def action_events(self) -> None:
         if not isinstance(self.screen, EventsScreen):
             self.push_screen(EventsScreen(), lambda _: self.redraw())
+
+    def action_experiment(self) -> None:
+        if not isinstance(self.screen, ExperimentScreen):
+            self.push_screen(ExperimentScreen(), lambda _: self.redraw())
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -8,6 +8,7 @@ from typing import Any, Callable
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
 
+from c2tui.experiment_view import experiment_parts
 from c2tui.fit_table import fit_tables
 from c2tui.segment_view import segment_tables
 from prover import Comparison, ComparedRun
@@ -72,6 +73,7 @@ def build(cmp: Comparison, width: int) -> list[Any]:
     for r in cmp.runs:
         parts += segment_tables(r.summary.segments, width, origin=r.anchor_t,
                                 title=f"{r.label} segments (from: after its {cmp.align}; ratio to the segment before)")
+        parts += experiment_parts(r.summary.experiments, prefix=f"{r.label} ")
     return parts
 
 

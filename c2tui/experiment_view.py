@@ -105,3 +105,21 @@ class Progress:
     def stop(self) -> None:
         if self.live is not None:
             self.live.stop()
+
+
+def experiment_parts(experiments: Any, prefix: str = "") -> list[Any]:
+    """The experiments a recording carries (prover.fold.experiments.ExperimentSummary, counted
+    again from its events), for `summary` and `compare`: each one's legend and arms table."""
+    parts: list[Any] = []
+    for x in experiments:
+        r = x.result
+        state = "" if x.ended == "done" else f"; {'the recording ends first' if x.ended is None else 'ended: ' + x.ended}"
+        parts.append(Text(f"{prefix}experiment {x.name!r}: {len(x.arms)} arms x {x.cycles} cycles of {x.hold_s:g} s "
+                          f"(settle {x.settle_s:g} s), {x.design}; {x.holds_complete} holds complete{state}",
+                          style="bold"))
+        parts.append(Text("\n".join(legend(r))))
+        parts.append(arms_table(r, f"verified partitions per minute, {r.cycles_complete} complete cycle(s); "
+                                   "ratio to #0 paired over cycles, 95%"))
+        for n in [*troubles(r), *r.notes]:
+            parts.append(Text(f"note: {n}", style="yellow"))
+    return parts

@@ -12,6 +12,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
 
 from c2tui.fit_table import fit_tables
+from c2tui.experiment_view import experiment_parts
 from c2tui.segment_view import segment_tables
 
 from prover import KNOBS, Phase, Summary, on_off
@@ -188,6 +189,7 @@ def build(sm: Summary, width: int) -> list[Any]:
                         *fit_tables("per phase (wall time)", ["phase", "count", "mean", "max", "total", "failed"], prows,
                                     width, left={0}),
                         *segment_tables(sm.segments, width)]
+    parts += experiment_parts(sm.experiments)  # the arms of any experiment the run held (c2tui/experiment_view.py)
     if sm.errors:
         parts.append(Text("errors:\n" + "\n".join(f"  {e}" for e in sm.errors), style="red"))
     return parts

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from prover import events as ev
 from prover.fold.concept import DISPATCH, TICKS, concepts
+from prover.fold.experiments import ExperimentsState
 from prover.fold.history import History
 from prover.fold.host_ram import HostRamState
 from prover.fold.hosts import HostState
@@ -78,6 +79,7 @@ class DashboardState:
     jobs: JobsState = field(init=False)  # cancelled partitions, cordoned GPUs
     segments: list[RunSegment] = field(init=False)  # the run split at every knob change
     history: History = field(init=False)
+    experiments: ExperimentsState = field(init=False)  # experiments' arms, counted (view: ExperimentsCopy)
 
     tick_at: float = field(default=float("-inf"), init=False, repr=False)  # the next time a concept's tick is due
 

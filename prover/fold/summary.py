@@ -13,6 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from prover.disciplines import COMPUTE
+from prover.fold.experiments import ExperimentSummary, summarize_experiments
 from prover.fold.host_ram import HostRamSummary, summarize_host_ram
 from prover.fold.hosts import HostState
 from prover.fold.keys import KeysSummary, summarize_keys
@@ -123,6 +124,7 @@ class Summary(BaseModel):
     keys: KeysSummary | None = Field(None, description="keys by size: loads, evictions, waits (None in older recordings)")
     classes: dict[str, ClassSummary] = Field(default_factory=dict, description="by proof class: latency, deadlines")
     events: int
+    experiments: list[ExperimentSummary] = Field(default_factory=list, description="experiments' arms (prover/experiment/)")
     errors: list[str] = Field(default_factory=list)
 
 
@@ -177,7 +179,8 @@ def summarize(state: DashboardState) -> Summary:
         gpus=gpus, hosts=[_host(h, dur) for h in s.hosts.values()],
         requeued=sum(h.requeued for h in s.hosts.values()), host_ram=summarize_host_ram(s.host_ram, s.knobs),
         startup=summarize_startup(s.startup), classes=summarize_queues(s.queues), keys=summarize_keys(s.keys),
-        events=s.events, errors=errors[-10:])
+        events=s.events, errors=errors[-10:],
+        experiments=summarize_experiments(s.experiments))
 
 
 def _host(h: HostState, dur: float) -> HostSummary:
