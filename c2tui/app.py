@@ -34,6 +34,7 @@ from c2tui.widgets.host_ram_bar import HostRamBar
 from c2tui.widgets.queue_bar import QueueBar
 from c2tui.widgets.startup_panel import StartupPanel
 from c2tui.widgets.header_bar import HeaderBar
+from c2tui.widgets.health_panel import HealthPanel
 from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable
@@ -156,6 +157,7 @@ class DashboardApp(LiveControls, App[None]):
         yield HostRamBar(id="host-ram", classes="ops")  # the operators' bars: rows above the GPU panels
         yield StartupPanel(id="startup", classes="ops")
         yield QueueBar(id="queues", classes="ops")
+        yield HealthPanel(id="health", classes="ops")  # the GPUs' own health (NVML) and the host's CPUs
         with Horizontal(id="top"):
             with VerticalScroll(id="gpus"):
                 pass

@@ -65,7 +65,8 @@ def oom_parts(st, gpu: int | None = None) -> tuple[int, int, int]:
 def oom_line(st, pal, gpu: int | None = None, compact: bool = False) -> Line:
     """"OOM 0", or "OOM 3 (2 retried, 1 failed)": a retried one is never called failed."""
     n, retried, failed = oom_parts(st, gpu)
-    ln = Line.assemble(("OOM ", pal["dim"]), (str(n), "bold " + (pal["fail"] if failed else pal["warn"] if n else "")))
+    unsaid = n - retried - failed  # older recordings: shown as OOMs always were (red)
+    ln = Line.assemble(("OOM ", pal["dim"]), (str(n), "bold " + (pal["fail"] if failed or unsaid else pal["warn"] if n else "")))
     if retried or failed:
         r, f = ("↻", "✗") if compact else (" retried", " failed")
         ln.append(" (", pal["dim"]).append(f"{retried}{r}", pal["warn"] if retried else pal["dim"])

@@ -73,6 +73,15 @@ class OpsState:
         now = self.t if now is None else now
         return sum(a for t, g, a in self.recent.get(what, ()) if t > now - window and (gpu is None or g == gpu))
 
+    def least(self, what: str, window: float, gpu: int | None = None, now: float | None = None) -> float | None:
+        """The smallest sample of `what` over the last `window` seconds (None: none, or the
+        samples do not reach back that far: held throughout is not known yet)."""
+        now = self.t if now is None else now
+        q = [(t, a) for t, g, a in self.recent.get(what, ()) if gpu is None or g == gpu]
+        if not q or q[0][0] > now - window:
+            return None
+        return min((a for t, a in q if t >= now - window), default=q[-1][1])
+
     def oom_count(self, outcome: str | None = None, gpu: int | None = None) -> int:
         return sum(n for (g, out, _), n in self.ooms.items()
                    if (outcome is None or out == outcome) and (gpu is None or g == gpu))
@@ -178,6 +187,20 @@ def _proof(o: OpsState, e: ev.ProofResult, _: Any) -> None:
         o.seen("proof_failed", e.t)
 
 
+def _vram_sample(o: OpsState, e: ev.VramSample, w: Any) -> None:
+    """Live VRAM's share of the budget at each sample: a rule's `for:` asks it held throughout."""
+    _tick(o, e)
+    if w is None or not e.budget:
+        return
+    share = w.gpu(e.gpu).live_bytes / e.budget
+    q = o.recent.get(f"vram_live_share/{e.gpu}")
+    if q and q[-1][0] > e.t - 1.0:  # one a second at most (the least of it): 900 a GPU in the window
+        t0, g, a = q[-1]
+        q[-1] = (t0, g, min(a, share))
+    else:
+        o.seen(f"vram_live_share/{e.gpu}", e.t, e.gpu, share)
+
+
 def _host_wait(o: OpsState, e: ev.HostRamWait, _: Any) -> None:
     _tick(o, e)
     o.host_waiting.setdefault(e.worker, e.t)
@@ -195,6 +218,7 @@ HANDLERS: dict[type, Any] = {
     ev.Fallback: _counted("fallback"), ev.PartitionDone: _counted("done", gpu=False), ev.ProofResult: _proof,
     ev.Stall: _counted("stall", gpu=False), ev.DeadlineMissed: _counted("deadline_missed", gpu=False),
     ev.DeviceSyncEnd: _counted("device_sync", "duration"), ev.HostRamWait: _host_wait, ev.HostRamAdmit: _host_admit,
+    ev.VramSample: _vram_sample,
 }
 _BY_KIND = {t.model_fields["kind"].default: h for t, h in HANDLERS.items()}
 

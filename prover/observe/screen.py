@@ -2,10 +2,13 @@
 fold (the same definition docs/alerts/c2tui.rules.yml is generated from), and the verdicts the
 header and the panels show: ok, amber or red, and why.
 
-The screen judges what it has now: it does not wait a rule's `for:` (the alert does), and a
-window the run has not lived through yet is the run so far (at least a minute), as Prometheus'
-rate() over a short series is. `run_figures` are the run's (the header's), `gpu_figures` one
-GPU's (its panel's), `host_figures` the host's (the host-RAM bar's).
+A rule's `for:` is kept as Prometheus keeps it, from what the fold has: an age (a lock held, a
+GPU without progress) must be past its number for that long (the age less the `for:`), a
+sampled share (live VRAM of its budget) must have stayed past it over the whole `for:`, and a
+rate or share that has no samples to look back on (host RAM of its budget, rates over a window)
+is judged once the run has lasted the `for:`. A window the run has not lived through yet is the
+run so far (at least a minute), as Prometheus' rate() over a short series is. `run_figures` are
+the run's (the header's), `gpu_figures` one GPU's (its panel's), `host_figures` the host's.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from typing import Any
 
 from prover.fold.host_ram import budget_of
 from prover.fold.model import DashboardState
-from prover.observe.thresholds import FIGURES, RULES, Rule, Verdict, judge, rules_on, worst
+from prover.observe.thresholds import FIGURES, ORDER, RULES, Rule, Verdict, judge, rules_on
 
 GPU_FIGURES = ("lock_held_s", "gpu_progress_age_s", "vram_growth", "vram_partitions_left", "vram_live_share",
                "device_sync_share", "device_sync_wait_s", "ooms_failed", "ooms_switch", "ooms_budget",
@@ -80,13 +83,56 @@ def run_figures(s: DashboardState) -> dict[str, float | None]:
     return out
 
 
+AGES = ("lock_held_s", "gpu_progress_age_s")  # grow with time while the condition holds
+SAMPLED = {"vram_live_share"}  # the least sample over the `for:` (prover/fold/ops.py keeps them)
+
+
+def for_seconds(r: Rule) -> float:
+    """A rule's `for:` ("5m", "1m", "30s") in seconds (0: none)."""
+    if not r.for_:
+        return 0.0
+    n, unit = float(r.for_[:-1]), r.for_[-1]
+    return n * {"s": 1.0, "m": 60.0, "h": 3600.0}[unit]
+
+
+def _held(s: DashboardState, figs: dict[str, float | None], for_s: float, gpu: int | None) -> dict[str, float | None]:
+    """The figures as a rule with `for: for_s` sees them (the module's docstring says how)."""
+    if not for_s:
+        return figs
+    out = dict(figs)
+    for name, v in figs.items():
+        if v is None:
+            continue
+        if name in AGES:
+            out[name] = v - for_s
+        elif name in SAMPLED:
+            gpus = [gpu] if gpu is not None else list(s.gpus)
+            least = [x for i in gpus if (x := s.ops.least(f"{name}/{i}", for_s, i, s.t)) is not None]
+            out[name] = max(least) if least else None
+        elif s.t < for_s:
+            out[name] = None
+    return out
+
+
+def _judge(s: DashboardState, figs: dict[str, float | None], rules: tuple[Rule, ...], gpu: int | None = None
+           ) -> list[Verdict]:
+    got: list[Verdict] = []
+    for for_s in sorted({for_seconds(r) for r in rules}):
+        got += judge(_held(s, figs, for_s, gpu), [r for r in rules if for_seconds(r) == for_s])
+    return sorted(got, key=lambda v: -ORDER[v.level])
+
+
 def verdicts(s: DashboardState) -> list[Verdict]:
     """Every rule the run meets now, worst first (the header shows the first and counts the rest)."""
-    return judge(run_figures(s))
+    return _judge(s, run_figures(s), RULES)
+
+
+def _worst(got: list[Verdict]) -> Verdict:
+    return got[0] if got else Verdict("ok", "")
 
 
 def run_verdict(s: DashboardState) -> Verdict:
-    return worst(run_figures(s))
+    return _worst(verdicts(s))
 
 
 _GPU_RULES: tuple[Rule, ...] = rules_on(GPU_FIGURES)
@@ -95,11 +141,11 @@ _HOST_RULES: tuple[Rule, ...] = rules_on(HOST_FIGURES)
 
 def gpu_verdict(s: DashboardState, i: int) -> Verdict:
     """One GPU panel's level and why, from the rules on its own figures."""
-    return worst(gpu_figures(s, i), _GPU_RULES)
+    return _worst(_judge(s, gpu_figures(s, i), _GPU_RULES, i))
 
 
 def host_verdict(s: DashboardState) -> Verdict:
-    return worst(host_figures(s), _HOST_RULES)
+    return _worst(_judge(s, host_figures(s), _HOST_RULES))
 
 
 __all__ = ["FIGURES", "GPU_FIGURES", "HOST_FIGURES", "gpu_figures", "gpu_verdict", "host_figures", "host_verdict",
