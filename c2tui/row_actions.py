@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-KEYS = {"c": "cancel", "x": "cancel_sector", "r": "requeue", "o": "cordon"}
+KEYS = {"c": "cancel the selected partition", "x": "cancel its sector", "r": "requeue it",
+        "o": "cordon / uncordon its GPU"}
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ def _live(p: Any) -> bool:
 def row_action(st: Any, part: str, key: str) -> RowAction | str:
     """The action `key` means on partition `part` now, or why there is none (a sentence)."""
     p = st.partitions.get(part)
-    what = KEYS.get(key)
+    what = {"c": "cancel", "x": "cancel_sector", "r": "requeue", "o": "cordon"}.get(key)
     if p is None or what is None:
         return f"{part}: no such partition on screen now"
     on = f" on gpu{p.gpu}" if p.gpu is not None else ""

@@ -250,8 +250,10 @@ class PartitionTable(StateView, can_focus=True):
         Binding("w", "cycle_worker", "worker", tooltip="worker filter: all → each worker (of the GPU filtered on)"),
         Binding("escape", "clear", "all", key_display="esc", tooltip="back to all partitions, in flight first"),
         # row actions (c2tui/row_actions.py): a row selected with the arrows, then a key; each asks first
-        Binding("down", "move(1)", "next row", show=False), Binding("up", "move(-1)", "previous row", show=False),
-        *(Binding(k, f"row('{k}')", what.replace("_", " "), show=False) for k, what in ROW_KEYS.items()),
+        Binding("up", "move(-1)", "row", key_display="↑", show=False, tooltip="select a row (for a row action)"),
+        Binding("down", "move(1)", "row", key_display="↓", show=False, tooltip="select a row (for a row action)"),
+        *(Binding(k, f"row('{k}')", what, show=False, tooltip=f"live: {what} (asks first, naming what it does)")
+          for k, what in ROW_KEYS.items()),
     ]
 
     def __init__(self, **kw) -> None:
