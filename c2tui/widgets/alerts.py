@@ -62,11 +62,11 @@ def oom_parts(st, gpu: int | None = None) -> tuple[int, int, int]:
     return n, o.oom_count("retried", gpu), o.oom_count("failed", gpu) - o.unsaid_count(gpu)
 
 
-def oom_line(st, pal, gpu: int | None = None, compact: bool = False) -> Line:
+def oom_line(st, pal, gpu: int | None = None, compact: bool = False, lead: str = "") -> Line:
     """"OOM 0", or "OOM 3 (2 retried, 1 failed)": a retried one is never called failed."""
     n, retried, failed = oom_parts(st, gpu)
     unsaid = n - retried - failed  # older recordings: shown as OOMs always were (red)
-    ln = Line.assemble(("OOM ", pal["dim"]), (str(n), "bold " + (pal["fail"] if failed or unsaid else pal["warn"] if n else "")))
+    ln = Line.assemble((lead + "OOM ", pal["dim"]), (str(n), "bold " + (pal["fail"] if failed or unsaid else pal["warn"] if n else "")))
     if retried or failed:
         r, f = ("↻", "✗") if compact else (" retried", " failed")
         ln.append(" (", pal["dim"]).append(f"{retried}{r}", pal["warn"] if retried else pal["dim"])
@@ -75,9 +75,9 @@ def oom_line(st, pal, gpu: int | None = None, compact: bool = False) -> Line:
     return ln
 
 
-def oom_text(st, gpu: int, pal) -> Text:
+def oom_text(st, gpu: int, pal, lead: str = "") -> Text:
     """oom_line as a rich Text (a panel's subtitle), in its compact form."""
     out = Text(no_wrap=True)
-    for t, style in oom_line(st, pal, gpu, compact=True).parts:
+    for t, style in oom_line(st, pal, gpu, compact=True, lead=lead).parts:
         out.append(t, style=style or None)
     return out

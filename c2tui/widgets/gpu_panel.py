@@ -52,9 +52,8 @@ def subtitle_text(g, pal, window: float, width: int | None = None, st=None) -> T
     line.append(str(g.done), style="bold")
     line.append("  fallbacks ", style=pal["dim"])
     line.append(str(g.fallbacks), style="bold " + (pal["warn"] if g.fallbacks else ""))
-    line.append("  ")
-    line.append_text(oom_text(st, g.gpu, pal) if st is not None
-                     else Text.assemble(("OOM ", pal["dim"]), (str(g.ooms), "bold " + (pal["fail"] if g.ooms else ""))))  # retried / failed apart
+    line.append_text(oom_text(st, g.gpu, pal, "  ") if st is not None  # retried / failed apart
+                     else Text.assemble(("  OOM ", pal["dim"]), (str(g.ooms), "bold " + (pal["fail"] if g.ooms else ""))))
     span = Text(f"  timeline {window:.0f}s", style=pal["dim"])
     for nvml in _nvml_parts(g, pal):
         if width is None or len(line) + len(nvml) + len(span) <= width:
