@@ -36,6 +36,8 @@ def gpu_line(i: int, h, pal, width: int) -> Line:
         lim = f"/{h.power_limit_w:.0f}" if h.power_limit_w else ""
         near = bool(h.power_limit_w) and h.power_w >= 0.95 * h.power_limit_w
         ln.append(f"{h.power_w:.0f}{lim} W ", "bold " + (pal["warn"] if near else ""))
+    if h.throttle:  # before the clocks: it is why they are low, and a narrow line keeps it
+        ln.append("· throttle " + ",".join(h.throttle) + " ", "bold " + pal["warn"])
     if h.sm_clock_mhz is not None:
         top = f"/{h.sm_clock_max_mhz}" if h.sm_clock_max_mhz else ""
         ln.append("· SM ", pal["dim"]).append(f"{h.sm_clock_mhz}{top} MHz ", "bold")
@@ -43,11 +45,8 @@ def gpu_line(i: int, h, pal, width: int) -> Line:
         ln.append("mem ", pal["dim"]).append(f"{h.mem_clock_mhz} MHz ", "")
     if h.pcie_rx_bps is not None or h.pcie_tx_bps is not None:
         ln.append("· PCIe ", pal["dim"]).append(f"↓{_rate(h.pcie_rx_bps)} ↑{_rate(h.pcie_tx_bps)} ", "")
-    ln.append("· ", pal["dim"])
-    if h.throttle:
-        ln.append("throttle " + ",".join(h.throttle) + " ", "bold " + pal["warn"])
-    else:
-        ln.append("no throttle ", pal["dim"])
+    if not h.throttle:
+        ln.append("· no throttle ", pal["dim"])
     procs = [p for p in h.procs if p.bytes is not None]
     if procs:
         ln.append("· ", pal["dim"])
