@@ -60,7 +60,7 @@ class GpuSummary(BaseModel):
     fallbacks: int
     ooms: int
     ooms_retried: int = Field(0, description="OOMs after which the partition went on (fallback, its GPU section again)")
-    ooms_failed: int = Field(0, description="OOMs that ended the attempt (unsaid ones in older recordings too)")
+    ooms_failed: int = Field(0, description="OOMs that ended the attempt (older recordings say neither: in ooms only)")
     mem: LockSummary
     compute: LockSummary
     locks: dict[str, LockSummary] = Field(default_factory=dict, description="every lock the GPU's disciplines declared")
@@ -156,7 +156,8 @@ def summarize(state: DashboardState) -> Summary:
             partitions_verified=g.verified, throughput_per_min=60.0 * g.verified / dur if dur > 0 else 0.0,
             busy_share=min(1.0, g.kernel_busy / dur) if dur > 0 else 0.0, kernel_busy_s=g.kernel_busy,
             fallbacks=g.fallbacks, ooms=g.ooms, ooms_retried=s.ops.oom_count("retried", i),
-            ooms_failed=s.ops.oom_count("failed", i), mem=_lock(g.lock("mem")), compute=_lock(g.lock(COMPUTE)),
+            ooms_failed=s.ops.oom_count("failed", i) - s.ops.unsaid_count(i),
+            mem=_lock(g.lock("mem")), compute=_lock(g.lock(COMPUTE)),
             locks={n: _lock(lk) for n, lk in g.locks.items()},
             workers=len(g.workers)))
     errors = [text for (_, level, text, _e) in s.log if level == "error"]
@@ -175,7 +176,7 @@ def summarize(state: DashboardState) -> Summary:
         all_proofs_verified=(s.proofs_ok > 0 and s.proofs_failed == s.proofs_unchecked == 0
                              and s.partitions_failed == s.partitions_unchecked == 0),
         fallbacks=s.fallbacks, ooms=s.ooms, stalls=s.stalls, mode_changes=s.mode_changes,
-        ooms_retried=s.ops.oom_count("retried"), ooms_failed=s.ops.oom_count("failed"),
+        ooms_retried=s.ops.oom_count("retried"), ooms_failed=s.ops.oom_count("failed") - s.ops.unsaid_count(),
         throughput_per_min=s.throughput_per_min(), steady_throughput_per_min=steady,
         modelled_throughput_per_min=(steady * scale) if scale > 0 else None,
         phases={k: PhaseSummary(count=v.count, mean=v.mean, max=v.max, total=v.total, failed=v.failed)
