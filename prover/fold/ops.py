@@ -56,11 +56,10 @@ class OpsState:
 
     # --- the exporter's entry (the fold dispatches by type to the same code) --------------
     def apply(self, e: Any) -> None:
+        self.t = max(self.t, e.t)  # the exporter's clock (the fold's screen reads the state's t)
         h = _BY_KIND.get(e.kind)
         if h is not None:
             h(self, e, None)
-        else:
-            self.t = max(self.t, e.t)
 
     def seen(self, what: str, t: float, gpu: int | None = None, amount: float = 1.0) -> None:
         q = self.recent.setdefault(what, deque(maxlen=KEEP_N))
@@ -110,12 +109,7 @@ class OpsState:
 
 # --- handlers (own, event, world: None when fed by the exporter) ---------------------------
 
-def _tick(o: OpsState, e: Any) -> None:
-    o.t = max(o.t, e.t)
-
-
 def _oom(o: OpsState, e: ev.Oom, _: Any) -> None:
-    _tick(o, e)
     out, cause = e.outcome or "failed", e.cause or "unknown"
     o.ooms[(e.gpu, out, cause)] = o.ooms.get((e.gpu, out, cause), 0) + 1
     if e.outcome is None:  # a recording from before outcomes were said: counted, never judged on screen
@@ -127,12 +121,13 @@ def _oom(o: OpsState, e: ev.Oom, _: Any) -> None:
 
 
 def _phase(o: OpsState, e: Any, _: Any) -> None:
-    _tick(o, e)
     if e.gpu is None:
         return
-    g = o.progress.setdefault(e.gpu, GpuProgress())
-    key = (e.part, e.phase.value)
-    if isinstance(e, ev.PhaseStart):
+    g = o.progress.get(e.gpu)
+    if g is None:
+        g = o.progress[e.gpu] = GpuProgress()
+    key = (e.part, e.phase)  # the hot path: no enum .value, no isinstance
+    if e.kind == "phase_start":
         if e.impl == "cpu":  # CPU phases carry their worker's GPU too: not the GPU's progress
             return
         if not g.open:
@@ -144,7 +139,6 @@ def _phase(o: OpsState, e: Any, _: Any) -> None:
 
 
 def _growth(o: OpsState, e: ev.VramGrowth, w: Any) -> None:
-    _tick(o, e)
     key = (e.gpu, e.series, e.owner)
     o.growth_seen.add(key)
     if e.state == "growing":
@@ -157,17 +151,14 @@ def _growth(o: OpsState, e: ev.VramGrowth, w: Any) -> None:
 
 
 def _gpu_health(o: OpsState, e: ev.GpuHealth, _: Any) -> None:
-    _tick(o, e)
     o.health[e.gpu] = e
 
 
 def _host_health(o: OpsState, e: ev.HostHealth, _: Any) -> None:
-    _tick(o, e)
     o.host = e
 
 
 def _queue_wait(o: OpsState, e: ev.QueueWait, _: Any) -> None:
-    _tick(o, e)
     if e.reason and e.waiting:
         o.waits[e.proof_class] = e
     else:
@@ -176,20 +167,17 @@ def _queue_wait(o: OpsState, e: ev.QueueWait, _: Any) -> None:
 
 def _counted(what: str, amount: str | None = None, gpu: bool = True) -> Any:
     def h(o: OpsState, e: Any, _: Any) -> None:
-        _tick(o, e)
-        o.seen(what, e.t, getattr(e, "gpu", None) if gpu else None, float(getattr(e, amount)) if amount else 1.0)
+            o.seen(what, e.t, getattr(e, "gpu", None) if gpu else None, float(getattr(e, amount)) if amount else 1.0)
     return h
 
 
 def _proof(o: OpsState, e: ev.ProofResult, _: Any) -> None:
-    _tick(o, e)
     if e.checked and not e.ok:
         o.seen("proof_failed", e.t)
 
 
 def _vram_sample(o: OpsState, e: ev.VramSample, w: Any) -> None:
     """Live VRAM's share of the budget at each sample: a rule's `for:` asks it held throughout."""
-    _tick(o, e)
     if w is None or not e.budget:
         return
     share = w.gpu(e.gpu).live_bytes / e.budget
@@ -202,12 +190,10 @@ def _vram_sample(o: OpsState, e: ev.VramSample, w: Any) -> None:
 
 
 def _host_wait(o: OpsState, e: ev.HostRamWait, _: Any) -> None:
-    _tick(o, e)
     o.host_waiting.setdefault(e.worker, e.t)
 
 
 def _host_admit(o: OpsState, e: ev.HostRamAdmit, _: Any) -> None:
-    _tick(o, e)
     o.host_waiting.pop(e.worker, None)
     o.seen("host_ram_wait", e.t, None, e.wait)
 
