@@ -8,7 +8,7 @@ GPU records none and gets no line (nothing is invented). HostHealth is the real 
 Hidden while the run has said neither (older recordings, sim without health sampling)."""
 from __future__ import annotations
 
-from c2tui.widgets.common import Line, StateView, fmt_bytes, gib, sparkline
+from c2tui.widgets.common import Line, StateView, gib, sparkline
 
 MAX_GPU_LINES = 4  # more GPUs: the first ones and "+N more" (c2tui status --json has every one)
 SHORT = 32  # terminals shorter than this: one GPU line at most
@@ -109,4 +109,4 @@ class HealthPanel(StateView):
         return render_health(st, self.palette, width, height)
 
 
-__all__ = ["HealthPanel", "gpu_line", "host_line", "render_health", "fmt_bytes"]
+__all__ = ["HealthPanel", "gpu_line", "host_line", "render_health"]
