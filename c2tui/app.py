@@ -35,6 +35,7 @@ from c2tui.widgets.host_ram_bar import HostRamBar
 from c2tui.widgets.queue_bar import QueueBar
 from c2tui.widgets.startup_panel import StartupPanel
 from c2tui.widgets.header_bar import HeaderBar
+from c2tui.widgets.health_panel import HealthPanel
 from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable
@@ -101,7 +102,7 @@ class DashboardApp(LiveControls, App[None]):
         # always
         Binding("e", "events", "events"),
         Binding("h", "history", "history"),
-        Binding("x", "experiment", "experiment", show=False),  # the experiment panel (c2tui/widgets/experiment_panel.py)
+        Binding("X", "experiment", "experiment", show=False),  # the experiment panel (c2tui/widgets/experiment_panel.py)
         Binding("t", "cycle_theme", "theme"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
@@ -158,6 +159,7 @@ class DashboardApp(LiveControls, App[None]):
         yield HostRamBar(id="host-ram", classes="ops")  # the operators' bars: rows above the GPU panels
         yield StartupPanel(id="startup", classes="ops")
         yield QueueBar(id="queues", classes="ops")
+        yield HealthPanel(id="health", classes="ops")  # the GPUs' own health (NVML) and the host's CPUs
         with Horizontal(id="top"):
             with VerticalScroll(id="gpus"):
                 pass

@@ -121,7 +121,27 @@ class LiveControls:
             if spec:
                 self._control("apply", spec, what="job action")
 
-        self.push_screen(FilterPrompt("job action (through the controller, recorded as key)", "", JOB_FORMS), done)
+        from c2tui.row_actions import prompt_forms
+
+        forms = prompt_forms(self.state) or JOB_FORMS  # what exists now (a row action: Tab, ↑ ↓, c x r o)
+        self.push_screen(FilterPrompt("job action (through the controller, recorded as key)", "", forms), done)
+
+    def row_action(self, part: str, key: str) -> None:
+        """A row action on a selected partition (c2tui/row_actions.py): asks, naming what it will
+        do, then goes through the controller as the prompt does; nothing that does not exist now."""
+        from c2tui.row_actions import row_action
+        from c2tui.widgets.confirm_action import ConfirmAction
+
+        got = row_action(self.state, part, key)
+        if isinstance(got, str):
+            self.notify(got, severity="warning")
+            return
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self._control("apply", got.spec, what="job action")
+
+        self.push_screen(ConfirmAction(got.words, got.warn), done)
 
     def action_submit_winning(self) -> None:
         """A WinningPoSt sector: served before every queued c2 partition (prover/classes.py)."""

@@ -141,7 +141,9 @@ def _rates_line(sm: Summary) -> Text:
         f"{sm.rate_window_s:g} s{since}, {sm.throughput_per_min:.2f}/min mean since start, "
         f"{sm.steady_throughput_per_min:.2f}/min steady (first to last verified)",
         (f", {sm.modelled_throughput_per_min:.2f}/modelled min" if sm.modelled_throughput_per_min is not None else ""),
-        f"; fallbacks {sm.fallbacks}, OOMs {sm.ooms}, stalls {sm.stalls}, mode changes {sm.mode_changes}")
+        f"; fallbacks {sm.fallbacks}, OOMs {sm.ooms}"
+        + (f" ({sm.ooms_retried} retried, {sm.ooms_failed} failed)" if sm.ooms_retried or sm.ooms_failed else "")
+        + f", stalls {sm.stalls}, mode changes {sm.mode_changes}")
 
 
 def _head(sm: Summary) -> Text:

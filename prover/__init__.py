@@ -54,6 +54,7 @@ _EXPORTS = {
 # whole modules of the surface: the event classes, the Groth16 phases, the proof files
 _MODULES = {"events": "prover.events", "disciplines": "prover.disciplines", "groth16_phases": "prover.groth16.phases", "proof_files": "prover.groth16.export"}
 _MODULES["experiment"] = "prover.experiment"  # experiments and the tuner (c2tui experiment, tune)
+_MODULES["screen"] = "prover.observe.screen"  # the alert thresholds judged on screen (issue 36)
 _RENAMED = {"compare_runs": ("prover.fold.compare", "compare"), "fold_events": ("prover.fold.apply", "fold"), "JOB_ACTIONS": ("prover.pipeline.jobs", "ACTIONS")}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES) + sorted(_RENAMED)
 
@@ -128,6 +129,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.groth16 import phases as groth16_phases
     from prover.groth16 import export as proof_files
     from prover import experiment as experiment
+    from prover.observe import screen as screen
     # renamed
     from prover.fold.compare import compare as compare_runs
     from prover.fold.apply import fold as fold_events

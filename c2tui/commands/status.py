@@ -50,7 +50,19 @@ def _render(r: Any) -> Any:
     if r.starting:
         head.append(f"starting: {', '.join(r.starting)}\n", style="yellow")
     head.append("knobs: " + knob_text(r.knobs) + "\n")
+    for line in health_lines(r):  # the GPUs' own health (NVML), the host's CPUs, why classes wait, alerts
+        head.append_text(line)
+        head.append("\n")
     return Group(head, _gpu_table(r))
+
+
+def health_lines(r: Any) -> list[Any]:
+    """Alerts met now, why classes wait, the host's CPUs and each GPU's NVML health, a line each."""
+    from rich.text import Text
+
+    from c2tui.status_health import status_health_lines
+
+    return [Text(t, style=st) for t, st in status_health_lines(r)]
 
 
 def knob_text(knobs: dict[str, Any]) -> str:
@@ -98,10 +110,11 @@ def _gpu_table(r: Any) -> Any:
     for col in ("gpu", "VRAM GiB", "free", "util", "mem lock", "compute lock", "done", "fb/OOM"):
         t.add_column(col, no_wrap=True, overflow="ellipsis")
     for g in r.gpus:
+        oom = f"{g.ooms}" + (f" ({g.ooms_retried}r {g.ooms_failed}f)" if g.ooms_retried or g.ooms_failed else "")
         t.add_row(str(g.gpu) + (" CORDONED" if g.cordoned else ""),
                   f"{_gb(g.vram_used)}/{_gb(g.vram_budget)}", _gb(g.vram_free),
                   "-" if g.util is None else f"{g.util:.0%}", _lock_cell(g.locks["mem"], g.gpu),
-                  _lock_cell(g.locks["compute"], g.gpu), str(g.done), f"{g.fallbacks}/{g.ooms}")
+                  _lock_cell(g.locks["compute"], g.gpu), str(g.done), f"{g.fallbacks}/{oom}")
     on_it = Text("\n".join(f"gpu{g.gpu} {g.name}{' [SIMULATED]' if g.simulated else ''}: {_on_it(g.current)}"
                            for g in r.gpus))  # the name whole, on a line of its own: nothing to cut it
     return Group(t, on_it)
@@ -158,10 +171,12 @@ def command(address: str, as_json: bool, token_file: str | None, timeout: float,
 
 
 def _report(state: Any, lock: threading.Lock, dropped: int) -> Any:
-    from prover import status_of
+    from prover import screen, status_of
 
     with lock:  # the client's thread folds while we read
-        return status_of(state, dropped)
+        r = status_of(state, dropped)
+        r.alerts = [f"{v.level}: {v.reason} ({v.alert})" for v in screen.verdicts(state)]  # the screen's thresholds
+        return r
 
 
 def _console() -> Any:

@@ -1,4 +1,4 @@
-"""The experiment panel (`x`): the arms an experiment holds in turn on this prover, from the
+"""The experiment panel (`X`, shift+x): the arms an experiment holds in turn on this prover, from the
 fold's copy (prover/fold/experiments.py: the same counting as `c2tui experiment`'s):
 which arm holds now and how far in, cycles done, each arm's verified/min with its 95% interval,
 its ratio to the first arm with its interval, and whether that is significant yet (a verdict

@@ -7,6 +7,7 @@ from rich.text import Text
 from prover import COMPUTE
 
 from c2tui.widgets.common import Line, StateView, fmt_secs, gib, sparkline
+from c2tui.widgets.alerts import mark_panel, oom_text
 from c2tui.widgets.lock_lanes import render_locks
 from c2tui.widgets.timeline import lane_workers, render_timeline
 from c2tui.widgets.vram_bar import render_vram
@@ -42,7 +43,7 @@ def util_line(g, pal, width: int) -> Line:
     return line.truncate(width)
 
 
-def subtitle_text(g, pal, window: float, width: int | None = None) -> Text:
+def subtitle_text(g, pal, window: float, width: int | None = None, st=None) -> Text:
     """done, fallbacks, OOMs, NVML's used bytes and how much of them the budget does not count
     (keys on the device, NTT plans, MSM scratch, the CUDA context), the timeline's span: the
     NVML part whole, shortened or left out to fit `width`, never cut mid-word."""
@@ -51,8 +52,8 @@ def subtitle_text(g, pal, window: float, width: int | None = None) -> Text:
     line.append(str(g.done), style="bold")
     line.append("  fallbacks ", style=pal["dim"])
     line.append(str(g.fallbacks), style="bold " + (pal["warn"] if g.fallbacks else ""))
-    line.append("  OOM ", style=pal["dim"])
-    line.append(str(g.ooms), style="bold " + (pal["fail"] if g.ooms else ""))
+    line.append_text(oom_text(st, g.gpu, pal, "  ") if st is not None  # retried / failed apart
+                     else Text.assemble(("  OOM ", pal["dim"]), (str(g.ooms), "bold " + (pal["fail"] if g.ooms else ""))))
     span = Text(f"  timeline {window:.0f}s", style=pal["dim"])
     for nvml in _nvml_parts(g, pal):
         if width is None or len(line) + len(nvml) + len(span) <= width:
@@ -131,7 +132,8 @@ class GpuPanel(StateView):
             title = title_text(g, self.palette)
             if self.gpu in st.jobs.cordoned:  # a job action: no new work here, in-flight work finishes
                 title.append(" CORDONED", style="bold reverse " + self.palette["warn"])
-            self.set_titles(title, subtitle_text(g, self.palette, self.window, max(0, self.size.width - 4) or None))
+            mark_panel(self, st, title, self.palette)  # its alert thresholds: border colour and why
+            self.set_titles(title, subtitle_text(g, self.palette, self.window, max(0, self.size.width - 4) or None, st))
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:

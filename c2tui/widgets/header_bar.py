@@ -4,6 +4,8 @@ from __future__ import annotations
 
 
 from c2tui.widgets.common import PAUSE, Line, StateView, flow, fmt_clock, truthy
+from c2tui.widgets.alerts import alert_items, oom_line, set_level
+from prover import screen
 
 
 def size_label(st) -> str:
@@ -51,6 +53,7 @@ def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool
     ident.append(f" {st.backend}", style="bold")
     ident.append(f" {size_label(st)}", style=pal["dim"])
     items.append(ident)
+    items += alert_items(st, pal, compact)  # the worst alert threshold met now, and why (prover.screen)
     if st.simulated:
         items.append(Line(" SIMULATED ", style=f"bold reverse {pal['sim']}"))
     if truthy(str(st.config.get("insecure_seeded_setup", False))):  # keys anyone knowing the seed can forge for
@@ -86,7 +89,7 @@ def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool
     items.append(Line.assemble(("done ", pal["dim"]), (str(st.partitions_done), "bold"),
                                (f" · {inflight} in flight", pal["dim"])))
     items.append(Line.assemble(("fallbacks ", pal["dim"]), (str(st.fallbacks), "bold " + (pal["warn"] if st.fallbacks else ""))))
-    items.append(Line.assemble(("OOM ", pal["dim"]), (str(st.ooms), "bold " + (pal["fail"] if st.ooms else ""))))
+    items.append(oom_line(st, pal, compact=compact))  # retried and failed apart
     if st.stalls:
         items.append(Line.assemble(("stalls ", pal["dim"]), (str(st.stalls), "bold " + pal["warn"])))
     if st.ended:
@@ -135,6 +138,10 @@ class HeaderBar(StateView):
         kept_w, kept_n = self._kept
         self._kept = (width, max(n, kept_n) if kept_w == width else n)
         return self._kept[1]
+
+    def show(self, st) -> None:
+        set_level(self, screen.run_verdict(st).level)  # the bar's colour: the worst threshold met
+        super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:
         return flow(self._items(st), width)

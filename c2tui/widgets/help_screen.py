@@ -41,6 +41,7 @@ COMMON_KEYS = [
     ("?", "this help"),
     ("e", "the event log on its own screen (all of it; same keys as the panel)"),
     ("h", "the history in the partitions' place, and back (under 150 columns)"),
+    ("X", "the experiment panel: arms, cycles, rates with intervals, ratios (n starts one, s stops it)"),
     ("q", "quit (asks first when partitions are in flight; attached: detach)"),
     ("ctrl+c", "quit now (in-flight partitions recorded as abandoned)"),
 ]

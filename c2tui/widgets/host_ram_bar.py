@@ -7,7 +7,8 @@ memory (older recordings)."""
 from __future__ import annotations
 
 from c2tui.widgets.common import Line, StateView, fmt_secs, gib, worker_index
-from prover import budget_of, is_key
+from c2tui.widgets.alerts import MARK, STYLE, set_level
+from prover import budget_of, is_key, screen
 
 CHAR = {"witness": "▒", "abc": "█", "prep": "▓"}
 KEY_STYLES = ("info", "assemble", "verify", "prep_msm")  # a key size each, largest first
@@ -105,5 +106,14 @@ class HostRamBar(StateView):
         self.display = shown
         return 2 if shown else 0
 
+    def show(self, st) -> None:
+        set_level(self, screen.host_verdict(st).level)  # host-RAM waits, near its budget: amber / red
+        super().show(st)
+
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return render_host_ram(st, self.palette, width)
+        lines = render_host_ram(st, self.palette, width)
+        v = screen.host_verdict(st)
+        if v.level != "ok" and len(lines) > 1:  # why, at the legend's start (its cells are blank there)
+            lines[1] = Line(f"{MARK[v.level]} {v.reason}  ", style="bold " + self.palette[STYLE[v.level]]) \
+                .append_text(lines[1]).truncate(width, overflow="ellipsis")
+        return lines

@@ -10,6 +10,7 @@ from textual.binding import Binding
 
 from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_index
 from c2tui.widgets.phase_bar import render_phase_bar, segment_widths
+from c2tui.row_actions import KEYS as ROW_KEYS
 from prover import CANCELLED
 
 BAR_MAX = 64
@@ -120,7 +121,8 @@ def current_cell(r: Line, st, p, pal, sync) -> None:
             r.append(f"{'cpu/queue':<15}", style=pal["dim"])
 
 
-def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" = None) -> list[Line]:
+def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" = None,
+                selected: str | None = None) -> list[Line]:
     bar_w, show_now, show_tot = _cols(width)
     head = Line(no_wrap=True, style="bold " + pal["dim"])
     head.append(f"{'part':<7}{'gpu':<4}{'worker':<7}")
@@ -138,7 +140,7 @@ def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" =
     room = max(0, height - 1 - (1 if queued else 0))
     parts = ordered[:room]
     for p in parts:
-        r = Line(no_wrap=True, overflow="ellipsis")
+        r = Line(style="reverse") if p.part == selected else Line()  # the row a row action acts on
         r.append(fit(p.part, 7), style="bold " + (pal["fail"] if failed(p) else ""))
         gpu = p.gpu if p.gpu is not None else lock_gpu(st, p)
         r.append(fit('' if gpu is None else str(gpu), 4))
@@ -247,11 +249,36 @@ class PartitionTable(StateView, can_focus=True):
         Binding("g", "cycle_gpu", "gpu", tooltip="GPU filter: all → each GPU"),
         Binding("w", "cycle_worker", "worker", tooltip="worker filter: all → each worker (of the GPU filtered on)"),
         Binding("escape", "clear", "all", key_display="esc", tooltip="back to all partitions, in flight first"),
+        # row actions (c2tui/row_actions.py): a row selected with the arrows, then a key; each asks first
+        Binding("up", "move(-1)", "row", key_display="↑", show=False, tooltip="select a row (for a row action)"),
+        Binding("down", "move(1)", "row", key_display="↓", show=False, tooltip="select a row (for a row action)"),
+        *(Binding(k, f"row('{k}')", what, show=False, tooltip=f"live: {what} (asks first, naming what it does)")
+          for k, what in ROW_KEYS.items()),
     ]
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self.view = PartitionView()
+        self.selected: str | None = None  # the partition a row action acts on (↑ ↓ with focus)
+
+    def action_move(self, step: int) -> None:
+        rows = [p.part for p in self.view.select(self.state)] if self.state is not None else []
+        if not rows:
+            return
+        i = rows.index(self.selected) + step if self.selected in rows else 0
+        self.selected = rows[max(0, min(len(rows) - 1, i))]
+        self._changed()
+
+    def action_row(self, key: str) -> None:
+        if self.selected is None:
+            self.notify("select a row first (↑ ↓)", severity="warning")
+            return
+        self.app.row_action(self.selected, key)  # type: ignore[attr-defined]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "row":  # steering: live and not read-only only
+            return not getattr(self.app, "replay", True) and not getattr(self.app.source, "readonly", False)
+        return True
 
     def show(self, st) -> None:
         self.state = st
@@ -266,7 +293,7 @@ class PartitionTable(StateView, can_focus=True):
         self.set_titles(f"Partitions · {how}" if how else "Partitions", sub)
 
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return render_rows(st, self.palette, width, height, self.view)
+        return render_rows(st, self.palette, width, height, self.view, self.selected if self.has_focus else None)
 
     def _changed(self) -> None:
         if self.state is not None:

@@ -1,12 +1,18 @@
 """The queues by proof class (winning > window > c2): how many partitions wait and for how
-long, how many are in flight, deadlines missed and sectors overdue now. One line, shown once
-a sector of a class other than c2 has been submitted or a deadline was missed (a C2-only run
-keeps its partitions table's own queue count)."""
+long, how many are in flight, deadlines missed and sectors overdue now, and why each class
+waits (QueueWait). One line, shown once a sector of a class other than c2 has been submitted,
+a deadline was missed or a class waits for more than busy workers (cordons, a pause,
+class_gpus); a C2-only run keeps its partitions table's own queue count."""
 from __future__ import annotations
 
 from c2tui.widgets.common import Line, StateView, fmt_secs
 
 STYLE = {"winning": "fail", "window": "warn", "c2": "info"}
+
+
+def busy_only(w) -> bool:
+    """A class that waits only because every worker is busy: the usual case, not worth a row."""
+    return w.reason.startswith("every worker")
 
 
 def render_queues(st, pal, width: int) -> list[Line]:
@@ -26,6 +32,9 @@ def render_queues(st, pal, width: int) -> list[Line]:
         if c.missed:
             ln.append(f" {c.missed} missed", style="bold " + pal["fail"])
         ln.append("  ")
+    for name, w in st.ops.waits.items():  # why it waits (QueueWait: placement, cordons, pause, busy workers)
+        ln.append(f"{name} waits: ", style="bold " + pal[STYLE.get(name, "info")])
+        ln.append(f"{w.reason}  ", style=pal["warn"] if not busy_only(w) else pal["dim"])
     over = q.overdue(st.t)
     if over:
         ln.append("OVERDUE " + ", ".join(f"s{n} {c} +{fmt_secs(late)}" for n, c, late in over),
@@ -39,7 +48,7 @@ class QueueBar(StateView):
 
     def wanted_height(self, st) -> int:
         q = st.queues
-        shown = q.classed or any(c.missed for c in q.classes.values())
+        shown = q.classed or any(c.missed for c in q.classes.values()) or not all(map(busy_only, st.ops.waits.values()))
         self.display = shown
         return 1 if shown else 0
 

@@ -15,12 +15,13 @@ with its CONCEPT, a line here, and its widget (docs/architecture.md shows one).
 """
 from __future__ import annotations
 
-from prover.fold import apply, device_sync, history, host_ram, hosts, jobs, keys, queues, segments, startup
+from prover.fold import apply, device_sync, history, host_ram, hosts, jobs, keys, ops, queues, segments, startup
 from prover.fold import experiments
 from prover.fold.concept import Concept, concepts, register
 
 for _concept in (queues.CONCEPT, jobs.CONCEPT, apply.CONCEPT, device_sync.CONCEPT, hosts.CONCEPT,
-                 host_ram.CONCEPT, startup.CONCEPT, keys.CONCEPT, segments.CONCEPT, history.CONCEPT):
+                 host_ram.CONCEPT, startup.CONCEPT, keys.CONCEPT, segments.CONCEPT, history.CONCEPT,
+                 ops.CONCEPT):
     register(_concept)
 register(experiments.CONCEPT)  # the arms of an experiment (prover/experiment/), counted as the runner counts
 

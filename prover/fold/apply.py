@@ -20,6 +20,7 @@ from prover.fold.segments import on_off
 from prover.knobs import KNOBS
 
 STOPPED = "stopped"  # a PhaseEnd's error when the run was stopped under it (prover/pipeline/partition.py)
+OOM_ERROR = "OomError: "  # a PhaseEnd's error when an OOM ended it: the partition may go on (retried)
 
 
 # --- handlers, one per event type (state, event, world: the state again) ---------------------
@@ -109,6 +110,8 @@ def _phase_end(s: DashboardState, e: ev.PhaseEnd, _: Any) -> None:
             p.abandoned = True
             s.partitions_abandoned += 1
             s.note("warn", f"{e.part} abandoned in {e.phase.value} (stopped)", e)
+    elif not e.ok and (e.error or "").startswith(OOM_ERROR):  # its Oom event says retried or failed, next
+        s.note("warn", f"{e.part} {e.phase.value} stopped by an OOM: {e.error.removeprefix(OOM_ERROR)}", e)
     elif not e.ok:
         st.failed += 1
         s.note("error", f"{e.part} {e.phase.value} failed: {e.error}", e)
@@ -195,7 +198,10 @@ def _fallback(s: DashboardState, e: ev.Fallback, _: Any) -> None:
 def _oom(s: DashboardState, e: ev.Oom, _: Any) -> None:
     s.ooms += 1
     s.gpu(e.gpu).ooms += 1
-    s.note("warn", f"gpu{e.gpu} OOM {e.worker} {e.part or ''}: wanted {e.requested >> 20} MiB, {e.free >> 20} MiB free", e)
+    # retried: the partition went on (a warning, never listed as an error); failed: an error
+    said = " ".join(x for x in (e.outcome, e.cause and f"({e.cause})") if x)
+    s.note("error" if e.outcome == "failed" else "warn", f"gpu{e.gpu} OOM {e.worker} {e.part or ''}"
+           f"{' ' + said if said else ''}: wanted {e.requested >> 20} MiB, {e.free >> 20} MiB free", e)
 
 
 def _mode_change(s: DashboardState, e: ev.ModeChange, _: Any) -> None:

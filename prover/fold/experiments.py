@@ -129,7 +129,7 @@ def _apply(own: ExperimentsState, e: Any, w: World) -> None:
     own.tally.apply(e)
     if isinstance(e, ev.ExperimentStarted):
         w.note("info", f"experiment {e.name!r} started: {len(e.arms)} arms x {e.cycles} cycles of {e.hold_s:g} s "
-                       f"(settle {e.settle_s:g} s); x shows its arms", e)
+                       f"(settle {e.settle_s:g} s); X (shift+x) shows its arms", e)
     elif isinstance(e, ev.ExperimentEnded):
         x = own.tally.experiments.get(e.experiment)
         w.note("info", f"experiment {x.name if x else e.experiment!r} ended: {e.reason}", e)

@@ -156,7 +156,15 @@ def _mode_change(h: History, e: ev.ModeChange, w: World) -> None:
                                source=e.source, gpu=e.gpu))
 
 
+def _job_action(h: History, e: ev.JobAction, w: World) -> None:
+    """A cordon is a mark like a knob change: the GPUs taking work changed there."""
+    if e.action in ("cordon", "uncordon"):
+        h.marks.append(HistoryMark(t=e.t, label=f"{e.action}: - -> {e.target} ({e.source})", knob=e.action, old="-",
+                                   new=e.target, source=e.source))  # the target names the GPU: "cordon→gpu1"
+
+
 CONCEPT = Concept("history", History, {
+    ev.JobAction: _job_action,
     ev.VramSample: _vram_sample, ev.Fallback: _fallback, ev.Oom: _oom, ev.LockReleased: _lock_released,
     ev.ModeChange: _mode_change,
 }, view=lambda h, now: h.copy(), tick=advance)

@@ -126,6 +126,12 @@ def _mode_change(segs: list[RunSegment], e: ev.ModeChange, w: World) -> None:
     open_segment(segs, w.knobs, e.t, change_label(e))
 
 
+def _job_action(segs: list[RunSegment], e: ev.JobAction, w: World) -> None:
+    """A cordon changes the GPUs that take work: a rate across it would include the hole (issue 36)."""
+    if e.action in ("cordon", "uncordon"):
+        open_segment(segs, w.knobs, e.t, f"{e.action}: - -> {e.target} ({e.source})")  # reads "cordon→gpu1"
+
+
 def _run_started(segs: list[RunSegment], e: ev.RunStarted, w: World) -> None:
     segs.clear()
     open_segment(segs, w.knobs, e.t, None)
@@ -186,6 +192,7 @@ def _first() -> list[RunSegment]:
 
 
 CONCEPT = Concept("segments", _first, {
+    ev.JobAction: _job_action,
     ev.RunStarted: _run_started, ev.ModeChange: _mode_change, ev.PartitionDone: _partition_done,
     ev.Fallback: _fallback, ev.Oom: _oom, ev.LockAcquired: _lock_acquired, ev.LockReleased: _lock_released,
     ev.DeviceSyncEnd: _device_sync_end,

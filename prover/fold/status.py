@@ -49,7 +49,10 @@ class GpuStatus(BaseModel):
     verified: int
     fallbacks: int
     ooms: int
+    ooms_retried: int = Field(0, description="the partition went on after it")
+    ooms_failed: int = Field(0, description="it ended the attempt")
     cordoned: bool = Field(False, description="takes no new work (a job action); in-flight work finishes")
+    health: dict | None = Field(None, description="the latest GpuHealth (NVML; none on a simulated GPU)")
 
 
 class QueueStatus(BaseModel):
@@ -92,6 +95,10 @@ class StatusReport(BaseModel):
     host_ram: HostRamStatus | None
     starting: list[str] = Field(default_factory=list, description="start-up steps still running")
     history_dropped: int = Field(0, description="events the attach history left out (counts may be short)")
+    host_health: dict | None = Field(None, description="the latest HostHealth (/proc: CPUs, PSI, memory)")
+    waits: dict[str, str] = Field(default_factory=dict, description="why each proof class waits (QueueWait)")
+    alerts: list[str] = Field(default_factory=list, description="alert thresholds met now (c2tui status fills it "
+                              "from prover.screen, the alert rules' numbers)")
 
     @property
     def healthy(self) -> bool:
@@ -117,7 +124,9 @@ def _gpu(s: DashboardState, g: GpuState) -> GpuStatus:
                      vram_used=used, vram_free=max(0, budget - used), nvml_used=g.device_used if g.nvml else None,
                      util=g.util, workers=len(g.workers), current=sorted(cur, key=lambda c: c.part),
                      locks=_locks(g, s.t), done=g.done, verified=g.verified, fallbacks=g.fallbacks, ooms=g.ooms,
-                     cordoned=g.gpu in s.jobs.cordoned)
+                     cordoned=g.gpu in s.jobs.cordoned, ooms_retried=s.ops.oom_count("retried", g.gpu),
+                     ooms_failed=s.ops.oom_count("failed", g.gpu) - s.ops.unsaid_count(g.gpu),
+                     health=_dump(s.ops.health.get(g.gpu)))
 
 
 def _queues(s: DashboardState) -> dict[str, QueueStatus]:
@@ -151,4 +160,9 @@ def status_of(s: DashboardState, history_dropped: int = 0) -> StatusReport:
                     "cancelled": s.jobs.cancelled,
                     "in_flight": sum(x.in_flight for x in q.values()), "queued": sum(x.queued for x in q.values())},
         fallbacks=s.fallbacks, ooms=s.ooms, stalls=s.stalls, host_ram=_host_ram(s), starting=s.startup.open,
-        history_dropped=history_dropped)
+        history_dropped=history_dropped, host_health=_dump(s.ops.host),
+        waits={c: w.reason for c, w in s.ops.waits.items()})
+
+
+def _dump(e) -> dict | None:
+    return None if e is None else e.model_dump(exclude={"t", "kind"})

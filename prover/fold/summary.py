@@ -60,6 +60,8 @@ class GpuSummary(BaseModel):
     steady_util_mean: float | None = Field(None, description="mean utilisation in that same window")
     fallbacks: int
     ooms: int
+    ooms_retried: int = Field(0, description="OOMs after which the partition went on (fallback, its GPU section again)")
+    ooms_failed: int = Field(0, description="OOMs that ended the attempt (older recordings say neither: in ooms only)")
     mem: LockSummary
     compute: LockSummary
     locks: dict[str, LockSummary] = Field(default_factory=dict, description="every lock the GPU's disciplines declared")
@@ -103,6 +105,8 @@ class Summary(BaseModel):
     all_proofs_verified: bool = Field(description="some proofs, every one verified: none failed or unchecked")
     fallbacks: int
     ooms: int
+    ooms_retried: int = Field(0, description="the partition went on: not a failure")
+    ooms_failed: int = Field(0, description="ended the attempt")
     stalls: int
     mode_changes: int
     throughput_per_min: float = Field(description="verified partitions per minute, mean since start (set-up included)")
@@ -153,7 +157,9 @@ def summarize(state: DashboardState) -> Summary:
             gpu=i, name=g.name, simulated=g.simulated, nvml=g.nvml, budget=g.budget, partitions_done=g.done,
             partitions_verified=g.verified, throughput_per_min=60.0 * g.verified / dur if dur > 0 else 0.0,
             busy_share=min(1.0, g.kernel_busy / dur) if dur > 0 else 0.0, kernel_busy_s=g.kernel_busy,
-            fallbacks=g.fallbacks, ooms=g.ooms, mem=_lock(g.lock("mem")), compute=_lock(g.lock(COMPUTE)),
+            fallbacks=g.fallbacks, ooms=g.ooms, ooms_retried=s.ops.oom_count("retried", i),
+            ooms_failed=s.ops.oom_count("failed", i) - s.ops.unsaid_count(i),
+            mem=_lock(g.lock("mem")), compute=_lock(g.lock(COMPUTE)),
             locks={n: _lock(lk) for n, lk in g.locks.items()},
             workers=len(g.workers)))
     errors = [text for (_, level, text, _e) in s.log if level == "error"]
@@ -172,6 +178,7 @@ def summarize(state: DashboardState) -> Summary:
         all_proofs_verified=(s.proofs_ok > 0 and s.proofs_failed == s.proofs_unchecked == 0
                              and s.partitions_failed == s.partitions_unchecked == 0),
         fallbacks=s.fallbacks, ooms=s.ooms, stalls=s.stalls, mode_changes=s.mode_changes,
+        ooms_retried=s.ops.oom_count("retried"), ooms_failed=s.ops.oom_count("failed") - s.ops.unsaid_count(),
         throughput_per_min=s.throughput_per_min(), steady_throughput_per_min=steady,
         modelled_throughput_per_min=(steady * scale) if scale > 0 else None,
         phases={k: PhaseSummary(count=v.count, mean=v.mean, max=v.max, total=v.total, failed=v.failed)

@@ -94,6 +94,24 @@ def keys(path: Path) -> None:
                         "--quiet", "--force", "--out", str(path)], check=True, cwd=HERE.parent.parent)
 
 
+def vram_leak(path: Path) -> None:
+    """A planted VRAM leak (faults.vram_leak_bytes: the sim device keeps 64 MiB of every
+    partition, never freed): 1 GPU x 2 workers, mem_sync=stream, 20 partitions; the trend test
+    finds each worker's bytes growing after 8 marks (VramGrowth, the owner named). Health
+    sampling off (the host's /proc figures would differ per machine). Gzipped, ~20 KB."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg, plain = Path(tmp) / "leak.toml", Path(tmp) / "vram_leak.jsonl"
+        cfg.write_text("health_sample_s = 0\n\n[faults]\nvram_leak_bytes = 67108864\n")
+        subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--gpus", "1", "--workers-per-gpu",
+                        "2", "--constraints-log2", "8", "--time-scale", "0.05", "--sectors", "2", "--partitions", "10",
+                        "--mem-sync", "stream", "--config", str(cfg), "--seed", "1", "--quiet", "--force",
+                        "--out", str(plain)], check=True, cwd=HERE.parent.parent)
+        with open(plain, "rb") as f, open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as g:
+            g.write(f.read())
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     synth(OUT / "synth_failures.jsonl", gpus=2, workers_per_gpu=3, sectors=2,
@@ -109,6 +127,7 @@ def main() -> None:
     classes(OUT / "classes.jsonl")
     cordon(OUT / "cordon.jsonl")
     keys(OUT / "keys.jsonl")
+    vram_leak(OUT / "vram_leak.jsonl.gz")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 
 

@@ -36,7 +36,7 @@ async def test_started_from_the_panel_it_runs_shows_and_stops() -> None:
     app, eng, rec = make(workers_per_gpu=2)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: running(app))
-        await pilot.press("x")
+        await pilot.press("X")
         await until(pilot, lambda: isinstance(app.screen, ExperimentScreen))
         await pilot.press("n")
         await until(pilot, lambda: bool(app.screen.query(Input)))
@@ -52,5 +52,5 @@ async def test_started_from_the_panel_it_runs_shows_and_stops() -> None:
         assert ended.reason == "stopped"
         assert eng.controller.knobs.lock_mode == "two-lock"  # as found
         await until(pilot, lambda: "ended: stopped" in panel.render().plain)
-        await pilot.press("x")
+        await pilot.press("X")
         await pilot.press("q")

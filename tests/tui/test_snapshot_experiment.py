@@ -12,9 +12,9 @@ N22 = Path(__file__).parents[2] / "benchmarks" / "recordings" / "h200" / "experi
 
 def test_experiment_panel_mid_way(snap_compare):
     """50 s in: cycle 2 of 4 holding, the arms' rates so far with their intervals."""
-    assert snap_compare(make_app(N22, at=50.0), press=["x"], terminal_size=(120, 30))
+    assert snap_compare(make_app(N22, at=50.0), press=["X"], terminal_size=(120, 30))
 
 
 def test_experiment_panel_at_the_end(snap_compare):
     """Ended: 4 complete cycles, each arm against single with its verdict (80 columns)."""
-    assert snap_compare(make_app(N22, at=98.5), press=["x"], terminal_size=(80, 24))
+    assert snap_compare(make_app(N22, at=98.5), press=["X"], terminal_size=(80, 24))
