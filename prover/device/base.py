@@ -36,7 +36,7 @@ class Stopped(Exception):
     """Raised inside a worker when the engine is stopping (unwinds through the locks)."""
 
 
-OOM_CAUSES = ("switch", "budget", "leak", "contention", "injected", "unknown")
+OOM_CAUSES = ("switch", "budget", "leak", "contention", "device", "injected", "unknown")
 
 
 class OomError(RuntimeError):

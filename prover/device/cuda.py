@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable
 
 from prover import events as ev
-from prover.device.base import BaseDevice, Buffer, DeviceError, Emit, Kernel, Stream
+from prover.device.base import BaseDevice, Buffer, DeviceError, Emit, Kernel, OomError, Stream
 from prover.device.profiles import Profile
 
 _SPIN_SRC = r"""
@@ -291,12 +291,35 @@ class CudaDevice(BaseDevice):
     # --- memory (real) ------------------------------------------------------------------
     def _device_alloc(self, buf: Buffer, stream: Stream) -> None:
         try:
-            with self.dev, stream.handle:
-                buf.handle = self.mempool.malloc(buf.nbytes)
-        except self.cp.cuda.memory.OutOfMemoryError as exc:
-            raise DeviceError(f"real CUDA OOM for {buf.name} ({buf.nbytes >> 20} MiB): {exc}") from exc
+            self._malloc(buf, stream)
+        except self.cp.cuda.memory.OutOfMemoryError:
+            # The budget had room but the card did not (a resident key, MSM scratch, the pools'
+            # cached blocks, another process): give the cached blocks back and try once more,
+            # then refuse as an OOM the section's catcher retries or fails, never a bare error
+            # (2^24 on the H200, 12 workers, budget `card`: 4 partitions failed this way).
+            self._trim_caches()
+            try:
+                self._malloc(buf, stream)
+            except self.cp.cuda.memory.OutOfMemoryError as exc:
+                free, _ = self._mem_info()
+                raise OomError(buf.nbytes, free, f"on the device, not under the budget: {exc}", self.pool.held(),
+                               self.index, buf.owner, buf.part, "device") from exc
         except self.cp.cuda.runtime.CUDARuntimeError as exc:  # cudaMallocAsync may report OOM this way
             raise DeviceError(f"CUDA error allocating {buf.name} ({buf.nbytes >> 20} MiB): {exc}") from exc
+
+    def _malloc(self, buf: Buffer, stream: Stream) -> None:
+        with self.dev, stream.handle:
+            buf.handle = self.mempool.malloc(buf.nbytes)
+
+    def _trim_caches(self) -> None:
+        """Free the blocks our pool and CuPy's default pools hold unused (stream-ordered: in use stays)."""
+        with self.dev:
+            self.mempool.free_all_blocks()
+            self.cp.get_default_memory_pool().free_all_blocks()
+
+    def _mem_info(self) -> tuple[int, int]:
+        with self.dev:
+            return self.cp.cuda.runtime.memGetInfo()
 
     def _device_free(self, buf: Buffer, stream: Stream) -> None:
         with self.dev, stream.handle:  # stream-ordered free on the owner's stream (async pool)

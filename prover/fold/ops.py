@@ -27,7 +27,7 @@ from prover.fold.world import World
 
 KEEP_S = 900.0  # the longest threshold window (15 min): older times are dropped
 KEEP_N = 4096  # and at most this many of each kind (a storm of OOMs stays bounded)
-UNEXPLAINED = ("leak", "contention", "unknown")  # OOM causes no switch or budget explains
+UNEXPLAINED = ("leak", "contention", "device", "unknown")  # OOM causes no switch or budget explains
 
 
 @dataclass

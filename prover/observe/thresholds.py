@@ -71,7 +71,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
            "OOMs retried", "/min", "OOMs with outcome retried over the last 10 min, per minute"),
     Figure("ooms_switch", 'increase(c2tui_ooms_total{cause="switch"}[15m])', "OOMs after a live switch (15 min)"),
     Figure("ooms_budget", 'increase(c2tui_ooms_total{cause="budget"}[15m])', "OOMs under a cut budget (15 min)"),
-    Figure("ooms_unexplained", 'increase(c2tui_ooms_total{cause=~"leak|contention|unknown"}[15m])',
+    Figure("ooms_unexplained", 'increase(c2tui_ooms_total{cause=~"leak|contention|device|unknown"}[15m])',
            "OOMs no switch or budget explains (15 min)"),
     Figure("device_sync_share", "rate(c2tui_device_sync_seconds_sum[5m])", "time in device syncs", "%",
            "device-sync seconds over the last 5 min / 300"),

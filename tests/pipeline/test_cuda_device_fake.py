@@ -132,6 +132,7 @@ def make_fake_cupy():
         return np.ndarray(shape, dtype=dtype, buffer=memptr.mem, offset=memptr.off)
 
     cp.cuda = cuda
+    cp.get_default_memory_pool = lambda: state.setdefault("default_pool", FakePool())
     cp.ndarray = ndarray
     cp.uint64 = np.uint64
     cp.RawKernel = RawKernel
@@ -332,3 +333,40 @@ def test_engine_ntt_h_reads_the_prestaged_buffers(fake_cupy, monkeypatch):
         bc_mem = next(m for m in staged_bufs if np.shares_memory(d_b, m))
         assert d_a.ctypes.data == a_mem.ctypes.data and d_b.ctypes.data == bc_mem.ctypes.data
         assert d_c.ctypes.data == bc_mem.ctypes.data + bc_mem.nbytes // 2
+
+
+@pytest.mark.parametrize("refusals", [1, 2])
+def test_a_card_without_room_under_the_budget_is_an_oom_the_section_can_retry(fake_cupy, refusals):
+    """2^24 on the H200 (12 workers, budget `card`): CuPy refused d_bc while the budget had room,
+    and the partition failed on a bare DeviceError, counted as no OOM. Now the pools' cached
+    blocks are given back and the allocation tried once more; if the card still has no room it is
+    an OomError (cause `device`) that the section's catcher retries or fails, the budget untouched."""
+    import threading
+
+    from prover.device.base import OOM_CAUSES, OomError
+    from prover.device.cuda import CudaDevice
+    from prover.device.profiles import get_profile
+
+    d = CudaDevice(0, get_profile("rtx5070ti-16g"), 24 << 30, lambda cls, **kw: None, threading.Event(),
+                   time_scale=0.001, nvml=False)
+    pool = fake_cupy._state["pools"][0]
+    real, left = pool.malloc, [refusals]
+
+    def refuse(size):
+        if left[0]:
+            left[0] -= 1
+            raise fake_cupy.cuda.memory.OutOfMemoryError("Out of memory allocating")
+        return real(size)
+
+    pool.malloc = refuse
+    s = d.stream("g0w0")
+    if refusals == 1:  # the cached blocks were what filled the card: given back, the retry fits
+        buf = d.alloc("g0w0", "s0p0", "d_bc", 1 << 30, s)
+        assert buf.nbytes == 1 << 30 and pool.trims == 1 and fake_cupy._state["default_pool"].trims == 1
+        assert d.pool.used == 1 << 30
+        return
+    with pytest.raises(OomError) as refused:
+        d.alloc("g0w0", "s0p0", "d_bc", 1 << 30, s)
+    assert refused.value.cause == "device" and "device" in OOM_CAUSES
+    assert refused.value.event("retried")["part"] == "s0p0" and "not under the budget" in str(refused.value)
+    assert d.pool.used == 0 and pool.live == 0  # nothing counted, nothing held
