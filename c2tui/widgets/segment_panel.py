@@ -29,7 +29,28 @@ def _ms(s: float) -> str:
 
 
 def _ratio(r) -> str:
-    return "" if r.ratio is None else f"{r.ratio:.2f}x"
+    """"2.81x", "1.02x ns" (not significant: its 95% interval holds 1)."""
+    return "" if r.ratio is None else f"{r.ratio:.2f}x" + (" ns" if r.ratio_significant is False else "")
+
+
+def _ci(ci) -> str:
+    return "–" if ci is None else f"{ci[0]:.0f}–{ci[1]:.0f}" if ci[1] >= 10 else f"{ci[0]:.1f}–{ci[1]:.1f}"
+
+
+def _ratio_ci(r) -> str:
+    """"1.54–5.01", "0.80–1.30 not significant" while the interval holds 1."""
+    if r.ratio_ci is None:
+        return ""
+    return f"{r.ratio_ci[0]:.2f}–{r.ratio_ci[1]:.2f}" + ("" if r.ratio_significant else " not significant")
+
+
+def _transit(r) -> str:
+    """What sections begun before the segment's switch did in it (not counted as its own)."""
+    t = r.transitional
+    if not (t.done or t.fallbacks or t.ooms or t.device_syncs):
+        return "–"
+    bits = [f"{t.verified} ok"] + ([f"{t.ooms} OOM"] if t.ooms else []) + ([f"{t.fallbacks} fb"] if t.fallbacks else [])
+    return " ".join(bits + ([f"sync {_ms(t.device_sync_s)}"] if t.device_syncs else []))
 
 
 @dataclass(frozen=True)
@@ -51,8 +72,12 @@ COLS = (
     Col("knobs", 26, lambda r: knobs_text(r.knobs), 4, right=False),
     Col("verified/min", 13, lambda r: "–" if r.verified_per_min is None else f"{r.verified_per_min:.1f}", 0,
         style=lambda r, pal: "bold"),
-    Col("ratio", 7, _ratio, 0,
-        style=lambda r, pal: "" if r.ratio is None else "bold " + (pal["ok"] if r.ratio >= 1 else pal["fail"])),
+    Col("proofs", 7, lambda r: str(r.proofs), 1),
+    Col("95% interval", 13, lambda r: _ci(r.per_min_ci), 1, style=lambda r, pal: pal["dim"]),
+    Col("ratio", 9, _ratio, 0,
+        style=lambda r, pal: "" if r.ratio is None else pal["dim"] if not r.ratio_significant
+        else "bold " + (pal["ok"] if r.ratio >= 1 else pal["fail"])),
+    Col("ratio 95%", 26, _ratio_ci, 2, right=False, style=lambda r, pal: pal["dim"]),
     Col("fallbk", 7, lambda r: str(r.fallbacks), 1, style=lambda r, pal: pal["warn"] if r.fallbacks else pal["dim"]),
     Col("OOM", 5, lambda r: str(r.ooms), 1, style=lambda r, pal: pal["fail"] if r.ooms else pal["dim"]),
     Col("mem wait", 10, lambda r: _ms(r.mem_wait_mean), 3),
@@ -60,6 +85,7 @@ COLS = (
     Col("held", 6, lambda r: f"{r.compute_held_share * 100:.0f}%", 2),
     Col("dev sync", 10, lambda r: "–" if not r.device_syncs else _ms(r.device_sync_s), 2,
         style=lambda r, pal: "bold " + pal["device_sync"] if r.device_syncs else pal["dim"]),
+    Col("transitional", 22, _transit, 3, right=False, style=lambda r, pal: pal["dim"]),
 )
 
 
@@ -114,7 +140,7 @@ class SegmentPanel(StateView):
     def show(self, st) -> None:
         n = len(st.segments)
         self.set_titles("Segments", f"{n} segment{'s' if n != 1 else ''}: split at every knob change · "
-                                    "verified/min steady within each")
+                                    "sections counted under the knobs they began with · 95% intervals · ns: not significant")
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:

@@ -15,6 +15,12 @@ When a section began:
   SwitchSettled. Until then a section that shows itself began under the old regime (a
   reserved section that waited for its slot across the switch, say): it is charged to the
   segment in force before the switch. After SwitchSettled every new section is the new one's.
+- no SwitchSettled seen yet in this run (a recording made before the gate, or a run's first
+  switch): the old regime is over on a GPU once every section running there at the switch has
+  ended. Before the gate (older recordings) sections begun in that drain overlapped the old
+  ones and are charged to the old segment (at most one section's time); with the gate, an old
+  section that showed itself only after that drain (a reserved slot-waiter) is charged to the
+  new one (the first switch of a run only).
 - a knob outside the regime (b_g2, workers, a mem_sync the discipline ignores, the budget)
   applies at the next section with no wait: the first GPU event's time decides.
 """
@@ -45,32 +51,47 @@ class _Pending:
 
     segment: int  # the segment index its sections are still charged to
     regime: tuple[tuple[str, str], ...]  # the regime they run under
+    running: set[str] = field(default_factory=set)  # sections on the GPU at the switch (the drain waits for them)
 
 
 @dataclass
 class SectionBook:
     """Each running section's segment, and the GPUs still draining an old regime."""
 
-    owner: dict[str, int] = field(default_factory=dict)  # part -> index of the segment it began in
+    owner: dict[str, tuple[int, int | None]] = field(default_factory=dict)  # part -> (its segment's index, its GPU)
     pending: dict[int, _Pending] = field(default_factory=dict)  # gpu -> its old regime, until settled
+    says_settled: bool = False  # a SwitchSettled was seen in this run (else a drain ends the old regime)
 
     def copy(self) -> "SectionBook":
-        return SectionBook(dict(self.owner), dict(self.pending))
+        pending = {g: _Pending(p.segment, p.regime, set(p.running)) for g, p in self.pending.items()}
+        return SectionBook(dict(self.owner), pending, self.says_settled)
 
     def begin(self, part: str | None, gpu: int | None, open_index: int) -> None:
         """Note part's section as begun (its first GPU event; later ones change nothing)."""
         if part is None or part in self.owner:
             return
         p = self.pending.get(gpu) if gpu is not None else None
-        self.owner[part] = p.segment if p is not None else open_index
+        self.owner[part] = (p.segment if p is not None else open_index, gpu)
         if len(self.owner) > MAX_OPEN:
             del self.owner[next(iter(self.owner))]
 
     def of(self, part: str | None) -> int | None:
-        return None if part is None else self.owner.get(part)
+        got = None if part is None else self.owner.get(part)
+        return None if got is None else got[0]
 
     def end(self, part: str) -> None:
-        self.owner.pop(part, None)
+        got = self.owner.pop(part, None)
+        if got is not None and got[1] is not None:
+            self._drained(got[1], part)
+
+    def _drained(self, gpu: int, part: str | None = None) -> None:
+        """No SwitchSettled seen: the old regime is over once the sections running at the switch are."""
+        p = self.pending.get(gpu)
+        if p is None:
+            return
+        p.running.discard(part or "")
+        if not self.says_settled and not p.running:
+            del self.pending[gpu]
 
     def switch(self, gpus: list[int], before: dict[str, str], after: dict[str, str], prev_index: int) -> None:
         """A knob changed on these GPUs (knobs before and after): a regime change leaves them
@@ -83,7 +104,10 @@ class SectionBook:
                 if new == p.regime:  # back where the GPU still is: nothing left to settle
                     del self.pending[g]
             elif new != old:
-                self.pending[g] = _Pending(prev_index, old)
+                running = {part for part, (_, pg) in self.owner.items() if pg == g}
+                self.pending[g] = _Pending(prev_index, old, running)
+                self._drained(g)
 
     def settled(self, gpu: int) -> None:
+        self.says_settled = True
         self.pending.pop(gpu, None)
