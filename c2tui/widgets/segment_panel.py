@@ -65,27 +65,27 @@ class Col:
 
 COLS = (
     Col("#", 3, lambda r: str(r.index), 0),
-    Col("from", 8, lambda r: fmt_secs(r.t0), 3),
+    Col("from", 8, lambda r: fmt_secs(r.t0), 4),
     Col("for", 8, lambda r: fmt_secs(r.duration_s) + ("…" if r.open else ""), 1),
     Col("opened by", 18, lambda r: short_change(r.change) or "start", 2, right=False,
         style=lambda r, pal: "bold " + pal["info"] if r.change else pal["dim"]),
-    Col("knobs", 26, lambda r: knobs_text(r.knobs), 4, right=False),
+    Col("knobs", 26, lambda r: knobs_text(r.knobs), 3, right=False),
     Col("verified/min", 13, lambda r: "–" if r.verified_per_min is None else f"{r.verified_per_min:.1f}", 0,
         style=lambda r, pal: "bold"),
     Col("proofs", 7, lambda r: str(r.proofs), 1),
-    Col("95% interval", 13, lambda r: _ci(r.per_min_ci), 1, style=lambda r, pal: pal["dim"]),
+    Col("95% interval", 13, lambda r: _ci(r.per_min_ci), 3, style=lambda r, pal: pal["dim"]),
     Col("ratio", 9, _ratio, 0,
         style=lambda r, pal: "" if r.ratio is None else pal["dim"] if not r.ratio_significant
         else "bold " + (pal["ok"] if r.ratio >= 1 else pal["fail"])),
-    Col("ratio 95%", 26, _ratio_ci, 2, right=False, style=lambda r, pal: pal["dim"]),
+    Col("ratio 95%", 26, _ratio_ci, 5, right=False, style=lambda r, pal: pal["dim"]),
     Col("fallbk", 7, lambda r: str(r.fallbacks), 1, style=lambda r, pal: pal["warn"] if r.fallbacks else pal["dim"]),
     Col("OOM", 5, lambda r: str(r.ooms), 1, style=lambda r, pal: pal["fail"] if r.ooms else pal["dim"]),
-    Col("mem wait", 10, lambda r: _ms(r.mem_wait_mean), 3),
-    Col("mem hold", 10, lambda r: _ms(r.mem_hold_mean), 3),
+    Col("mem wait", 10, lambda r: _ms(r.mem_wait_mean), 4),
+    Col("mem hold", 10, lambda r: _ms(r.mem_hold_mean), 4),
     Col("held", 6, lambda r: f"{r.compute_held_share * 100:.0f}%", 2),
     Col("dev sync", 10, lambda r: "–" if not r.device_syncs else _ms(r.device_sync_s), 2,
         style=lambda r, pal: "bold " + pal["device_sync"] if r.device_syncs else pal["dim"]),
-    Col("transitional", 22, _transit, 3, right=False, style=lambda r, pal: pal["dim"]),
+    Col("transitional", 22, _transit, 5, right=False, style=lambda r, pal: pal["dim"]),
 )
 
 
@@ -93,7 +93,7 @@ def columns(width: int) -> list[Col]:
     """The columns that fit, in table order, dropping the highest rank first; spare width
     goes to the knobs (then to what opened the segment), so neither ends in "…" when there is room."""
     cols = list(COLS)
-    for rank in (4, 3, 2, 1):
+    for rank in (5, 4, 3, 2, 1):
         if sum(c.width + 1 for c in cols) <= width:
             break
         cols = [c for c in cols if c.rank < rank]

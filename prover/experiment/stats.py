@@ -24,6 +24,7 @@ The method, and why (docs/experiment.md says it at length):
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 from typing import Callable, Literal
 
@@ -135,6 +136,7 @@ def _solve(f: Callable[[float], float], target: float, lo: float, hi: float, dec
     return (lo + hi) / 2
 
 
+@lru_cache(maxsize=4096)  # every rate on screen asks at ~10 Hz; counts repeat
 def poisson_interval(n: int, level: float = LEVEL) -> tuple[float, float]:
     """The exact (Garwood) interval of a Poisson mean from one count n."""
     a = (1 - level) / 2

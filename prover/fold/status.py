@@ -72,6 +72,16 @@ class HostRamStatus(BaseModel):
     modelled: bool
 
 
+class RateStatus(BaseModel):
+    """A rate with what it rests on (prover/fold/rates.py): proofs counted and a 95% interval."""
+
+    per_min: float
+    proofs: int
+    ci: tuple[float, float] | None = Field(None, description="95% interval (exact Poisson), per minute")
+    span_s: float = Field(description="seconds the rate is over")
+    settling: bool = Field(description="fewer proofs than the fold's SETTLE_PROOFS: not yet meaningful")
+
+
 class StatusReport(BaseModel):
     backend: str
     simulated: bool
@@ -91,7 +101,13 @@ class StatusReport(BaseModel):
     stalls: int
     host_ram: HostRamStatus | None
     starting: list[str] = Field(default_factory=list, description="start-up steps still running")
+    starting_for_s: dict[str, float] = Field(default_factory=dict, description="how long each has run (the "
+                                             "latest event's time; a step that says nothing for a while reads short)")
+    started: bool = Field(True, description="start-up is over: no step runs and the GPUs have registered "
+                          "(`c2tui status` exits 4 until then)")
     history_dropped: int = Field(0, description="events the attach history left out (counts may be short)")
+    rate_window: RateStatus | None = Field(None, description="verified/min over the rate window")
+    rate_since_change: RateStatus | None = Field(None, description="verified/min since the last knob change")
 
     @property
     def healthy(self) -> bool:
@@ -151,4 +167,16 @@ def status_of(s: DashboardState, history_dropped: int = 0) -> StatusReport:
                     "cancelled": s.jobs.cancelled,
                     "in_flight": sum(x.in_flight for x in q.values()), "queued": sum(x.queued for x in q.values())},
         fallbacks=s.fallbacks, ooms=s.ooms, stalls=s.stalls, host_ram=_host_ram(s), starting=s.startup.open,
-        history_dropped=history_dropped)
+        history_dropped=history_dropped, **_rates(s),
+        starting_for_s={n: max(0.0, s.t - s.startup.steps[n].t0) for n in s.startup.open},
+        started=s.ended or not (s.startup.open or (s.startup.steps and not s.gpus)))
+
+
+def _rates(s: DashboardState) -> dict[str, RateStatus | None]:
+    r = s.rates()
+    since = None
+    if r.since_change_per_min is not None and r.since_change_s is not None:
+        since = RateStatus(per_min=r.since_change_per_min, proofs=r.since_change_proofs, ci=r.since_change_ci,
+                           span_s=r.since_change_s, settling=r.since_change_settling)
+    return {"rate_window": RateStatus(per_min=r.windowed_per_min, proofs=r.window_proofs, ci=r.window_ci,
+                                      span_s=r.window_span_s, settling=r.settling), "rate_since_change": since}
