@@ -98,7 +98,7 @@ def _gpu_table(r: Any) -> Any:
 
     t = Table(title="per GPU (lock: holder partition held +waiting)", title_justify="left", box=box.SIMPLE_HEAD,
               pad_edge=False, collapse_padding=True)
-    for col in ("gpu", "VRAM GiB", "free", "util", "mem lock", "compute lock", "done", "fb/OOM"):
+    for col in ("gpu", "pool GiB", "free", "util", "mem lock", "compute lock", "done", "fb/OOM"):
         t.add_column(col, no_wrap=True, overflow="ellipsis")
     for g in r.gpus:
         t.add_row(str(g.gpu) + (" CORDONED" if g.cordoned else ""),

@@ -38,7 +38,9 @@ class GpuStatus(BaseModel):
     host: str | None = None
     vram_total: int
     vram_budget: int
-    vram_used: int = Field(description="the pool's reserved bytes (or live, if more)")
+    vram_used: int = Field(description="pool: the bytes the pool holds from the device, live + pool-cached "
+                           "(or live, if more); the GPU panel's 'pool', metrics' vram_pool_reserved_bytes")
+    vram_live: int = Field(0, description="live: bytes of live buffers (History's 'VRAM live', metrics' vram_live_bytes)")
     vram_free: int = Field(description="budget minus used")
     nvml_used: int | None = None
     util: float | None = None
@@ -130,7 +132,7 @@ def _gpu(s: DashboardState, g: GpuState) -> GpuStatus:
     cur = [Current(part=p.part, worker=p.worker, phase=p.current, for_s=max(0.0, s.t - p.queued_t))
            for p in s.partitions.values() if p.gpu == g.gpu and p.done_t is None and p.phases]
     return GpuStatus(gpu=g.gpu, name=g.name, simulated=g.simulated, host=g.host, vram_total=g.total, vram_budget=budget,
-                     vram_used=used, vram_free=max(0, budget - used), nvml_used=g.device_used if g.nvml else None,
+                     vram_used=used, vram_live=g.live_bytes, vram_free=max(0, budget - used), nvml_used=g.device_used if g.nvml else None,
                      util=g.util, workers=len(g.workers), current=sorted(cur, key=lambda c: c.part),
                      locks=_locks(g, s.t), done=g.done, verified=g.verified, fallbacks=g.fallbacks, ooms=g.ooms,
                      cordoned=g.gpu in s.jobs.cordoned)
