@@ -59,7 +59,7 @@ def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool
     items.append(proofs)
     inflight = sum(1 for p in st.partitions.values() if p.done_t is None and p.phases)
     items.append(Line.assemble(("done ", pal["dim"]), (str(st.partitions_done), "bold"),
-                               (f" · {inflight} in flight", pal["dim"])))
+                               (f" · {inflight} in flight" + (" (all GPUs)" if len(st.gpus) > 1 else ""), pal["dim"])))
     items.append(Line.assemble(("fallbacks ", pal["dim"]), (str(st.fallbacks), "bold " + (pal["warn"] if st.fallbacks else ""))))
     items.append(Line.assemble(("OOM ", pal["dim"]), (str(st.ooms), "bold " + (pal["fail"] if st.ooms else ""))))
     if st.stalls:

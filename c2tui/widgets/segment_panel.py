@@ -116,6 +116,8 @@ def render_segments(st, pal, width: int, height: int) -> list[Line]:
 
     rows = segment_rows(st)
     cols = columns(width)
+    if len(st.gpus) > 1:  # a sum over GPUs says so (a 39 s segment may hold 1m59s of sync over 8)
+        cols = [replace(c, head="sync ΣGPUs") if c.head == "dev sync" else c for c in cols]
     head = Line(style="bold " + pal["dim"])
     for c in cols:
         head.append(_cell(c, c.head))
