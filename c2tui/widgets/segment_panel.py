@@ -73,19 +73,19 @@ COLS = (
     Col("verified/min", 13, lambda r: "–" if r.verified_per_min is None else f"{r.verified_per_min:.1f}", 0,
         style=lambda r, pal: "bold"),
     Col("proofs", 7, lambda r: str(r.proofs), 1),
-    Col("95% interval", 13, lambda r: _ci(r.per_min_ci), 3, style=lambda r, pal: pal["dim"]),
+    Col("95% interval", 13, lambda r: _ci(r.per_min_ci), 2, style=lambda r, pal: pal["dim"]),
     Col("ratio", 9, _ratio, 0,
         style=lambda r, pal: "" if r.ratio is None else pal["dim"] if not r.ratio_significant
         else "bold " + (pal["ok"] if r.ratio >= 1 else pal["fail"])),
-    Col("ratio 95%", 26, _ratio_ci, 5, right=False, style=lambda r, pal: pal["dim"]),
+    Col("ratio 95%", 26, _ratio_ci, 4, right=False, style=lambda r, pal: pal["dim"]),
     Col("fallbk", 7, lambda r: str(r.fallbacks), 1, style=lambda r, pal: pal["warn"] if r.fallbacks else pal["dim"]),
     Col("OOM", 5, lambda r: str(r.ooms), 1, style=lambda r, pal: pal["fail"] if r.ooms else pal["dim"]),
-    Col("mem wait", 10, lambda r: _ms(r.mem_wait_mean), 4),
-    Col("mem hold", 10, lambda r: _ms(r.mem_hold_mean), 4),
+    Col("mem wait", 10, lambda r: _ms(r.mem_wait_mean), 5),
+    Col("mem hold", 10, lambda r: _ms(r.mem_hold_mean), 5),
     Col("held", 6, lambda r: f"{r.compute_held_share * 100:.0f}%", 2),
     Col("dev sync", 10, lambda r: "–" if not r.device_syncs else _ms(r.device_sync_s), 2,
         style=lambda r, pal: "bold " + pal["device_sync"] if r.device_syncs else pal["dim"]),
-    Col("transitional", 22, _transit, 5, right=False, style=lambda r, pal: pal["dim"]),
+    Col("transitional", 22, _transit, 4, right=False, style=lambda r, pal: pal["dim"]),
 )
 
 
@@ -117,7 +117,7 @@ def render_segments(st, pal, width: int, height: int) -> list[Line]:
     rows = segment_rows(st)
     cols = columns(width)
     if len(st.gpus) > 1:  # a sum over GPUs says so (a 39 s segment may hold 1m59s of sync over 8)
-        cols = [replace(c, head="sync ΣGPUs") if c.head == "dev sync" else c for c in cols]
+        cols = [replace(c, head="ΣGPU sync") if c.head == "dev sync" else c for c in cols]
     head = Line(style="bold " + pal["dim"])
     for c in cols:
         head.append(_cell(c, c.head))
