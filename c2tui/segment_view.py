@@ -11,7 +11,7 @@ from prover import on_off
 from prover import SegmentSummary
 
 COLUMNS = ["#", "from", "for", "knobs", "change", "verified", "verified/min", "95% interval", "ratio", "fallbacks",
-           "OOMs", "mem wait", "mem hold", "compute held", "device sync", "transitional"]
+           "OOMs", "mem wait", "mem hold", "compute held", "device sync (all GPUs)", "transitional"]
 
 
 def interval_text(ci: tuple[float, float] | None) -> str:
