@@ -7,6 +7,9 @@ after the next switch is shown again as that later segment's *transitional* figu
 as its own (prover/fold/segments.py keeps both).
 
 When a section began:
+- its SectionBegan, where the engine says it (emitted as the section reads its knobs, under
+  the lock every ModeChange is emitted under: exact). The rules below are for recordings made
+  before it:
 - its first GPU event (a lock request or grant, a GPU phase, an allocation, a device sync):
   before that it was on the CPU and had read no GPU knob yet;
 - after a switch of a GPU's *regime* (its lock_mode and the knobs its discipline takes room
@@ -72,6 +75,13 @@ class SectionBook:
             return
         p = self.pending.get(gpu) if gpu is not None else None
         self.owner[part] = (p.segment if p is not None else open_index, gpu)
+        if len(self.owner) > MAX_OPEN:
+            del self.owner[next(iter(self.owner))]
+
+    def announce(self, part: str, gpu: int, open_index: int) -> None:
+        """A SectionBegan: the section read its knobs now, under the open segment's (exact)."""
+        self.owner.pop(part, None)
+        self.owner[part] = (open_index, gpu)
         if len(self.owner) > MAX_OPEN:
             del self.owner[next(iter(self.owner))]
 

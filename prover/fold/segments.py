@@ -203,6 +203,10 @@ def _begin(segs: Segments, part: str | None, gpu: int | None) -> None:
     segs.book.begin(part, gpu, segs[-1].index)
 
 
+def _section_began(segs: Segments, e: ev.SectionBegan, w: World) -> None:
+    segs.book.announce(e.part, e.gpu, segs[-1].index)
+
+
 def _lock_requested(segs: Segments, e: ev.LockRequested, w: World) -> None:
     _begin(segs, e.part, e.gpu)
 
@@ -300,6 +304,7 @@ CONCEPT = Concept("segments", _first, {
     ev.PartitionDone: _partition_done, ev.PartitionCancelled: _cancelled, ev.Fallback: _fallback, ev.Oom: _oom,
     ev.LockRequested: _lock_requested, ev.LockAcquired: _lock_acquired, ev.LockReleased: _lock_released,
     ev.PhaseStart: _phase_start, ev.Alloc: _alloc, ev.DeviceSyncStart: _device_sync_start,
+    ev.SectionBegan: _section_began,
     ev.DeviceSyncEnd: _device_sync_end,
 }, view=lambda segs, now: copy_segments(segs))
 
