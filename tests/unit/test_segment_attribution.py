@@ -111,3 +111,18 @@ def test_the_native_h200_recording_charges_no_device_sync_to_reserved_or_stream(
     quiet = [r for r in rows if r.knobs["lock_mode"] == "reserved" or r.knobs["mem_sync"] == "stream"]
     assert quiet and all(r.device_sync_s == 0 for r in quiet)
     assert sum(r.transitional.device_syncs for r in quiet) > 0  # the drained sections' syncs, shown apart
+
+
+def test_a_section_that_said_it_began_before_a_switch_is_the_old_segments():
+    """SectionBegan is ordered exactly against ModeChange (both under the controller's lock):
+    a narrow section that read mem_sync=device just before the switch and shows its first GPU
+    event just after is charged to device, its sync the stream segment's transitional figure."""
+    evs = _start() + [ev.ModeChange(t=0.1, knob="lock_mode", old="two-lock", new="narrow", source="key"),
+                      ev.PartitionQueued(t=0.9, part="s0p1", sector=0, index=1),
+                      ev.SectionBegan(t=1.0, gpu=0, worker="g0w0", part="s0p1", lock_mode="narrow"),
+                      ev.ModeChange(t=1.001, knob="mem_sync", old="device", new="stream", source="key")]
+    evs += [ev.LockRequested(t=1.002, gpu=0, lock="mem", worker="g0w0", part="s0p1")] + _sync("s0p1", 1.003, 0.004)
+    evs += _done("s0p1", 1.5)
+    rows = segment_rows(fold(evs))
+    assert rows[-1].knobs["mem_sync"] == "stream" and rows[-1].device_syncs == 0
+    assert rows[-1].transitional.device_syncs == 1 and rows[-2].device_syncs == 1
