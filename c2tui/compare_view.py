@@ -61,9 +61,18 @@ def _aligned(cmp: Comparison, width: int) -> list[Any]:
     runs = cmp.runs
     cols = [f"after {cmp.align}", *(f"{r.label} t" for r in runs), *(f"{r.label} /min" for r in runs)]
     rows = [[f"{row.after:+.0f} s", *("-" if t is None else f"{t:.1f} s" for t in row.t),
-             *(_rate(x) for x in row.windowed_per_min)] for row in cmp.rows]
+             *(_rate_ci(x, n, ci) for x, n, ci in zip(row.windowed_per_min, row.proofs or [None] * len(runs),
+                                                      row.ci or [None] * len(runs)))] for row in cmp.rows]
     return fit_tables(f"aligned: verified/min over the last {cmp.rate_window_s:g} s at the same time after "
-                      f"each one's {cmp.align} (t: the run's own clock; -: ended)", cols, rows, width)
+                      f"each one's {cmp.align}, [95% interval] (proofs) (t: the run's own clock; -: ended)",
+                      cols, rows, width)
+
+
+def _rate_ci(x: float | None, n: int | None, ci: tuple[float, float] | None) -> str:
+    """"823.4 [700-960] (412)": the rate, its 95% interval and the proofs it rests on."""
+    if x is None or n is None:
+        return _rate(x)
+    return f"{_rate(x)} [{ci[0]:.0f}-{ci[1]:.0f}] ({n})" if ci else f"{_rate(x)} ({n})"
 
 
 def build(cmp: Comparison, width: int) -> list[Any]:

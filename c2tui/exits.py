@@ -5,6 +5,7 @@
     2  USAGE     bad options, or an input file that is unreadable or malformed
     3  RUN       a run could not finish as asked: interrupted (SIGINT/SIGTERM/SIGHUP), the recording
                  could not be written (no space, I/O error, directory removed), or it proved nothing
+    4  STARTING  `status` only: the run is still starting (a start-up step runs, no partition yet)
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import NoReturn
 import click
 
 OK, INVALID, USAGE, RUN = 0, 1, 2, 3
+STARTING = 4  # `c2tui status` of a run still in start-up: neither healthy nor failed yet
 
 
 def fail(message: str, code: int) -> NoReturn:

@@ -131,14 +131,19 @@ class SummaryView:
         yield Group(*build(self.sm, options.max_width))
 
 
+def _basis(n: int, ci: tuple[float, float] | None) -> str:
+    """" [95% 121.0-234.0, 38 proofs]": what a rate rests on (docs/figures.md)."""
+    return f" [95% {ci[0]:.1f}-{ci[1]:.1f}, {n} proofs]" if ci else f" [{n} proofs]"
+
+
 def _rates_line(sm: Summary) -> Text:
     since = ""
     if sm.since_change_throughput_per_min is not None and sm.last_change:
-        since = (f", {sm.since_change_throughput_per_min:.2f}/min since {sm.last_change} "
-                 f"({sm.since_change_s or 0:.1f} s before the end)")
+        since = (f", {sm.since_change_throughput_per_min:.2f}/min{_basis(sm.since_change_proofs, sm.since_change_ci)} "
+                 f"since {sm.last_change} ({sm.since_change_s or 0:.1f} s before the end)")
     return Text.assemble(
-        f"throughput (verified partitions): {sm.windowed_throughput_per_min:.2f}/min over the last "
-        f"{sm.rate_window_s:g} s{since}, {sm.throughput_per_min:.2f}/min mean since start, "
+        f"throughput (verified partitions): {sm.windowed_throughput_per_min:.2f}/min"
+        f"{_basis(sm.windowed_proofs, sm.windowed_ci)} over the last {sm.rate_window_s:g} s{since}, {sm.throughput_per_min:.2f}/min mean since start, "
         f"{sm.steady_throughput_per_min:.2f}/min steady (first to last verified)",
         (f", {sm.modelled_throughput_per_min:.2f}/modelled min" if sm.modelled_throughput_per_min is not None else ""),
         f"; fallbacks {sm.fallbacks}, OOMs {sm.ooms}"

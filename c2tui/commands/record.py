@@ -280,5 +280,7 @@ def _progress(s: Any, el: float) -> Text:
 def _rates(s: Any) -> tuple:
     """The windowed rate (named window) and since the last change: what a switch did."""
     r = s.rates()
-    since = () if r.since_change_per_min is None else (f", {r.since_change_per_min:.1f} since change",)
-    return (f"  {r.windowed_per_min:.1f}/min ({r.window_s:g} s)", *since)
+    since = () if r.since_change_per_min is None else (f", {r.since_change_per_min:.1f} since change "
+                                                       f"({r.since_change_proofs} proofs)",)
+    settling = "settling " if r.settling else ""
+    return (f"  {settling}{r.windowed_per_min:.1f}/min ({r.window_s:g} s, {r.window_proofs} proofs)", *since)

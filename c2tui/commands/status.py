@@ -6,7 +6,9 @@ frame replaced by the next, no clearing and so no flicker; a pipe gets one snaps
 until the run ends or Ctrl-C.
 
 Exit status as elsewhere (docs/exit-codes.md): 0 the run is healthy so far; 1 a proof or a
-partition failed; 2 nothing to attach to, or refused (bad token, other protocol); 3 Ctrl-C.
+partition failed; 2 nothing to attach to, or refused (bad token, other protocol); 3 Ctrl-C;
+4 still starting (a start-up step runs and no partition has begun: "starting: STEP, N s",
+never "healthy" with GPU ?).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from typing import Any
 
 import click
 
-from c2tui.exits import INVALID, OK, RUN, USAGE
+from c2tui.exits import INVALID, OK, RUN, STARTING, USAGE
 
 
 def _gb(n: int) -> str:
@@ -47,9 +49,10 @@ def _render(r: Any) -> Any:
         head.append(f"host RAM {_gib(h.used)} of {_gib(h.budget) if h.budget else 'no budget'} (key {_gib(h.key)}, "
                     f"pinned {_gib(h.pinned)}, {h.workers_holding} workers{'; modelled' if h.modelled else ''})"
                     + (f"; held back: {', '.join(h.waiting)}" if h.waiting else "") + "\n")
-    if r.starting:
-        head.append(f"starting: {', '.join(r.starting)}\n", style="yellow")
+    if r.starting or not r.started:
+        head.append(starting_line(r) + "\n", style="bold yellow")
     head.append("knobs: " + knob_text(r.knobs) + "\n")
+    head.append(rate_line(r) + "\n")
     for line in health_lines(r):  # the GPUs' own health (NVML), the host's CPUs, why classes wait, alerts
         head.append_text(line)
         head.append("\n")
@@ -107,7 +110,7 @@ def _gpu_table(r: Any) -> Any:
 
     t = Table(title="per GPU (lock: holder partition held +waiting)", title_justify="left", box=box.SIMPLE_HEAD,
               pad_edge=False, collapse_padding=True)
-    for col in ("gpu", "VRAM GiB", "free", "util", "mem lock", "compute lock", "done", "fb/OOM"):
+    for col in ("gpu", "pool GiB", "free", "util", "mem lock", "compute lock", "done", "fb/OOM"):
         t.add_column(col, no_wrap=True, overflow="ellipsis")
     for g in r.gpus:
         oom = f"{g.ooms}" + (f" ({g.ooms_retried}r {g.ooms_failed}f)" if g.ooms_retried or g.ooms_failed else "")
@@ -167,7 +170,31 @@ def command(address: str, as_json: bool, token_file: str | None, timeout: float,
         client.close()
         sys.exit(RUN)
     client.close()
-    sys.exit(OK if report.healthy else INVALID)
+    sys.exit(exit_of(report))
+
+
+def exit_of(report: Any) -> int:
+    """1 a failure; 4 still starting (docs/exit-codes.md); 0 healthy so far."""
+    if not report.healthy:
+        return INVALID
+    return OK if report.started else STARTING
+
+
+def _one_rate(x: Any) -> str:
+    ci = "" if x.ci is None else f" [95% {x.ci[0]:.1f}-{x.ci[1]:.1f}]"
+    return f"{'settling: ' if x.settling else ''}{x.per_min:.1f}/min{ci} on {x.proofs} proofs over {x.span_s:.0f} s"
+
+
+def rate_line(r: Any) -> str:
+    """"verified/min over the window: 823.4/min [95% 700.1-960.2] on 412 proofs over 30 s; since the change: ..."."""
+    out = "verified/min over the window: " + ("-" if r.rate_window is None else _one_rate(r.rate_window))
+    return out + ("" if r.rate_since_change is None else f"; since the last change: {_one_rate(r.rate_since_change)}")
+
+
+def starting_line(r: Any) -> str:
+    """"starting: keys, 12 s" (every step still running, each with how long it has run)."""
+    steps = [f"{n}, {r.starting_for_s.get(n, 0.0):.0f} s" for n in r.starting]
+    return "starting: " + ("; ".join(steps) if steps else "no partition begun yet")
 
 
 def _report(state: Any, lock: threading.Lock, dropped: int) -> Any:

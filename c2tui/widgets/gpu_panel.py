@@ -97,8 +97,8 @@ def fit_lines(util: Line, locks: list[Line], vram: list[Line], lanes: list[Line]
         left -= 1
     out = ([util] if keep_util else []) + locks + vram[:2 if keep_legend else 1] + lanes[:n_lanes]
     hidden = len(lanes) - n_lanes
-    if hidden and not keep_axis and n_lanes:  # no axis to carry the count: the last lane's oldest cells do
-        out[-1] = out[-1].overlay(7, f"+{hidden} more ", "bold " + pal["warn"])
+    if hidden and not keep_axis and n_lanes:  # no axis to carry the count: a row of its own, never over a lane
+        out[-1] = Line(f"+{hidden + 1} more lanes", style="bold " + pal["warn"]).truncate(width)
     if keep_axis:
         if hidden:  # over the axis's blank label cells; the ticks stay where they were
             axis = axis.overlay(0, f"+{hidden} more ", "bold " + pal["warn"])

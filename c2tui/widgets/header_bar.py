@@ -2,9 +2,9 @@
 how well (throughput, proofs ok / failed, fallbacks, OOMs, elapsed run time)."""
 from __future__ import annotations
 
-
-from c2tui.widgets.common import PAUSE, Line, StateView, flow, fmt_clock, truthy
 from c2tui.widgets.alerts import alert_items, oom_line, set_level
+from c2tui.widgets.common import PAUSE, Line, StateView, flow, fmt_clock, truthy
+from c2tui.widgets.rate_text import WIDEST_SINCE, rate_items, short_change  # noqa: F401 - short_change: re-exported
 from prover import screen
 
 
@@ -17,32 +17,6 @@ def size_label(st) -> str:
     if not st.modelled_log2:
         return st.profile
     return f"proved 2^{st.proved_log2} · modelled 2^{st.modelled_log2} ({st.profile})"
-
-
-def short_change(change: str | None) -> str:
-    """"mem_sync: device -> stream (switch)" -> "mem_sync→stream" (several: the last)."""
-    if not change:
-        return ""
-    last = change.split(", ")[-1]
-    knob, _, rest = last.partition(": ")
-    new = rest.split(" -> ")[-1].split(" (")[0] if " -> " in rest else rest
-    return f"{knob.replace('workers_per_gpu', 'workers')}→{new}"
-
-
-def rate_items(st, pal, compact: bool = False) -> list[Line]:
-    """What a switch did: verified/min over the recent window (named), since the last knob
-    change, and the mean since start, labelled as such (it carries warm-up and set-up)."""
-    r = st.rates()
-    unit = "/min" if compact else " verified/min"
-    win = Line.assemble((f"{r.windowed_per_min:.1f}", "bold"), (f"{unit} ({r.window_s:g} s)", pal["dim"]))
-    items = [win]
-    if r.since_change_per_min is not None and r.since_change_s is not None:
-        items.append(Line.assemble(("since ", pal["dim"]), (short_change(r.change), "bold " + pal["info"]),
-                                   (f" {r.since_change_s:.0f} s ago ", pal["dim"]),
-                                   (f"{r.since_change_per_min:.1f}/min", "bold")))
-    items.append(Line.assemble(("mean since start " if not compact else "mean ", pal["dim"]),
-                               (f"{r.mean_per_min:.1f}/min", "")))
-    return items
 
 
 def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool = False) -> list[Line]:
@@ -87,7 +61,7 @@ def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool
     items.append(proofs)
     inflight = sum(1 for p in st.partitions.values() if p.done_t is None and p.phases)
     items.append(Line.assemble(("done ", pal["dim"]), (str(st.partitions_done), "bold"),
-                               (f" · {inflight} in flight", pal["dim"])))
+                               (f" · {inflight} in flight" + (" (all GPUs)" if len(st.gpus) > 1 else ""), pal["dim"])))
     items.append(Line.assemble(("fallbacks ", pal["dim"]), (str(st.fallbacks), "bold " + (pal["warn"] if st.fallbacks else ""))))
     items.append(oom_line(st, pal, compact=compact))  # retried and failed apart
     if st.stalls:
@@ -103,7 +77,7 @@ def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool
 # room kept for the item a switch brings ("since ..."), as wide as it gets, so the header's height
 # does not change at a switch and move every panel; a pause, stalls or the end may still add a
 # line, once: the height never shrinks at one width
-RESERVED = {"since": "since lock_mode→two-lock 9999 s ago 9999.9/min"}
+RESERVED = {"since": WIDEST_SINCE}
 
 
 def reserve(items: list[Line], st) -> list[Line]:

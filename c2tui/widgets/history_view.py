@@ -4,7 +4,8 @@ knob changed and the change named above them. It follows the state's clock, so a
 shows the history up to the replay cursor and no further.
 
 Rows, most important first, per GPU: verified/min, utilisation, VRAM (live / pool-cached
-against the budget), fallbacks and OOMs per minute, compute-held share; the run's own rows
+against the budget), fallbacks and OOMs per minute (each per-minute row over the fold's
+sliding rate window, named in the title), compute-held share; the run's own rows
 come first when there is more than one GPU. Where the height is short, GPUs drop to fewer
 rows and then to "+N more GPUs"."""
 from __future__ import annotations
@@ -43,14 +44,14 @@ SERIES: dict[str, Series] = {s.key: s for s in (
            lambda p: f"{p.verified_per_min:.0f}/min", "ok"),
     Series("util", "util", lambda p: p.util, lambda v: 1.0,
            lambda p: "–" if p.util is None else f"{p.util * 100:.0f}%", "ntt_h"),
-    Series("vram", "VRAM", lambda p: float(p.vram_live), lambda v: 1.0,
+    Series("vram", "VRAM live", lambda p: float(p.vram_live), lambda v: 1.0,
            lambda p: f"{p.vram_live / GiB:.1f}/{p.budget / GiB:.0f}G" if p.budget else _gib(p.vram_live), "prestage"),
-    Series("cached", "cached", lambda p: float(p.vram_cached), lambda v: 1.0,
+    Series("cached", "pool-cached", lambda p: float(p.vram_cached), lambda v: 1.0,
            lambda p: _gib(p.vram_cached), "pool"),
     Series("fb", "fallbacks", lambda p: p.fallbacks_per_min, lambda v: _max(v, 1.0),
-           lambda p: f"{p.fallbacks_per_min:.0f}/min", "warn"),
+           lambda p: f"{p.fallbacks_per_min:.1f}/min", "warn"),
     Series("oom", "OOMs", lambda p: p.ooms_per_min, lambda v: _max(v, 1.0),
-           lambda p: f"{p.ooms_per_min:.0f}/min", "fail"),
+           lambda p: f"{p.ooms_per_min:.1f}/min", "fail"),
     Series("held", "held", lambda p: p.compute_held, lambda v: 1.0,
            lambda p: f"{p.compute_held * 100:.0f}%", "wait:compute"),
 )}
@@ -196,7 +197,8 @@ class HistoryView(StateView):
     def show(self, st) -> None:
         h = st.history
         n = len(h.marks)
-        self.set_titles("History", f"{len(h.run) * h.step_s / 60:.1f} min · {n} knob change{'s' if n != 1 else ''}")
+        self.set_titles("History", f"{len(h.run) * h.step_s / 60:.1f} min · /min over a sliding {h.window_s:g} s"
+                                   f" · {n} knob change{'s' if n != 1 else ''}")
         super().show(st)
 
     def wanted_height(self, st) -> int | None:

@@ -139,6 +139,9 @@ def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" =
     queued = [p for p in st.partitions.values() if p.done_t is None and not p.phases] if view.plain() else []
     room = max(0, height - 1 - (1 if queued else 0))
     parts = ordered[:room]
+    if room > 1 and any(p.done_t is None for p in ordered[room:]):  # in-flight rows hidden: a row says how many
+        parts = ordered[:room - 1]
+    hidden = sum(1 for p in ordered[len(parts):] if p.done_t is None)
     for p in parts:
         r = Line(style="reverse") if p.part == selected else Line()  # the row a row action acts on
         r.append(fit(p.part, 7), style="bold " + (pal["fail"] if failed(p) else ""))
@@ -177,6 +180,9 @@ def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" =
             r.append("  " + cause, style=pal["device_sync"])
         r.truncate(width, overflow="ellipsis")
         rows.append(r)
+    if hidden:
+        rows.append(Line(f"+{hidden} more in flight (s sorts, f g filter)", no_wrap=True,
+                         style="bold " + pal["warn"]).truncate(width, overflow="ellipsis"))
     if queued and len(rows) < height:
         q = Line(no_wrap=True, overflow="ellipsis", style=pal["dim"])
         q.append(f"+{len(queued)} queued: ")

@@ -29,7 +29,28 @@ def _ms(s: float) -> str:
 
 
 def _ratio(r) -> str:
-    return "" if r.ratio is None else f"{r.ratio:.2f}x"
+    """"2.81x", "1.02x ns" (not significant: its 95% interval holds 1)."""
+    return "" if r.ratio is None else f"{r.ratio:.2f}x" + (" ns" if r.ratio_significant is False else "")
+
+
+def _ci(ci) -> str:
+    return "–" if ci is None else f"{ci[0]:.0f}–{ci[1]:.0f}" if ci[1] >= 10 else f"{ci[0]:.1f}–{ci[1]:.1f}"
+
+
+def _ratio_ci(r) -> str:
+    """"1.54–5.01", "0.80–1.30 not significant" while the interval holds 1."""
+    if r.ratio_ci is None:
+        return ""
+    return f"{r.ratio_ci[0]:.2f}–{r.ratio_ci[1]:.2f}" + ("" if r.ratio_significant else " not significant")
+
+
+def _transit(r) -> str:
+    """What sections begun before the segment's switch did in it (not counted as its own)."""
+    t = r.transitional
+    if not (t.done or t.fallbacks or t.ooms or t.device_syncs):
+        return "–"
+    bits = [f"{t.verified} ok"] + ([f"{t.ooms} OOM"] if t.ooms else []) + ([f"{t.fallbacks} fb"] if t.fallbacks else [])
+    return " ".join(bits + ([f"sync {_ms(t.device_sync_s)}"] if t.device_syncs else []))
 
 
 @dataclass(frozen=True)
@@ -44,22 +65,27 @@ class Col:
 
 COLS = (
     Col("#", 3, lambda r: str(r.index), 0),
-    Col("from", 8, lambda r: fmt_secs(r.t0), 3),
+    Col("from", 8, lambda r: fmt_secs(r.t0), 4),
     Col("for", 8, lambda r: fmt_secs(r.duration_s) + ("…" if r.open else ""), 1),
     Col("opened by", 18, lambda r: short_change(r.change) or "start", 2, right=False,
         style=lambda r, pal: "bold " + pal["info"] if r.change else pal["dim"]),
-    Col("knobs", 26, lambda r: knobs_text(r.knobs), 4, right=False),
+    Col("knobs", 26, lambda r: knobs_text(r.knobs), 3, right=False),
     Col("verified/min", 13, lambda r: "–" if r.verified_per_min is None else f"{r.verified_per_min:.1f}", 0,
         style=lambda r, pal: "bold"),
-    Col("ratio", 7, _ratio, 0,
-        style=lambda r, pal: "" if r.ratio is None else "bold " + (pal["ok"] if r.ratio >= 1 else pal["fail"])),
+    Col("proofs", 7, lambda r: str(r.proofs), 1),
+    Col("95% interval", 13, lambda r: _ci(r.per_min_ci), 2, style=lambda r, pal: pal["dim"]),
+    Col("ratio", 9, _ratio, 0,
+        style=lambda r, pal: "" if r.ratio is None else pal["dim"] if not r.ratio_significant
+        else "bold " + (pal["ok"] if r.ratio >= 1 else pal["fail"])),
+    Col("ratio 95%", 26, _ratio_ci, 4, right=False, style=lambda r, pal: pal["dim"]),
     Col("fallbk", 7, lambda r: str(r.fallbacks), 1, style=lambda r, pal: pal["warn"] if r.fallbacks else pal["dim"]),
     Col("OOM", 5, lambda r: str(r.ooms), 1, style=lambda r, pal: pal["fail"] if r.ooms else pal["dim"]),
-    Col("mem wait", 10, lambda r: _ms(r.mem_wait_mean), 3),
-    Col("mem hold", 10, lambda r: _ms(r.mem_hold_mean), 3),
+    Col("mem wait", 10, lambda r: _ms(r.mem_wait_mean), 5),
+    Col("mem hold", 10, lambda r: _ms(r.mem_hold_mean), 5),
     Col("held", 6, lambda r: f"{r.compute_held_share * 100:.0f}%", 2),
     Col("dev sync", 10, lambda r: "–" if not r.device_syncs else _ms(r.device_sync_s), 2,
         style=lambda r, pal: "bold " + pal["device_sync"] if r.device_syncs else pal["dim"]),
+    Col("transitional", 22, _transit, 4, right=False, style=lambda r, pal: pal["dim"]),
 )
 
 
@@ -67,7 +93,7 @@ def columns(width: int) -> list[Col]:
     """The columns that fit, in table order, dropping the highest rank first; spare width
     goes to the knobs (then to what opened the segment), so neither ends in "…" when there is room."""
     cols = list(COLS)
-    for rank in (4, 3, 2, 1):
+    for rank in (5, 4, 3, 2, 1):
         if sum(c.width + 1 for c in cols) <= width:
             break
         cols = [c for c in cols if c.rank < rank]
@@ -90,6 +116,8 @@ def render_segments(st, pal, width: int, height: int) -> list[Line]:
 
     rows = segment_rows(st)
     cols = columns(width)
+    if len(st.gpus) > 1:  # a sum over GPUs says so (a 39 s segment may hold 1m59s of sync over 8)
+        cols = [replace(c, head="ΣGPU sync") if c.head == "dev sync" else c for c in cols]
     head = Line(style="bold " + pal["dim"])
     for c in cols:
         head.append(_cell(c, c.head))
@@ -114,7 +142,7 @@ class SegmentPanel(StateView):
     def show(self, st) -> None:
         n = len(st.segments)
         self.set_titles("Segments", f"{n} segment{'s' if n != 1 else ''}: split at every knob change · "
-                                    "verified/min steady within each")
+                                    "sections counted under the knobs they began with · 95% intervals · ns: not significant")
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:

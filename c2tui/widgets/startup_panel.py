@@ -13,11 +13,19 @@ LABEL = {"circuit": "circuit", "keys": "keys", "host_kernels": "host kernels", "
          "devices": "devices"}
 
 
-def _row(pal, width: int, label: str, frac: float, took: float, detail: str, running: bool, ok: bool) -> Line:
-    """One bar line: mark, label, bar, share, seconds, what it is doing."""
+SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"  # a running step's mark turns with the event clock (the engine's heartbeat moves it)
+
+
+def spinner(t: float) -> str:
+    return SPIN[int(t * 4) % len(SPIN)]
+
+
+def _row(pal, width: int, label: str, frac: float, took: float, detail: str, running: bool, ok: bool,
+         t: float = 0.0) -> Line:
+    """One bar line: mark (a spinner while it runs), label, bar, share, seconds so far, what it is doing."""
     bar_w = max(10, min(40, width - 60))
     ln = Line(no_wrap=True)
-    mark, style = ("●", pal["info"]) if running else (("✓", pal["ok"]) if ok else ("✗", pal["fail"]))
+    mark, style = (spinner(t), pal["info"]) if running else (("✓", pal["ok"]) if ok else ("✗", pal["fail"]))
     ln.append(f" {mark} ", style="bold " + style)
     ln.append(f"{label:<13}", style="bold")
     cells = round(frac * bar_w)
@@ -36,7 +44,7 @@ def render_startup(st, pal, width: int) -> list[Line]:
         for name, s in st.startup.steps.items():
             running = s.t1 is None
             lines.append(_row(pal, width, LABEL.get(name, name), s.frac, (st.t - s.t0) if running else (s.seconds or 0.0),
-                              s.detail, running, s.ok))
+                              s.detail, running, s.ok, st.t))
             if name == "keys":
                 lines += setup_rows(st, pal, width)
     return lines + key_rows(st, pal, width)
@@ -64,7 +72,8 @@ def key_rows(st, pal, width: int) -> list[Line]:
     for k in st.keys.loading:
         waiting = sorted(w for w, (log2, _, _) in st.keys.waiters.items() if log2 == k.log2)
         who = f"for {k.worker}" + (f", {len(waiting)} waiting" if waiting else "") + ": " if k.worker else ""
-        rows.append(_row(pal, width, f"key 2^{k.log2}", k.frac, st.t - (k.load_t0 or st.t), who + k.detail, True, True))
+        rows.append(_row(pal, width, f"key 2^{k.log2}", k.frac, st.t - (k.load_t0 or st.t), who + k.detail, True, True,
+                         st.t))
     return rows
 
 

@@ -38,7 +38,9 @@ def render_vram(g, pal, width: int) -> list[Line]:
     live = g.live_bytes
     used = max(g.pool_reserved, live)
     budget = g.budget or g.total
-    suffix = f" {gib(used)}/{gib(budget)} GiB" if budget else f" {gib(used)} GiB"
+    # "pool": what the pool holds from the device (live + pool-cached): one meaning wherever it is
+    # shown (History's "VRAM live" row, status's "pool GiB", metrics' vram_pool_reserved_bytes)
+    suffix = f" pool {gib(used)}/{gib(budget)} GiB" if budget else f" pool {gib(used)} GiB"
     bar_w = max(10, width - len(label) - len(suffix))
     cap = _scale(g)
     bar = Line(no_wrap=True)

@@ -9,7 +9,8 @@ DeviceSyncStart / DeviceSyncEnd (the device-global sync under the mem lock, with
 holder it waited behind); version 1 and 2 recordings still read (they have none).
 Added with no bump: KeyLoad/KeyWait/KeyEvicted (events/keys.py) and SectorSubmitted.log2;
 four experiment kinds (events/experiment.py); Oom.outcome and the kinds of events/ops.py
-(issue 36); SwitchSettled and Oom.cause (the switch protocol, pipeline/admission.py).
+(issue 36); SwitchSettled and Oom.cause (the switch protocol, pipeline/admission.py);
+SectionBegan (events/sections.py, issue 33).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from prover.events.base import _Ev
 from prover.events.experiment import ExperimentEnded, ExperimentStarted, HoldEnded, HoldStarted
 from prover.events.ops import GpuHealth, HostHealth, QueueWait, VramGrowth, VramMark
 from prover.events.keys import KeyEvicted, KeyLoad, KeyWait
+from prover.events.sections import SectionBegan
 
 from prover.bounds import Text  # free text, cut at MAX_TEXT_LEN; readers check every field's bound there too
 
@@ -420,6 +422,7 @@ Event = Annotated[
         ProofResult, PartitionDone, Stall, Note, HostJoined, HostLeft, HostRamInfo, HostRam, HostRamWait,
         HostRamAdmit, Startup, DeadlineMissed, JobAction, PartitionCancelled, KeyLoad, KeyWait, KeyEvicted, RunEnded,
         ExperimentStarted, HoldStarted, HoldEnded, ExperimentEnded, GpuHealth, HostHealth, VramMark, VramGrowth, QueueWait,
+        SectionBegan,
     ],
     Field(discriminator="kind"),
 ]

@@ -24,6 +24,7 @@ The method, and why (docs/experiment.md says it at length):
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 from typing import Callable, Literal
 
@@ -135,6 +136,7 @@ def _solve(f: Callable[[float], float], target: float, lo: float, hi: float, dec
     return (lo + hi) / 2
 
 
+@lru_cache(maxsize=4096)  # every rate on screen asks at ~10 Hz; counts repeat
 def poisson_interval(n: int, level: float = LEVEL) -> tuple[float, float]:
     """The exact (Garwood) interval of a Poisson mean from one count n."""
     a = (1 - level) / 2
@@ -146,6 +148,29 @@ def poisson_interval(n: int, level: float = LEVEL) -> tuple[float, float]:
     upper = _solve(lambda mu: _poisson_cdf(n, mu), a, 0.0, top, decreasing=True)
     lower = 0.0 if n == 0 else _solve(lambda mu: 1 - _poisson_cdf(n - 1, mu), a, 0.0, top, decreasing=False)
     return lower, upper
+
+
+def rate_interval(n: int, span_s: float, level: float = LEVEL) -> tuple[float, float] | None:
+    """The `level` interval of a rate per minute from n events counted over span_s seconds: the
+    exact (Garwood) Poisson interval of the count, over the span (None without a span). Used by
+    the fold for every windowed, since-change and per-segment rate (docs/figures.md)."""
+    if span_s <= 0:
+        return None
+    lo, hi = poisson_interval(n, level)
+    return 60.0 * lo / span_s, 60.0 * hi / span_s
+
+
+def rate_ratio_interval(n_a: int, span_a: float, n_b: int, span_b: float, level: float = LEVEL
+                        ) -> tuple[float, float] | None:
+    """The `level` interval of (n_a / span_a) / (n_b / span_b), two independent Poisson counts:
+    log ratio +- z * sqrt(1/(n_a + 1/2) + 1/(n_b + 1/2)) (the half keeps an empty count finite).
+    None without both spans."""
+    if span_a <= 0 or span_b <= 0:
+        return None
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    centre = math.log((n_a + 0.5) / span_a) - math.log((n_b + 0.5) / span_b)
+    half = z * math.sqrt(1 / (n_a + 0.5) + 1 / (n_b + 0.5))
+    return math.exp(centre - half), math.exp(centre + half)
 
 
 # --- an experiment's figures -----------------------------------------------------------------

@@ -26,6 +26,8 @@ class AlignedRow(BaseModel):
     after: float = Field(description="seconds after the anchor (the common clock)")
     t: list[float | None] = Field(description="each run's own time then (None: before its start or after its end)")
     windowed_per_min: list[float | None] = Field(description="each run's verified/min over the rate window then")
+    proofs: list[int | None] = Field(default_factory=list, description="the proofs each rate rests on")
+    ci: list[tuple[float, float] | None] = Field(default_factory=list, description="each rate's 95% interval")
 
 
 class Comparison(BaseModel):
@@ -48,8 +50,11 @@ def compare(runs: Sequence[tuple[str, Sequence[ev.Event]]], align: str = "first-
         inside = [0.0 <= t <= end for t in own]
         rates = sample_rates(evs, [t for t, ok in zip(own, inside) if ok], window_s)
         it = iter(rates)
-        cols.append([(t, next(it).windowed_per_min) if ok else (None, None) for t, ok in zip(own, inside)])
-    rows = [AlignedRow(after=c, t=[col[k][0] for col in cols], windowed_per_min=[col[k][1] for col in cols])
+        cols.append([(t, next(it)) if ok else (None, None) for t, ok in zip(own, inside)])
+    rows = [AlignedRow(after=c, t=[col[k][0] for col in cols],
+                       windowed_per_min=[None if col[k][1] is None else col[k][1].windowed_per_min for col in cols],
+                       proofs=[None if col[k][1] is None else col[k][1].window_proofs for col in cols],
+                       ci=[None if col[k][1] is None else col[k][1].window_ci for col in cols])
             for k, c in enumerate(after)]
     out = []
     for n, ((file, evs), a, end) in enumerate(zip(runs, al.anchors, al.ends)):

@@ -3,7 +3,8 @@
 Every `step_s` of event time (bucket ends at multiples of step_s from t = 0, so a replay and
 the live run sample the same instants) the fold closes a bucket: verified/min over the rate
 window ending there, mean utilisation, VRAM live and pool-cached against the budget,
-fallbacks and OOMs per minute and the share of the bucket with `compute` held. A mark is kept
+fallbacks and OOMs per minute over the same sliding window (the state's rate_window_s, named
+on screen; not one bucket scaled up, issue 33) and the share of the bucket with `compute` held. A mark is kept
 at every knob change, labelled with it. Bounded: `HISTORY_POINTS` per series, so day-long
 runs stay small. The fold closes a bucket when an event's time passes its end, so a replay
 folded to time T shows the history up to T and no further.
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from prover import events as ev
 from prover.fold.concept import Concept
-from prover.fold.rates import first_gpu_t, window_rate
+from prover.fold.rates import OkTimes, first_gpu_t, window_rate
 from prover.fold.segments import change_label
 from prover.fold.world import World
 
@@ -31,7 +32,7 @@ class HistoryPoint:
     vram_live: int  # bytes of live buffers at t
     vram_cached: int  # pool reserved but not handed out, at t
     budget: int
-    fallbacks_per_min: float  # in this bucket
+    fallbacks_per_min: float  # over the sliding window ending at t (History.window_s)
     ooms_per_min: float
     compute_held: float  # share of the bucket with compute held (run: mean over GPUs)
 
@@ -70,6 +71,9 @@ class History:
     marks: deque[HistoryMark] = field(default_factory=lambda: deque(maxlen=256))
     bucket_t0: float = 0.0
     open: dict[int, _Bucket] = field(default_factory=dict)
+    window_s: float = 30.0  # the sliding window of the per-minute series (the fold's rate window)
+    fallback_times: dict[int, OkTimes] = field(default_factory=dict)  # per GPU, the last window's worth
+    oom_times: dict[int, OkTimes] = field(default_factory=dict)
 
     def gpu(self, i: int) -> _Bucket:
         b = self.open.get(i)
@@ -82,7 +86,9 @@ class History:
         return History(step_s=self.step_s, run=deque(self.run, maxlen=self.run.maxlen),
                        gpus={i: deque(d, maxlen=d.maxlen) for i, d in self.gpus.items()},
                        marks=deque(self.marks, maxlen=self.marks.maxlen), bucket_t0=self.bucket_t0,
-                       open={i: _Bucket(b.util_sum, b.util_n, b.fallbacks, b.ooms, b.held) for i, b in self.open.items()})
+                       open={i: _Bucket(b.util_sum, b.util_n, b.fallbacks, b.ooms, b.held) for i, b in self.open.items()},
+                       window_s=self.window_s, fallback_times={i: o.copy() for i, o in self.fallback_times.items()},
+                       oom_times={i: o.copy() for i, o in self.oom_times.items()})
 
     def series(self, gpu: int | None = None) -> list[HistoryPoint]:
         """The run's series (gpu None) or one GPU's, oldest first."""
@@ -104,8 +110,14 @@ def advance(h: History, t: float, w: World) -> float:
     return end
 
 
+def _per_min(times: OkTimes | None, end: float, window_s: float) -> float:
+    """Events per minute over the sliding window ending at end (never before t = 0)."""
+    span = min(window_s, end)
+    return 60.0 * times.count_in(end - window_s, end) / span if times is not None and span > 0 else 0.0
+
+
 def _close(h: History, w: World, end: float) -> None:
-    per_min = 60.0 / h.step_s
+    h.window_s = w.rate_window_s
     pts: list[HistoryPoint] = []
     for i in sorted(w.gpus):
         g = w.gpus[i]
@@ -116,7 +128,8 @@ def _close(h: History, w: World, end: float) -> None:
         rate, _ = window_rate(g.ok_times, end, w.rate_window_s, g.first_compute_t)
         pt = HistoryPoint(t=end, verified_per_min=rate, util=b.util_sum / b.util_n if b.util_n else None,
                           vram_live=g.live_bytes, vram_cached=max(0, g.pool_reserved - g.pool_used), budget=g.budget,
-                          fallbacks_per_min=b.fallbacks * per_min, ooms_per_min=b.ooms * per_min,
+                          fallbacks_per_min=_per_min(h.fallback_times.get(i), end, h.window_s),
+                          ooms_per_min=_per_min(h.oom_times.get(i), end, h.window_s),
                           compute_held=min(1.0, b.held / h.step_s))
         h.gpus.setdefault(i, _series()).append(pt)
         pts.append(pt)
@@ -140,10 +153,12 @@ def _vram_sample(h: History, e: ev.VramSample, w: World) -> None:
 
 def _fallback(h: History, e: ev.Fallback, w: World) -> None:
     h.gpu(e.gpu).fallbacks += 1
+    h.fallback_times.setdefault(e.gpu, OkTimes()).add(e.t, w.rate_window_s)
 
 
 def _oom(h: History, e: ev.Oom, w: World) -> None:
     h.gpu(e.gpu).ooms += 1
+    h.oom_times.setdefault(e.gpu, OkTimes()).add(e.t, w.rate_window_s)
 
 
 def _lock_released(h: History, e: ev.LockReleased, w: World) -> None:

@@ -27,7 +27,7 @@ from prover.fold.keys import KeysState
 from prover.fold.ops import OpsState
 from prover.fold.parts import GpuState, PartitionState, PhaseStats, copy_gpu, copy_part, copy_stats
 from prover.fold.queues import QueueState
-from prover.fold.rates import RATE_WINDOW_S, OkTimes, Rates, first_gpu_t, window_rate
+from prover.fold.rates import RATE_WINDOW_S, OkTimes, Rates, first_gpu_t, interval, window_count
 from prover.fold.segments import RunSegment
 from prover.fold.startup import StartupState, starting_of
 
@@ -147,20 +147,21 @@ class DashboardState:
         else:
             g = self.gpu(gpu)
             ok, anchor, n = g.ok_times, g.first_compute_t, g.verified
-        windowed, span = window_rate(ok, t, w, anchor)
+        windowed, span, wn = window_count(ok, t, w, anchor)
         seg = self.segments[-1] if self.segments else None
-        since = since_s = None
-        change = None
+        since = since_s = since_ci = None
+        change, verified = None, 0
         if seg is not None and seg.index > 0:
             change = seg.change
             since_s = t - seg.t0
             t0 = max(seg.t0, anchor) if anchor is not None else t
             if t > t0:
                 verified = seg.verified if gpu is None else seg.gpu_verified.get(gpu, 0)
-                since = 60.0 * verified / (t - t0)
+                since, since_ci = 60.0 * verified / (t - t0), interval(verified, t - t0)
         return Rates(t=t, window_s=w, windowed_per_min=windowed, window_span_s=span,
                      mean_per_min=60.0 * n / t if t > 0 else 0.0, since_change_per_min=since,
-                     since_change_s=since_s, change=change)
+                     since_change_s=since_s, change=change, window_proofs=wn, window_ci=interval(wn, span),
+                     since_change_proofs=verified, since_change_ci=since_ci)
 
     def gpu(self, i: int) -> GpuState:
         if i not in self.gpus:

@@ -7,6 +7,11 @@ fold's `t`), so a replay at time T shows the rates as they were at T.
 
 Window start: never before the first GPU section on that GPU (the first compute acquire),
 so a run still in set-up is not averaged with empty seconds.
+
+Each rate says what it rests on (issue 33): the proofs counted and a 95% interval, the exact
+Poisson interval of that count over the span (prover/experiment/stats.py: rate_interval;
+docs/figures.md). A rate on fewer than SETTLE_PROOFS proofs is *settling*: the screen says so
+before the number.
 """
 from __future__ import annotations
 
@@ -14,7 +19,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from prover.experiment.stats import rate_interval
+
 RATE_WINDOW_S = 30.0  # the default window; the state's rate_window_s names the one in use
+SETTLE_PROOFS = 10  # fewer proofs in a window: "settling" (the 95% interval is wider than 0.5x-1.8x the rate)
 
 
 @dataclass
@@ -53,14 +61,39 @@ class Rates:
     since_change_per_min: float | None  # since the last knob change (None: no change yet, or no time since)
     since_change_s: float | None  # how long ago the last change was
     change: str | None  # the last change, e.g. "mem_sync: device -> stream"
+    window_proofs: int = 0  # verified proofs the windowed rate rests on
+    window_ci: tuple[float, float] | None = None  # its 95% interval (per minute)
+    since_change_proofs: int = 0  # proofs of sections begun since the change
+    since_change_ci: tuple[float, float] | None = None
+
+    @property
+    def settling(self) -> bool:
+        """The windowed rate rests on too few proofs to mean much yet."""
+        return self.window_proofs < SETTLE_PROOFS
+
+    @property
+    def since_change_settling(self) -> bool:
+        return self.since_change_proofs < SETTLE_PROOFS
 
 
 def window_rate(ok: OkTimes, t: float, window_s: float, anchor: float | None) -> tuple[float, float]:
     """(verified/min over the window ending at t, seconds of it that counted)."""
+    rate, span, _ = window_count(ok, t, window_s, anchor)
+    return rate, span
+
+
+def window_count(ok: OkTimes, t: float, window_s: float, anchor: float | None) -> tuple[float, float, int]:
+    """(verified/min over the window ending at t, seconds of it that counted, proofs counted)."""
     if anchor is None or t <= anchor:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0
     t0 = max(t - window_s, anchor)
-    return 60.0 * ok.count_in(t0, t) / (t - t0), t - t0
+    n = ok.count_in(t0, t)
+    return 60.0 * n / (t - t0), t - t0, n
+
+
+def interval(n: int, span_s: float) -> tuple[float, float] | None:
+    """The 95% interval (per minute) of n proofs counted over span_s seconds."""
+    return rate_interval(n, span_s)
 
 
 def first_gpu_t(gpus: Iterable[Any]) -> float | None:

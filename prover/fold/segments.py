@@ -6,6 +6,11 @@ verified partitions (with the first and last time, for a steady rate within the 
 fallbacks, OOMs, mem waits and holds, the compute lock's held time and the device-global
 syncs. `segment_rows(state)` derives the figures (rates, shares, the ratio to the segment
 before) once, for `summary`, the dashboard's panel and `compare` alike.
+
+Attribution (issue 33): each figure counts the GPU sections begun under the segment's knobs
+(prover/fold/sections.py says when one began); what a section begun earlier does inside a
+later segment is that segment's *transitional* figures (`carried_*`), never its own. Every
+rate comes with its proofs and a 95% interval (prover/experiment/stats.py, docs/figures.md).
 """
 from __future__ import annotations
 
@@ -15,7 +20,9 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from prover import events as ev
+from prover.experiment.stats import rate_interval, rate_ratio_interval
 from prover.fold.concept import Concept
+from prover.fold.sections import GPU_PHASES, SectionBook
 from prover.fold.world import World
 from prover.knobs import KNOBS
 
@@ -44,14 +51,38 @@ class RunSegment:
     compute_hold: float = 0.0  # seconds of compute held, summed over GPUs
     device_syncs: int = 0
     device_sync_s: float = 0.0
+    # transitional: what sections begun under an earlier segment's knobs did inside this one
+    carried_done: int = 0
+    carried_verified: int = 0
+    carried_fallbacks: int = 0
+    carried_ooms: int = 0
+    carried_device_syncs: int = 0
+    carried_device_sync_s: float = 0.0
 
     def duration(self, now: float) -> float:
         return max(0.0, (self.t1 if self.t1 is not None else now) - self.t0)
 
 
-def copy_segments(segs: list[RunSegment]) -> list[RunSegment]:
+class Segments(list[RunSegment]):
+    """The segments (a list, as every reader takes it) and the book of which one each running
+    section belongs to."""
+
+    def __init__(self, items: list[RunSegment] | None = None, book: SectionBook | None = None) -> None:
+        super().__init__(items or [])
+        self.book = book if book is not None else SectionBook()
+
+    def by_index(self, index: int | None) -> RunSegment | None:
+        """The segment of that index (None: unknown, or dropped as the oldest)."""
+        if index is None or not self:
+            return None
+        i = index - self[0].index
+        return self[i] if 0 <= i < len(self) else None
+
+
+def copy_segments(segs: list[RunSegment]) -> Segments:
     """A copy the UI may read while the fold goes on."""
-    return [replace(sg, knobs=dict(sg.knobs), gpu_verified=dict(sg.gpu_verified)) for sg in segs]
+    book = segs.book.copy() if isinstance(segs, Segments) else None
+    return Segments([replace(sg, knobs=dict(sg.knobs), gpu_verified=dict(sg.gpu_verified)) for sg in segs], book)
 
 
 def typed_knobs(knobs: dict[str, str]) -> dict[str, str | bool | int]:
@@ -63,6 +94,18 @@ def typed_knobs(knobs: dict[str, str]) -> dict[str, str | bool | int]:
         except ValueError:
             out[k] = v
     return out
+
+
+class Transitional(BaseModel):
+    """What sections begun before a segment (under the knobs before its switch) did inside it:
+    shown apart, never counted in the segment's own figures."""
+
+    done: int = 0
+    verified: int = 0
+    fallbacks: int = 0
+    ooms: int = 0
+    device_syncs: int = 0
+    device_sync_s: float = 0.0
 
 
 class SegmentSummary(BaseModel):
@@ -90,7 +133,15 @@ class SegmentSummary(BaseModel):
     mem_hold_total: float
     compute_held_share: float = Field(description="compute held / (duration x GPUs)")
     device_syncs: int
-    device_sync_s: float = Field(description="total time mem holders waited in device-global syncs")
+    device_sync_s: float = Field(description="total time mem holders waited in device-global syncs, summed over GPUs")
+    proofs: int = Field(0, description="verified proofs per_min rests on (sections begun under these knobs)")
+    per_min: float = Field(0.0, description="verified/min: verified_per_min from 2 proofs on, else mean_per_min")
+    per_min_ci: tuple[float, float] | None = Field(
+        None, description="95% interval of per_min: exact Poisson interval of the proofs counted over its span")
+    ratio_ci: tuple[float, float] | None = Field(None, description="95% interval of ratio (two Poisson counts)")
+    ratio_significant: bool | None = Field(None, description="ratio_ci excludes 1 (None: no ratio)")
+    transitional: Transitional = Field(default_factory=lambda: Transitional(),
+                                       description="sections begun under an earlier segment's knobs, seen in this one")
 
 
 def open_segment(segs: list[RunSegment], knobs: dict[str, str], t: float, change: str | None) -> RunSegment:
@@ -122,57 +173,116 @@ def change_label(e: ev.ModeChange) -> str:
 
 
 # the segments' handlers run after the core's (prover/fold/__init__.py): the knobs are the new ones
-def _mode_change(segs: list[RunSegment], e: ev.ModeChange, w: World) -> None:
-    open_segment(segs, w.knobs, e.t, change_label(e))
+def _mode_change(segs: Segments, e: ev.ModeChange, w: World) -> None:
+    last = segs[-1] if segs else None
+    seg = open_segment(segs, w.knobs, e.t, change_label(e))
+    prev = seg.index - 1 if seg is last else (last.index if last is not None else 0)
+    before, after = {**w.knobs, e.knob: e.old}, {**w.knobs, e.knob: e.new}
+    segs.book.switch([e.gpu] if e.gpu is not None else list(w.gpus), before, after, prev)
 
 
-def _job_action(segs: list[RunSegment], e: ev.JobAction, w: World) -> None:
+def _job_action(segs: Segments, e: ev.JobAction, w: World) -> None:
     """A cordon changes the GPUs that take work: a rate across it would include the hole (issue 36)."""
     if e.action in ("cordon", "uncordon"):
         open_segment(segs, w.knobs, e.t, f"{e.action}: - -> {e.target} ({e.source})")  # reads "cordon→gpu1"
 
 
-def _run_started(segs: list[RunSegment], e: ev.RunStarted, w: World) -> None:
+def _switch_settled(segs: Segments, e: ev.SwitchSettled, w: World) -> None:
+    segs.book.settled(e.gpu)
+
+
+def _run_started(segs: Segments, e: ev.RunStarted, w: World) -> None:
     segs.clear()
+    segs.book = SectionBook()
     open_segment(segs, w.knobs, e.t, None)
     segs[0].knobs = dict(w.knobs)
 
 
-def _partition_done(segs: list[RunSegment], e: ev.PartitionDone, w: World) -> None:
-    seg = segs[-1]
+def _charged(segs: Segments, part: str | None) -> tuple[RunSegment, RunSegment | None]:
+    """(the segment a section's event counts for, the open one when that is a later segment:
+    the event is transitional there)."""
+    own = segs.by_index(segs.book.of(part)) or segs[-1]
+    return own, (segs[-1] if own is not segs[-1] else None)
+
+
+def _begin(segs: Segments, part: str | None, gpu: int | None) -> None:
+    segs.book.begin(part, gpu, segs[-1].index)
+
+
+def _section_began(segs: Segments, e: ev.SectionBegan, w: World) -> None:
+    segs.book.announce(e.part, e.gpu, segs[-1].index)
+
+
+def _lock_requested(segs: Segments, e: ev.LockRequested, w: World) -> None:
+    _begin(segs, e.part, e.gpu)
+
+
+def _phase_start(segs: Segments, e: ev.PhaseStart, w: World) -> None:
+    if e.phase in GPU_PHASES and e.gpu is not None:
+        _begin(segs, e.part, e.gpu)
+
+
+def _alloc(segs: Segments, e: ev.Alloc, w: World) -> None:
+    _begin(segs, e.part, e.gpu)
+
+
+def _device_sync_start(segs: Segments, e: ev.DeviceSyncStart, w: World) -> None:
+    _begin(segs, e.part, e.gpu)
+
+
+def _partition_done(segs: Segments, e: ev.PartitionDone, w: World) -> None:
+    seg, carried = _charged(segs, e.part)
+    segs.book.end(e.part)
     p = w.partitions.get(e.part)
+    ok = e.ok and p is not None and p.verified is True
     seg.done += 1
     seg.failed += not e.ok
-    if e.ok and p is not None and p.verified is True:
+    if carried is not None:
+        carried.carried_done += 1
+        carried.carried_verified += ok
+    if ok:
         seg.verified += 1
-        if p.gpu is not None:
+        if p is not None and p.gpu is not None:
             seg.gpu_verified[p.gpu] = seg.gpu_verified.get(p.gpu, 0) + 1
         seg.first_ok_t = e.t if seg.first_ok_t is None else seg.first_ok_t
         seg.last_ok_t = e.t
 
 
-def _fallback(segs: list[RunSegment], e: ev.Fallback, w: World) -> None:
-    segs[-1].fallbacks += 1
+def _cancelled(segs: Segments, e: ev.PartitionCancelled, w: World) -> None:
+    segs.book.end(e.part)
 
 
-def _oom(segs: list[RunSegment], e: ev.Oom, w: World) -> None:
-    segs[-1].ooms += 1
+def _fallback(segs: Segments, e: ev.Fallback, w: World) -> None:
+    _begin(segs, e.part, e.gpu)
+    seg, carried = _charged(segs, e.part)
+    seg.fallbacks += 1
+    if carried is not None:
+        carried.carried_fallbacks += 1
 
 
-def _lock_acquired(segs: list[RunSegment], e: ev.LockAcquired, w: World) -> None:
+def _oom(segs: Segments, e: ev.Oom, w: World) -> None:
+    _begin(segs, e.part, e.gpu)
+    seg, carried = _charged(segs, e.part)
+    seg.ooms += 1
+    if carried is not None:
+        carried.carried_ooms += 1
+
+
+def _lock_acquired(segs: Segments, e: ev.LockAcquired, w: World) -> None:
+    _begin(segs, e.part, e.gpu)
     if e.lock == "mem":
-        seg = segs[-1]
+        seg = _charged(segs, e.part)[0]
         seg.mem_acquisitions += 1
         seg.mem_wait += e.wait
 
 
-def _lock_released(segs: list[RunSegment], e: ev.LockReleased, w: World) -> None:
-    seg = segs[-1]
+def _lock_released(segs: Segments, e: ev.LockReleased, w: World) -> None:
     if e.lock == "mem":
-        seg.mem_hold += e.hold
+        _charged(segs, e.part)[0].mem_hold += e.hold
     if e.lock != "compute":
         return
-    # a hold that began before this segment: its earlier part belongs to the segments before
+    # compute held is a share of each segment's time: a hold that began before this segment
+    # is split by time (its earlier part belongs to the segments before)
     start = e.t - e.hold
     for sg in reversed(segs):
         part = min(e.t, sg.t1 if sg.t1 is not None else e.t) - max(start, sg.t0)
@@ -182,19 +292,26 @@ def _lock_released(segs: list[RunSegment], e: ev.LockReleased, w: World) -> None
             break
 
 
-def _device_sync_end(segs: list[RunSegment], e: ev.DeviceSyncEnd, w: World) -> None:
-    segs[-1].device_sync_s += e.duration
-    segs[-1].device_syncs += 1
+def _device_sync_end(segs: Segments, e: ev.DeviceSyncEnd, w: World) -> None:
+    seg, carried = _charged(segs, e.part)
+    seg.device_sync_s += e.duration
+    seg.device_syncs += 1
+    if carried is not None:
+        carried.carried_device_sync_s += e.duration
+        carried.carried_device_syncs += 1
 
 
-def _first() -> list[RunSegment]:
-    return [RunSegment(index=0, t0=0.0, knobs={})]
+def _first() -> Segments:
+    return Segments([RunSegment(index=0, t0=0.0, knobs={})])
 
 
 CONCEPT = Concept("segments", _first, {
     ev.JobAction: _job_action,
-    ev.RunStarted: _run_started, ev.ModeChange: _mode_change, ev.PartitionDone: _partition_done,
-    ev.Fallback: _fallback, ev.Oom: _oom, ev.LockAcquired: _lock_acquired, ev.LockReleased: _lock_released,
+    ev.RunStarted: _run_started, ev.ModeChange: _mode_change, ev.SwitchSettled: _switch_settled,
+    ev.PartitionDone: _partition_done, ev.PartitionCancelled: _cancelled, ev.Fallback: _fallback, ev.Oom: _oom,
+    ev.LockRequested: _lock_requested, ev.LockAcquired: _lock_acquired, ev.LockReleased: _lock_released,
+    ev.PhaseStart: _phase_start, ev.Alloc: _alloc, ev.DeviceSyncStart: _device_sync_start,
+    ev.SectionBegan: _section_began,
     ev.DeviceSyncEnd: _device_sync_end,
 }, view=lambda segs, now: copy_segments(segs))
 
@@ -203,6 +320,17 @@ def _steady(seg: RunSegment) -> float | None:
     if seg.verified >= 2 and seg.first_ok_t is not None and seg.last_ok_t is not None and seg.last_ok_t > seg.first_ok_t:
         return 60.0 * (seg.verified - 1) / (seg.last_ok_t - seg.first_ok_t)
     return None
+
+
+def rate_basis(seg: RunSegment, now: float) -> tuple[float, int, float]:
+    """(per minute, the count the interval is of, the span in seconds it is over): from 2
+    proofs on, the gaps between the first and the last completion (n - 1 over their span: a
+    Poisson count conditional on the first); before that, the proofs over the segment's time."""
+    rate = _steady(seg)
+    if rate is not None and seg.first_ok_t is not None and seg.last_ok_t is not None:
+        return rate, seg.verified - 1, seg.last_ok_t - seg.first_ok_t
+    dur = seg.duration(now)
+    return (60.0 * seg.verified / dur if dur > 0 else 0.0), seg.verified, dur
 
 
 class _Run(Protocol):
@@ -218,20 +346,27 @@ def segment_rows(s: _Run) -> list[SegmentSummary]:
     """Every segment's figures at the fold's time, each with its ratio to the one before."""
     rows: list[SegmentSummary] = []
     ngpu = max(1, len(s.gpus))
-    prev: float | None = None
+    prev: tuple[float, int, float] | None = None
     for seg in s.segments:
         dur = seg.duration(s.t)
         rate = _steady(seg)
+        basis = rate_basis(seg, s.t)
         n = seg.mem_acquisitions
+        ratio = rate / prev[0] if rate is not None and prev and prev[0] else None
+        rci = rate_ratio_interval(basis[1], basis[2], prev[1], prev[2]) if ratio is not None and prev else None
         rows.append(SegmentSummary(
             index=seg.index, t0=seg.t0, t1=seg.t1 if seg.t1 is not None else s.t, duration_s=dur,
             open=seg.t1 is None and not s.ended, change=seg.change, knobs=typed_knobs(seg.knobs), verified=seg.verified,
             done=seg.done, failed=seg.failed, verified_per_min=rate,
             mean_per_min=60.0 * seg.verified / dur if dur > 0 else 0.0,
-            ratio=rate / prev if rate is not None and prev else None,
+            ratio=ratio, ratio_ci=rci, ratio_significant=None if rci is None else not rci[0] <= 1.0 <= rci[1],
             fallbacks=seg.fallbacks, ooms=seg.ooms, mem_wait_mean=seg.mem_wait / n if n else 0.0,
             mem_hold_mean=seg.mem_hold / n if n else 0.0, mem_wait_total=seg.mem_wait, mem_hold_total=seg.mem_hold,
             compute_held_share=min(1.0, seg.compute_hold / (dur * ngpu)) if dur > 0 else 0.0,
-            device_syncs=seg.device_syncs, device_sync_s=seg.device_sync_s))
-        prev = rate
+            device_syncs=seg.device_syncs, device_sync_s=seg.device_sync_s,
+            proofs=seg.verified, per_min=basis[0], per_min_ci=rate_interval(basis[1], basis[2]),
+            transitional=Transitional(done=seg.carried_done, verified=seg.carried_verified,
+                                      fallbacks=seg.carried_fallbacks, ooms=seg.carried_ooms,
+                                      device_syncs=seg.carried_device_syncs, device_sync_s=seg.carried_device_sync_s)))
+        prev = basis if rate is not None else None
     return rows

@@ -38,7 +38,9 @@ class GpuStatus(BaseModel):
     host: str | None = None
     vram_total: int
     vram_budget: int
-    vram_used: int = Field(description="the pool's reserved bytes (or live, if more)")
+    vram_used: int = Field(description="pool: the bytes the pool holds from the device, live + pool-cached "
+                           "(or live, if more); the GPU panel's 'pool', metrics' vram_pool_reserved_bytes")
+    vram_live: int = Field(0, description="live: bytes of live buffers (History's 'VRAM live', metrics' vram_live_bytes)")
     vram_free: int = Field(description="budget minus used")
     nvml_used: int | None = None
     util: float | None = None
@@ -75,6 +77,16 @@ class HostRamStatus(BaseModel):
     modelled: bool
 
 
+class RateStatus(BaseModel):
+    """A rate with what it rests on (prover/fold/rates.py): proofs counted and a 95% interval."""
+
+    per_min: float
+    proofs: int
+    ci: tuple[float, float] | None = Field(None, description="95% interval (exact Poisson), per minute")
+    span_s: float = Field(description="seconds the rate is over")
+    settling: bool = Field(description="fewer proofs than the fold's SETTLE_PROOFS: not yet meaningful")
+
+
 class StatusReport(BaseModel):
     backend: str
     simulated: bool
@@ -94,7 +106,13 @@ class StatusReport(BaseModel):
     stalls: int
     host_ram: HostRamStatus | None
     starting: list[str] = Field(default_factory=list, description="start-up steps still running")
+    starting_for_s: dict[str, float] = Field(default_factory=dict, description="how long each has run (the "
+                                             "latest event's time; a step that says nothing for a while reads short)")
+    started: bool = Field(True, description="start-up is over: no step runs and the GPUs have registered "
+                          "(`c2tui status` exits 4 until then)")
     history_dropped: int = Field(0, description="events the attach history left out (counts may be short)")
+    rate_window: RateStatus | None = Field(None, description="verified/min over the rate window")
+    rate_since_change: RateStatus | None = Field(None, description="verified/min since the last knob change")
     host_health: dict | None = Field(None, description="the latest HostHealth (/proc: CPUs, PSI, memory)")
     waits: dict[str, str] = Field(default_factory=dict, description="why each proof class waits (QueueWait)")
     alerts: list[str] = Field(default_factory=list, description="alert thresholds met now (c2tui status fills it "
@@ -121,7 +139,7 @@ def _gpu(s: DashboardState, g: GpuState) -> GpuStatus:
     cur = [Current(part=p.part, worker=p.worker, phase=p.current, for_s=max(0.0, s.t - p.queued_t))
            for p in s.partitions.values() if p.gpu == g.gpu and p.done_t is None and p.phases]
     return GpuStatus(gpu=g.gpu, name=g.name, simulated=g.simulated, host=g.host, vram_total=g.total, vram_budget=budget,
-                     vram_used=used, vram_free=max(0, budget - used), nvml_used=g.device_used if g.nvml else None,
+                     vram_used=used, vram_live=g.live_bytes, vram_free=max(0, budget - used), nvml_used=g.device_used if g.nvml else None,
                      util=g.util, workers=len(g.workers), current=sorted(cur, key=lambda c: c.part),
                      locks=_locks(g, s.t), done=g.done, verified=g.verified, fallbacks=g.fallbacks, ooms=g.ooms,
                      cordoned=g.gpu in s.jobs.cordoned, ooms_retried=s.ops.oom_count("retried", g.gpu),
@@ -160,8 +178,20 @@ def status_of(s: DashboardState, history_dropped: int = 0) -> StatusReport:
                     "cancelled": s.jobs.cancelled,
                     "in_flight": sum(x.in_flight for x in q.values()), "queued": sum(x.queued for x in q.values())},
         fallbacks=s.fallbacks, ooms=s.ooms, stalls=s.stalls, host_ram=_host_ram(s), starting=s.startup.open,
-        history_dropped=history_dropped, host_health=_dump(s.ops.host),
-        waits={c: w.reason for c, w in s.ops.waits.items()})
+        history_dropped=history_dropped, **_rates(s), host_health=_dump(s.ops.host),
+        waits={c: w.reason for c, w in s.ops.waits.items()},
+        starting_for_s={n: max(0.0, s.t - s.startup.steps[n].t0) for n in s.startup.open},
+        started=s.ended or not (s.startup.open or (s.startup.steps and not s.gpus)))
+
+
+def _rates(s: DashboardState) -> dict[str, RateStatus | None]:
+    r = s.rates()
+    since = None
+    if r.since_change_per_min is not None and r.since_change_s is not None:
+        since = RateStatus(per_min=r.since_change_per_min, proofs=r.since_change_proofs, ci=r.since_change_ci,
+                           span_s=r.since_change_s, settling=r.since_change_settling)
+    return {"rate_window": RateStatus(per_min=r.windowed_per_min, proofs=r.window_proofs, ci=r.window_ci,
+                                      span_s=r.window_span_s, settling=r.settling), "rate_since_change": since}
 
 
 def _dump(e) -> dict | None:

@@ -115,6 +115,10 @@ class Summary(BaseModel):
     since_change_throughput_per_min: float | None = Field(None, description="verified/min since the last knob change")
     since_change_s: float | None = Field(None, description="how long before the end the last knob change was")
     last_change: str | None = Field(None, description="the last knob change")
+    windowed_proofs: int = Field(0, description="verified proofs windowed_throughput_per_min rests on")
+    windowed_ci: tuple[float, float] | None = Field(None, description="its 95% interval (exact Poisson, /min)")
+    since_change_proofs: int = Field(0, description="proofs since_change_throughput_per_min rests on")
+    since_change_ci: tuple[float, float] | None = Field(None, description="its 95% interval (exact Poisson, /min)")
     segments: list[SegmentSummary] = Field(default_factory=list, description="the run split at every knob change")
     device_syncs_recorded: bool = Field(True, description="the recording can hold device-sync events (schema >= 3)")
     steady_throughput_per_min: float = Field(description="verified partitions per minute, first to last verified")
@@ -167,6 +171,8 @@ def summarize(state: DashboardState) -> Summary:
     return Summary(
         rate_window_s=r.window_s, windowed_throughput_per_min=r.windowed_per_min,
         since_change_throughput_per_min=r.since_change_per_min, since_change_s=r.since_change_s, last_change=r.change,
+        windowed_proofs=r.window_proofs, windowed_ci=r.window_ci, since_change_proofs=r.since_change_proofs,
+        since_change_ci=r.since_change_ci,
         segments=segment_rows(s), device_syncs_recorded=s.schema_version >= 3 or s.schema_version == 0,
         partitions_abandoned=s.partitions_abandoned,
         abandoned=sorted(p.part for p in s.partitions.values() if p.abandoned)[:50],

@@ -263,13 +263,23 @@ def _rate_families(s: DashboardState, lab: _Labels) -> Iterator[Metric]:
     if r.since_change_per_min is not None:
         rate.add_metric(lab.v("since_change"), r.since_change_per_min)
     rate.add_metric(lab.v("since_start"), r.mean_per_min)
+    proofs = _gauge("verified_per_minute_proofs", "verified proofs each verified_per_minute rests on", ["over"], lab)
+    bound = _gauge("verified_per_minute_ci", "95% interval of verified_per_minute (exact Poisson interval of its "
+                   "proofs over its span; docs/figures.md)", ["over", "bound"], lab)
+    for over, n, ci in (("window", r.window_proofs, r.window_ci), ("since_change", r.since_change_proofs,
+                                                                    r.since_change_ci)):
+        if over == "since_change" and r.since_change_per_min is None:
+            continue
+        proofs.add_metric(lab.v(over), n)
+        for side, x in zip(("low", "high"), ci or ()):
+            bound.add_metric(lab.v(over, side), x)
     per_gpu = _gauge("gpu_verified_per_minute", "verified partitions per minute on the GPU over the rate window",
                      ["gpu"], lab)
     for i in sorted(s.gpus):
         per_gpu.add_metric(lab.v(i), s.rates(i).windowed_per_min)
     window = _gauge("rate_window_seconds", "the window of verified_per_minute{over=window}", [], lab)
     window.add_metric(lab.v(), s.rate_window_s)
-    yield from (rate, per_gpu, window)
+    yield from (rate, proofs, bound, per_gpu, window)
 
 
 def _lock_families(f: MetricsFold, lab: _Labels) -> Iterator[Metric]:

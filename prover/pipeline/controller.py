@@ -78,6 +78,15 @@ class Controller(KnobFacade):
         with self._lock:
             return self._knobs if gpu is None else self._per_gpu.get(gpu, self._knobs)
 
+    def snapshot_then(self, gpu: int, then: Callable[[Knobs], Any]) -> Knobs:
+        """The GPU's knobs and `then(knobs)` in one step under the lock every ModeChange is
+        emitted under: an event `then` emits is ordered exactly against the changes (a GPU
+        section's SectionBegan, issue 33)."""
+        with self._lock:
+            k = self._per_gpu.get(gpu, self._knobs)
+            then(k)
+            return k
+
     @property
     def knobs(self) -> Knobs:
         return self.snapshot()

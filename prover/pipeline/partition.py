@@ -292,7 +292,10 @@ class PartitionFlow:
         adm, dev = self.admissions[g], self.devices[g]
 
         def read() -> tuple[Any, Any]:
-            k = self.controller.snapshot(g)
+            # the section says it began in the same step as it reads its knobs: exactly ordered
+            # against every ModeChange, so the fold charges it to the right segment (issue 33)
+            k = self.controller.snapshot_then(g, lambda k: self.emit(ev.SectionBegan, gpu=g, worker=w, part=p.id,
+                                                                       lock_mode=str(k.lock_mode)))
             return k, regime(k, self.disciplines[k.lock_mode].admission_knobs)
 
         with adm.section(w, read) as (knobs, ticket):  # its knobs and its place among the regimes, in one step

@@ -120,6 +120,9 @@ def main() -> None:
     # notes than fit in the event log (every other proof fails), in about 100 KB
     synth(OUT / "four_gpus.jsonl", gpus=4, workers_per_gpu=2, sectors=3, partitions=8, fail_every=2,
           progress_steps=1, sample_every=1.0)
+    # issue 33: 8 GPUs x 3 workers, more partitions in flight than rows and more lanes than fit
+    synth(OUT / "eight_gpus.jsonl", gpus=8, workers_per_gpu=3, sectors=2, partitions=12, progress_steps=1,
+          sample_every=1.0, until=12.0)
     real(OUT / "two_gpus.jsonl")
     switch(OUT / "switch_device_stream.jsonl.gz")
     host_ram(OUT / "host_ram.jsonl")

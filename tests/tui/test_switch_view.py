@@ -4,6 +4,7 @@ history's mark, the segment rows, the device-sync cause; and compare's one clock
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -41,8 +42,17 @@ def text(lines) -> str:
 def test_header_names_the_window_the_change_and_the_mean(replay):
     st = at(replay, 14.0)
     head = " ".join(ln.plain for ln in header_items(st, PAL))
-    assert "verified/min (30 s)" in head and "since mem_sync→stream 6 s ago" in head
-    assert "mean since start" in head
+    assert re.search(r"verified/min \[\d+–\d+\] \d+ proofs \(30 s\)", head), head  # its proofs and 95% interval
+    assert "since mem_sync→stream 6 s ago" in head and "mean since start" in head
+
+
+def test_header_says_settling_until_the_window_holds_enough(replay):
+    early = " ".join(ln.plain for ln in header_items(at(replay, 2.0), PAL))
+    assert re.search(r"settling \(\d proofs?\)", early), early  # not a bare rate from 2 proofs
+    just_after = " ".join(ln.plain for ln in header_items(at(replay, 8.5), PAL))
+    assert re.search(r"since mem_sync→stream \d s ago settling \(\d proofs?\)", just_after), just_after
+    late = " ".join(ln.plain for ln in header_items(at(replay, 14.0), PAL))
+    assert "settling" not in late.split("since")[0]
 
 
 def test_history_marks_the_switch_on_every_series(replay):

@@ -35,8 +35,8 @@ def test_vram_bar_split_by_owner_pool_free_budget():
     s = one_worker_vram(pool_reserved=14 * GiB)
     bar, legend = render_vram(s.gpus[0], PAL, 100)
     text = bar.plain
-    assert text.startswith("VRAM ") and text.endswith("14.0/16.0 GiB")
-    cells = text[len("VRAM "): -len(" 14.0/16.0 GiB")]
+    assert text.startswith("VRAM ") and text.endswith(" pool 14.0/16.0 GiB")  # pool: live + pool-cached (issue 33)
+    cells = text[len("VRAM "): -len(" pool 14.0/16.0 GiB")]
     # 141 GiB card, 16 GiB budget: the bar spans a little more than the budget, the mark inside
     assert cells.count("█") > 0 and abs(cells.count("▓") - 2 * cells.count("█")) <= 1  # d_bc is twice d_a
     assert cells.count("░") >= 1 and "┃" in cells

@@ -27,7 +27,7 @@ def test_tables_fit_columns_and_keep_values_whole(columns: str) -> None:
     out = _summary(columns=columns)
     width = int(columns)
     assert max(len(line) for line in out.splitlines()) <= width
-    for value in ("verified/min", "compute hold mean", "16.0 GiB", "2.75x", "mem_sync: device -> stream (switch)",
+    for value in ("verified/min", "compute hold mean", "16.0 GiB", "2.83x", "mem_sync: device -> stream (switch)",
                   "mem_sync=stream", "device sync"):
         assert any(value in line for line in out.splitlines()), (value, columns)
 

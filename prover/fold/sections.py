@@ -1,0 +1,123 @@
+"""Which segment a GPU section belongs to: the one whose knobs it began under (issue 33).
+
+A switch takes effect at the next GPU section each worker enters; the sections already on
+the GPU finish under the old knobs. So a segment's figures (proofs, fallbacks, OOMs, device
+syncs, mem waits) count the sections begun under its knobs, and what such a section does
+after the next switch is shown again as that later segment's *transitional* figures, never
+as its own (prover/fold/segments.py keeps both).
+
+When a section began:
+- its SectionBegan, where the engine says it (emitted as the section reads its knobs, under
+  the lock every ModeChange is emitted under: exact). The rules below are for recordings made
+  before it:
+- its first GPU event (a lock request or grant, a GPU phase, an allocation, a device sync):
+  before that it was on the CPU and had read no GPU knob yet;
+- after a switch of a GPU's *regime* (its lock_mode and the knobs its discipline takes room
+  by: two-lock's mem_sync and prestage, prover/pipeline/admission.py), the admission gate lets
+  no new-regime section onto the GPU before every old one has left, and says so with a
+  SwitchSettled. Until then a section that shows itself began under the old regime (a
+  reserved section that waited for its slot across the switch, say): it is charged to the
+  segment in force before the switch. After SwitchSettled every new section is the new one's.
+- no SwitchSettled seen yet in this run (a recording made before the gate, or a run's first
+  switch): the old regime is over on a GPU once every section running there at the switch has
+  ended. Before the gate (older recordings) sections begun in that drain overlapped the old
+  ones and are charged to the old segment (at most one section's time); with the gate, an old
+  section that showed itself only after that drain (a reserved slot-waiter) is charged to the
+  new one (the first switch of a run only).
+- a knob outside the regime (b_g2, workers, a mem_sync the discipline ignores, the budget)
+  applies at the next section with no wait: the first GPU event's time decides.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from prover import events as ev
+from prover.disciplines import get as discipline
+
+GPU_PHASES = frozenset({ev.Phase.prestage, ev.Phase.ntt_h, ev.Phase.msm, ev.Phase.b_g2_msm})
+MAX_OPEN = 4096  # sections tracked at once (a recording that never ends its partitions stays bounded)
+
+
+def regime(knobs: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """A GPU's regime from the fold's knobs (event text), as the admission gate keys its epochs."""
+    mode = knobs.get("lock_mode", "")
+    try:
+        extra = discipline(mode).admission_knobs
+    except ValueError:  # a discipline this build does not know (an older or newer recording)
+        extra = ()
+    return (("lock_mode", mode), *((k, knobs.get(k, "")) for k in extra))
+
+
+@dataclass
+class _Pending:
+    """A GPU between a regime switch and its SwitchSettled."""
+
+    segment: int  # the segment index its sections are still charged to
+    regime: tuple[tuple[str, str], ...]  # the regime they run under
+    running: set[str] = field(default_factory=set)  # sections on the GPU at the switch (the drain waits for them)
+
+
+@dataclass
+class SectionBook:
+    """Each running section's segment, and the GPUs still draining an old regime."""
+
+    owner: dict[str, tuple[int, int | None]] = field(default_factory=dict)  # part -> (its segment's index, its GPU)
+    pending: dict[int, _Pending] = field(default_factory=dict)  # gpu -> its old regime, until settled
+    says_settled: bool = False  # a SwitchSettled was seen in this run (else a drain ends the old regime)
+
+    def copy(self) -> "SectionBook":
+        pending = {g: _Pending(p.segment, p.regime, set(p.running)) for g, p in self.pending.items()}
+        return SectionBook(dict(self.owner), pending, self.says_settled)
+
+    def begin(self, part: str | None, gpu: int | None, open_index: int) -> None:
+        """Note part's section as begun (its first GPU event; later ones change nothing)."""
+        if part is None or part in self.owner:
+            return
+        p = self.pending.get(gpu) if gpu is not None else None
+        self.owner[part] = (p.segment if p is not None else open_index, gpu)
+        if len(self.owner) > MAX_OPEN:
+            del self.owner[next(iter(self.owner))]
+
+    def announce(self, part: str, gpu: int, open_index: int) -> None:
+        """A SectionBegan: the section read its knobs now, under the open segment's (exact)."""
+        self.owner.pop(part, None)
+        self.owner[part] = (open_index, gpu)
+        if len(self.owner) > MAX_OPEN:
+            del self.owner[next(iter(self.owner))]
+
+    def of(self, part: str | None) -> int | None:
+        got = None if part is None else self.owner.get(part)
+        return None if got is None else got[0]
+
+    def end(self, part: str) -> None:
+        got = self.owner.pop(part, None)
+        if got is not None and got[1] is not None:
+            self._drained(got[1], part)
+
+    def _drained(self, gpu: int, part: str | None = None) -> None:
+        """No SwitchSettled seen: the old regime is over once the sections running at the switch are."""
+        p = self.pending.get(gpu)
+        if p is None:
+            return
+        p.running.discard(part or "")
+        if not self.says_settled and not p.running:
+            del self.pending[gpu]
+
+    def switch(self, gpus: list[int], before: dict[str, str], after: dict[str, str], prev_index: int) -> None:
+        """A knob changed on these GPUs (knobs before and after): a regime change leaves them
+        draining under the segment before (prev_index) until settled; a change back to the
+        regime still draining ends that."""
+        old, new = regime(before), regime(after)
+        for g in gpus:
+            p = self.pending.get(g)
+            if p is not None:
+                if new == p.regime:  # back where the GPU still is: nothing left to settle
+                    del self.pending[g]
+            elif new != old:
+                running = {part for part, (_, pg) in self.owner.items() if pg == g}
+                self.pending[g] = _Pending(prev_index, old, running)
+                self._drained(g)
+
+    def settled(self, gpu: int) -> None:
+        self.says_settled = True
+        self.pending.pop(gpu, None)
