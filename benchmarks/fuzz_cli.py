@@ -175,6 +175,8 @@ def make_case(cmd: str, rng: random.Random, w: Path, good_proof: Path, good_rec:
         return fuzz_trust.inputs_case(rng, w, good_proof, str(rec))
     if cmd == "typed":
         return fuzz_trust.typed_case(rng, w)
+    if cmd == "linear":
+        return fuzz_trust.linear_case(rng, w)
     if cmd == "strict_toml":
         return fuzz_trust.strict_toml_case(rng, w)
     if cmd == "names":

@@ -10,6 +10,9 @@ of its adversarial run:
   (summary, export, screenshot, replay: 2);
 - `strict_toml`: TOML values of the wrong type (workers_per_gpu = true / 2.0, paused = "yes",
   a string for a rate) through --config and config --check (2);
+- `linear` (w35): legal recordings that a quadratic reader or renderer hung on: 5k-20k live
+  buffers then events a history bucket apart, notes of 8 KB of wide characters drawn 1000
+  columns wide, 5k-20k partitions queued at once (summary, export, screenshot: 0);
 - `names`: attach / status with a bad address or client name (unix:, 65 characters, a
   control character), attach --send "" and one-character tokens (2);
 - probes `stalled_probe` (clients that never read: the server's bytes counted stay under its
@@ -248,6 +251,37 @@ def offline_probe(rng: random.Random) -> tuple[str, bool]:
     return f"the page loads nothing from another host ({len(outside)} found)", outside == []
 
 
+def linear_recording(rng: random.Random, d: Path) -> tuple[str, str, float]:
+    """A legal recording that a quadratic reader or renderer would hang on (w35's audit): many
+    live buffers then events spaced a history bucket apart, notes of wide characters at the
+    text bound, or many partitions queued at once. (what, path, its last event's time)"""
+    kind = rng.choice(["buffers", "wide", "queued"])
+    lines, t = [], 0.2
+    if kind == "buffers":
+        n = rng.randrange(5000, 20000)
+        lines += [b'{"kind":"alloc","t":0.2,"gpu":0,"owner":"g0w%d","name":"d_%d","bytes":1}\n' % (i % 16, i) for i in range(n)]
+        lines += [b'{"kind":"note","t":%.1f,"text":"x"}\n' % (t := 1.0 + 2.5 * i) for i in range(rng.randrange(500, 2000))]
+    elif kind == "wide":
+        text = rng.choice(["\u754c", "\U0001f600", "a\u754c"]).encode() * (8192 // 2)
+        lines += [b'{"kind":"note","t":%.1f,"text":"%s"}\n' % (t := 0.2 + i, text) for i in range(rng.randrange(20, 80))]
+    else:
+        n = rng.randrange(5000, 20000)
+        lines += [b'{"kind":"partition_queued","t":0.2,"part":"s%dp%d","sector":%d,"index":%d}\n'
+                  % (i // 1000, i % 1000, i // 1000, i % 1000) for i in range(n)]
+    p = d / f"linear-{kind}.jsonl"
+    p.write_bytes(HEAD + b"".join(lines))
+    return kind, str(p), t
+
+
+def linear_case(rng: random.Random, w: Path) -> dict:
+    t = w / "target"
+    what, rec, end = linear_recording(rng, t)
+    sub = rng.choice([["summary", rec], ["summary", "--json", rec], ["export", rec, "-o", str(t / "o.json"), "--force"],
+                      ["screenshot", rec, "--at", f"{end:.1f}", "--size", rng.choice(["120x40", "1000x60"]),
+                       "-o", str(t / "s.svg"), "--force"]])
+    return {"kind": "cli", "cmd": f"linear ({what})", "args": sub, "expect": 0}
+
+
 PROBES = {"stalled_probe": lambda rng, w: stalled_probe(rng, w), "rebind_probe": lambda rng, w: rebind_probe(rng),
           "offline_probe": lambda rng, w: offline_probe(rng)}
-CLASSES = ["inputs", "typed", "strict_toml", "names", *PROBES]
+CLASSES = ["inputs", "typed", "strict_toml", "names", "linear", *PROBES]

@@ -2,7 +2,8 @@
 
     with RecordingWriter(path, RecordingHeader(argv=sys.argv, config=cfg.public_dict())) as w:
         engine.add_sink(w.write)           # cheap: appends to a queue
-    rec = read_recording(path)             # Recording(header, events, error, bad_line)
+    rec = read_recording(path)             # Recording(header, events, error, bad_line, count)
+    rec = read_recording(path, sink=state.apply)   # streamed: each event handed on, none kept
 
 The writer serialises and writes on its own thread, in batches, at least every ~100 ms and
 on close, so a crash leaves a readable prefix. It never replaces an existing file unless
@@ -35,7 +36,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -242,9 +243,10 @@ def _open_locked(path: Path, force: bool) -> int:
 @dataclass
 class Recording:
     header: RecordingHeader | None
-    events: list[Event] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)  # empty when read with a sink
     error: str | None = None
     bad_line: int | None = None
+    count: int = 0  # valid events read (kept or handed to the sink)
 
     @property
     def ok(self) -> bool:
@@ -368,10 +370,11 @@ def _lines(f: Any) -> Any:
         yield n, raw
 
 
-def read_recording(path: str | Path, limit: int | None = None) -> Recording:
+def read_recording(path: str | Path, limit: int | None = None, sink: Callable[[Event], Any] | None = None) -> Recording:
     """Read and validate a recording, plain or gzip-compressed (known by its first bytes, not
     its name); never raises for bad content (see Recording.error). An unreadable file raises
-    RecordingError."""
+    RecordingError. With `sink`, each valid event is handed to it as it is read and none is
+    kept (a fold in constant memory: `summary` of a recording at the event bound)."""
     p = Path(path)
     try:
         f: Any = open_input(p, "recording")  # a regular file: a FIFO or /dev/zero is refused, never read
@@ -386,14 +389,14 @@ def read_recording(path: str | Path, limit: int | None = None) -> Recording:
         raise RecordingError(f"cannot read {p}: {exc.strerror or exc}") from None
     with f:
         try:
-            return _read(f, limit)
+            return _read(f, limit, sink)
         except _GZ_ERRORS as exc:
             return Recording(header=None, error=f"line 1: damaged gzip stream ({exc})", bad_line=1)
         except OSError as exc:
             raise RecordingError(f"cannot read {p}: {exc.strerror or exc}") from None
 
 
-def _read(f: Any, limit: int | None) -> Recording:
+def _read(f: Any, limit: int | None, sink: Callable[[Event], Any] | None) -> Recording:
     first = f.readline(MAX_LINE + 1)
     if len(first) > MAX_LINE:
         return Recording(header=None, error=f"line 1: longer than {MAX_LINE} bytes, not a c2tui recording", bad_line=1)
@@ -404,7 +407,7 @@ def _read(f: Any, limit: int | None) -> Recording:
     except RecordingError as exc:
         return Recording(header=None, error=str(exc), bad_line=1)
     rec = Recording(header=header)
-    out = rec.events
+    keep = rec.events.append if sink is None else sink
     parse = ev.parse_event  # strict: "t": "1.0" is refused, not coerced
     check = _Plausible()
     size = len(first)
@@ -436,7 +439,8 @@ def _read(f: Any, limit: int | None) -> Recording:
         if problem is not None:
             rec.error, rec.bad_line = f"line {n}: {problem}", n
             break
-        out.append(e)
-        if limit is not None and len(out) >= limit:
+        keep(e)
+        rec.count += 1
+        if limit is not None and rec.count >= limit:
             break
     return rec

@@ -87,6 +87,11 @@ def command(theme: str, fps: float, port: int, host: str, max_provers: int, allo
                f"{max_provers}; Ctrl-C stops)", err=True)
     server = GuardedServer(shlex.join(run_argv(theme, fps, **kwargs)), host=host, port=port, title="c2tui",
                            max_provers=max_provers, allow_origins=allow_origins)
+    import asyncio
+
+    # textual-serve runs on asyncio.get_event_loop(), which aiohttp closes at the end: a second
+    # serve in one process (the fuzz's in-process cases) got that closed loop and a traceback
+    asyncio.set_event_loop(asyncio.new_event_loop())
     try:
         server.serve()  # returns on SIGINT or SIGTERM only (textual-serve's handlers)
     except OSError as exc:

@@ -155,6 +155,7 @@ def _alloc(s: DashboardState, e: ev.Alloc, _: Any) -> None:
     g = s.gpu(e.gpu)
     bufs = g.live.setdefault(e.owner, {})
     bufs[e.name] = bufs.get(e.name, 0) + e.bytes
+    g.live_total += e.bytes
     if e.part is not None:
         p = _part(s, e.part)
         if p.prestaged is None:
@@ -165,11 +166,12 @@ def _free(s: DashboardState, e: ev.Free, _: Any) -> None:
     bufs = s.gpu(e.gpu).live.get(e.owner)
     if not bufs:
         return
-    left = bufs.get(e.name, 0) - e.bytes
-    if left > 0:
-        bufs[e.name] = left
+    had = bufs.get(e.name, 0)
+    if had > e.bytes:
+        bufs[e.name] = had - e.bytes
     else:
         bufs.pop(e.name, None)
+    s.gpu(e.gpu).live_total -= min(had, e.bytes)
     if not bufs:
         del s.gpu(e.gpu).live[e.owner]
 

@@ -50,6 +50,7 @@ def host_left(hosts: dict[str, HostState], e: ev.HostLeft, w: World) -> None:
             lk.holder, lk.holder_part = None, None
             lk.waiters.clear()
         g.live.clear()
+        g.live_total = 0
         g.workers.clear()
         for seg in g.timeline:
             if seg.t1 is None:

@@ -77,6 +77,8 @@ class GpuState:
     nvml: bool = False
     locks: dict[str, LockState] = field(default_factory=lambda: {n: LockState() for n in lock_order()})
     live: dict[str, dict[str, int]] = field(default_factory=dict)  # owner -> buffer name -> bytes
+    live_total: int = 0  # the bytes in `live`, kept by the fold: a sum over every buffer at each
+                         # history bucket was O(buffers x buckets) (issue 35's audit)
     pool_reserved: int = 0
     pool_used: int = 0
     device_used: int | None = None
@@ -114,7 +116,7 @@ class GpuState:
 
     @property
     def live_bytes(self) -> int:
-        return sum(sum(b.values()) for b in self.live.values())
+        return self.live_total
 
     def steady_busy(self) -> tuple[float | None, float | None]:
         """(compute-held share, mean utilisation) between the first compute acquire and the

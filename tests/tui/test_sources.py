@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from c2tui import sources
+from c2tui import seek_points
 from c2tui.sources import SPEEDS, LiveSource, ReplaySource
 from prover import events as ev
 from prover.fold.apply import fold
@@ -47,8 +47,9 @@ def test_replay_at_equals_fold_prefix():
 @given(st.lists(st.floats(min_value=-5, max_value=60, allow_nan=False), min_size=1, max_size=8))
 def test_any_seek_sequence_equals_a_fresh_fold(times):
     """Seeking back restores a checkpoint and folds on: the same state as folding from zero."""
-    old = sources.CHECKPOINT_EVERY
-    sources.CHECKPOINT_EVERY = 97  # many checkpoints in a small recording
+    old = seek_points.CHECKPOINT_EVERY, seek_points.MAX_CHECKPOINTS
+    # many checkpoints in a small recording, thinned (the spacing doubled) several times
+    seek_points.CHECKPOINT_EVERY, seek_points.MAX_CHECKPOINTS = 97, 3
     try:
         src = ReplaySource(EVENTS, playing=False)
         for t in times:
@@ -56,8 +57,9 @@ def test_any_seek_sequence_equals_a_fresh_fold(times):
         want = min(EVENTS[-1].t, max(0.0, times[-1]))
         assert src.position == pytest.approx(want)
         assert view(src.snapshot()[1]) == view(fold_to(want))
+        assert len(src.checkpoints) <= 3
     finally:
-        sources.CHECKPOINT_EVERY = old
+        seek_points.CHECKPOINT_EVERY, seek_points.MAX_CHECKPOINTS = old
 
 
 def test_play_speed_and_end():
