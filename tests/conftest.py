@@ -4,6 +4,18 @@ from __future__ import annotations
 import os
 import tempfile
 
+import pytest
+
 # the dashboard keeps its theme and layout in the user's config dir (c2tui/prefs.py): tests,
 # and the commands they run in subprocesses, keep theirs in a directory of their own instead
 os.environ.setdefault("C2TUI_CONFIG_DIR", tempfile.mkdtemp(prefix="c2tui-test-prefs-"))
+
+
+@pytest.fixture(scope="session")
+def warm_numba_cache() -> None:
+    """Compile the host kernels once, into numba's on-disk cache, before a test starts other
+    processes (Ray hosts) on a clock: on a fresh clone each host compiled them again inside its
+    start-up (~20 s on CI's two cores), past a `--duration 8.5` run, which then proved nothing."""
+    from prover.groth16 import warm
+
+    warm.warm_up()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("ray")
+pytestmark = pytest.mark.usefixtures("warm_numba_cache")  # Ray hosts load the kernels, never compile them on the clock
 
 from prover.events import SCHEMA_VERSION  # noqa: E402
 from prover.config import RunConfig  # noqa: E402

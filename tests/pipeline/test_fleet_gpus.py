@@ -9,6 +9,7 @@ import time
 import pytest
 
 pytest.importorskip("ray")
+pytestmark = pytest.mark.usefixtures("warm_numba_cache")  # Ray hosts load the kernels, never compile them on the clock
 
 from prover.fleet.cluster import Cluster  # noqa: E402
 

@@ -109,6 +109,7 @@ def test_history_draws_a_gpu_with_no_points():
 @pytest.mark.slow
 @pytest.mark.timeout(400)
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray (the fleet extra) not installed")
+@pytest.mark.usefixtures("warm_numba_cache")
 def test_the_readme_fleet_dashboard_runs_a_minute(tmp_path):
     """`c2tui run --cluster local:2 --backend sim`, the README's fleet dashboard, in a real
     terminal for a minute: both hosts join (the GPU set changes under the app), no traceback,
