@@ -64,7 +64,11 @@ def oom_parts(st, gpu: int | None = None) -> tuple[int, int, int]:
 
 def oom_line(st, pal, gpu: int | None = None, compact: bool = False, lead: str = "") -> Line:
     """"OOM 0", or "OOM 3 (2 retried, 1 failed)": a retried one is never called failed."""
-    n, retried, failed = oom_parts(st, gpu)
+    return oom_split_line(*oom_parts(st, gpu), pal, compact=compact, lead=lead)
+
+
+def oom_split_line(n: int, retried: int, failed: int, pal, compact: bool = False, lead: str = "") -> Line:
+    """oom_line from the three counts (a host's sums, a segment's)."""
     unsaid = n - retried - failed  # older recordings: shown as OOMs always were (red)
     ln = Line.assemble((lead + "OOM ", pal["dim"]), (str(n), "bold " + (pal["fail"] if failed or unsaid else pal["warn"] if n else "")))
     if retried or failed:
@@ -73,6 +77,20 @@ def oom_line(st, pal, gpu: int | None = None, compact: bool = False, lead: str =
         ln.append(" ", pal["dim"]).append(f"{failed}{f}", ("bold " + pal["fail"]) if failed else pal["dim"])
         ln.append(")", pal["dim"])
     return ln
+
+
+def oom_words(n: int, retried: int, failed: int, compact: bool = False) -> str:
+    """As plain text: "3", "3 (2↻ 1✗)" or "3 (2 retried, 1 failed)"; an older recording's
+    OOMs (outcome not said) are only counted, never guessed."""
+    if not (retried or failed):
+        return str(n)
+    return f"{n} ({retried}↻ {failed}✗)" if compact else f"{n} ({retried} retried, {failed} failed)"
+
+
+def oom_cell(n: int, retried: int, failed: int, pal) -> Line:
+    """"OOM 3 ", "OOM 3 (2↻ 1✗) ": red with a failed (or unsaid) one, amber with retried ones only."""
+    key = "fail" if failed or n > retried else "warn" if n else "dim"
+    return Line(f"OOM {oom_words(n, retried, failed, compact=True)} ", style=pal[key])
 
 
 def oom_text(st, gpu: int, pal, lead: str = "") -> Text:
