@@ -64,11 +64,7 @@ def oom_parts(st, gpu: int | None = None) -> tuple[int, int, int]:
 
 def oom_line(st, pal, gpu: int | None = None, compact: bool = False, lead: str = "") -> Line:
     """"OOM 0", or "OOM 3 (2 retried, 1 failed)": a retried one is never called failed."""
-    return oom_split_line(*oom_parts(st, gpu), pal, compact=compact, lead=lead)
-
-
-def oom_split_line(n: int, retried: int, failed: int, pal, compact: bool = False, lead: str = "") -> Line:
-    """oom_line from the three counts (a host's sums, a segment's)."""
+    n, retried, failed = oom_parts(st, gpu)
     unsaid = n - retried - failed  # older recordings: shown as OOMs always were (red)
     ln = Line.assemble((lead + "OOM ", pal["dim"]), (str(n), "bold " + (pal["fail"] if failed or unsaid else pal["warn"] if n else "")))
     if retried or failed:
