@@ -35,7 +35,8 @@ def transitional_text(s: SegmentSummary) -> str:
     if not (t.done or t.fallbacks or t.ooms or t.device_syncs):
         return "-"
     bits = [f"{t.verified} verified"] + ([f"{t.fallbacks} fallbk"] if t.fallbacks else [])
-    bits += [f"{t.ooms} OOM"] if t.ooms else []
+    bits += [f"{t.ooms} OOM" + (f" ({t.ooms_retried}↻ {t.ooms_failed}✗)" if t.ooms_retried or t.ooms_failed else "")
+             ] if t.ooms else []
     bits += [f"sync {_ms(t.device_sync_s)}"] if t.device_syncs else []
     return ", ".join(bits)
 

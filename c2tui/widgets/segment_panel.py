@@ -49,7 +49,7 @@ def _transit(r) -> str:
     t = r.transitional
     if not (t.done or t.fallbacks or t.ooms or t.device_syncs):
         return "–"
-    bits = [f"{t.verified} ok"] + ([f"{t.ooms} OOM"] if t.ooms else []) + ([f"{t.fallbacks} fb"] if t.fallbacks else [])
+    bits = [f"{t.verified} ok"] + ([f"{_ooms(t)} OOM"] if t.ooms else []) + ([f"{t.fallbacks} fb"] if t.fallbacks else [])
     return " ".join(bits + ([f"sync {_ms(t.device_sync_s)}"] if t.device_syncs else []))
 
 

@@ -58,6 +58,8 @@ class RunSegment:
     carried_verified: int = 0
     carried_fallbacks: int = 0
     carried_ooms: int = 0
+    carried_ooms_retried: int = 0
+    carried_ooms_failed: int = 0
     carried_device_syncs: int = 0
     carried_device_sync_s: float = 0.0
 
@@ -106,6 +108,8 @@ class Transitional(BaseModel):
     verified: int = 0
     fallbacks: int = 0
     ooms: int = 0
+    ooms_retried: int = 0
+    ooms_failed: int = 0
     device_syncs: int = 0
     device_sync_s: float = 0.0
 
@@ -272,6 +276,8 @@ def _oom(segs: Segments, e: ev.Oom, w: World) -> None:
     seg.ooms_failed += e.outcome == "failed"
     if carried is not None:
         carried.carried_ooms += 1
+        carried.carried_ooms_retried += e.outcome == "retried"
+        carried.carried_ooms_failed += e.outcome == "failed"
 
 
 def _lock_acquired(segs: Segments, e: ev.LockAcquired, w: World) -> None:
@@ -374,6 +380,7 @@ def segment_rows(s: _Run) -> list[SegmentSummary]:
             proofs=seg.verified, per_min=basis[0], per_min_ci=rate_interval(basis[1], basis[2]),
             transitional=Transitional(done=seg.carried_done, verified=seg.carried_verified,
                                       fallbacks=seg.carried_fallbacks, ooms=seg.carried_ooms,
+                                      ooms_retried=seg.carried_ooms_retried, ooms_failed=seg.carried_ooms_failed,
                                       device_syncs=seg.carried_device_syncs, device_sync_s=seg.carried_device_sync_s)))
         prev = basis if rate is not None else None
     return rows

@@ -93,3 +93,17 @@ def test_compare_rows():
     assert cells["OOMs"][:2] == ["2", "2"]
     assert cells["OOMs retried"][:2] == ["1", "not said"]
     assert cells["OOMs failed"][:2] == ["1", "not said"]
+
+
+def test_transitional_ooms_are_split_too():
+    """A section begun before a switch OOMs after it (retried): the later segment's transitional column."""
+    evs = _run(True)[:3] + [ev.LockRequested(t=1.0, gpu=0, lock="mem", worker="g0w0", part="s0p0"),
+                            ev.ModeChange(t=2.0, knob="lock_mode", old="two-lock", new="reserved", source="key"),
+                            ev.Oom(t=2.5, gpu=0, part="s0p0", worker="g0w0", requested=1, free=0, outcome="retried"),
+                            ev.Note(t=3.0, text="end")]
+    a, b = segment_rows(fold(evs))
+    assert (a.ooms, a.ooms_retried, a.ooms_failed) == (1, 1, 0)
+    t = b.transitional
+    assert (t.ooms, t.ooms_retried, t.ooms_failed) == (1, 1, 0)
+    assert "1 OOM (1↻ 0✗)" in segment_row(b, [])[-1]
+    assert "1↻0✗ OOM" in next(c for c in COLS if c.head == "transitional").cell(b)
