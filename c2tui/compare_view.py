@@ -32,6 +32,15 @@ def _run_line(r: ComparedRun) -> Text:
                          f"anchor at {r.anchor_t:.1f} s of {r.end_t:.1f} s")
 
 
+def _said(s: Summary) -> bool:
+    """The recording says its OOMs' outcomes (one from before issue 36 only counts them)."""
+    return bool(s.ooms_retried or s.ooms_failed or not s.ooms)
+
+
+def _count(x: float | None) -> str:
+    return "not said" if x is None else f"{x:.0f}"
+
+
 _FIGURES: list[tuple[str, Callable[[Summary], float | None], Callable[[float | None], str]]] = [
     ("verified/min steady", lambda s: s.steady_throughput_per_min, _rate),
     ("verified/min last window", lambda s: s.windowed_throughput_per_min, _rate),
@@ -39,6 +48,8 @@ _FIGURES: list[tuple[str, Callable[[Summary], float | None], Callable[[float | N
     ("verified partitions", lambda s: float(s.partitions_ok), lambda x: f"{x:.0f}"),
     ("fallbacks", lambda s: float(s.fallbacks), lambda x: f"{x:.0f}"),
     ("OOMs", lambda s: float(s.ooms), lambda x: f"{x:.0f}"),
+    ("OOMs retried", lambda s: float(s.ooms_retried) if _said(s) else None, lambda x: _count(x)),
+    ("OOMs failed", lambda s: float(s.ooms_failed) if _said(s) else None, lambda x: _count(x)),
     ("device sync total (s)", lambda s: sum(g.device_sync_s for g in s.segments) if s.device_syncs_recorded else None,
      lambda x: "not recorded" if x is None else f"{x:.2f}"),
     ("segments", lambda s: float(len(s.segments)), lambda x: f"{x:.0f}"),

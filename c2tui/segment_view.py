@@ -7,6 +7,7 @@ from typing import Sequence
 from rich.table import Table
 
 from c2tui.fit_table import fit_tables
+from c2tui.widgets.alerts import oom_words
 from prover import on_off
 from prover import SegmentSummary
 
@@ -34,7 +35,8 @@ def transitional_text(s: SegmentSummary) -> str:
     if not (t.done or t.fallbacks or t.ooms or t.device_syncs):
         return "-"
     bits = [f"{t.verified} verified"] + ([f"{t.fallbacks} fallbk"] if t.fallbacks else [])
-    bits += [f"{t.ooms} OOM"] if t.ooms else []
+    bits += [f"{t.ooms} OOM" + (f" ({t.ooms_retried}↻ {t.ooms_failed}✗)" if t.ooms_retried or t.ooms_failed else "")
+             ] if t.ooms else []
     bits += [f"sync {_ms(t.device_sync_s)}"] if t.device_syncs else []
     return ", ".join(bits)
 
@@ -59,7 +61,8 @@ def segment_row(s: SegmentSummary, knobs: Sequence[str], origin: float | None = 
     start = f"{s.t0:.1f} s" if origin is None else f"{s.t0 - origin:+.1f} s"
     return [str(s.index), start, f"{s.duration_s:.1f} s{'+' if s.open else ''}",
             " ".join(f"{k}={on_off(s.knobs.get(k))}" for k in knobs) or "-", s.change or "(start)",
-            str(s.verified), rate, interval_text(s.per_min_ci), ratio_text(s), str(s.fallbacks), str(s.ooms),
+            str(s.verified), rate, interval_text(s.per_min_ci), ratio_text(s), str(s.fallbacks),
+            oom_words(s.ooms, s.ooms_retried, s.ooms_failed),
             _ms(s.mem_wait_mean), _ms(s.mem_hold_mean), f"{s.compute_held_share:.0%}",
             f"{_ms(s.device_sync_s)} ({s.device_syncs})" if s.device_syncs else "-", transitional_text(s)]
 

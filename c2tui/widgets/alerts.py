@@ -75,6 +75,20 @@ def oom_line(st, pal, gpu: int | None = None, compact: bool = False, lead: str =
     return ln
 
 
+def oom_words(n: int, retried: int, failed: int, compact: bool = False) -> str:
+    """As plain text: "3", "3 (2↻ 1✗)" or "3 (2 retried, 1 failed)"; an older recording's
+    OOMs (outcome not said) are only counted, never guessed."""
+    if not (retried or failed):
+        return str(n)
+    return f"{n} ({retried}↻ {failed}✗)" if compact else f"{n} ({retried} retried, {failed} failed)"
+
+
+def oom_cell(n: int, retried: int, failed: int, pal) -> Line:
+    """"OOM 3 ", "OOM 3 (2↻ 1✗) ": red with a failed (or unsaid) one, amber with retried ones only."""
+    key = "fail" if failed or n > retried else "warn" if n else "dim"
+    return Line(f"OOM {oom_words(n, retried, failed, compact=True)} ", style=pal[key])
+
+
 def oom_text(st, gpu: int, pal, lead: str = "") -> Text:
     """oom_line as a rich Text (a panel's subtitle), in its compact form."""
     out = Text(no_wrap=True)

@@ -4,6 +4,7 @@
 the host's sums: compute held, lock waiters, VRAM, done / fallbacks / OOMs."""
 from __future__ import annotations
 
+from c2tui.widgets.alerts import oom_cell, oom_parts
 from c2tui.widgets.common import SPARK, Line, gib
 
 MAX_CELLS = 16  # GPU cells a host line shows; more are counted after them
@@ -25,10 +26,11 @@ def host_line(h, st, pal, width: int, where: str = "") -> Line:
     else:  # its process is gone: what it did, not the last utilisation it reported
         ln.append("lost" if h.lost else "left", style="bold " + pal["fail" if h.lost else "dim"])
         ln.append(f" ({h.reason or '?'}); {h.requeued} requeued ", style=pal["dim"])
-    fb, ooms = sum(g.fallbacks for g in gs), sum(g.ooms for g in gs)
+    fb = sum(g.fallbacks for g in gs)
+    ooms = [sum(x) for x in zip(*(oom_parts(st, g.gpu) for g in gs))] or [0, 0, 0]  # all, retried, failed
     ln.append(f"done {sum(g.done for g in gs)} ", style=pal["dim"])
     ln.append(f"fb {fb} ", style=pal["warn"] if fb else pal["dim"])
-    ln.append(f"OOM {ooms} ", style=pal["fail"] if ooms else pal["dim"])
+    ln.append_text(oom_cell(*ooms, pal))
     tail = Line(where, style=pal["dim"])
     ln.truncate(max(0, width - tail.cell_len - 1), overflow="ellipsis")
     pad = width - ln.cell_len - tail.cell_len

@@ -5,6 +5,7 @@ the line to bring the panel into view). At most a third of the screen: a fleet w
 do not fit gets a line per host instead (fleet_overview.py), a host with GPUs "+N more"."""
 from __future__ import annotations
 
+from c2tui.widgets.alerts import oom_cell, oom_parts
 from c2tui.widgets.common import Line, StateView, gib, sparkline
 from c2tui.widgets.fleet_overview import host_lines
 from c2tui.widgets.gpu_panel import GpuPanel
@@ -27,7 +28,7 @@ def lock_cell(name: str, lk, pal) -> Line:
 DROP_ORDER = ("done", "spark", "fb", "OOM", "VRAM")  # left out in this order where a line is short of room
 
 
-def overview_cells(g, pal, width: int) -> list[tuple[str, Line]]:
+def overview_cells(g, pal, width: int, st=None) -> list[tuple[str, Line]]:
     """The line's cells in screen order, each named for DROP_ORDER; each ends in its blank."""
     cells = [("gpu", Line(f"GPU{g.gpu:<2}", style="bold")),
              ("util", Line(f"{g.util * 100:4.0f}% " if g.util is not None else "   –% ", style="bold"))]
@@ -39,18 +40,18 @@ def overview_cells(g, pal, width: int) -> list[tuple[str, Line]]:
     cells.append(("VRAM", Line.assemble(("VRAM ", pal["dim"]), (vram, "bold"))))
     cells.append(("done", Line(f"done {g.done} ", style=pal["dim"])))
     cells.append(("fb", Line(f"fb {g.fallbacks} ", style=pal["warn"] if g.fallbacks else pal["dim"])))
-    cells.append(("OOM", Line(f"OOM {g.ooms} ", style=pal["fail"] if g.ooms else pal["dim"])))
+    cells.append(("OOM", oom_cell(*(oom_parts(st, g.gpu) if st is not None else (g.ooms, 0, 0)), pal)))
     return cells
 
 
-def overview_line(g, pal, width: int, where: str) -> Line:
+def overview_line(g, pal, width: int, where: str, st=None) -> Line:
     """One GPU in a line: cells that do not fit are left out whole, least needed first
     (at 80 columns the line ended 'fb 31 OOM…'), and where its panel is stays at the end.
     Room is counted against the longest place, so every GPU's line keeps the same cells."""
     places = WHERE if width >= 100 else WHERE_SHORT
     text, key = places.get(where, ("", "dim"))
     tail = Line(text, style="bold " + pal[key] if key != "dim" else pal[key])
-    cells = overview_cells(g, pal, width)
+    cells = overview_cells(g, pal, width, st)
     room = max(0, width - max(len(t) for t, _ in places.values()) - 1)
     for name in DROP_ORDER:
         if sum(c.cell_len for _, c in cells) <= room:
@@ -154,7 +155,7 @@ class GpuOverview(StateView):
         gpus = sorted(st.gpus)
         # a short terminal caps this widget: the GPUs that do not get a line are named on the last one
         room = len(gpus) if len(gpus) <= height else max(0, height - 1)
-        lines = [overview_line(st.gpus[i], self.palette, width, self.places.get(i, "")) for i in gpus[:room]]
+        lines = [overview_line(st.gpus[i], self.palette, width, self.places.get(i, ""), st) for i in gpus[:room]]
         if room < len(gpus):
             rest = gpus[room:]
             more = Line(f"+{len(rest)} more GPUs (GPU{rest[0]}…GPU{rest[-1]}): scroll the panels",

@@ -5,7 +5,8 @@ shows the history up to the replay cursor and no further.
 
 Rows, most important first, per GPU: verified/min, utilisation, VRAM (live / pool-cached
 against the budget), fallbacks and OOMs per minute (each per-minute row over the fold's
-sliding rate window, named in the title), compute-held share; the run's own rows
+sliding rate window, named in the title; OOMs as retried ↻ and failed ✗ where the recording
+says which, a cell red with a failed one in its window), compute-held share; the run's own rows
 come first when there is more than one GPU. Where the height is short, GPUs drop to fewer
 rows and then to "+N more GPUs"."""
 from __future__ import annotations
@@ -29,10 +30,24 @@ class Series:
     top: Callable[[list], float]  # the value drawn as a full cell
     text: Callable[[object], str]
     colour: str  # palette key
+    cell: Callable[[object], str | None] = lambda p: None  # a point's own palette key (None: colour)
 
 
 def _max(vals: list, floor: float) -> float:
     return max([floor, *(v for v in vals if v is not None)])
+
+
+def _oom_rate(p) -> str:
+    """"0.0/min" where no outcome is said (an older recording), else "2↻ 1✗" (retried, failed /min)."""
+    r, f = p.ooms_retried_per_min, p.ooms_failed_per_min
+    if not (r or f):
+        return f"{p.ooms_per_min:.1f}/min"
+    return f"{r:.1f}".removesuffix(".0") + "↻ " + f"{f:.1f}".removesuffix(".0") + "✗"
+
+
+def _oom_cell(p) -> str | None:
+    """A cell with a failed OOM in its window is red, one with retried ones only amber."""
+    return "fail" if p.ooms_failed_per_min else "warn" if p.ooms_retried_per_min else None
 
 
 def _gib(b: float) -> str:
@@ -51,7 +66,7 @@ SERIES: dict[str, Series] = {s.key: s for s in (
     Series("fb", "fallbacks", lambda p: p.fallbacks_per_min, lambda v: _max(v, 1.0),
            lambda p: f"{p.fallbacks_per_min:.1f}/min", "warn"),
     Series("oom", "OOMs", lambda p: p.ooms_per_min, lambda v: _max(v, 1.0),
-           lambda p: f"{p.ooms_per_min:.1f}/min", "fail"),
+           _oom_rate, "fail", _oom_cell),
     Series("held", "held", lambda p: p.compute_held, lambda v: 1.0,
            lambda p: f"{p.compute_held * 100:.0f}%", "wait:compute"),
 )}
@@ -98,13 +113,12 @@ def spark_row(label: str, s: Series, points: list, cols: int, marks: dict[int, o
     pad = cols - len(shown)
     if pad > 0:
         ln.append(" " * pad)
-    colour = pal[s.colour]
-    for i, v in enumerate(vals):
+    for i, (p, v) in enumerate(zip(shown, vals)):
         ch = NO_DATA if v is None else (" " if v <= 0 else SPARK[min(7, max(0, int(v / top * 7.999)))])
         if pad + i in marks:
             ln.append("┃" if ch == " " else ch, "bold " + pal["info"] + " on " + pal["free"])
         else:
-            ln.append(ch, colour if v is not None else pal["dim"])
+            ln.append(ch, pal[s.cell(p) or s.colour] if v is not None else pal["dim"])
     return ln.truncate(width)
 
 

@@ -49,8 +49,13 @@ def _transit(r) -> str:
     t = r.transitional
     if not (t.done or t.fallbacks or t.ooms or t.device_syncs):
         return "–"
-    bits = [f"{t.verified} ok"] + ([f"{t.ooms} OOM"] if t.ooms else []) + ([f"{t.fallbacks} fb"] if t.fallbacks else [])
+    bits = [f"{t.verified} ok"] + ([f"{_ooms(t)} OOM"] if t.ooms else []) + ([f"{t.fallbacks} fb"] if t.fallbacks else [])
     return " ".join(bits + ([f"sync {_ms(t.device_sync_s)}"] if t.device_syncs else []))
+
+
+def _ooms(r) -> str:
+    """"3", or "2↻1✗" (retried, failed) where the recording says which: a retried one is not a failure."""
+    return f"{r.ooms_retried}↻{r.ooms_failed}✗" if r.ooms_retried or r.ooms_failed else str(r.ooms)
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,8 @@ COLS = (
         else "bold " + (pal["ok"] if r.ratio >= 1 else pal["fail"])),
     Col("ratio 95%", 26, _ratio_ci, 4, right=False, style=lambda r, pal: pal["dim"]),
     Col("fallbk", 7, lambda r: str(r.fallbacks), 1, style=lambda r, pal: pal["warn"] if r.fallbacks else pal["dim"]),
-    Col("OOM", 5, lambda r: str(r.ooms), 1, style=lambda r, pal: pal["fail"] if r.ooms else pal["dim"]),
+    Col("OOM", 5, lambda r: _ooms(r), 1, style=lambda r, pal: pal["fail"] if r.ooms_failed or r.ooms > r.ooms_retried
+        else pal["warn"] if r.ooms else pal["dim"]),
     Col("mem wait", 10, lambda r: _ms(r.mem_wait_mean), 5),
     Col("mem hold", 10, lambda r: _ms(r.mem_hold_mean), 5),
     Col("held", 6, lambda r: f"{r.compute_held_share * 100:.0f}%", 2),

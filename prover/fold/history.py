@@ -33,8 +33,10 @@ class HistoryPoint:
     vram_cached: int  # pool reserved but not handed out, at t
     budget: int
     fallbacks_per_min: float  # over the sliding window ending at t (History.window_s)
-    ooms_per_min: float
+    ooms_per_min: float  # every OOM (an older recording's too, whose outcome is not said)
     compute_held: float  # share of the bucket with compute held (run: mean over GPUs)
+    ooms_retried_per_min: float = 0.0  # by the Oom's outcome: a retried one is not a failure
+    ooms_failed_per_min: float = 0.0
 
 
 @dataclass
@@ -74,6 +76,7 @@ class History:
     window_s: float = 30.0  # the sliding window of the per-minute series (the fold's rate window)
     fallback_times: dict[int, OkTimes] = field(default_factory=dict)  # per GPU, the last window's worth
     oom_times: dict[int, OkTimes] = field(default_factory=dict)
+    oom_said: dict[tuple[int, str], OkTimes] = field(default_factory=dict)  # (gpu, retried|failed) -> times
 
     def gpu(self, i: int) -> _Bucket:
         b = self.open.get(i)
@@ -88,7 +91,8 @@ class History:
                        marks=deque(self.marks, maxlen=self.marks.maxlen), bucket_t0=self.bucket_t0,
                        open={i: _Bucket(b.util_sum, b.util_n, b.fallbacks, b.ooms, b.held) for i, b in self.open.items()},
                        window_s=self.window_s, fallback_times={i: o.copy() for i, o in self.fallback_times.items()},
-                       oom_times={i: o.copy() for i, o in self.oom_times.items()})
+                       oom_times={i: o.copy() for i, o in self.oom_times.items()},
+                       oom_said={k: o.copy() for k, o in self.oom_said.items()})
 
     def series(self, gpu: int | None = None) -> list[HistoryPoint]:
         """The run's series (gpu None) or one GPU's, oldest first."""
@@ -130,7 +134,9 @@ def _close(h: History, w: World, end: float) -> None:
                           vram_live=g.live_bytes, vram_cached=max(0, g.pool_reserved - g.pool_used), budget=g.budget,
                           fallbacks_per_min=_per_min(h.fallback_times.get(i), end, h.window_s),
                           ooms_per_min=_per_min(h.oom_times.get(i), end, h.window_s),
-                          compute_held=min(1.0, b.held / h.step_s))
+                          compute_held=min(1.0, b.held / h.step_s),
+                          ooms_retried_per_min=_per_min(h.oom_said.get((i, "retried")), end, h.window_s),
+                          ooms_failed_per_min=_per_min(h.oom_said.get((i, "failed")), end, h.window_s))
         h.gpus.setdefault(i, _series()).append(pt)
         pts.append(pt)
     h.open.clear()
@@ -141,7 +147,9 @@ def _close(h: History, w: World, end: float) -> None:
         vram_live=sum(p.vram_live for p in pts), vram_cached=sum(p.vram_cached for p in pts),
         budget=sum(p.budget for p in pts), fallbacks_per_min=sum(p.fallbacks_per_min for p in pts),
         ooms_per_min=sum(p.ooms_per_min for p in pts),
-        compute_held=sum(p.compute_held for p in pts) / len(pts) if pts else 0.0))
+        compute_held=sum(p.compute_held for p in pts) / len(pts) if pts else 0.0,
+        ooms_retried_per_min=sum(p.ooms_retried_per_min for p in pts),
+        ooms_failed_per_min=sum(p.ooms_failed_per_min for p in pts)))
 
 
 def _vram_sample(h: History, e: ev.VramSample, w: World) -> None:
@@ -159,6 +167,8 @@ def _fallback(h: History, e: ev.Fallback, w: World) -> None:
 def _oom(h: History, e: ev.Oom, w: World) -> None:
     h.gpu(e.gpu).ooms += 1
     h.oom_times.setdefault(e.gpu, OkTimes()).add(e.t, w.rate_window_s)
+    if e.outcome is not None:  # an older recording's: in ooms_per_min only, never guessed
+        h.oom_said.setdefault((e.gpu, e.outcome), OkTimes()).add(e.t, w.rate_window_s)
 
 
 def _lock_released(h: History, e: ev.LockReleased, w: World) -> None:

@@ -45,6 +45,8 @@ class RunSegment:
     failed: int = 0
     fallbacks: int = 0
     ooms: int = 0
+    ooms_retried: int = 0  # by the Oom's outcome; an older recording's (outcome not said) in ooms only
+    ooms_failed: int = 0
     mem_acquisitions: int = 0
     mem_wait: float = 0.0
     mem_hold: float = 0.0
@@ -56,6 +58,8 @@ class RunSegment:
     carried_verified: int = 0
     carried_fallbacks: int = 0
     carried_ooms: int = 0
+    carried_ooms_retried: int = 0
+    carried_ooms_failed: int = 0
     carried_device_syncs: int = 0
     carried_device_sync_s: float = 0.0
 
@@ -104,6 +108,8 @@ class Transitional(BaseModel):
     verified: int = 0
     fallbacks: int = 0
     ooms: int = 0
+    ooms_retried: int = 0
+    ooms_failed: int = 0
     device_syncs: int = 0
     device_sync_s: float = 0.0
 
@@ -127,6 +133,8 @@ class SegmentSummary(BaseModel):
     ratio: float | None = Field(None, description="verified_per_min / the segment before's (None: first, or unknown)")
     fallbacks: int
     ooms: int
+    ooms_retried: int = Field(0, description="OOMs after which the partition went on (fallback, its GPU section again)")
+    ooms_failed: int = Field(0, description="OOMs that ended the attempt (older recordings say neither: in ooms only)")
     mem_wait_mean: float
     mem_hold_mean: float
     mem_wait_total: float
@@ -264,8 +272,12 @@ def _oom(segs: Segments, e: ev.Oom, w: World) -> None:
     _begin(segs, e.part, e.gpu)
     seg, carried = _charged(segs, e.part)
     seg.ooms += 1
+    seg.ooms_retried += e.outcome == "retried"
+    seg.ooms_failed += e.outcome == "failed"
     if carried is not None:
         carried.carried_ooms += 1
+        carried.carried_ooms_retried += e.outcome == "retried"
+        carried.carried_ooms_failed += e.outcome == "failed"
 
 
 def _lock_acquired(segs: Segments, e: ev.LockAcquired, w: World) -> None:
@@ -360,13 +372,15 @@ def segment_rows(s: _Run) -> list[SegmentSummary]:
             done=seg.done, failed=seg.failed, verified_per_min=rate,
             mean_per_min=60.0 * seg.verified / dur if dur > 0 else 0.0,
             ratio=ratio, ratio_ci=rci, ratio_significant=None if rci is None else not rci[0] <= 1.0 <= rci[1],
-            fallbacks=seg.fallbacks, ooms=seg.ooms, mem_wait_mean=seg.mem_wait / n if n else 0.0,
+            fallbacks=seg.fallbacks, ooms=seg.ooms, ooms_retried=seg.ooms_retried, ooms_failed=seg.ooms_failed,
+            mem_wait_mean=seg.mem_wait / n if n else 0.0,
             mem_hold_mean=seg.mem_hold / n if n else 0.0, mem_wait_total=seg.mem_wait, mem_hold_total=seg.mem_hold,
             compute_held_share=min(1.0, seg.compute_hold / (dur * ngpu)) if dur > 0 else 0.0,
             device_syncs=seg.device_syncs, device_sync_s=seg.device_sync_s,
             proofs=seg.verified, per_min=basis[0], per_min_ci=rate_interval(basis[1], basis[2]),
             transitional=Transitional(done=seg.carried_done, verified=seg.carried_verified,
                                       fallbacks=seg.carried_fallbacks, ooms=seg.carried_ooms,
+                                      ooms_retried=seg.carried_ooms_retried, ooms_failed=seg.carried_ooms_failed,
                                       device_syncs=seg.carried_device_syncs, device_sync_s=seg.carried_device_sync_s)))
         prev = basis if rate is not None else None
     return rows
