@@ -14,6 +14,7 @@ from rich.text import Text
 from c2tui.fit_table import fit_tables
 from c2tui.experiment_view import experiment_parts
 from c2tui.segment_view import segment_tables
+from c2tui.widgets.alerts import oom_words
 
 from prover import KNOBS, Phase, Summary, on_off
 
@@ -183,7 +184,8 @@ def build(sm: Summary, width: int) -> list[Any]:
              "mem wait mean", "mem hold mean", "compute wait mean", "compute hold mean", "budget"]
     grows = [[str(g.gpu), str(g.partitions_done), str(g.partitions_verified),
               f"{g.throughput_per_min:.2f}", f"{g.compute_held_share:.0%}", _pct(g.util_mean),
-              f"{_pct(g.steady_held_share)}/{_pct(g.steady_util_mean)}", str(g.fallbacks), str(g.ooms),
+              f"{_pct(g.steady_held_share)}/{_pct(g.steady_util_mean)}", str(g.fallbacks),
+              oom_words(g.ooms, g.ooms_retried, g.ooms_failed, compact=True),  # retried vs failed (issue 36)
               _ms(g.mem.wait_mean), _ms(g.mem.hold_mean), _ms(g.compute.wait_mean), _ms(g.compute.hold_mean),
               _gib(g.budget)] for g in sm.gpus]
     prows = []

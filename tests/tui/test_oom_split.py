@@ -107,3 +107,20 @@ def test_transitional_ooms_are_split_too():
     assert (t.ooms, t.ooms_retried, t.ooms_failed) == (1, 1, 0)
     assert "1 OOM (1↻ 0✗)" in segment_row(b, [])[-1]
     assert "1↻0✗ OOM" in next(c for c in COLS if c.head == "transitional").cell(b)
+
+
+def test_summary_per_gpu_table(said, old):
+    """The summary's per-GPU OOM column: "1 (1↻ 0✗)" on GPU 0, "1 (0↻ 1✗)" on GPU 1; a plain count
+    for a recording that does not say the outcome."""
+    from c2tui.summary_view import build
+    from prover.fold.summary import summarize
+
+    def text(st) -> str:
+        con = Console(width=240, record=True, file=open("/dev/null", "w"))
+        for part in build(summarize(st), 240):
+            con.print(part)
+        return con.export_text()
+
+    out = text(said)
+    assert "1 (1↻ 0✗)" in out and "1 (0↻ 1✗)" in out
+    assert "↻" not in text(old).split("per GPU")[1].split("per phase")[0]
