@@ -20,11 +20,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from prover.fleet.errors import ClusterError  # noqa: F401 - the door's name for it (prover.ClusterError)
+
 NODE_STORE_BYTES = 100 * 1024**2  # object store per local node: events are small
-
-
-class ClusterError(RuntimeError):
-    """--cluster is malformed, Ray is missing, or the cluster cannot be reached."""
 
 
 @dataclass

@@ -53,7 +53,7 @@ def machine_gpus(env: Mapping[str, str] | None = None) -> tuple[list[str], str]:
 def local_devices(nodes: int, gpus: list[str], source: str) -> list[str]:
     """The CUDA_VISIBLE_DEVICES value of node 0..nodes-1 (one GPU each); refused when the
     machine has fewer GPUs than nodes."""
-    from prover.fleet.cluster import ClusterError
+    from prover.fleet.errors import ClusterError
 
     if nodes > len(gpus):
         raise ClusterError(f"--cluster local:{nodes} with the cuda backend needs {nodes} GPUs (one per node); "
