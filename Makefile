@@ -16,8 +16,12 @@ venv: $(VPY)
 run: $(VPY)
 	$(VENV)/bin/c2tui run
 
+# two workers (CI has two cores; much of the suite waits on sims, subprocesses and terminals);
+# TEST_WORKERS=0 runs it in one process
+TEST_WORKERS ?= 2
+
 test: $(VPY)
-	$(VPY) -m pytest -x -p no:cacheprovider --timeout=600 tests
+	$(VPY) -m pytest -x -p no:cacheprovider --timeout=600 -n $(TEST_WORKERS) tests
 
 test-gpu: $(VPY)
 	$(VPY) -m pytest -m gpu tests
