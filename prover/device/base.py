@@ -122,21 +122,8 @@ class Device(Protocol):
     total_bytes: int
     nvml: bool
 
-    def mark(self, worker: str, part: str) -> dict[str, Any]:
-        """A VramMark at a partition's GPU section end (after its frees): the same point every
-        partition, for the growth test (prover/health/vram_growth.py). Returns its fields."""
-        with self._cv:
-            used, reserved, owners = self.pool.used, self.pool.reserved, dict(self.pool.owners)
-        fields = dict(gpu=self.index, part=part, worker=worker, live=used, cached=max(0, reserved - used),
-                      own=owners.get(worker, 0), owners=owners, device_used=self.device_memory()[0])
-        self.emit(ev.VramMark, **fields)
-        return fields
-
-    def health(self) -> dict[str, Any] | None:
-        """GpuHealth's fields (a real card's NVML figures); None: nothing to report (a simulated
-        device has no temperature or clocks, and shows none rather than invented ones)."""
-        return None
-
+    def mark(self, worker: str, part: str) -> dict[str, Any]: ...  # BaseDevice.mark: a VramMark, its fields
+    def health(self) -> dict[str, Any] | None: ...  # BaseDevice.health: GpuHealth's fields, None on a sim
     def announce(self) -> None: ...
     def stream(self, worker: str) -> Stream: ...
     def device_sync(self) -> None: ...
