@@ -4,6 +4,7 @@ rather than as a 0 ms "cache lookup", and the host RAM's circuits apart from the
 key's bytes resident on the GPU. The last test reads the native 2^27 recording of session 12."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,8 @@ def test_a_fresh_set_up_is_summarised_step_by_step_and_a_held_key_says_so(tmp_pa
     assert again.startup.details["keys"] == HELD and HELD in again.startup.details["circuit"]
     assert not again.keys.sizes[0].setup_steps  # nothing set up in this run
     line = _startup_line(again)
-    assert f"keys 0 ms ({HELD})" in line.replace("1 ms", "0 ms") and "key set-up" not in line
+    # the time is whatever a loaded 2-core runner takes to look up a held key: read its shape, not its value
+    assert re.search(rf"keys \d+ ms \({re.escape(HELD)}\)", line) and "key set-up" not in line, line
 
 
 def test_the_native_2_27_recording_reads_as_it_was():
