@@ -31,7 +31,7 @@ from c2tui.listen import listen_options, start_listening
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.options import config_from_options, finite, run_options
 from c2tui.startup_view import key_loads, startup_table
-from c2tui.stop_signals import interrupting, printed
+from c2tui.stop_signals import drop_output, interrupting, printed
 from prover import disciplines, starting
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
@@ -142,13 +142,15 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
 
 
 def _stopping(live: Any, engine: Any) -> None:
-    """Interrupted: say so (the terminal may be gone) and stop the engine cleanly."""
-    if live is not None:
-        live.stop()
+    """Interrupted: say so (the terminal may be gone) and stop the engine cleanly. The progress
+    line's last redraw fails too once the terminal closed: an EIO there used to skip the stop
+    below, and the run was recorded as "stopped" rather than "interrupted"."""
     try:
+        if live is not None:
+            live.stop()
         click.echo("interrupted: stopping cleanly...", err=True)
     except OSError:  # SIGHUP: the terminal closed
-        pass
+        drop_output()
     try:
         engine.stop(timeout=30, reason="interrupted")
     except KeyboardInterrupt:  # a second Ctrl-C: still close the file

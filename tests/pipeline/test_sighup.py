@@ -115,3 +115,26 @@ def test_sighup_ends_the_dashboard_session_with_its_summary_and_run_ended(tmp_pa
         time.sleep(0.05)  # the last output still on its way through the terminal
     assert f"recording: {out}".encode() in term.out  # the summary was printed after the dashboard closed
     _ended_cleanly(out, "stopped")  # the dashboard's quit now (as its Ctrl-C): in-flight work abandoned
+
+
+def test_an_interrupt_whose_terminal_is_gone_still_stops_the_run_as_interrupted(monkeypatch):
+    """The race the pty test above can lose: the progress line's last redraw hits the closed
+    terminal (EIO) before the engine is told why it stops."""
+    from c2tui.commands import record
+
+    class Live:
+        def stop(self) -> None:
+            raise OSError(5, "Input/output error")
+
+    class Engine:
+        reason = None
+
+        def stop(self, timeout: float, reason: str) -> bool:
+            self.reason = reason
+            return True
+
+    dropped: list[bool] = []
+    monkeypatch.setattr(record, "drop_output", lambda: dropped.append(True))
+    eng = Engine()
+    record._stopping(Live(), eng)
+    assert eng.reason == "interrupted" and dropped == [True]
