@@ -19,3 +19,10 @@ def warm_numba_cache() -> None:
     from prover.groth16 import warm
 
     warm.warm_up()
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The `slow` tests first (a stable sort: the rest keep their order). Under two workers a
+    minute-long test drawn last kept one worker busy while the other sat idle: started first,
+    the short tests fill the other worker around them (CI's wall time, not its work)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -77,6 +77,7 @@ def headless(tmp_path):
         proc.wait(timeout=60)
 
 
+@pytest.mark.slow
 def test_two_clients_switch_mem_sync_and_sigkill(headless):
     proc, sock, rec = headless
     raw = RawClient(sock, "watcher")

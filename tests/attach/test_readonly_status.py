@@ -107,6 +107,7 @@ def _status_once_running(sock: Path, out: Path, rec: subprocess.Popen, seconds: 
     raise AssertionError("the run never got past start-up")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_status_and_readonly_attach_on_a_live_sim_run(tmp_path):
     """The run starts paused (so it is still running, however long start-up took, when the

@@ -83,6 +83,7 @@ def _ready(prom: str) -> bool:
 
 @pytest.mark.skipif(shutil.which("prometheus") is None,
                     reason="prometheus not installed (Debian package prometheus; .ci/run installs it)")
+@pytest.mark.slow
 @pytest.mark.timeout(90)
 def test_real_prometheus_fires_fallback_collapse_on_a_sim_run(tmp_path):
     """Prometheus first (ready before the run starts, so it scrapes the counters rising), then

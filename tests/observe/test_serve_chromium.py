@@ -76,6 +76,7 @@ class Screen:
             page.wait_for_timeout(200)
 
 
+@pytest.mark.slow
 def test_serve_in_headless_chromium(tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (PyPI) not installed")
     port = _free_port()

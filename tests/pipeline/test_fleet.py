@@ -32,6 +32,7 @@ def _until(cond, timeout: float, what: str, state=None) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_fleet_three_nodes_lose_one_gain_one(tmp_path):
     cfg = RunConfig(backend="sim", gpus=2, workers_per_gpu=2, constraints_log2=8, partitions=8, sectors=3,

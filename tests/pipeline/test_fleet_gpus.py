@@ -14,6 +14,7 @@ pytestmark = pytest.mark.usefixtures("warm_numba_cache")  # Ray hosts load the k
 from prover.fleet.cluster import Cluster  # noqa: E402
 
 
+@pytest.mark.slow
 def test_local2_cuda_gives_each_node_its_own_gpu(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")  # "this machine has two GPUs"
     cluster = Cluster("local:2", "cuda")

@@ -44,6 +44,7 @@ def record(tmp_path, lock_mode: str, mem_sync: str) -> Summary:
     return sm
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_seed_reproduced(tmp_path):
     prof = get_profile("rtx5070ti-16g")

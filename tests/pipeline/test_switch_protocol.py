@@ -36,6 +36,7 @@ def _schedule(i: int, rnd: random.Random) -> dict:
                 partitions=rnd.randint(3, 6))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_random_switch_schedules_over_every_live_knob_never_oom():
     rnd, t0, switches = random.Random(33), time.monotonic(), 0

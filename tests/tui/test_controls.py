@@ -155,6 +155,7 @@ async def test_screen_shows_knob_only_when_event_comes_back():
         assert not rec.changes("lock_mode")
 
 
+@pytest.mark.slow
 @sync
 async def test_theme_key_and_help_and_quit():
     app, eng, rec = make()

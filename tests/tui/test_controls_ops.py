@@ -23,6 +23,7 @@ async def type_job(app, pilot, text: str) -> None:
     await pilot.press("enter")
 
 
+@pytest.mark.slow
 @sync
 async def test_shift_w_submits_winning_and_a_cordons_through_the_controller():
     app, eng, rec = make(sectors=3, partitions=10)
@@ -43,6 +44,7 @@ async def test_shift_w_submits_winning_and_a_cordons_through_the_controller():
         await until(pilot, lambda: 0 not in app.state.jobs.cordoned)
 
 
+@pytest.mark.slow
 @sync
 async def test_the_job_prompt_takes_job_actions_only_and_names_a_refusal():
     """The prompt went through the controller's apply: 'single' switched the lock discipline,

@@ -31,6 +31,7 @@ def test_the_prompts_words_make_the_design() -> None:
     assert (d.cycles, d.hold_s, d.settle_s, d.order) == (3, 4.0, 1.0, "abab")
 
 
+@pytest.mark.slow
 @sync
 async def test_started_from_the_panel_it_runs_shows_and_stops() -> None:
     app, eng, rec = make(workers_per_gpu=2)

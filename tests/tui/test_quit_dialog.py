@@ -38,6 +38,7 @@ def _notes(path):
     return [e.text for e in read_recording(path).events if isinstance(e, ev.Note) and e.text.endswith("(quit now)")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["x", "ctrl+c"])
 def test_quit_now_records_each_abandoned_partition(tmp_path, key):
     app, engine, writer = _app(tmp_path)

@@ -102,6 +102,7 @@ def test_the_view_is_independent_and_faithful():
     assert view(c) == view(fold_to(12.0))
 
 
+@pytest.mark.slow
 def test_live_source_folds_on_its_thread_and_publishes_snapshots():
     src = LiveSource(None, snapshot_hz=50)
     src.start()

@@ -251,6 +251,7 @@ def test_results_do_not_depend_on_the_thread_order(backend, other_schedule) -> N
 
 
 # ---------------------------------------------------------------------- whole proof ----
+@pytest.mark.slow
 @pytest.mark.parametrize("log2", [8, 9, 10])  # make_circuit starts at 2^8
 def test_a_gpu_composed_proof_verifies(backend, log2, tmp_path) -> None:
     import cupy as cp

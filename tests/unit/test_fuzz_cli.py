@@ -31,6 +31,7 @@ def goods(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, Path]:
     return proof, rec, base
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(cmd=st.sampled_from(COMMANDS), seed=st.integers(0, 2**32 - 1))
