@@ -17,6 +17,8 @@ CELL = {"done": ("■", "ok"), "running": ("▶", "info"), "queued": ("·", "dim
         "cancelled": ("–", "warn")}
 SHORT = {"done": "done", "running": "run", "queued": "queued", "failed": "failed", "cancelled": "cancel"}
 BAR_MAX = 16  # cells of partitions (a c2 sector has 10); more are counted, not drawn
+PARTS_MAX = BAR_MAX + 2 + 40  # the partitions column: cells, then every count
+AGE_W = 12
 
 
 def part_state(p) -> str:
@@ -74,13 +76,14 @@ def sector_rows(st) -> list[SectorRow]:
     return live + done
 
 
-def bar(r: SectorRow, pal, width: int) -> Line:
-    """A cell per partition (index order) in its state's colour, then its counts."""
+def bar(r: SectorRow, pal, width: int, cells: int = BAR_MAX) -> Line:
+    """A cell per partition (index order) in its state's colour in `cells` cells (the rows'
+    widest: the counts line up), then its counts."""
     ln = Line()
-    for p in r.parts[:BAR_MAX]:
+    for p in r.parts[:cells]:
         ch, key = CELL[part_state(p)]
         ln.append(ch, style=pal[key])
-    ln.append(" " * max(1, min(BAR_MAX, len(r.parts)) + 1 - len(r.parts[:BAR_MAX])))
+    ln.append(" " * (cells + 1 - len(r.parts[:cells])))
     for name, n in r.counts().items():
         if n:
             key = CELL[name][1] if name in ("failed", "cancelled", "running") else "dim"
@@ -92,10 +95,10 @@ def when(r: SectorRow, now: float, pal) -> Line:
     """Age (finished: took) and the deadline: in N s, overdue N s (fail colour), met or missed."""
     ln = Line()
     if r.done_t is None:
-        ln.append(f"{'age ' + fmt_secs(now - r.t0) if r.t0 is not None else '':<11}", style=pal["dim"])
+        ln.append(f"{fmt_secs(now - r.t0) if r.t0 is not None else '':<{AGE_W}}")
     else:
         took = f"took {fmt_secs(r.done_t - r.t0)}" if r.t0 is not None else "done"
-        ln.append(f"{took:<11}", style=pal["dim"])
+        ln.append(f"{took:<{AGE_W}}", style=pal["dim"])
     if r.deadline_t is not None and r.done_t is None:
         left = r.deadline_t - now
         if left >= 0:
@@ -111,22 +114,22 @@ def when(r: SectorRow, now: float, pal) -> Line:
 
 def render_sector_rows(st, pal, width: int, height: int, selected: int | None = None) -> list[Line]:
     """The header and a row per sector that fits; the unfinished that do not fit are counted."""
+    part_w = max(8, min(PARTS_MAX, width - 17 - AGE_W - 18))  # the rest of a wide table stays blank
     head = Line(no_wrap=True, style="bold " + pal["dim"])
-    head.append(f"{'sector':<8}{'class':<9}{'partitions':<{BAR_MAX + 2}}")
+    head.append(f"{'sector':<8}{'class':<9}{'partitions':<{part_w}}{'age':<{AGE_W}}deadline")
     rows = [head]
     all_rows = sector_rows(st)
     room = max(0, height - 1)
     shown = all_rows[:room]
     if room > 1 and any(r.done_t is None for r in all_rows[room:]):
         shown = all_rows[:room - 1]
-    tail_w = 11 + 18  # age, deadline
+    cells_w = min(BAR_MAX, max((len(r.parts) for r in shown), default=1))
     for r in shown:
         ln = Line(style="reverse") if r.sector == selected else Line()  # the row a row action acts on
         ln.append(f"{'s' + str(r.sector):<8}", style="bold " + (pal["fail"] if r.missed else ""))
         ln.append(f"{r.cls[:8]:<9}", style=pal["info"] if r.cls and r.cls != "c2" else "")
-        ln.append_text(bar(r, pal, max(8, width - 17 - tail_w)))
-        pad = width - tail_w - ln.cell_len
-        ln.append(" " * max(1, pad))
+        cells = bar(r, pal, part_w - 1, cells_w)
+        ln.append_text(cells).append(" " * (part_w - cells.cell_len))
         ln.append_text(when(r, st.t, pal))
         rows.append(ln.truncate(width, overflow="ellipsis"))
     hidden = sum(1 for r in all_rows[len(shown):] if r.done_t is None)
