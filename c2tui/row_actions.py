@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-KEYS = {"c": "cancel the selected partition (a sector row: the sector)", "x": "cancel its sector",
+KEYS = {"c": "cancel the selected partition, or the selected sector row", "x": "cancel its sector",
         "r": "requeue the selected partition", "o": "cordon / uncordon its GPU"}
 GPU_KEYS = {"o": "cordon / uncordon the selected GPU"}
 
