@@ -359,4 +359,5 @@ class PartitionTable(StateView, can_focus=True):
 
     def action_clear(self) -> None:
         self.view = PartitionView()
+        self.sectors = False  # back to all partitions, as the key says
         self._changed()
