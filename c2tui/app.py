@@ -151,6 +151,11 @@ class DashboardApp(LiveControls, App[None]):
         return 3 if self.interrupted or self.crashed else 0
 
     # --- layout -------------------------------------------------------------------------
+    def get_default_screen(self) -> Any:
+        screen = super().get_default_screen()
+        screen.AUTO_FOCUS = "#gpus"  # the GPU panels' box, as before the overview and panels took focus
+        return screen
+
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
         if self.replay:

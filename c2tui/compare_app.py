@@ -113,7 +113,9 @@ class RunColumn(Vertical):
         st = self.source.snapshot()[1]
         yield RunHeader(self.label, self.shift)
         for i in sorted(st.gpus)[:MAX_PANELS] or [0]:
-            yield GpuPanel(i, id=f"gpu{i}", classes="gpu")
+            panel = GpuPanel(i, id=f"gpu{i}", classes="gpu")
+            panel.can_focus = False  # a recording: no GPU to cordon, no panel's keys in the footer
+            yield panel
         yield HistoryView()
         yield SegmentPanel()
         log = EventLog()

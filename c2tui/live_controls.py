@@ -130,9 +130,25 @@ class LiveControls:
         """A row action on a selected partition (c2tui/row_actions.py): asks, naming what it will
         do, then goes through the controller as the prompt does; nothing that does not exist now."""
         from c2tui.row_actions import row_action
+
+        self._confirm(row_action(self.state, part, key))
+
+    def sector_action(self, sector: int, key: str) -> None:
+        """A row action on a selected sector row: `c` / `x` cancel it; `r` `o` say why not."""
+        from c2tui.row_actions import sector_action
+
+        self._confirm(sector_action(self.state, sector, key))
+
+    def gpu_action(self, gpu: int) -> None:
+        """`o` on a selected GPU (its panel focused, or its overview line): cordon / uncordon it."""
+        from c2tui.row_actions import gpu_action
+
+        self._confirm(gpu_action(self.state, gpu))
+
+    def _confirm(self, got: Any) -> None:
+        """A RowAction: ask (ConfirmAction), `y` sends it; a sentence: why there is none, said."""
         from c2tui.widgets.confirm_action import ConfirmAction
 
-        got = row_action(self.state, part, key)
         if isinstance(got, str):
             self.notify(got, severity="warning")
             return

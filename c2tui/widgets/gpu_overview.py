@@ -2,14 +2,21 @@
 who holds each lock, VRAM, done / fallbacks / OOMs, and where that GPU's panel is
 (on screen, or above / below: scroll the panels with the wheel or PgUp / PgDn, or click
 the line to bring the panel into view). At most a third of the screen: a fleet whose GPUs
-do not fit gets a line per host instead (fleet_overview.py), a host with GPUs "+N more"."""
+do not fit gets a line per host instead (fleet_overview.py), a host with GPUs "+N more".
+
+Focused (Tab), its lines are GPU rows for a row action (c2tui/row_actions.py): ↑ ↓ select a GPU
+(in reverse, its panel brought into view), `o` cordons or uncordons it. A fleet's per-host lines
+are not GPU rows (a host is not cordoned whole): ↑ ↓ and `o` say so."""
 from __future__ import annotations
+
+from textual.binding import Binding
 
 from c2tui.widgets.alerts import oom_cell, oom_parts
 from c2tui.widgets.common import Line, StateView, gib, sparkline
 from c2tui.widgets.fleet_overview import host_lines
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.lock_lanes import lock_names
+from c2tui.row_actions import GPU_KEYS, can_steer
 
 WHERE = {"shown": ("on screen", "dim"), "above": ("↑ above: scroll up", "warn"),
          "below": ("↓ below: scroll down", "warn"), "partly": ("◐ partly shown", "dim")}
@@ -81,10 +88,28 @@ def panel_places(box) -> dict[int, str]:
     return places
 
 
-class GpuOverview(StateView):
+def selected_line(ln: Line) -> Line:
+    """The line in reverse (the selected GPU row), its own colours kept under it."""
+    out = Line(style="reverse")
+    for text, style in ln.parts:
+        out.append(text, style)
+    return out
+
+
+HOST_LINES = "these lines are hosts, not GPUs (a host is not cordoned whole): tab to a GPU panel to cordon one"
+
+
+class GpuOverview(StateView, can_focus=True):
     """Watches the panels' box (`#gpus`): shows itself when it scrolls, hides when all fit."""
 
     DEFAULT_CSS = "GpuOverview { height: auto; display: none; }"
+    FOCUS_ON_CLICK = False  # a click brings a panel into view; Tab selects GPU rows
+    BINDINGS = [
+        Binding("up", "move(-1)", "row", key_display="↑", show=False, tooltip="select a GPU line (for a row action)"),
+        Binding("down", "move(1)", "row", key_display="↓", show=False, tooltip="select a GPU line (for a row action)"),
+        Binding("o", "cordon", "cordon", tooltip=f"live: {GPU_KEYS['o']} (asks first)"),
+    ]
+    selected: int | None = None  # the GPU a row action acts on (↑ ↓ with focus)
 
     def __init__(self, box: str = "#gpus", **kw) -> None:
         super().__init__(**kw)
@@ -156,6 +181,9 @@ class GpuOverview(StateView):
         # a short terminal caps this widget: the GPUs that do not get a line are named on the last one
         room = len(gpus) if len(gpus) <= height else max(0, height - 1)
         lines = [overview_line(st.gpus[i], self.palette, width, self.places.get(i, ""), st) for i in gpus[:room]]
+        if self.has_focus and self.selected in gpus[:room]:
+            at = gpus.index(self.selected)
+            lines[at] = selected_line(lines[at])
         if room < len(gpus):
             rest = gpus[room:]
             more = Line(f"+{len(rest)} more GPUs (GPU{rest[0]}…GPU{rest[-1]}): scroll the panels",
@@ -174,7 +202,53 @@ class GpuOverview(StateView):
             gpus = [h.gpus[0] if h.gpus else -1 for h in hosts]
         y = event.y - self.gutter.top
         if 0 <= y < len(gpus):
-            box = self.screen.query_one(self.box_selector)
-            for p in box.query(GpuPanel):
-                if p.gpu == gpus[y]:
-                    box.scroll_to_widget(p, animate=False, top=True)
+            self.bring(gpus[y])
+
+    def bring(self, gpu: int) -> None:
+        """Scroll GPU `gpu`'s panel into view (none: a fleet's GPU past the panels)."""
+        box = self.screen.query_one(self.box_selector)
+        for p in box.query(GpuPanel):
+            if p.gpu == gpu:
+                box.scroll_to_widget(p, animate=False, top=True)
+
+    def _rows(self) -> list[int] | None:
+        """The GPU rows on screen; None (said why) where the lines are a fleet's hosts."""
+        st = self.state
+        if st is None:
+            return []
+        if self.by_host(st):
+            self.notify(HOST_LINES, severity="warning")
+            return None
+        height = self.content_size.height or self.room(st)
+        gpus = sorted(st.gpus)
+        return gpus if len(gpus) <= height else gpus[:max(0, height - 1)]
+
+    def action_move(self, step: int) -> None:
+        rows = self._rows()
+        if not rows:
+            return
+        i = rows.index(self.selected) + step if self.selected in rows else 0
+        self.selected = rows[max(0, min(len(rows) - 1, i))]
+        self.bring(self.selected)
+        self._lines = None
+        self.refresh()
+
+    def action_cordon(self) -> None:
+        rows = self._rows()
+        if rows is None:
+            return
+        if self.selected not in rows:
+            self.notify("select a GPU line first (↑ ↓)", severity="warning")
+            return
+        self.app.gpu_action(self.selected)  # type: ignore[attr-defined]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return can_steer(self.app) if action == "cordon" else True
+
+    def on_focus(self) -> None:
+        self._lines = None
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._lines = None
+        self.refresh()

@@ -3,6 +3,7 @@ timeline of its workers, drawn from one snapshot in one render call."""
 from __future__ import annotations
 
 from rich.text import Text
+from textual.binding import Binding
 
 from prover import COMPUTE
 
@@ -11,6 +12,7 @@ from c2tui.widgets.alerts import mark_panel, oom_text
 from c2tui.widgets.lock_lanes import render_locks
 from c2tui.widgets.timeline import lane_workers, render_timeline
 from c2tui.widgets.vram_bar import render_vram
+from c2tui.row_actions import GPU_KEYS, can_steer
 
 
 def title_text(g, pal) -> Text:
@@ -106,8 +108,11 @@ def fit_lines(util: Line, locks: list[Line], vram: list[Line], lanes: list[Line]
     return out
 
 
-class GpuPanel(StateView):
+class GpuPanel(StateView, can_focus=True):
+    """Focused (Tab, or a click), it is the selected GPU of a row action: `o` cordons it."""
+
     DEFAULT_CSS = "GpuPanel { height: 11; }"
+    BINDINGS = [Binding("o", "cordon", "cordon", tooltip=f"live: {GPU_KEYS['o']} (asks first)")]
 
     def __init__(self, gpu: int, **kw) -> None:
         super().__init__(**kw)
@@ -135,6 +140,12 @@ class GpuPanel(StateView):
             mark_panel(self, st, title, self.palette)  # its alert thresholds: border colour and why
             self.set_titles(title, subtitle_text(g, self.palette, self.window, max(0, self.size.width - 4) or None, st))
         super().show(st)
+
+    def action_cordon(self) -> None:
+        self.app.gpu_action(self.gpu)  # type: ignore[attr-defined]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return can_steer(self.app) if action == "cordon" else True
 
     def draw(self, st, width: int, height: int) -> list[Line]:
         g = st.gpus.get(self.gpu)

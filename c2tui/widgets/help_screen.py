@@ -57,14 +57,18 @@ def binding_rows(bindings) -> list[tuple[str, str]]:
 
 def panel_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     from c2tui.widgets.event_log import EventLog
+    from c2tui.widgets.gpu_overview import GpuOverview
     from c2tui.widgets.partition_table import PartitionTable
 
     return [
-        ("Moving around", [("tab / shift+tab", "move focus: GPU panels, partitions, events (the focused one's keys show in the footer)"),
+        ("Moving around", [("tab / shift+tab", "move focus: GPU overview, GPU panels, partitions, events (the focused one's keys show in "
+                                               "the footer)"),
                            ("↑ ↓ PgUp PgDn, wheel", "scroll the focused panel (GPU panels, event log, this help)"),
                            ("click a GPU line", "bring that GPU's panel into view (the overview shows when panels do not fit)")]),
         ("Partitions (s f g w from anywhere; esc when focused)", binding_rows(PartitionTable.BINDINGS)),
         ("Event log (when focused)", binding_rows(EventLog.BINDINGS)),
+        ("GPUs (a focused GPU panel, or ↑ ↓ on the overview's GPU lines; not a fleet's host lines)",
+         binding_rows(GpuOverview.BINDINGS)),
     ]
 
 

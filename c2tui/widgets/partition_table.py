@@ -3,14 +3,17 @@ row each: id, GPU, worker, phase bar, current phase and its elapsed time, total 
 pre-staged or fallback, verified or failed. Drawn as Lines so a frame is cheap.
 
 With focus it sorts (`s`: in flight first, failed first, by GPU, by worker, slowest first)
-and filters (`f` state, `g` GPU, `w` worker; `esc` clears); the border says what applies."""
+and filters (`f` state, `g` GPU, `w` worker; `esc` clears); the border says what applies. `v`
+turns its rows into sectors (c2tui/widgets/sector_rows.py) and back; ↑ ↓ select a row of either
+kind for a row action (c2tui/row_actions.py)."""
 from __future__ import annotations
 
 from textual.binding import Binding
 
 from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_index
 from c2tui.widgets.phase_bar import render_phase_bar, segment_widths
-from c2tui.row_actions import KEYS as ROW_KEYS
+from c2tui.widgets.sector_rows import render_sector_rows, sector_rows
+from c2tui.row_actions import KEYS as ROW_KEYS, can_steer
 from prover import CANCELLED
 
 BAR_MAX = 64
@@ -247,6 +250,14 @@ def _next(values: list, current):
     return cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else None
 
 
+def _step(rows: list, current, step: int):
+    """The row `step` away from `current` (the first where none is selected), kept in range."""
+    if not rows:
+        return current
+    i = rows.index(current) + step if current in rows else 0
+    return rows[max(0, min(len(rows) - 1, i))]
+
+
 class PartitionTable(StateView, can_focus=True):
     DEFAULT_CSS = "PartitionTable { height: 1fr; }"
     BINDINGS = [
@@ -256,6 +267,8 @@ class PartitionTable(StateView, can_focus=True):
         Binding("w", "cycle_worker", "worker", tooltip="worker filter: all → each worker (of the GPU filtered on)"),
         Binding("escape", "clear", "all", key_display="esc", tooltip="back to all partitions, in flight first"),
         # row actions (c2tui/row_actions.py): a row selected with the arrows, then a key; each asks first
+        Binding("v", "toggle_rows", "sectors", show=False, tooltip="rows: partitions ↔ sectors (a sector row: c or x "
+                "cancels the sector)"),
         Binding("up", "move(-1)", "row", key_display="↑", show=False, tooltip="select a row (for a row action)"),
         Binding("down", "move(1)", "row", key_display="↓", show=False, tooltip="select a row (for a row action)"),
         *(Binding(k, f"row('{k}')", what, show=False, tooltip=f"live: {what} (asks first, naming what it does)")
@@ -266,24 +279,35 @@ class PartitionTable(StateView, can_focus=True):
         super().__init__(**kw)
         self.view = PartitionView()
         self.selected: str | None = None  # the partition a row action acts on (↑ ↓ with focus)
+        self.sectors = False  # `v`: a row per sector instead of per partition
+        self.selected_sector: int | None = None  # the sector row a row action acts on
+
+    def action_toggle_rows(self) -> None:
+        self.sectors = not self.sectors
+        self._changed()
 
     def action_move(self, step: int) -> None:
-        rows = [p.part for p in self.view.select(self.state)] if self.state is not None else []
-        if not rows:
+        if self.state is None:
             return
-        i = rows.index(self.selected) + step if self.selected in rows else 0
-        self.selected = rows[max(0, min(len(rows) - 1, i))]
+        if self.sectors:
+            self.selected_sector = _step([r.sector for r in sector_rows(self.state)], self.selected_sector, step)
+        else:
+            self.selected = _step([p.part for p in self.view.select(self.state)], self.selected, step)
         self._changed()
 
     def action_row(self, key: str) -> None:
-        if self.selected is None:
+        chosen = self.selected_sector if self.sectors else self.selected
+        if chosen is None:
             self.notify("select a row first (↑ ↓)", severity="warning")
             return
-        self.app.row_action(self.selected, key)  # type: ignore[attr-defined]
+        if self.sectors:
+            self.app.sector_action(chosen, key)  # type: ignore[attr-defined]
+        else:
+            self.app.row_action(chosen, key)  # type: ignore[attr-defined]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "row":  # steering: live and not read-only only
-            return not getattr(self.app, "replay", True) and not getattr(self.app.source, "readonly", False)
+            return can_steer(self.app)
         return True
 
     def show(self, st) -> None:
@@ -296,9 +320,14 @@ class PartitionTable(StateView, can_focus=True):
         queued = sum(1 for p in st.partitions.values() if not p.phases and p.done_t is None)
         sub = f"{inflight} in flight · {queued} queued · {st.partitions_ok} ok · {st.partitions_failed} failed"
         how = self.view.describe()
+        if self.sectors:  # the same counts under it: the sectors' rows are made of these partitions
+            self.set_titles(f"Sectors · {len(st.queues.sectors)} unfinished · v partitions", sub)
+            return
         self.set_titles(f"Partitions · {how}" if how else "Partitions", sub)
 
     def draw(self, st, width: int, height: int) -> list[Line]:
+        if self.sectors:
+            return render_sector_rows(st, self.palette, width, height, self.selected_sector if self.has_focus else None)
         return render_rows(st, self.palette, width, height, self.view, self.selected if self.has_focus else None)
 
     def _changed(self) -> None:
@@ -330,4 +359,5 @@ class PartitionTable(StateView, can_focus=True):
 
     def action_clear(self) -> None:
         self.view = PartitionView()
+        self.sectors = False  # back to all partitions, as the key says
         self._changed()
