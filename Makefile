@@ -21,7 +21,7 @@ run: $(VPY)
 TEST_WORKERS ?= 2
 
 test: $(VPY)
-	$(VPY) -m pytest -x -p no:cacheprovider --timeout=600 -n $(TEST_WORKERS) --dist worksteal tests
+	$(VPY) -m pytest -x -p no:cacheprovider --timeout=600 -n $(TEST_WORKERS) tests
 
 test-gpu: $(VPY)
 	$(VPY) -m pytest -m gpu tests
