@@ -21,6 +21,18 @@ def warm_numba_cache() -> None:
     warm.warm_up()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under xdist, the controller fills numba's on-disk cache before the workers start: the
+    slow tests run first (below), and on a fresh clone each of their subprocesses (a recorder,
+    Ray hosts, a tune's prover) compiled the host kernels at once on CI's two cores, so a run
+    with a `--duration` lost its first half minute to compiling (the attach end-to-end test's
+    prover ran out of time). Once here, every process after loads the cache (~0.5 s)."""
+    if getattr(config, "workerinput", None) is None and config.getoption("numprocesses", default=None):
+        from prover.groth16 import warm
+
+        warm.warm_up()
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """The `slow` tests first (a stable sort: the rest keep their order). Under two workers a
     minute-long test drawn last kept one worker busy while the other sat idle: started first,
