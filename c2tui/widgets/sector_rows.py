@@ -1,7 +1,7 @@
 """The partition table's sector rows (`v` toggles; issue 36's row actions act on them): one row
 per sector, the unfinished first, then the most recently finished, as many as fit: its id, its
-proof class where the fold knows it (the queues' unfinished sectors, a missed deadline's record;
-blank otherwise), a cell per partition and the counts done / running / queued / failed /
+proof class (the queues' unfinished sectors and their latest finished ones; blank for a sector
+finished long ago or in a recording that predates the record), a cell per partition and the counts done / running / queued / failed /
 cancelled, its age (finished: how long it took) and its deadline (overdue in the fail colour).
 Pure: a state in, Lines out. Counts are of the partitions the view carries (every unfinished
 one first, then the latest finished: prover/fold/model.py's view)."""
@@ -34,7 +34,7 @@ def part_state(p) -> str:
 @dataclass
 class SectorRow:
     sector: int
-    cls: str = ""  # "" where the fold no longer knows it (a finished sector that met its deadline)
+    cls: str = ""  # "" where the fold no longer knows it (finished long ago)
     t0: float | None = None  # submitted (the queues'), else its first partition queued
     deadline_t: float | None = None
     done_t: float | None = None  # finished: its last partition's end
@@ -59,7 +59,7 @@ def sector_rows(st) -> list[SectorRow]:
     for p in st.partitions.values():
         if p.sector >= 0:
             rows.setdefault(p.sector, SectorRow(p.sector)).parts.append(p)
-    for n, info in q.sectors.items():
+    for n, info in [*q.sectors.items(), *((n, i) for n, i in q.finished.items() if n in rows)]:
         r = rows.setdefault(n, SectorRow(n))
         r.cls, r.t0, r.deadline_t, r.missed = info.cls, info.t, info.deadline_t, info.missed
     missed = {n: cls for _, n, cls, _ in q.missed}
@@ -69,7 +69,7 @@ def sector_rows(st) -> list[SectorRow]:
             r.t0 = min(p.queued_t for p in r.parts)
         if r.sector not in q.sectors and not r.unfinished:
             r.done_t = max((p.done_t for p in r.parts if p.done_t is not None), default=None)
-            r.missed = r.sector in missed
+            r.missed = r.missed or r.sector in missed
             r.cls = r.cls or missed.get(r.sector, "")
     live = sorted((r for r in rows.values() if r.done_t is None), key=lambda r: r.sector)
     done = sorted((r for r in rows.values() if r.done_t is not None), key=lambda r: -(r.done_t or 0.0))
@@ -107,7 +107,7 @@ def when(r: SectorRow, now: float, pal) -> Line:
             ln.append(f"OVERDUE {fmt_secs(-left)}", style="bold " + pal["fail"])
     elif r.missed:
         ln.append("deadline missed", style="bold " + pal["fail"])
-    elif r.done_t is not None and r.cls:
+    elif r.done_t is not None and r.deadline_t is not None and not r.counts()["cancelled"]:
         ln.append("met", style=pal["ok"])
     return ln
 

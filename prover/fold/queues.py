@@ -17,6 +17,9 @@ from prover.fold.concept import Concept
 from prover.fold.world import World
 
 
+FINISHED_KEPT = 256  # finished sectors kept (more than the view's partitions show)
+
+
 @dataclass
 class ClassQueue:
     queued: dict[str, float] = field(default_factory=dict)  # part -> queued at (not started)
@@ -47,6 +50,16 @@ class QueueState:
     sectors: dict[int, SectorInfo] = field(default_factory=dict)  # unfinished sectors only
     missed: deque[tuple[float, int, str, float]] = field(default_factory=lambda: deque(maxlen=20))
     classed: bool = False  # a sector of a class other than c2 was submitted (the queue line shows)
+    # the latest finished sectors (the sector rows name their class and deadline; bounded)
+    finished: dict[int, SectorInfo] = field(default_factory=dict)
+
+    def finish(self, sector: int) -> SectorInfo:
+        """The sector is over (its last partition done or cancelled): kept, the oldest dropped."""
+        info = self.sectors.pop(sector)
+        self.finished[sector] = info
+        if len(self.finished) > FINISHED_KEPT:
+            del self.finished[next(iter(self.finished))]
+        return info
 
     def cls(self, name: str) -> ClassQueue:
         return self.classes.setdefault(name, ClassQueue())
@@ -92,7 +105,7 @@ def _done(q: QueueState, e: ev.PartitionDone, w: World) -> None:
         return
     info.left -= 1
     if info.left <= 0:
-        del q.sectors[sector]
+        q.finish(sector)
         took = e.t - info.t
         c.sectors_done += 1
         c.latency_total += took
@@ -114,7 +127,7 @@ def _cancelled(q: QueueState, e: ev.PartitionCancelled, w: World) -> None:
     if info is not None:
         info.left -= 1
         if info.left <= 0:
-            del q.sectors[p.sector]
+            q.finish(p.sector)
 
 
 def _missed(q: QueueState, e: ev.DeadlineMissed, w: World) -> None:

@@ -84,6 +84,7 @@ def test_a_sector_row_cancels_its_unfinished_partitions_and_says_why_not_otherwi
     assert lines[1].startswith("s0      c2       ■■■■▶▶ 4 done 2 run") and lines[1].rstrip().endswith("OVERDUE 1.50s")
     assert lines[2].rstrip().endswith("due in 2.00s")
     assert lines[-1].startswith("s1") and "6 cancel" in lines[-1] and "took 1.30s" in lines[-1]
+    assert rows[-1].cls == "c2" and "met" not in lines[-1]  # a finished sector keeps its class; no deadline, none met
 
 
 def test_a_gpu_cordons_or_uncordons_by_its_id_and_the_last_one_warns():
