@@ -1,6 +1,8 @@
 """Run a command in a pseudo-terminal of a fixed size, as an operator would: its screen bytes
 are read as they come (a full pty would block it), keys are sent at given times, and the
-run ends at a deadline. For the real dashboard in tests that need no tmux."""
+run ends at a deadline. A key's moment is a time or a condition (typed once it holds: the
+event the test needs, not a guess at how long it takes). For the real dashboard in tests that
+need no tmux."""
 from __future__ import annotations
 
 import fcntl
@@ -12,6 +14,7 @@ import struct
 import termios
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 
 @dataclass
@@ -21,20 +24,28 @@ class PtyResult:
     seconds: float
 
 
-def run_in_pty(argv: list[str], keys: list[tuple[float, bytes]], deadline: float,
+When = float | Callable[[], bool]
+
+
+def _due(when: When, now: float) -> bool:
+    return when() if callable(when) else when <= now
+
+
+def run_in_pty(argv: list[str], keys: list[tuple[When, bytes]], deadline: float,
                size: tuple[int, int] = (160, 50), env: dict[str, str] | None = None) -> PtyResult:
-    """argv in a pty of `size` (columns, rows); each (t, bytes) of `keys` is typed at t seconds;
-    waits for the exit until `deadline` seconds, then kills the process group."""
+    """argv in a pty of `size` (columns, rows); each (when, bytes) of `keys`, in order, is typed
+    at `when` seconds or once `when()` holds (polled every 0.1 s); waits for the exit until
+    `deadline` seconds, then kills the process group."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: its own session, the pty its terminal
         os.execvpe(argv[0], argv, env if env is not None else os.environ)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
     os.kill(pid, signal.SIGWINCH)
-    out, start, todo, code = bytearray(), time.monotonic(), sorted(keys), None
+    out, start, todo, code = bytearray(), time.monotonic(), list(keys), None
     try:
         while True:
             now = time.monotonic() - start
-            while todo and todo[0][0] <= now:
+            while todo and _due(todo[0][0], now):
                 os.write(fd, todo.pop(0)[1])
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
