@@ -376,9 +376,8 @@ def read_recording(path: str | Path, limit: int | None = None, sink: Callable[[E
     """Read and validate a recording, plain or gzip-compressed (known by its first bytes, not
     its name); never raises for bad content (see Recording.error). An unreadable file raises
     RecordingError. With `sink`, each valid event is handed to it as it is read and none is
-    kept (a fold in constant memory: `summary` of a recording at the event bound). With
-    `lines`, each valid event is handed on with its raw line (a replay keeps the validated
-    lines compactly and parses them back as it folds: c2tui/event_store.py)."""
+    kept (a fold in constant memory: `summary` of a recording at the event bound); with `lines`,
+    each with its raw line (a replay keeps the lines, parsing them back as it folds)."""
     p = Path(path)
     try:
         f: Any = open_input(p, "recording")  # a regular file: a FIFO or /dev/zero is refused, never read
@@ -400,8 +399,7 @@ def read_recording(path: str | Path, limit: int | None = None, sink: Callable[[E
             raise RecordingError(f"cannot read {p}: {exc.strerror or exc}") from None
 
 
-def _read(f: Any, limit: int | None, sink: Callable[[Event], Any] | None,
-          lines: Callable[[Event, bytes], Any] | None = None) -> Recording:
+def _read(f: Any, limit: int | None, sink: Callable[[Event], Any] | None, lines: Callable[[Event, bytes], Any] | None) -> Recording:
     first = f.readline(MAX_LINE + 1)
     if len(first) > MAX_LINE:
         return Recording(header=None, error=f"line 1: longer than {MAX_LINE} bytes, not a c2tui recording", bad_line=1)
@@ -412,7 +410,8 @@ def _read(f: Any, limit: int | None, sink: Callable[[Event], Any] | None,
     except RecordingError as exc:
         return Recording(header=None, error=str(exc), bad_line=1)
     rec = Recording(header=header)
-    keep = rec.events.append if sink is None else sink
+    put = rec.events.append if sink is None else sink
+    keep: Callable[[Event, bytes], Any] = lines or (lambda e, _raw: put(e))  # lines: the raw line too
     parse = ev.parse_event  # strict: "t": "1.0" is refused, not coerced
     check = _Plausible()
     size = len(first)
@@ -444,10 +443,7 @@ def _read(f: Any, limit: int | None, sink: Callable[[Event], Any] | None,
         if problem is not None:
             rec.error, rec.bad_line = f"line {n}: {problem}", n
             break
-        if lines is not None:
-            lines(e, raw)
-        else:
-            keep(e)
+        keep(e, raw)
         rec.count += 1
         if limit is not None and rec.count >= limit:
             break
