@@ -6,9 +6,9 @@ their times in a float array; an event is parsed back into its model only when a
     store = store.finish()                        # in time order (stable), ready to read
     store.times[i], store[i], len(store), iter(store)
 
-Why: a validated event model costs ~1-2.4 KB of RSS each, so a replay of a recording at the
-event bound (1,000,000 events) held 2.4 GB in its models alone; the lines zlib-compressed in
-chunks of CHUNK take ~20-40 bytes an event, the times 8. A replay's fold passes over the
+Why: a validated event model costs ~1.2 KB of RSS, so a recording at the event bound
+(1,000,000 events) held 1.2 GB as models (`screenshot` held two copies: 2.45 GB); its lines,
+zlib-compressed in chunks of CHUNK, take ~17 bytes an event, the times 8. A replay's fold passes over the
 events in order (playing, or on from a seek checkpoint), so one decompressed chunk is cached
 and each line is parsed as the fold reaches it; at most a chunk's lines and the event being
 folded are alive, never the recording. Lines are only ever ones the reader validated (the

@@ -18,7 +18,7 @@ first pass every CHECKPOINT_EVERY events, the spacing doubling (every other one 
 whenever they would be more: memory stays flat in their count and the copying linear in the
 recording (a deep copy every 2000 events took 47 s and 1.9 GB over 100k `alloc` events). A
 file's events are kept as their validated lines (c2tui/event_store.py), each parsed back as
-the fold passes over it: a recording at the event bound held 2.4 GB as models. A
+the fold passes over it: a screenshot at the event bound took 2.45 GB with models. A
 paused replay is fully deterministic - snapshot tests, `c2tui screenshot` and `--at` depend
 on that.
 """

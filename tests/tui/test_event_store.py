@@ -1,5 +1,5 @@
 """A replay keeps a recording's validated lines, not its event models (issue 35's follow-up: a
-recording at the event bound, 1M events, took 2.4 GB to draw as models). Counted, not timed:
+recording at the event bound, 1M events, took 2.45 GB to draw as models). Counted, not timed:
 the bytes the store holds an event, and the event models alive after loading and seeking."""
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_a_loaded_recording_holds_compressed_lines_and_parses_only_what_the_fold
     rec = load_recording(path)
     store = rec.events
     assert isinstance(store, EventStore) and len(store) == 20_002 and rec.error is None
-    assert store.stored_bytes < 32 * len(store)  # a few bytes an event (a model was ~1-2.4 KB of RSS)
+    assert store.stored_bytes < 32 * len(store)  # a few bytes an event (a model was ~1.2 KB of RSS)
     assert live_events() - before <= 2  # validated and dropped: no model kept
     src = ReplaySource(store, at=store.times[3000], playing=False)  # folds 3001 events, parsing each
     assert src._state.events == 3001
