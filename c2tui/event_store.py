@@ -50,13 +50,14 @@ class EventStore(Sequence[ev.Event]):
             self.stored_bytes += len(data)
             self._open = []
 
-    def finish(self) -> "EventStore":
+    def finish(self, in_time_order: bool = True) -> "EventStore":
         """The store in time order, stable (equal times keep file order, as the replay's sort
         did): itself when the file was in order, else a copy in order (the reader lets an event
-        be stamped up to T_TOLERANCE before the one ahead of it)."""
+        be stamped up to T_TOLERANCE before the one ahead of it). `in_time_order=False`: in the
+        file's order, as read (export writes what the file says, in its order)."""
         self._seal()
         t = self.times
-        if all(t[i] <= t[i + 1] for i in range(len(t) - 1)):
+        if not in_time_order or all(t[i] <= t[i + 1] for i in range(len(t) - 1)):
             return self
         out = EventStore()
         for i in sorted(range(len(t)), key=t.__getitem__):
