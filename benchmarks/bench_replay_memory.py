@@ -2,7 +2,7 @@
 of a legal recording of MAX_EVENTS events must stay under 1 GB; `screenshot` (the replay's fold
 and its seek checkpoints) must grow linearly with N, flat in its checkpoints.
 
-    python benchmarks/bench_replay_memory.py [--events N] [--gpus G] [--skip-screenshot] [--out FILE]
+    python benchmarks/bench_replay_memory.py [--events N] [--gpus G] [--skip-screenshot] [--skip-replay] [--out FILE]
 
 Recordings are made here, not committed (~20 MB gzipped at the bound):
 - `legal`: a simulated run's event stream (tests/helpers/tui_synth.py: G GPUs x 3 workers,
@@ -12,7 +12,8 @@ Recordings are made here, not committed (~20 MB gzipped at the bound):
   state grows with N (100k live buffers): the case where a deep copy every 2000 events took
   47 s and 1.9 GB to draw.
 Each command runs as its own process (`python -m c2tui ...`); its peak RSS is the child's
-`ru_maxrss` (os.wait4), its wall time the parent's clock. Simulated streams: the figures are
+`ru_maxrss` (os.wait4), its wall time the parent's clock; `replay` (paused at the end) runs in
+a pseudo-terminal until drawn and idle, its peak RSS /proc's VmHWM. Simulated streams: the figures are
 the readers' and the fold's own costs, no prover runs.
 """
 from __future__ import annotations
@@ -103,6 +104,41 @@ def run_one(args: list[str]) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def run_replay(file: Path, at: float, settle_s: float = 3.0) -> dict:
+    """`c2tui replay FILE --paused --at AT` in a pseudo-terminal (it needs one), until drawn and
+    idle (under 30 ms of CPU a half second for `settle_s`: its 10 Hz frames of a paused screen); its peak RSS is /proc's VmHWM, read before it is
+    stopped (SIGTERM). wall_s: until it went idle (the load, the fold to AT, the first frames)."""
+    import pty
+    import select
+    import signal
+
+    args = ["replay", str(file), "--paused", "--at", f"{at:.3f}"]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the command on the pty, 120x40
+        os.chdir(ROOT)
+        os.environ.update(TERM="xterm-256color", COLUMNS="120", LINES="40")
+        os.execv(sys.executable, [sys.executable, "-m", "c2tui", *args])
+
+    def cpu_ticks() -> int:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return int(f[11]) + int(f[12])
+
+    t0, last, still = time.monotonic(), -100, 0.0
+    while still < settle_s or time.monotonic() - t0 < 5:
+        if select.select([fd], [], [], 0.5)[0]:
+            try:
+                os.read(fd, 1 << 16)  # drain the screen, or the child blocks writing it
+            except OSError:
+                break
+        c = cpu_ticks()
+        still, last = (still + 0.5, c) if 0 <= c - last <= 2 else (0.0, c)  # idle: < 30 ms CPU a 0.5 s
+    hwm = next(line for line in open(f"/proc/{pid}/status") if line.startswith("VmHWM")).split()[1]
+    os.kill(pid, signal.SIGTERM)
+    os.waitpid(pid, 0)
+    return {"cmd": "c2tui " + " ".join(Path(a).name if a.startswith("/") else a for a in args), "exit": None,
+            "wall_s": round(time.monotonic() - t0 - still, 2), "stderr": "", "peak_rss_mb": round(int(hwm) / 1024, 1)}
+
+
 def main() -> None:
     from prover import bounds
 
@@ -111,6 +147,7 @@ def main() -> None:
     ap.add_argument("--allocs", type=int, default=100_000)
     ap.add_argument("--gpus", type=int, default=8)
     ap.add_argument("--skip-screenshot", action="store_true", help="summary only (the screenshot at the bound takes minutes)")
+    ap.add_argument("--skip-replay", action="store_true", help="no `replay` in a pseudo-terminal")
     args = ap.parse_args()
     rows = harness.Rows(args.out, machine=harness.machine())
     with tempfile.TemporaryDirectory() as d:
@@ -124,8 +161,10 @@ def main() -> None:
                 ("allocs", na, ["screenshot", str(allocs), "--at", f"{end_a - 0.0005:.3f}", "-o", str(Path(d) / "a.svg")])]
         if not args.skip_screenshot:
             jobs.append(("legal", n, ["screenshot", str(legal), "--at", f"{end - 0.0005:.3f}", "-o", str(Path(d) / "l.svg")]))
+        if not args.skip_replay:
+            jobs.append(("legal", n, ["replay", str(legal), f"{end - 0.0005:.3f}"]))
         for name, events, cmd in jobs:
-            r = run_one(cmd)
+            r = run_replay(Path(cmd[1]), float(cmd[2])) if cmd[0] == "replay" else run_one(cmd)
             row = rows.new(recording=name, events=events, **r)
             rows.save()
             print(f"{name:7} {events:>8} {row['cmd'][:60]:60} exit {r['exit']} {r['wall_s']:7.1f} s {r['peak_rss_mb']:7.0f} MB", flush=True)

@@ -4,6 +4,7 @@
         engine.add_sink(w.write)           # cheap: appends to a queue
     rec = read_recording(path)             # Recording(header, events, error, bad_line, count)
     rec = read_recording(path, sink=state.apply)   # streamed: each event handed on, none kept
+    rec = read_recording(path, lines=store.add)    # each event with its line as read, none kept
 
 The writer serialises and writes on its own thread, in batches, at least every ~100 ms and
 on close, so a crash leaves a readable prefix. It never replaces an existing file unless
@@ -370,11 +371,13 @@ def _lines(f: Any) -> Any:
         yield n, raw
 
 
-def read_recording(path: str | Path, limit: int | None = None, sink: Callable[[Event], Any] | None = None) -> Recording:
+def read_recording(path: str | Path, limit: int | None = None, sink: Callable[[Event], Any] | None = None,
+                   lines: Callable[[Event, bytes], Any] | None = None) -> Recording:
     """Read and validate a recording, plain or gzip-compressed (known by its first bytes, not
     its name); never raises for bad content (see Recording.error). An unreadable file raises
     RecordingError. With `sink`, each valid event is handed to it as it is read and none is
-    kept (a fold in constant memory: `summary` of a recording at the event bound)."""
+    kept (a fold in constant memory: `summary` of a recording at the event bound); with `lines`,
+    each with its raw line (a replay keeps the lines, parsing them back as it folds)."""
     p = Path(path)
     try:
         f: Any = open_input(p, "recording")  # a regular file: a FIFO or /dev/zero is refused, never read
@@ -389,14 +392,14 @@ def read_recording(path: str | Path, limit: int | None = None, sink: Callable[[E
         raise RecordingError(f"cannot read {p}: {exc.strerror or exc}") from None
     with f:
         try:
-            return _read(f, limit, sink)
+            return _read(f, limit, sink, lines)
         except _GZ_ERRORS as exc:
             return Recording(header=None, error=f"line 1: damaged gzip stream ({exc})", bad_line=1)
         except OSError as exc:
             raise RecordingError(f"cannot read {p}: {exc.strerror or exc}") from None
 
 
-def _read(f: Any, limit: int | None, sink: Callable[[Event], Any] | None) -> Recording:
+def _read(f: Any, limit: int | None, sink: Callable[[Event], Any] | None, lines: Callable[[Event, bytes], Any] | None) -> Recording:
     first = f.readline(MAX_LINE + 1)
     if len(first) > MAX_LINE:
         return Recording(header=None, error=f"line 1: longer than {MAX_LINE} bytes, not a c2tui recording", bad_line=1)
@@ -407,7 +410,8 @@ def _read(f: Any, limit: int | None, sink: Callable[[Event], Any] | None) -> Rec
     except RecordingError as exc:
         return Recording(header=None, error=str(exc), bad_line=1)
     rec = Recording(header=header)
-    keep = rec.events.append if sink is None else sink
+    put = rec.events.append if sink is None else sink
+    keep: Callable[[Event, bytes], Any] = lines or (lambda e, _raw: put(e))  # lines: the raw line too
     parse = ev.parse_event  # strict: "t": "1.0" is refused, not coerced
     check = _Plausible()
     size = len(first)
@@ -439,7 +443,7 @@ def _read(f: Any, limit: int | None, sink: Callable[[Event], Any] | None) -> Rec
         if problem is not None:
             rec.error, rec.bad_line = f"line {n}: {problem}", n
             break
-        keep(e)
+        keep(e, raw)
         rec.count += 1
         if limit is not None and rec.count >= limit:
             break

@@ -40,17 +40,18 @@ def command(files: tuple[Path, ...], align: str, window: float, step: float | No
     """Compare recordings side by side, aligned at each one's first GPU section."""
     from c2tui.exits import USAGE, fail
     from prover import compare_runs as compare
-    from prover import RecordingError, read_recording
+    from c2tui.sources import load_recording
+    from prover import RecordingError
 
     if len(files) < 2:
         raise click.UsageError("compare needs two recordings or more")
     runs, damaged = [], False
     for f in files:
         try:
-            rec = read_recording(f)
+            rec = load_recording(f)  # validated once; its lines kept compactly, parsed as each pass reads them
         except RecordingError as exc:
             fail(f"{f}: {exc}", USAGE)
-        if rec.header is None or not rec.events:
+        if not rec.events:
             fail(f"{f}: {rec.error or 'no events'}", USAGE)
         if rec.error:
             click.echo(f"c2tui: {f}: {rec.error}; comparing the {len(rec.events)} valid events before it", err=True)

@@ -26,15 +26,18 @@ from c2tui.exits import OutPath
 def command(file: Path, fmt: str, out: Path, force: bool) -> None:
     """Export a recording as a Perfetto/Chrome trace or a CSV table."""
     from c2tui.exits import USAGE, fail
+    from c2tui.event_store import EventStore
     from prover import RecordingError, read_recording
 
     stdout = str(out) == "-"
     if not stdout:
         outpath.check(out, "--out", force=force)
+    store = EventStore()
     try:
-        rec = read_recording(file)
+        rec = read_recording(file, lines=store.add)  # validated once; lines kept, not models
     except RecordingError as exc:
         fail(str(exc), USAGE)
+    rec.events = store.finish(in_time_order=False)  # type: ignore[assignment]  # one pass each below, in the file's order
     if rec.header is None:
         fail(f"{file}: {rec.error}", USAGE)
     if fmt == "csv":

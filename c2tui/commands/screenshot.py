@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -24,11 +25,15 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, help_screen: bool = False,
-                     label: str | None = None) -> str:
+                     label: str | None = None, rec: Any = None) -> str:
+    """The dashboard at `at` as SVG; `rec`: the file already read (load_recording), not read again."""
     from c2tui.app import DashboardApp
     from c2tui.sources import ReplaySource
 
-    src = ReplaySource.from_file(file, at=at, playing=False)
+    if rec is None:
+        src = ReplaySource.from_file(file, at=at, playing=False)
+    else:
+        src = ReplaySource(rec.events, header=rec.header, at=at, playing=False)
     app = DashboardApp(src, theme=theme)
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
@@ -73,7 +78,7 @@ def command(file: str, at: str, size: str, theme: str, help_screen: bool, out: s
         t = resolve_at(at, rec.events)
         check_at(t, rec.events)
         label = None if parse_at(at)[0] is None else f"{at} ({t:.1f}s)"
-        svg = asyncio.run(render_svg(file, t, dims, theme, help_screen, label))
+        svg = asyncio.run(render_svg(file, t, dims, theme, help_screen, label, rec))  # read once
     except RecordingError as exc:
         fail(f"{file}: {exc}", USAGE)
     except ValueError as exc:

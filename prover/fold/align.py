@@ -89,11 +89,12 @@ def sample_rates(events: Sequence[ev.Event], times: Sequence[float], window_s: f
     """The fold's Rates at each of `times` (ascending, the recording's own time), in one pass."""
     st = DashboardState(rate_window_s=window_s)
     out: list[Any] = []
-    i, n = 0, len(events)
+    it = iter(events)  # one pass, each event read once: a replay's store parses an event a read
+    e = next(it, None)
     for t in times:
-        while i < n and events[i].t <= t:
-            st.apply(events[i])
-            i += 1
+        while e is not None and e.t <= t:
+            st.apply(e)
+            e = next(it, None)
         out.append(st.rates(t=max(st.t, t)))  # between events the clock is t, as in a replay
     return out
 
