@@ -14,15 +14,30 @@ actors are fire-and-forget: the driver never waits on a host for a key press.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from prover.knobs import KNOBS, parse_switch
 from prover.pipeline.jobs import ACTIONS as JOB_ACTIONS
 from prover.pipeline.controller import Knobs
 from prover.pipeline.knob_facade import KnobFacade
+from prover.placement import Placement
 
-if TYPE_CHECKING:  # pragma: no cover
-    from prover.fleet.driver import FleetEngine
+
+class Fleet(Protocol):
+    """What the controller steers (prover/fleet/driver.py's FleetEngine): named here, so the
+    driver imports its controller and not the other way round."""
+
+    knob_lock: Any  # an RLock: knob changes, spawns and joins in one order
+
+    def send_control(self, knob: str, value: Any, source: str, target: str | None) -> None: ...
+
+    def place(self, pl: Placement, source: str) -> bool: ...
+
+    def submit_sector(self, partitions: int | None, source: str = "controller") -> int: ...
+
+    def request_stop(self, reason: str) -> None: ...
+
+    def cordon(self, gpu: int, on: bool, source: str) -> str: ...
 
 
 def split_target(spec: str) -> tuple[str | None, str]:
@@ -34,7 +49,7 @@ def split_target(spec: str) -> tuple[str | None, str]:
 
 
 class FleetController(KnobFacade):
-    def __init__(self, fleet: "FleetEngine", knobs: Knobs) -> None:
+    def __init__(self, fleet: Fleet, knobs: Knobs) -> None:
         self._fleet = fleet
         self._knobs = knobs  # the fleet-wide values (what a late joiner starts with)
 
@@ -71,19 +86,12 @@ class FleetController(KnobFacade):
     def place(self, value: str, source: str) -> bool:
         """Placement for the fleet's scheduler (prover/placement.py), checked against the GPUs
         of the hosts joined now; recorded as a ModeChange of the driver. True if it changed."""
-        from prover import events as ev
         from prover.placement import parse
 
-        pl, fleet = parse(value), self._fleet
-        with fleet._plock:
-            pl.check(sorted(fleet.sched.slots))
-            old = fleet.sched.placement.spec()
-            fleet.sched.placement = pl
-            self._knobs = replace(self._knobs, class_gpus=pl.spec())
-        if old == pl.spec():
-            return False
-        fleet.emit(ev.ModeChange, knob="class_gpus", old=old, new=pl.spec(), source=source)
-        return True
+        pl = parse(value)
+        changed = self._fleet.place(pl, source)  # ValueError naming the fleet's GPUs: nothing set
+        self._knobs = replace(self._knobs, class_gpus=pl.spec())
+        return changed
 
     def submit_sector(self, partitions: int | None = None, source: str = "controller") -> int:
         return self._fleet.submit_sector(partitions, source=source)

@@ -38,6 +38,7 @@ from prover.pipeline.controller import Knobs
 from prover.pipeline.engine import resolve_auto_knobs
 from prover.pipeline.run_handle import RunHandle
 from prover.pipeline.workers import LOOKAHEAD_SECTORS, sector_due
+from prover.placement import Placement
 
 NODE_CHECK_S = 1.0
 START_TIMEOUT_S = 180.0
@@ -409,6 +410,18 @@ class FleetEngine(RunHandle):
         self.emit(ev.JobAction, action="cordon" if on else "uncordon", target=f"gpu{gpu}", source=source,
                   detail=detail, host=host)
         return detail
+
+    def place(self, pl: Placement, source: str) -> bool:
+        """Placement (prover/placement.py) for the scheduler, checked against the GPUs of the
+        hosts joined now; recorded as a ModeChange of the driver. True if it changed."""
+        with self._plock:
+            pl.check(sorted(self.sched.slots))
+            old = self.sched.placement.spec()
+            self.sched.placement = pl
+        if old == pl.spec():
+            return False
+        self.emit(ev.ModeChange, knob="class_gpus", old=old, new=pl.spec(), source=source)
+        return True
 
     def send_control(self, knob: str, value: Any, source: str, target: str | None) -> None:
         """One knob to every host, one host or one GPU (prover/fleet/knob_send.py); the caller
