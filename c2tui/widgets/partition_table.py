@@ -267,7 +267,7 @@ class PartitionTable(StateView, can_focus=True):
         Binding("w", "cycle_worker", "worker", tooltip="worker filter: all → each worker (of the GPU filtered on)"),
         Binding("escape", "clear", "all", key_display="esc", tooltip="back to all partitions, in flight first"),
         # row actions (c2tui/row_actions.py): a row selected with the arrows, then a key; each asks first
-        Binding("v", "toggle_rows", "sectors", show=False, tooltip="rows: partitions ↔ sectors (a sector row: c or x "
+        Binding("v", "toggle_rows", "sectors", tooltip="rows: partitions ↔ sectors (a sector row: c or x "
                 "cancels the sector)"),
         Binding("up", "move(-1)", "row", key_display="↑", show=False, tooltip="select a row (for a row action)"),
         Binding("down", "move(1)", "row", key_display="↓", show=False, tooltip="select a row (for a row action)"),
