@@ -34,6 +34,15 @@ def can_steer(app: Any) -> bool:
     return not getattr(app, "replay", True) and not getattr(getattr(app, "source", None), "readonly", False)
 
 
+def step(rows: list, current: Any, n: int) -> Any:
+    """The row `n` away from `current` (the first where none is selected), kept in range: ↑ ↓ on
+    any kind of row (partitions, sectors, the GPU overview's lines)."""
+    if not rows:
+        return current
+    i = rows.index(current) + n if current in rows else 0
+    return rows[max(0, min(len(rows) - 1, i))]
+
+
 def _live(p: Any) -> bool:
     return p.done_t is None
 

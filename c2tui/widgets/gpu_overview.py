@@ -16,7 +16,7 @@ from c2tui.widgets.common import Line, StateView, gib, sparkline
 from c2tui.widgets.fleet_overview import host_lines
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.lock_lanes import lock_names
-from c2tui.row_actions import GPU_KEYS, can_steer
+from c2tui.row_actions import GPU_KEYS, can_steer, step as step_row
 
 WHERE = {"shown": ("on screen", "dim"), "above": ("↑ above: scroll up", "warn"),
          "below": ("↓ below: scroll down", "warn"), "partly": ("◐ partly shown", "dim")}
@@ -94,6 +94,12 @@ def selected_line(ln: Line) -> Line:
     for text, style in ln.parts:
         out.append(text, style)
     return out
+
+
+def lined_gpus(gpus: list[int], height: int) -> list[int]:
+    """The GPUs that get a line in `height` lines: all, or where a short terminal caps this
+    widget, all but the last line's worth (it names the GPUs that do not get one)."""
+    return gpus if len(gpus) <= height else gpus[:max(0, height - 1)]
 
 
 HOST_LINES = "these lines are hosts, not GPUs (a host is not cordoned whole): tab to a GPU panel to cordon one"
@@ -178,14 +184,13 @@ class GpuOverview(StateView, can_focus=True):
         if self.by_host(st):
             return host_lines(st, self.palette, width, height, self.host_places(st))
         gpus = sorted(st.gpus)
-        # a short terminal caps this widget: the GPUs that do not get a line are named on the last one
-        room = len(gpus) if len(gpus) <= height else max(0, height - 1)
-        lines = [overview_line(st.gpus[i], self.palette, width, self.places.get(i, ""), st) for i in gpus[:room]]
-        if self.has_focus and self.selected in gpus[:room]:
-            at = gpus.index(self.selected)
+        lined = lined_gpus(gpus, height)
+        lines = [overview_line(st.gpus[i], self.palette, width, self.places.get(i, ""), st) for i in lined]
+        if self.has_focus and self.selected in lined:
+            at = lined.index(self.selected)
             lines[at] = selected_line(lines[at])
-        if room < len(gpus):
-            rest = gpus[room:]
+        if len(lined) < len(gpus):
+            rest = gpus[len(lined):]
             more = Line(f"+{len(rest)} more GPUs (GPU{rest[0]}…GPU{rest[-1]}): scroll the panels",
                         style=self.palette["warn"])
             lines.append(more.truncate(width, overflow="ellipsis"))
@@ -219,16 +224,13 @@ class GpuOverview(StateView, can_focus=True):
         if self.by_host(st):
             self.notify(HOST_LINES, severity="warning")
             return None
-        height = self.content_size.height or self.room(st)
-        gpus = sorted(st.gpus)
-        return gpus if len(gpus) <= height else gpus[:max(0, height - 1)]
+        return lined_gpus(sorted(st.gpus), self.content_size.height or self.room(st))
 
     def action_move(self, step: int) -> None:
         rows = self._rows()
         if not rows:
             return
-        i = rows.index(self.selected) + step if self.selected in rows else 0
-        self.selected = rows[max(0, min(len(rows) - 1, i))]
+        self.selected = step_row(rows, self.selected, step)
         self.bring(self.selected)
         self._lines = None
         self.refresh()

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_index
 from c2tui.widgets.phase_bar import render_phase_bar, segment_widths
 from c2tui.widgets.sector_rows import render_sector_rows, sector_rows
-from c2tui.row_actions import KEYS as ROW_KEYS, can_steer
+from c2tui.row_actions import KEYS as ROW_KEYS, can_steer, step as step_row
 from prover import CANCELLED
 
 BAR_MAX = 64
@@ -250,14 +250,6 @@ def _next(values: list, current):
     return cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else None
 
 
-def _step(rows: list, current, step: int):
-    """The row `step` away from `current` (the first where none is selected), kept in range."""
-    if not rows:
-        return current
-    i = rows.index(current) + step if current in rows else 0
-    return rows[max(0, min(len(rows) - 1, i))]
-
-
 class PartitionTable(StateView, can_focus=True):
     DEFAULT_CSS = "PartitionTable { height: 1fr; }"
     BINDINGS = [
@@ -290,9 +282,9 @@ class PartitionTable(StateView, can_focus=True):
         if self.state is None:
             return
         if self.sectors:
-            self.selected_sector = _step([r.sector for r in sector_rows(self.state)], self.selected_sector, step)
+            self.selected_sector = step_row([r.sector for r in sector_rows(self.state)], self.selected_sector, step)
         else:
-            self.selected = _step([p.part for p in self.view.select(self.state)], self.selected, step)
+            self.selected = step_row([p.part for p in self.view.select(self.state)], self.selected, step)
         self._changed()
 
     def action_row(self, key: str) -> None:

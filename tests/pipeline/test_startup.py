@@ -10,16 +10,11 @@ from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases
 from prover.fold.apply import fold
 from prover.fold.summary import summarize
+from tests.helpers.tiny_run import tiny_run
 
 
 def _run(tmp_path, phases=None):
-    evs: list = []
-    cfg = load_config(None, backend="sim", profile="tiny", constraints_log2=8, sectors=1, partitions=1,
-                      workers_per_gpu=1, time_scale=0.05, cache_dir=str(tmp_path / "keys"))
-    eng = Engine(cfg, [evs.append], phases=phases)
-    eng.start()
-    assert eng.wait(120)
-    return evs
+    return tiny_run(tmp_path / "keys", phases)
 
 
 @pytest.mark.timeout(240)

@@ -12,12 +12,11 @@ import pytest
 import themes
 from c2tui.summary_view import _host_ram_line, _startup_line
 from c2tui.widgets.startup_panel import render_startup
-from prover.config import load_config
 from prover.fold.apply import fold
 from prover.fold.summary import summarize
-from prover.pipeline.engine import Engine
 from prover.pipeline.key_load import HELD
 from prover.record import read_recording
+from tests.helpers.tiny_run import tiny_run
 
 N27 = Path(__file__).resolve().parents[2] / "benchmarks/recordings/h200/scale27/n27_stream_card.jsonl.gz"
 STEPS = ("lagrange", "qap_matvecs", "scalars", "lagrange_coset", "fixed_base_g1", "fixed_base_g2")
@@ -47,13 +46,7 @@ class Held:
 
 
 def _run(phases, cache: Path) -> list:
-    evs: list = []
-    cfg = load_config(None, backend="sim", profile="tiny", constraints_log2=8, sectors=1, partitions=1,
-                      workers_per_gpu=1, time_scale=0.05, cache_dir=str(cache))
-    eng = Engine(cfg, [evs.append], phases=phases)
-    eng.start()
-    assert eng.wait(120)
-    return evs
+    return tiny_run(cache, phases)
 
 
 @pytest.mark.timeout(240)
