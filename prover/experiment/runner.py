@@ -8,7 +8,10 @@ the figures (prover/experiment/stats.py), every step an event in the prover's st
     result = Runner(link, design).run()        # ExperimentResult; raises ExperimentError
 
 At the end the knobs any arm set go back to what they were at the start (a prover attached
-to is left as it was found; `tune --apply` sets its best on purpose afterwards).
+to is left as it was found; `tune --apply` sets its best on purpose afterwards). Before each
+hold and before that restore the runner checks that the knobs are still what it set: a knob
+someone else changed meanwhile (a key, another attached client) stops the experiment, and
+that change is left in force, never overwritten (the other knobs still go back).
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import time
 from typing import Any, Callable
 
 from prover import events as ev
-from prover.experiment.design import Arm, Design
+from prover.experiment.design import Arm, Design, shown
 from prover.experiment.link import Link
 from prover.experiment.stats import ExperimentResult, analyse
 from prover.experiment.tally import Tally
@@ -58,6 +61,8 @@ class Runner:
         if tally is None:
             link.add_sink(self._fold)
         self.start_knobs: dict[str, Any] = {}
+        self.expected: dict[str, Any] = {}  # what the prover's knobs are if nobody else touched them
+        self.clash: str | None = None  # a knob someone else changed mid-experiment (said, left as set)
 
     def _fold(self, e: Any) -> None:
         with self._lock:
@@ -77,8 +82,8 @@ class Runner:
             self.finish("interrupted")
             raise
         result = self.finish(reason)
-        if reason != "done":
-            raise ExperimentError(f"the experiment did not finish: {reason}", result)
+        if reason != "done" or self.clash is not None:
+            raise ExperimentError(f"the experiment did not finish: {self.clash or reason}", result)
         return result
 
     def begin(self) -> list[dict[str, Any]]:
@@ -87,6 +92,7 @@ class Runner:
         self.wait_ready()
         now = self.link.knobs()
         self.start_knobs = {k: typed(k, now[k]) for k in self.design.knob_names() if k in now}
+        self.expected = dict(self.start_knobs)
         try:
             resolved = self.design.resolved(self.start_knobs)
         except ValueError as exc:
@@ -100,6 +106,8 @@ class Runner:
     def finish(self, reason: str) -> ExperimentResult:
         """Knobs back as they were, the figures, ExperimentEnded; returns the figures."""
         self.restore()
+        if self.clash is not None and reason == "done":
+            reason = self.clash
         result = self.result()
         self.link.emit(ev.ExperimentEnded, experiment=self.experiment, reason=reason, result=result.model_dump(mode="json"))
         return result
@@ -109,7 +117,7 @@ class Runner:
 
     def hold(self, i: int, cycle: int, arm: int, knobs: dict[str, Any]) -> str:
         """One hold: set the arm, count until its end; 'done' or why it was cut short."""
-        why = self.apply(knobs)
+        why = self.changed_by_others() or self.apply(knobs)
         if why is not None:
             return why
         d = self.design
@@ -126,7 +134,19 @@ class Runner:
                 self.link.set(k, v)
             except Exception as exc:  # noqa: BLE001 - a refusal (ValueError) or a lost prover: said, not raised
                 return f"{k}={v} refused: {exc}"
+            self.expected[k] = v
         return None
+
+    def changed_by_others(self) -> str | None:
+        """Why the experiment must stop, if a knob it steers is no longer what it set (someone
+        else changed it: that change is theirs to keep); sets self.clash."""
+        now = self.link.knobs()
+        moved = {k: now[k] for k, v in self.expected.items() if k in now and not same(k, now[k], v)}
+        if moved and self.clash is None:
+            self.clash = ("changed by someone else mid-experiment: " + ", ".join(
+                f"{k} {shown(k, self.expected[k]) if k in KNOBS else self.expected[k]} -> {t}" for k, t in moved.items())
+                + " (left as they set it; the experiment stopped)")
+        return self.clash
 
     def wait_until(self, t_end: float, what: str) -> str | None:
         """Sleep on the prover's clock until t_end; why not, if the run ended or was stopped."""
@@ -144,9 +164,14 @@ class Runner:
 
     def restore(self) -> None:
         """Every knob an arm set back to its value at the start (best effort: a stopped run
-        takes no change, and that is fine)."""
-        if self.link.ended() is None:
-            self.apply(self.start_knobs)
+        takes no change, and that is fine), except one someone else changed meanwhile."""
+        if self.link.ended() is not None:
+            return
+        self.changed_by_others()
+        now = self.link.knobs()
+        for k, v in self.start_knobs.items():  # one by one: a knob refused leaves the others to go back
+            if k not in now or same(k, now[k], self.expected[k]):
+                self.apply({k: v})
 
     def result(self) -> ExperimentResult:
         with self._lock:
@@ -154,6 +179,14 @@ class Runner:
             counts = self.tally.counts(self.experiment)
         labels = [a.label for a in self.design.arms]
         return analyse(counts, labels, info.knobs if info is not None else None)
+
+
+def same(knob: str, text: str, value: Any) -> bool:
+    """Whether a knob's text (as events carry it) is `value`."""
+    try:
+        return typed(knob, text) == value
+    except ValueError:
+        return text == str(value)
 
 
 def wait_ready(link: Link, stop: threading.Event, sleep: Callable[[float], None] = time.sleep,

@@ -244,6 +244,8 @@ class Tuner:
             runner.finish("interrupted" if reason == "done" else reason)
             raise
         result = runner.finish("done")
+        if runner.clash is not None:
+            raise ExperimentError(f"tune stopped after its {knob} race: {runner.clash}")
         leader = max(alive, key=lambda a: result.arms[a].per_min)
         r = result.arms[leader]
         adopted = leader != 0 and (_value(arms[0], knob) in dropped or verdict(r.ratio_ci) == "faster")
@@ -279,7 +281,7 @@ class Tuner:
         try:
             return runner.run()
         except ExperimentError as exc:
-            if exc.result is None:
+            if exc.result is None or runner.clash is not None:
                 raise
             return exc.result
 
