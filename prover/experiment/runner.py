@@ -63,6 +63,7 @@ class Runner:
         self.start_knobs: dict[str, Any] = {}
         self.expected: dict[str, Any] = {}  # what the prover's knobs are if nobody else touched them
         self.clash: str | None = None  # a knob someone else changed mid-experiment (said, left as set)
+        self._asked: dict[str, Any] = {}  # knobs asked for whose answer has not come (cut short)
 
     def _fold(self, e: Any) -> None:
         with self._lock:
@@ -130,18 +131,23 @@ class Runner:
 
     def apply(self, knobs: dict[str, Any]) -> str | None:
         for k, v in knobs.items():
+            self._asked[k] = v  # set, or maybe set: a Ctrl-C can land while the prover says yes
             try:
                 self.link.set(k, v)
             except Exception as exc:  # noqa: BLE001 - a refusal (ValueError) or a lost prover: said, not raised
                 return f"{k}={v} refused: {exc}"
-            self.expected[k] = v
+            self.expected[k] = self._asked.pop(k)
         return None
+
+    def _mine(self, knob: str, text: str) -> bool:
+        """Whether the knob's value now is one this runner set (or asked for)."""
+        return same(knob, text, self.expected[knob]) or (knob in self._asked and same(knob, text, self._asked[knob]))
 
     def changed_by_others(self) -> str | None:
         """Why the experiment must stop, if a knob it steers is no longer what it set (someone
         else changed it: that change is theirs to keep); sets self.clash."""
         now = self.link.knobs()
-        moved = {k: now[k] for k, v in self.expected.items() if k in now and not same(k, now[k], v)}
+        moved = {k: now[k] for k in self.expected if k in now and not self._mine(k, now[k])}
         if moved and self.clash is None:
             self.clash = ("changed by someone else mid-experiment: " + ", ".join(
                 f"{k} {shown(k, self.expected[k]) if k in KNOBS else self.expected[k]} -> {t}" for k, t in moved.items())
@@ -170,7 +176,7 @@ class Runner:
         self.changed_by_others()
         now = self.link.knobs()
         for k, v in self.start_knobs.items():  # one by one: a knob refused leaves the others to go back
-            if k not in now or same(k, now[k], self.expected[k]):
+            if k not in now or self._mine(k, now[k]):
                 self.apply({k: v})
 
     def result(self) -> ExperimentResult:
