@@ -9,7 +9,6 @@ an optional recording of everything (the prover's events and the experiment's ow
 from __future__ import annotations
 
 import json
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any, Callable, TypeVar
 
 import click
 
-from c2tui import outpath
+from c2tui import outpath, stop_signals
 from c2tui.exits import INVALID, RUN, USAGE, OutPath, fail
 from c2tui.options import run_option_names
 
@@ -66,7 +65,7 @@ class Session:
         self.address: str | None = None
         self.failures = Failures()
         self.stop = threading.Event()
-        self._old_term: Any = None
+        self.signals = stop_signals.FirstStops(self.stop)  # installed from start() to close()
         self._out: tuple[Path, Any, bool] | None = None  # the recording to open at start()
         self._closed = False
 
@@ -117,12 +116,10 @@ class Session:
         self.link = experiment.AttachLink(self.client, RemoteController(self.client), [self.failures])
 
     def start(self) -> None:
-        """Start the prover (or begin reading the attached one); SIGTERM stops like Ctrl-C."""
-        def on_term(signum: int, frame: Any) -> None:
-            raise KeyboardInterrupt()
-
-        if threading.current_thread() is threading.main_thread():
-            self._old_term = signal.signal(signal.SIGTERM, on_term)
+        """Start the prover (or begin reading the attached one). SIGINT, SIGTERM and SIGHUP stop
+        it: the first as Ctrl-C, the later ones ignored until close(), so the knobs' restore
+        that the first starts runs to its end (c2tui/stop_signals.FirstStops)."""
+        self.signals.install()
         if self._out is not None:  # opened now: a refusal before this leaves no file behind
             self.writer = _writer(*self._out)
             if self.engine is not None:
@@ -140,6 +137,7 @@ class Session:
         if self._closed:
             return None
         self._closed = True
+        self.signals.shielded = True  # a signal now only counts: the recording is closed whole
         if self.engine is not None and not self.engine.finished:
             self.engine.stop(timeout=30, reason=reason)
         if self.client is not None:
@@ -150,9 +148,13 @@ class Session:
             error = self.writer.error
             if discard:
                 self.writer.path.unlink(missing_ok=True)
-        if self._old_term is not None:
-            signal.signal(signal.SIGTERM, self._old_term)
+        self.signals.uninstall()
         return error
+
+    @property
+    def interrupted(self) -> bool:
+        """A stop signal came (during the run, or while closing: then it only counts)."""
+        return bool(self.signals.seen)
 
     def run_info(self) -> dict[str, Any]:
         """What ran, from the prover's RunStarted: every figure says what it is."""

@@ -35,6 +35,43 @@ def interrupting() -> Iterator[None]:
             signal.signal(s, h)
 
 
+class FirstStops:
+    """From install() to uninstall() (main thread only): the first of SIGINT, SIGTERM and SIGHUP
+    sets `stop` and raises KeyboardInterrupt; every later one is only noted (`seen`), so what
+    the interrupt starts (an experiment putting a prover's knobs back) is not itself cut short
+    by a second Ctrl-C a millisecond later. While `shielded` (the command closing) even the
+    first is only noted. SIGHUP (the terminal gone) drops the output at once: the rest has
+    nowhere to be printed."""
+
+    SIGNALS = (signal.SIGINT, *STOP_SIGNALS)
+
+    def __init__(self, stop: threading.Event | None = None) -> None:
+        self.stop = stop
+        self.seen: list[int] = []
+        self.shielded = False
+        self._old: dict[int, Any] = {}
+
+    def install(self) -> "FirstStops":
+        if threading.current_thread() is threading.main_thread() and not self._old:
+            self._old = {s: signal.signal(s, self._on) for s in self.SIGNALS}
+        return self
+
+    def uninstall(self) -> None:
+        old, self._old = self._old, {}
+        for s, h in old.items():
+            signal.signal(s, h)
+
+    def _on(self, signum: int, frame: Any) -> None:
+        self.seen.append(signum)
+        if signum == signal.SIGHUP:
+            drop_output()
+        if len(self.seen) > 1 or self.shielded:
+            return
+        if self.stop is not None:
+            self.stop.set()
+        raise KeyboardInterrupt()
+
+
 def on_loop(callback: Callable[[], Any]) -> None:
     """SIGTERM and SIGHUP call `callback` on the running asyncio loop (the dashboard's quit now)."""
     loop = asyncio.get_running_loop()

@@ -79,6 +79,7 @@ def command(arms: list[Any], cycles: int, hold_s: float, settle_s: float, order:
     finally:
         progress.stop()
         failure = session.close(reason="interrupted" if failure == "interrupted" else "experiment over") or failure
+        failure = failure or ("interrupted" if session.interrupted else None)
     _report(result, design, session, failure, out, as_json)
 
 

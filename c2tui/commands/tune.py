@@ -126,6 +126,7 @@ def command(search: tuple[str, ...], workers: tuple[int, int] | None, values: di
     finally:
         progress.stop()
         failure = session.close(reason="interrupted" if failure == "interrupted" else "experiment over") or failure
+        failure = failure or ("interrupted" if session.interrupted else None)
     _report(result, session, failure, as_json, out)
 
 
