@@ -188,8 +188,7 @@ class DashboardApp(LiveControls, App[None]):
             self._switch_interval = sys.getswitchinterval()
             sys.setswitchinterval(min(self._switch_interval, SWITCH_INTERVAL))
         self.source.start()
-        if self._engine() is not None:  # the embedded prover's session: SIGTERM, SIGHUP end it as Ctrl-C does
-            stop_signals.on_loop(self.action_quit_now)
+        stop_signals.on_loop(self.action_quit_now)  # SIGINT, SIGTERM, SIGHUP: quit now, as Ctrl-C (every source)
         self.set_interval(1.0 / self.fps, self.tick)
         self.tick()
 

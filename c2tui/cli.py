@@ -52,14 +52,18 @@ class LazyGroup(click.Group):
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         """click's main, with every way out one line and a documented status (docs/exit-codes.md):
-        a ClickException is a usage error (2), never click's 1 ("a proof failed"); Ctrl-C is 3;
+        a ClickException is a usage error (2), never click's 1 ("a proof failed"); Ctrl-C, SIGTERM
+        and SIGHUP are 3 (a command's own handling, e.g. a dashboard's, comes first);
         stdout closed or full (`> /dev/full`, `| head -0`) is one line and 3, not a traceback
         at exit; an input too big or deep for memory is 2."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         _guard_streams()
+        from c2tui.stop_signals import interrupting
+
         try:
-            rv = super().main(args, prog_name, complete_var, False, **extra)
+            with interrupting():  # SIGTERM and SIGHUP as Ctrl-C, for every command (3, said in one line)
+                rv = super().main(args, prog_name, complete_var, False, **extra)
             code = rv if isinstance(rv, int) else OK
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (OK if exc.code is None else USAGE)

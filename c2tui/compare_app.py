@@ -159,12 +159,14 @@ class CompareApp(App[None]):
         Binding("end", "ends(1)", "end", priority=True),
         Binding("t", "cycle_theme", "theme"),
         Binding("q", "quit", "quit"),
+        Binding("ctrl+c", "quit_now", "quit now", show=False, priority=True),
     ]
 
     def __init__(self, sources: Sequence[ReplaySource], labels: Sequence[str], offsets: Sequence[float],
                  at: float = 0.0, playing: bool = False, theme: str = "dark", fps: float = 10.0) -> None:
         super().__init__()
         self.aligned = AlignedClock(sources, offsets, at=at, playing=playing)
+        self.interrupted = False  # Ctrl-C or a stop signal: the command exits 3
         self.labels = list(labels)
         self.theme_names = themes.names()
         self._specs = {n: themes.load(n) for n in self.theme_names}
@@ -188,6 +190,18 @@ class CompareApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._on_theme_changed)
         self.set_interval(1.0 / self.fps, self.tick)
         self.call_after_refresh(self.draw)
+        from c2tui import stop_signals
+
+        stop_signals.on_loop(self.action_quit_now)  # SIGINT, SIGTERM, SIGHUP: as Ctrl-C
+
+    def action_quit_now(self) -> None:
+        """Ctrl-C or a stop signal: the terminal put back, exit 3 (docs/exit-codes.md)."""
+        self.interrupted = True
+        self.exit()
+
+    def exit_code(self) -> int:
+        """3 when interrupted or crashed (as the dashboard's), else 0."""
+        return 3 if self.interrupted or self.return_code not in (None, 0) else 0
 
     def _on_theme_changed(self, theme: Any) -> None:
         name = theme.name.removeprefix(themes.PREFIX)

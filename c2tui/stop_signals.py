@@ -1,6 +1,6 @@
-"""SIGTERM and SIGHUP end `run` and `record` as Ctrl-C does (docs/exit-codes.md): the engine
-stops cleanly (locks released, RunEnded recorded, the file closed), the summary is printed and
-the command exits 3. SIGHUP is the terminal closing (or `kill -HUP`): the summary may have
+"""SIGINT, SIGTERM and SIGHUP end every command as Ctrl-C does (docs/exit-codes.md): exit 3.
+`run` and `record`: the engine stops cleanly (locks released, RunEnded recorded, the file
+closed), the summary is printed; a dashboard quits now and puts the terminal back. SIGHUP is the terminal closing (or `kill -HUP`): the summary may have
 nowhere to go then, and that must not cost the exit status or print a traceback."""
 from __future__ import annotations
 
@@ -73,9 +73,11 @@ class FirstStops:
 
 
 def on_loop(callback: Callable[[], Any]) -> None:
-    """SIGTERM and SIGHUP call `callback` on the running asyncio loop (the dashboard's quit now)."""
+    """SIGINT, SIGTERM and SIGHUP call `callback` on the running asyncio loop (a dashboard's quit
+    now: the terminal put back, exit 3). Left to Python, SIGTERM and SIGHUP killed a dashboard
+    in the alternate screen with mouse reporting on, and an external SIGINT exited 0."""
     loop = asyncio.get_running_loop()
-    for s in STOP_SIGNALS:
+    for s in (signal.SIGINT, *STOP_SIGNALS):
         try:
             loop.add_signal_handler(s, callback)
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here

@@ -81,7 +81,10 @@ def _show(cmp, files: list[str], as_json: bool, tui: bool | None, theme: str, at
     if tui:  # the screen side's view (c2tui/compare_app.py): one column per run, run i at t + its anchor
         from c2tui.compare_app import compare_app
 
-        compare_app(files, offsets, at=at, theme=theme).run()
+        app = compare_app(files, offsets, at=at, theme=theme)
+        app.run()
+        if app.exit_code():
+            sys.exit(app.exit_code())
         return
     from c2tui.compare_view import CompareView
     from c2tui.summary_view import summary_console
