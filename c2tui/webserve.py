@@ -15,7 +15,10 @@
 - terminal sizes are clamped (a 100000x400 resize grew one child to 2.1 GB);
 - each prover runs in a process group of its own, and when its socket goes away, however
   abruptly, it is asked to quit, then after GRACE_S the whole group is killed (SIGKILL):
-  no orphan keeps proving at 100% CPU, deaf to SIGTERM.
+  no orphan keeps proving at 100% CPU, deaf to SIGTERM;
+- SIGINT, SIGTERM and SIGHUP stop the server: every tab's socket is closed and its prover
+  stopped as above, within SHUTDOWN_S (the sockets once waited for their 15 s heartbeat, and
+  SIGHUP killed the server with every tab's prover left running).
 """
 from __future__ import annotations
 
@@ -31,13 +34,14 @@ from urllib.parse import urlsplit
 
 import aiohttp_jinja2
 import jinja2
-from aiohttp import WSMsgType, web
+from aiohttp import WSCloseCode, WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
 log = logging.getLogger("c2tui-serve")
 
 GRACE_S = 2.0  # after the quit message, before the process group is killed
+SHUTDOWN_S = 3 * GRACE_S  # the server's stop: sockets closed, provers asked then killed, handlers done
 COLS, ROWS = (20, 500), (10, 200)  # terminal sizes taken from a browser
 
 
@@ -131,9 +135,37 @@ class GuardedServer(Server):
         self.max_provers = max_provers
         self.allow_origins = frozenset(o.rstrip("/").lower() for o in allow_origins)
         self.active: set[GuardedAppService] = set()
+        self.tabs: dict[web.WebSocketResponse, GuardedAppService] = {}  # open sockets, closed on the server's stop
         self.refused = {"origin": 0, "full": 0, "host": 0}
         named = (_hostname(urlsplit(o).netloc) for o in self.allow_origins)
         self.names = LOOPBACK_NAMES | {self.host.lower().strip("[]")} | {n[0] for n in named if n}
+
+    def serve(self, debug: bool = False, sock: Any = None) -> None:  # type: ignore[override]
+        """As textual-serve's, on `sock` if given (bound beforehand: a bind error is said before
+        anything else), stopped by SIGHUP too, and within SHUTDOWN_S."""
+        self.debug = debug
+        self.initialize_logging()
+        loop = asyncio.get_event_loop()
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(s, self.request_exit)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                break
+        where: dict[str, Any] = {"sock": sock} if sock is not None else {"host": self.host, "port": self.port}
+        web.run_app(self._make_app(), handle_signals=False, loop=loop, print=lambda *a: None,
+                    shutdown_timeout=SHUTDOWN_S, **where)
+
+    async def close_tabs(self, app: web.Application) -> None:
+        """On the server's stop: every tab's socket closed and its prover stopped, together."""
+        tabs = list(self.tabs.items())
+
+        async def one(ws: web.WebSocketResponse, service: "GuardedAppService") -> None:
+            try:
+                await asyncio.wait_for(ws.close(code=WSCloseCode.GOING_AWAY, message=b"c2tui serve stopping"), GRACE_S)
+            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - the prover is stopped below all the same
+                pass
+            await service.stop()
+        await asyncio.gather(*(one(ws, svc) for ws, svc in tabs))
 
     def name_ok(self, name: str) -> bool:
         """A name this server listens as (an IP address too when it listens on every one)."""
@@ -168,6 +200,7 @@ class GuardedServer(Server):
     async def _make_app(self) -> web.Application:
         app = await super()._make_app()
         app.middlewares.append(self.host_guard)
+        app.on_shutdown.append(self.close_tabs)
         aiohttp_jinja2.setup(app, loader=jinja2.DictLoader({"app_index.html": offline_template(self.templates_path)}))
         return app
 
@@ -188,6 +221,7 @@ class GuardedServer(Server):
         service = GuardedAppService(self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
                                     close=websocket.close, download_manager=self.download_manager, debug=self.debug)
         self.active.add(service)
+        self.tabs[websocket] = service
         try:
             await websocket.prepare(request)
             await service.start(width, height)
@@ -199,6 +233,7 @@ class GuardedServer(Server):
         finally:
             await asyncio.shield(service.stop())
             self.active.discard(service)
+            self.tabs.pop(websocket, None)
         return websocket
 
     async def _process_messages(self, websocket: web.WebSocketResponse, app_service: AppService) -> None:
