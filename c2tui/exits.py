@@ -6,6 +6,7 @@
     3  RUN       a run could not finish as asked: interrupted (SIGINT/SIGTERM/SIGHUP), the recording
                  could not be written (no space, I/O error, directory removed), or it proved nothing
     4  STARTING  `status` only: the run is still starting (a start-up step runs, no partition yet)
+    5  GONE      `status --watch` only: the prover went away without ending its run (killed, crashed)
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import click
 
 OK, INVALID, USAGE, RUN = 0, 1, 2, 3
 STARTING = 4  # `c2tui status` of a run still in start-up: neither healthy nor failed yet
+GONE = 5  # `c2tui status --watch`: the stream stopped without the run's end (the prover killed or crashed)
 
 
 def fail(message: str, code: int) -> NoReturn:
