@@ -285,14 +285,14 @@ def parse_header(line: bytes | str) -> RecordingHeader:
 
 
 class _Plausible:
-    """Checks on what a recording claims, line by line: the reader (and the fold after it)
-    must never allocate or loop on a file's word beyond the engine's own limits."""
+    """What a recording claims, checked line by line: never beyond the engine's own limits."""
 
     def __init__(self) -> None:
         self.last_t = 0.0
         self.compute: dict[tuple[str | None, int], str] = {}  # (host, gpu) -> the compute holder
         self.hosts: set[str] = set()
         self.workers: set[str] = set()
+        self.gpus = bounds.RunGpus()  # the GPUs the run has: an event naming another is refused
 
     def problem(self, e: Any) -> str | None:
         t = e.t
@@ -317,7 +317,7 @@ class _Plausible:
         gpu = getattr(e, "gpu", None)
         if isinstance(gpu, int) and not 0 <= gpu < MAX_GPUS:
             return f"gpu {gpu} out of range (0..{MAX_GPUS - 1})"
-        return bounds.event_problem(e) or self._compute(e) or self._counts(e)  # every field within its bound
+        return bounds.event_problem(e) or self.gpus.problem(e) or self._compute(e) or self._counts(e)
 
     def _compute(self, e: Any) -> str | None:
         """At most one compute holder per GPU (the disciplines' invariant): a recording that
@@ -439,7 +439,7 @@ def _read(f: Any, limit: int | None, sink: Callable[[Event], Any] | None, lines:
                 rec.error = f"line {n}: not a valid event: {_short(exc)}"
             rec.bad_line = n
             break
-        problem = check.problem(e)
+        problem = check.problem(e) or bounds.duplicate_key(raw, e)  # every field within its bound, each key once
         if problem is not None:
             rec.error, rec.bad_line = f"line {n}: {problem}", n
             break

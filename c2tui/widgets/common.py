@@ -7,6 +7,8 @@ widget's height is set explicitly when it must change, so most ticks trigger no 
 """
 from __future__ import annotations
 
+import math
+
 import re
 import zlib
 from typing import TYPE_CHECKING
@@ -89,8 +91,10 @@ def fmt_clock(s: float) -> str:
 
 
 def sparkline(values, width: int) -> str:
+    """Shares 0..1 as bars; a value outside (or not a number: NaN, inf) is drawn at the nearer
+    end or blank, never an error (the reader bounds them, a renderer does not assume it)."""
     vals = list(values)[-width:] if width > 0 else []
-    return "".join(SPARK[min(7, max(0, int(v * 7.999)))] for v in vals)
+    return "".join(SPARK[int(min(1.0, max(0.0, v)) * 7.999)] if math.isfinite(v) else " " for v in vals)
 
 
 class Line:

@@ -39,7 +39,8 @@ class ExperimentsState:
         holds = self.tally.holds_of(experiment)
         cached = self.results.get(experiment)
         if cached is None or cached[0] != len(holds):
-            cached = (len(holds), analyse([h.count() for h in holds], x.arms, x.knobs))
+            knobs = (list(x.knobs) + [{}] * len(x.arms))[:len(x.arms)]  # one a label, whatever the event said
+            cached = (len(holds), analyse([h.count() for h in holds], x.arms, knobs))
             self.results[experiment] = cached
         return cached[1]
 
