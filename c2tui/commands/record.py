@@ -25,7 +25,7 @@ from rich.live import Live
 from rich.text import Text
 
 from c2tui import outpath
-from c2tui.exits import INVALID, RUN, OutPath, writable_dir
+from c2tui.exits import INVALID, RUN, USAGE, OutPath
 from c2tui.cluster import cluster_option, make_engine
 from c2tui.listen import listen_options, start_listening
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
@@ -105,8 +105,6 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         raise click.UsageError(str(exc)) from None
     if duration is not None and cfg.sectors is not None:  # sectors may come from the TOML file
         raise click.UsageError("give a duration or a number of sectors, not both (sectors is set in --config)")
-    if cfg.cache_dir is not None:
-        writable_dir(Path(cfg.cache_dir), "--cache-dir")
     engine = make_engine(cfg, cluster)  # no GPU for --backend cuda, a bad --cluster: a clean error
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # before the file: a busy port leaves none
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
@@ -249,6 +247,9 @@ def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> i
     if interrupted:
         click.echo("interrupted: the run was stopped before it finished", err=True)
         return RUN
+    if (sm.end_reason or "").startswith("error: KeyDoesNotFit") and sm.partitions_ok == 0:  # the budget given
+        click.echo(f"error: --host-ram-budget: {sm.end_reason.split(': ', 2)[-1]}", err=True)
+        return USAGE
     if sm.partitions_ok == 0:
         unchecked = f" ({sm.partitions_unchecked} finished unchecked)" if sm.partitions_unchecked else ""
         click.echo(f"FAILED: the run proved nothing: no partition's proof verified{unchecked}", err=True)

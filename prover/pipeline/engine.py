@@ -44,7 +44,7 @@ from prover.pipeline.host_ram import HostRam, say_fit, size_host_ram
 from prover.pipeline.inbox import Inbox
 from prover.pipeline.jobs import JobBoard, act
 from prover.pipeline.key_load import HELD
-from prover.pipeline.key_ring import KeyRing
+from prover.pipeline.key_ring import KeyDoesNotFit, KeyRing
 from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
 from prover.pipeline.run_handle import RunHandle
 from prover.pipeline.startup import StartupSteps
@@ -256,7 +256,8 @@ class Engine(RunHandle):
             pass
         except Exception as exc:
             reason = f"error: {type(exc).__name__}: {exc}"
-            self.emit(ev.Note, level="error", text=f"engine failed: {exc}\n{traceback.format_exc(limit=4)}")
+            trace = "" if isinstance(exc, KeyDoesNotFit) else f"\n{traceback.format_exc(limit=4)}"  # a refusal, in words
+            self.emit(ev.Note, level="error", text=f"engine failed: {exc}{trace}")
             self._stop.set()
         finally:
             self._shutdown(reason or self._stop_reason)
