@@ -130,6 +130,7 @@ class DashboardApp(LiveControls, App[None]):
         self.state = None
         self.plan: layout.Plan | None = None
         self.history_first = bool(getattr(prefs, "history_first", False))  # `h`: the history in the partitions' place
+        self._theme_chosen = False  # a theme chosen with `t` in this session (only that one is remembered)
         self.errors: list[str] = []
         self._switch_interval: float | None = None
         self.quit_how = "quit"  # quit | drained | quit now (n abandoned): said in the exit summary
@@ -205,7 +206,8 @@ class DashboardApp(LiveControls, App[None]):
         if name in self._specs:
             self.theme_name = name
             self.palette = self._specs[name].palette
-            self._remember(theme=name)
+            if self._theme_chosen:  # `replay --theme light` once made light every dashboard's theme
+                self._remember(theme=name)
         self.redraw()
 
     def _remember(self, **changes: Any) -> None:
@@ -370,6 +372,7 @@ class DashboardApp(LiveControls, App[None]):
 
     # --- always -------------------------------------------------------------------------
     def action_cycle_theme(self) -> None:
+        self._theme_chosen = True  # `t`: remembered for the next session (a --theme given is not)
         i = self.theme_names.index(self.theme_name)
         self.theme = themes.PREFIX + self.theme_names[(i + 1) % len(self.theme_names)]
 

@@ -34,12 +34,14 @@ def config_dir() -> Path:
 def load(where: Path | None = None) -> Prefs:
     import themes
 
+    from prover import InputError, open_input
+
     path = (where or config_dir()) / FILE
-    try:
-        with open(path, "rb") as fh:
+    try:  # as every input: a regular file only (a FIFO there once hung every dashboard at start)
+        with open_input(path, "preferences") as fh:
             raw = fh.read(MAX_BYTES + 1)
         p = Prefs.model_validate_json(raw) if len(raw) <= MAX_BYTES else Prefs()
-    except (OSError, ValidationError, ValueError):
+    except (OSError, InputError, ValidationError, ValueError):
         return Prefs()
     return p if p.theme in themes.names() else p.model_copy(update={"theme": "dark"})
 
