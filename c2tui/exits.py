@@ -45,9 +45,12 @@ def writable_dir(path: Path, what: str) -> Path:
 
 class OutPath(click.Path):
     """click.Path for something we write: an empty value is an error (it would mean the
-    current directory, silently)."""
+    current directory, silently), and so is a file's path ending in '/' (`-o dir/` once wrote
+    a file named `dir`)."""
 
     def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
         if isinstance(value, str) and not value.strip():
             self.fail("an empty path: name a file or directory", param, ctx)
+        if isinstance(value, str) and not self.dir_okay and value.endswith(("/", os.sep)):
+            self.fail(f"{value!r} ends in '/', which names a directory: give a file's name", param, ctx)
         return super().convert(value, param, ctx)

@@ -168,4 +168,11 @@ def config_from_options(**kwargs: Any) -> Any:
             over[k] = _gpus(v) if k == "gpus" else v
     if kwargs.get("msm_max_c") is not None:  # a kernel setting with a run option of its own
         over["kernels"] = {**over.get("kernels", {}), "msm_max_c": kwargs["msm_max_c"]}
-    return load_config(path, **over)
+    cfg = load_config(path, **over)
+    if cfg.cache_dir is not None:  # every command that runs a prover: `run --cache-dir /dev/null` was taken
+        from pathlib import Path
+
+        from c2tui.exits import writable_dir
+
+        writable_dir(Path(cfg.cache_dir), "--cache-dir")
+    return cfg

@@ -11,18 +11,18 @@ on close, so a crash leaves a readable prefix. It never replaces an existing fil
 asked (`force=True`), and holds an exclusive lock (flock) on it so a second writer fails at
 once instead of interleaving. A write error (no space, I/O error, the file or its directory
 removed) is kept in `error` in the OS's words; the file is cut back to the last whole batch,
-so what remains is a readable prefix.
+so what remains is a readable prefix (one whose header could not be written is removed).
 
 Reading validates every line with pydantic (never eval/pickle) and bounds what it takes on a
 file's word, by the bounds of prover/bounds.py: lines (MAX_LINE), events (MAX_EVENTS) and
 bytes after gzip (MAX_DECOMPRESSED), counts (GPUs, hosts, workers) within the engine's own
 limits, every number finite, times non-decreasing (within T_TOLERANCE), the header's nesting
-bounded, and the schema version known. A truncated, corrupt, reordered or implausible file gives the valid
-prefix plus the 1-based number of the first bad line; a file that is not a recording is a
-clear error.
+bounded, the schema version known. A truncated, corrupt, reordered or implausible file gives
+the valid prefix and the number of the first bad line; a file that is not a recording, an error.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import gzip
@@ -101,7 +101,9 @@ class RecordingWriter:
         self._good = 0  # bytes known to be whole lines on disk
         try:
             self._write_all(self.header.model_dump_json().encode() + b"\n")
-        except OSError as exc:
+        except OSError as exc:  # (a full disk): no 0-byte file left to block the retry without --force
+            with contextlib.suppress(OSError):
+                os.unlink(self.path) if os.stat(self.path).st_ino == self._ino else None
             os.close(self._fd)
             raise RecordingError(f"cannot write recording {self.path}: {exc.strerror or exc}") from None
         self._q: deque[Any] = deque()
@@ -255,11 +257,9 @@ class Recording:
 
 
 def _short(exc: ValidationError) -> str:
-    errs = exc.errors()
-    if not errs:
+    if not (errs := exc.errors()):
         return str(exc)
-    e = errs[0]
-    loc = ".".join(str(x) for x in e.get("loc", ()))
+    e, loc = errs[0], ".".join(str(x) for x in errs[0].get("loc", ()))
     more = f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""
     return f"{loc + ': ' if loc else ''}{e.get('msg')}{more}"
 

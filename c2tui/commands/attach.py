@@ -74,7 +74,16 @@ def command(address: str, name: str | None, token_file: str | None, raw: bool, s
 
 
 def _send(client, remote, spec: str) -> None:
-    client.start(lambda e: None)
+    from prover import DashboardState
+
+    state = DashboardState()  # the run so far: what a warning needs (the GPUs still taking work)
+
+    def on_event(e) -> None:
+        if not client.live:
+            state.apply(e)
+
+    client.start(on_event)
+    warn = _cordon_warning(client, state, spec)
     try:
         changed = remote.submit_sector() if spec == "submit" else remote.apply(spec)
     except ValueError as exc:
@@ -82,6 +91,25 @@ def _send(client, remote, spec: str) -> None:
         raise click.UsageError(f"refused: {exc}") from None
     client.close()
     click.echo(f"{spec}: {'sector ' + str(changed) if spec == 'submit' else ('changed' if changed else 'already so')}")
+    if warn and changed:
+        click.echo(f"warning: {warn}", err=True)
+
+
+def _cordon_warning(client, state, spec: str) -> str:
+    """What the dashboard says before such a cordon (the last GPU taking work idles the run)."""
+    import re
+    import time
+
+    m = re.fullmatch(r"\s*cordon\s*=\s*(?:gpu)?(\d{1,4})\s*", spec)
+    if m is None:
+        return ""
+    end = time.monotonic() + 10
+    while not client.live and client.end_reason is None and time.monotonic() < end:
+        time.sleep(0.02)
+    from c2tui.row_actions import gpu_action
+
+    action = gpu_action(state, int(m.group(1)))
+    return getattr(action, "warn", "")
 
 
 def _raw(client) -> None:

@@ -34,9 +34,14 @@ def parse_arms(ctx: click.Context, param: click.Parameter, specs: tuple[str, ...
     arms = []
     for spec in specs:
         try:
-            arms.append(experiment.parse_arm(spec))
+            arm = experiment.parse_arm(spec)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--arm") from None
+        same = next((i for i, a in enumerate(arms) if a.knobs == arm.knobs), None)
+        if same is not None:  # it would be held and counted as if it were a setting of its own
+            raise click.BadParameter(f"arm {len(arms) + 1} ({spec}) sets the same knobs as arm {same + 1} "
+                                     f"({arms[same].label}): give each setting once", param_hint="--arm")
+        arms.append(arm)
     return arms
 
 
