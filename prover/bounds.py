@@ -144,7 +144,7 @@ def event_problem(e: Any) -> str | None:
 def _number_problem(name: str, v: int | float, lo: float, hi: float) -> str | None:
     if lo <= v <= hi:  # NaN fails both
         return None
-    said = f"{v:.6g}" if type(v) is float else f"{v}" if abs(v) < 10**30 else f"an integer of {v.bit_length()} bits"
+    said = f"{v:.6g}" if type(v) is float else f"{v}" if abs(v) < 10**30 else f"an integer of {int(v).bit_length()} bits"
     return f"{name}={said} is outside {lo:g}..{hi:g} (prover/bounds.py)"
 
 

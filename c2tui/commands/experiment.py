@@ -31,7 +31,7 @@ def parse_arms(ctx: click.Context, param: click.Parameter, specs: tuple[str, ...
 
     if len(specs) < 2:
         raise click.BadParameter("give at least two arms to compare (the first is the baseline)", param_hint="--arm")
-    arms = []
+    arms: list[Any] = []
     for spec in specs:
         try:
             arm = experiment.parse_arm(spec)

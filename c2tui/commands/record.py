@@ -247,8 +247,9 @@ def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> i
     if interrupted:
         click.echo("interrupted: the run was stopped before it finished", err=True)
         return RUN
-    if (sm.end_reason or "").startswith("error: KeyDoesNotFit") and sm.partitions_ok == 0:  # the budget given
-        click.echo(f"error: --host-ram-budget: {sm.end_reason.split(': ', 2)[-1]}", err=True)
+    ended = sm.end_reason or ""
+    if ended.startswith("error: KeyDoesNotFit") and sm.partitions_ok == 0:  # the budget given
+        click.echo(f"error: --host-ram-budget: {ended.split(': ', 2)[-1]}", err=True)
         return USAGE
     if sm.partitions_ok == 0:
         unchecked = f" ({sm.partitions_unchecked} finished unchecked)" if sm.partitions_unchecked else ""
