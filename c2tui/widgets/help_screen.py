@@ -25,8 +25,9 @@ def live_keys() -> list[tuple[str, str]]:
     """The knobs' keys and help (prover.knobs, read when the screen opens), then submitting."""
     return [k.key_row() for k in KNOBS.values() if k.keys] + [("n", "submit a new sector"),
                                                                   ("W", "submit a WinningPoSt sector (served first)"),
-                                                                  ("a", "job action: cancel s3p2 / s3, requeue s3p2, "
-                                                                        "cordon / uncordon 1")]
+                                                                  ("a", "job action (cancel s3p2 / s3, requeue s3p2, "
+                                                                        "cordon / uncordon 1) or knob set "
+                                                                        "(lock_mode=two-lock,mem_sync=stream)")]
 
 
 REPLAY_KEYS = [
