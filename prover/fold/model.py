@@ -32,7 +32,7 @@ from prover.fold.segments import RunSegment
 from prover.fold.startup import StartupState, starting_of
 
 LOG_LINES, RECENT_PARTITIONS = 200, 64
-VIEW_PARTITIONS = 96  # partitions a view carries: every one in flight first, then the latest done
+VIEW_PARTITIONS = 96  # partitions a view carries: every one in flight first, then the latest done (then the rest of their sectors)
 
 
 @dataclass
@@ -108,8 +108,8 @@ class DashboardState:
 
     def view(self, partitions: int = VIEW_PARTITIONS) -> "DashboardState":
         """A copy the UI may keep and read while the fold goes on: everything the screen
-        shows, bounded (the recent timeline, `partitions` partitions), at a cost independent
-        of the run's length."""
+        shows, bounded (the recent timeline, `partitions` partitions and the rest of their
+        sectors, at most as many again), at a cost independent of the run's length."""
         c = copy.copy(self)
         c.config, c.knobs = dict(self.config), dict(self.knobs)
         c.gpus = {i: copy_gpu(g, self.t) for i, g in self.gpus.items()}
@@ -118,6 +118,10 @@ class DashboardState:
         done.sort(key=lambda p: p.done_t or 0.0)
         keep = live[:partitions] + done[-max(0, partitions - len(live)):] if partitions > len(live) else live[:partitions]
         keep_ids = {p.part for p in keep}
+        # whole sectors: a sector cut at the bound read "6 of 10" in its row (at most `partitions` more)
+        sectors = {p.sector for p in keep if p.sector >= 0}
+        keep_ids.update([p.part for p in self.partitions.values()
+                         if p.sector in sectors and p.part not in keep_ids][:partitions])
         c.partitions = {k: copy_part(p) for k, p in self.partitions.items() if k in keep_ids}
         c.phase_stats = {k: copy_stats(v) for k, v in self.phase_stats.items()}
         c.log = deque(self.log, maxlen=self.log.maxlen)
