@@ -286,5 +286,5 @@ def _rates(s: Any) -> tuple:
     r = s.rates()
     since = () if r.since_change_per_min is None else (f", {r.since_change_per_min:.1f} since change "
                                                        f"({r.since_change_proofs} proofs)",)
-    settling = "settling " if r.settling else ""
+    settling = f"settling {r.window_proofs} of {r.settle_proofs}: " if r.settling else ""
     return (f"  {settling}{r.windowed_per_min:.1f}/min ({r.window_s:g} s, {r.window_proofs} proofs)", *since)

@@ -182,7 +182,8 @@ def exit_of(report: Any) -> int:
 
 def _one_rate(x: Any) -> str:
     ci = "" if x.ci is None else f" [95% {x.ci[0]:.1f}-{x.ci[1]:.1f}]"
-    return f"{'settling: ' if x.settling else ''}{x.per_min:.1f}/min{ci} on {x.proofs} proofs over {x.span_s:.0f} s"
+    settling = f"settling ({x.proofs} of {x.settle_proofs} proofs): " if x.settling else ""
+    return f"{settling}{x.per_min:.1f}/min{ci} on {x.proofs} proofs over {x.span_s:.0f} s"
 
 
 def rate_line(r: Any) -> str:

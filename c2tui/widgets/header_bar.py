@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from c2tui.widgets.alerts import alert_items, oom_line, set_level
 from c2tui.widgets.common import PAUSE, Line, StateView, flow, fmt_clock, truthy
-from c2tui.widgets.rate_text import WIDEST_SINCE, rate_items, short_change  # noqa: F401 - short_change: re-exported
+from c2tui.widgets.rate_text import WIDEST_BEFORE, WIDEST_SINCE, rate_items, short_change  # noqa: F401 - short_change: re-exported
 from prover import screen
 
 
@@ -77,13 +77,14 @@ def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool
 # room kept for the item a switch brings ("since ..."), as wide as it gets, so the header's height
 # does not change at a switch and move every panel; a pause, stalls or the end may still add a
 # line, once: the height never shrinks at one width
-RESERVED = {"since": WIDEST_SINCE}
+RESERVED = {"before": WIDEST_BEFORE, "since": WIDEST_SINCE}
 
 
 def reserve(items: list[Line], st) -> list[Line]:
     """`items` with a stand-in for each of RESERVED that is not there now."""
     out = list(items)
-    have = {"since": st.rates().since_change_per_min is not None}
+    r = st.rates()
+    have = {"before": r.before_per_min is not None, "since": r.since_change_per_min is not None}
     for name, text in RESERVED.items():
         if not have[name]:
             out.append(Line(text))

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from prover.fold.host_ram import budget_of
 from prover.fold.model import DashboardState
 from prover.fold.parts import GpuState
+from prover.fold.rates import SETTLE_PROOFS
 from prover.fold.segments import typed_knobs
 
 
@@ -85,6 +86,7 @@ class RateStatus(BaseModel):
     ci: tuple[float, float] | None = Field(None, description="95% interval (exact Poisson), per minute")
     span_s: float = Field(description="seconds the rate is over")
     settling: bool = Field(description="fewer proofs than the fold's SETTLE_PROOFS: not yet meaningful")
+    settle_proofs: int = Field(SETTLE_PROOFS, description="the proofs a rate needs to be more than settling")
 
 
 class StatusReport(BaseModel):
