@@ -84,7 +84,8 @@ def reserve(items: list[Line], st) -> list[Line]:
     """`items` with a stand-in for each of RESERVED that is not there now."""
     out = list(items)
     r = st.rates()
-    have = {"before": r.before_per_min is not None, "since": r.since_change_per_min is not None}
+    since = r.since_change_per_min is not None and r.since_change_s is not None
+    have = {"before": since and r.before_per_min is not None, "since": since}
     for name, text in RESERVED.items():
         if not have[name]:
             out.append(Line(text))

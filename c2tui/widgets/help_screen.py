@@ -52,7 +52,9 @@ def binding_rows(bindings) -> list[tuple[str, str]]:
     """(keys, what) for a widget's own bindings: read from the widget, never listed twice."""
     rows: dict[str, list[str]] = {}
     for b in bindings:
-        rows.setdefault(b.tooltip or b.description, []).append(b.key_display or b.key)
+        keys = rows.setdefault(b.tooltip or b.description, [])
+        if (b.key_display or b.key) not in keys:  # one key bound twice (o: cordon / uncordon) is one row
+            keys.append(b.key_display or b.key)
     return [(" ".join(keys), what) for what, keys in rows.items()]
 
 

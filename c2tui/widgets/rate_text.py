@@ -73,9 +73,9 @@ def rate_items(st, pal, compact: bool = False) -> list[Line]:
     change, and the mean since start, labelled as such (it carries warm-up and set-up)."""
     r = st.rates()
     items = [window_item(r, pal, compact)]
-    if r.before_per_min is not None:  # before, then since: the switch reads left to right
-        items.append(before_item(r, pal))
     if r.since_change_per_min is not None and r.since_change_s is not None:
+        if r.before_per_min is not None:  # before, then since: the switch reads left to right
+            items.append(before_item(r, pal))
         items.append(since_item(r, pal))
     items.append(Line.assemble(("mean since start " if not compact else "mean ", pal["dim"]),
                                (f"{r.mean_per_min:.1f}/min", "")))
