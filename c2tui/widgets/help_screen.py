@@ -124,8 +124,10 @@ def kernel_section(kernels: dict) -> list[tuple[str, list[tuple[str, str]]]]:
         return []
     from prover import on_off
 
-    rows = [(f"kernels.{k}", "none" if v is None or v == "" else on_off(v)) for k, v in kernels.items()]
-    return [("Kernel settings in force (this run)", rows)]
+    # the names bare, the table named in the title: "kernels.msm_affine_rounds" is 25 cells, past
+    # KEY_MAX, and folded as "kernels.msm_affine_round" / "s"
+    rows = [(k, "none" if v is None or v == "" else on_off(v)) for k, v in kernels.items()]
+    return [("Kernel settings in force (this run; [kernels] in the TOML, c2tui config --show)", rows)]
 
 
 KEY_MAX = 24  # a longer key folds; wider would starve the descriptions at 80 columns

@@ -70,7 +70,8 @@ class QueueStatus(BaseModel):
 class HostRamStatus(BaseModel):
     used: int
     budget: int = Field(description="host_ram_budget (0: none)")
-    key: int
+    key: int = Field(description="the proving keys' host bytes, circuits apart (as the dashboard's host RAM legend)")
+    circuits: int = Field(0, description="the circuits' bytes (their matrices, held under the keys' owners)")
     pinned: int
     total: int
     workers_holding: int
@@ -164,7 +165,8 @@ def _host_ram(s: DashboardState) -> HostRamStatus | None:
     h = s.host_ram
     if not h.owners and not h.total:
         return None
-    return HostRamStatus(used=h.used, budget=budget_of(s.knobs), key=h.by_kind()["key"], pinned=h.pinned_bytes,
+    return HostRamStatus(used=h.used, budget=budget_of(s.knobs), key=h.by_kind()["key"] - h.circuits(),
+                         circuits=h.circuits(), pinned=h.pinned_bytes,
                          total=h.total, workers_holding=h.workers_held(), waiting=sorted(h.waiters),
                          modelled=h.modelled)
 
