@@ -1,10 +1,11 @@
 """The header's rates, each with what it rests on (issue 33): verified/min over the named
-window with its proofs and 95% interval, "settling: 4 of 10 proofs in the 30 s window" while
+window with its proofs and 95% interval, "settling 4 of 10 proofs (30 s)" while
 the window the header names holds fewer than the fold's SETTLE_PROOFS (said as a count, issue
 44: "settling (4 proofs)" read like warm-up for most of a default sim run); the segment before
-the last knob change ("before 98.1/min [20–287]") beside the rate since it, so a switch's before
-and after stand on one line at every size; the mean since start labelled as such. The interval
-method: docs/figures.md."""
+the last knob change ("before 98.1/min") beside the rate since it, so a switch's before
+and after stand together below 120 columns, where the Segments panel has no room (from 120 it
+keeps the segment before and the one running); the mean since start labelled as such. The
+interval method: docs/figures.md."""
 from __future__ import annotations
 
 from c2tui.widgets.common import Line
@@ -39,10 +40,10 @@ def settling_text(n: int, of: int) -> str:
 
 def window_item(r, pal, compact: bool) -> Line:
     unit = "/min" if compact else " verified/min"
-    if r.settling:
-        where = f" ({r.window_s:g} s)" if compact else f" in the {r.window_s:g} s window"
+    if r.settling:  # the window named as the settled rate names it: "(30 s)"
         return Line.assemble((settling_text(r.window_proofs, r.settle_proofs), "bold " + pal["warn"]),
-                             (f"{where} {r.windowed_per_min:.1f}{unit} [{ci_text(r.window_ci) or '–'}]", pal["dim"]))
+                             (f" ({r.window_s:g} s) {r.windowed_per_min:.1f}{unit} [{ci_text(r.window_ci) or '–'}]",
+                              pal["dim"]))
     return Line.assemble((f"{r.windowed_per_min:.1f}", "bold"),
                          (f"{unit} [{ci_text(r.window_ci)}] {_proofs(r.window_proofs)} ({r.window_s:g} s)", pal["dim"]))
 
@@ -58,25 +59,40 @@ def since_item(r, pal) -> Line:
 
 
 def before_item(r, pal) -> Line:
-    """The segment before the last change, its steady rate as the Segments panel shows it."""
-    return Line.assemble(("before ", pal["dim"]), (f"{r.before_per_min:.1f}/min", "bold"),
-                         (f" [{ci_text(r.before_ci) or '–'}]", pal["dim"]))
+    """The segment before the last change, its steady rate as the Segments panel shows it (its
+    interval there, and in `summary`: 80 columns have room for the rate alone)."""
+    return Line.assemble(("before ", pal["dim"]), (f"{r.before_per_min:.1f}/min", "bold"))
 
 
 # the widest "before" and "since" items, kept in the header's height so a switch does not move the panels
 WIDEST_SINCE = "since lock_mode→two-lock 9999 s ago 9999.9/min [9999–9999] 9999 proofs"
-WIDEST_BEFORE = "before 9999.9/min [9999–9999]"
+WIDEST_BEFORE = "before 9999.9/min"
 
 
 def rate_items(st, pal, compact: bool = False) -> list[Line]:
-    """What a switch did: verified/min over the recent window (named), since the last knob
-    change, and the mean since start, labelled as such (it carries warm-up and set-up)."""
+    """What a switch did: verified/min over the recent window (named), the segment before the
+    last knob change (below 120 columns) and since it, and the mean since start, labelled as
+    such (it carries warm-up and set-up)."""
     r = st.rates()
     items = [window_item(r, pal, compact)]
-    if r.since_change_per_min is not None and r.since_change_s is not None:
-        if r.before_per_min is not None:  # before, then since: the switch reads left to right
-            items.append(before_item(r, pal))
+    since = r.since_change_per_min is not None and r.since_change_s is not None
+    # below 120 columns there is no room for the Segments panel: the segment before the switch is
+    # said here (from 120 columns the panel keeps it and the running one, c2tui/layout.py)
+    before = compact and since and r.before_per_min is not None
+    if before:  # before, then since: the switch reads left to right
+        items.append(before_item(r, pal))
+    if since:
         items.append(since_item(r, pal))
     items.append(Line.assemble(("mean since start " if not compact else "mean ", pal["dim"]),
                                (f"{r.mean_per_min:.1f}/min", "")))
     return items
+
+
+def stand_ins(st, compact: bool = False) -> list[Line]:
+    """The widest "before" and "since" a switch would bring, where there are none yet: the header
+    counts their room so a switch does not change its height and move every panel (a pause,
+    stalls or the end may still add a line, once; the height never shrinks at a width)."""
+    r = st.rates()
+    since = r.since_change_per_min is not None and r.since_change_s is not None
+    out = [Line(WIDEST_BEFORE)] if compact and not (since and r.before_per_min is not None) else []
+    return out + ([Line(WIDEST_SINCE)] if not since else [])

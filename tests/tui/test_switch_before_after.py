@@ -1,7 +1,8 @@
 """The switch's before and after at every size (issue 44): below 200 columns the Segments panel
 showed only the running segment, empty right after a switch, and at 80x24 no segment at all. Now
-the panel keeps at least the segment before and the one running, and the header gives the
-segment before's rate beside the rate since the change at every size."""
+the panel keeps at least the segment before and the one running from 120 columns, and below
+120, where the panel has no room, the header gives the segment before's rate beside the rate
+since the change."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,13 +48,21 @@ def test_two_rows_are_the_segment_before_and_the_one_running():
     assert lines[1].startswith("+2 earlier") and [ln.split()[0] for ln in lines[2:]] == ["2", "3"]
 
 
-@pytest.mark.parametrize("width", [80, 120, 200])
-def test_the_header_says_before_and_since_at_every_width(width):
+@pytest.mark.parametrize("width", [80, 100])
+def test_below_120_columns_the_header_says_before_and_since(width):
     st = fold(e for e in read_recording(SWITCH).events if e.t <= AFTER)
-    text = "\n".join(ln.plain for ln in flow(header_items(st, _pal(), compact=width < 120), width - 2))
-    assert "before " in text and "since mem_sync→stream" in text
+    text = "\n".join(ln.plain for ln in flow(header_items(st, _pal(), compact=True), width - 2))
+    assert "before 105.3/min" in text and "since mem_sync→stream" in text
     assert text.index("before ") < text.index("since mem_sync")
     assert "settling 1 of 10 proofs" in text  # what settling means, as a count (1 proof since the switch)
+
+
+def test_from_120_columns_the_segments_panel_has_the_before_not_the_header():
+    st = fold(e for e in read_recording(SWITCH).events if e.t <= AFTER)
+    text = " ".join(ln.plain for ln in header_items(st, _pal(), compact=False))
+    assert "before" not in text and "since mem_sync→stream" in text
+    rows = [ln.plain for ln in render_segments(st, _pal(), 118, 3)]
+    assert rows[1].split()[:2] == ["0", "8.05s"] and "mem_sync→stream" in rows[2]
 
 
 def _app() -> DashboardApp:
@@ -61,7 +70,7 @@ def _app() -> DashboardApp:
 
 
 def test_right_after_a_switch_at_200x60(snap_compare):
-    """200x60, 2 s after device -> stream: both segments in the panel, before and since in the header."""
+    """200x60, 2 s after device -> stream: both segments in the panel; since the switch in the header."""
     assert snap_compare(_app(), terminal_size=(200, 60))
 
 
