@@ -112,3 +112,20 @@ def test_the_fleet_controller_takes_a_set_with_its_target():
     with pytest.raises(ValueError, match="mem_sync"):
         fc.apply("lock_mode=narrow,mem_sync=often")
     assert len(sent) == 2  # checked before anything was sent
+
+
+def test_a_sets_changes_share_one_history_mark_named_whole():
+    """The History panel names every change of a column (a set's two ModeChanges fall in one):
+    it named the last alone."""
+    from c2tui.widgets.history_view import mark_columns, short_mark
+    from prover.fold.history import HistoryMark
+
+    class P:
+        def __init__(self, t: float) -> None:
+            self.t = t
+
+    shown = [P(float(t)) for t in range(2, 22, 2)]
+    marks = [HistoryMark(t=9.0, label="", knob="lock_mode", old="single", new="two-lock", source="switch"),
+             HistoryMark(t=9.0, label="", knob="mem_sync", old="stream", new="device", source="switch")]
+    cols = mark_columns(shown, marks, 20)
+    assert len(cols) == 1 and short_mark(next(iter(cols.values()))) == "lock_mode→two-lock,mem_sync→device"
