@@ -81,6 +81,8 @@ class JobTable:
         self._incoming: Job | None = None
         self._on_end = on_end
         self.completed = self.failed = 0
+        self.completed_by: dict[str, int] = {}  # cuzk kind name -> jobs
+        self.failed_by: dict[str, int] = {}
         self.ended: str | None = None  # the run's end reason, once it ended
 
     # --- the server's side ------------------------------------------------------------------
@@ -204,12 +206,13 @@ class JobTable:
             job.outcome = FAILED
             job.error = error or "; ".join(f"{p}: {r}" for p, r in sorted(job.failed.items()))[:1000] or "no proof"
             self.failed += 1
+            self.failed_by[job.kind.name] = self.failed_by.get(job.kind.name, 0) + 1
         else:
             job.outcome = COMPLETED
             self.completed += 1
+            self.completed_by[job.kind.name] = self.completed_by.get(job.kind.name, 0) + 1
         self._open -= 1
-        for p in job.parts:
-            self._by_part.pop(p, None)
+        for p in job.parts:  # its parts stay named (status's job ids) until the job is forgotten
             for ph in GPU_PHASES | {"synthesis", "b_g2_msm"}:
                 self._impl.pop((p, ph), None)
         self._forget_old()
@@ -229,3 +232,6 @@ class JobTable:
         finished = [j for j in self._jobs.values() if j.done]
         for j in finished[: max(0, len(finished) - KEEP_FINISHED)]:
             del self._jobs[j.job_id]
+            for p in j.parts:
+                if self._by_part.get(p) is j:
+                    del self._by_part[p]

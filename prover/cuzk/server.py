@@ -121,13 +121,14 @@ def _take_path(path: str) -> None:
 
 
 class CuzkServer:
-    def __init__(self, engine: Any, address: str | GrpcAddress, *, token: str | None = None,
+    def __init__(self, engine: Any, address: str | GrpcAddress | None, *, token: str | None = None,
                  readonly_token: str | None = None, readonly: bool = False, no_token: bool = False,
                  max_message: int = DEFAULT_MAX_MESSAGE, max_jobs: int = 256) -> None:
+        # None: no gRPC, only what status() and serve_status() read (a /status of our own)
         self.address = parse_grpc_address(address) if isinstance(address, str) else address
         if not 1 <= max_message <= CUZK_MAX_MESSAGE:
             raise AddressError(f"--grpc-max-message {max_message}: 1 byte .. 256 MiB (cuzk's limit)")
-        if self.address.tcp and token is None and not no_token:
+        if self.address is not None and self.address.tcp and token is None and not no_token:
             raise AddressError("a TCP --grpc address needs a token (--grpc-token-file, or $C2TUI_ATTACH_TOKEN), "
                                "or --grpc-no-token to serve any local process (Curio sends none)")
         self.engine = engine
@@ -135,12 +136,16 @@ class CuzkServer:
         self.folder = Folder()
         self.servicer = Servicer(engine, self.table, self.folder.exporter, max_open_jobs=max_jobs)
         self.max_message = max_message
-        self._access = Access(token if self.address.tcp else None, readonly_token if self.address.tcp else None,
-                              readonly)
+        tcp = self.address is not None and self.address.tcp
+        self._access = Access(token if tcp else None, readonly_token if tcp else None, readonly)
         self._server: grpc.Server | None = None
+        self._http: Any = None
         self.port: int | None = None
 
     def start(self) -> "CuzkServer":
+        if self.address is None:
+            self._feed()
+            return self
         opts = [("grpc.max_receive_message_length", self.max_message),
                 ("grpc.max_send_message_length", CUZK_MAX_MESSAGE), ("grpc.so_reuseport", 0)]
         server = grpc.server(ThreadPoolExecutor(max_workers=MAX_RPCS, thread_name_prefix="cuzk-rpc"),
@@ -161,33 +166,53 @@ class CuzkServer:
                 bound = 0
         if not bound:
             raise AddressError(f"cannot listen on {a}: in use or not allowed")
-        self.engine.add_sink(self.table.sink)
-        self.engine.add_sink(self.folder.exporter.sink)
+        self._feed()
         server.start()
         if a.path is not None:
             os.chmod(a.path, 0o600)
         self.port = None if a.path is not None else bound
-        self.folder.start()
         self._server = server
         return self
+
+    def _feed(self) -> None:
+        self.engine.add_sink(self.table.sink)
+        self.engine.add_sink(self.folder.exporter.sink)
+        self.folder.start()
+
+    def status(self) -> dict:
+        """cuzk's /status snapshot of this prover now (status_json.py)."""
+        from prover.cuzk.status_json import status_json
+
+        with self.folder.exporter.folding() as f:
+            return status_json(f.state, self.table, getattr(self.engine, "keys", None), self.servicer.sizes,
+                               self.engine.clock())
+
+    def serve_status(self, port: int, addr: str = "127.0.0.1") -> int:
+        """Serve GET /status on addr:port (0: any free port); returns the bound port."""
+        from prover.cuzk.status_http import StatusHttp
+
+        self._http = StatusHttp(self.status)
+        return self._http.start(port, addr)
 
     @property
     def target(self) -> str:
         """What a client dials (the bound port where 0 was asked)."""
-        return self.address.target(self.port)
+        return "" if self.address is None else self.address.target(self.port)
 
     def close(self, grace: float = 1.0) -> None:
-        if self._server is None:
-            return
-        self._server.stop(grace).wait(grace + 5)
-        self._server = None
+        if self._http is not None:
+            self._http.stop()
+            self._http = None
+        if self._server is not None:
+            self._server.stop(grace).wait(grace + 5)
+            self._server = None
         self.folder.stop()
         for sink in (self.table.sink, self.folder.exporter.sink):
             try:
                 self.engine.remove_sink(sink)
             except (ValueError, KeyError):
                 pass
-        if self.address.path is not None:
+        if self.address is not None and self.address.path is not None:
             try:
                 os.unlink(self.address.path)
             except OSError:
