@@ -39,7 +39,7 @@ class CuzkSource(LiveSource):
 
     def __init__(self, address: str, status_url: str | None = None, steer: bool = False, writer: Any = None,
                  token: str | None = None, name: str = "c2tui") -> None:
-        from prover.cuzk.client import CuzkPoller
+        from prover import CuzkPoller
 
         super().__init__(None, label=f"CUZK{'' if steer else ' READ-ONLY'} {address}"[:60])
         self.writer = writer

@@ -16,7 +16,7 @@ def watch_cuzk(address: str, status_url: str | None, steer: bool, record: str | 
     from c2tui.cuzk_source import CuzkSource
     from c2tui.options import check_screen
     from prover import AttachError, RecordingError, RecordingHeader, RecordingWriter
-    from prover.attach.address import read_token
+    from prover import read_token
 
     saved = prefs.load()
     theme = theme or saved.theme

@@ -61,8 +61,7 @@ def start_grpc(engine: Any, kwargs: dict) -> Any:
             raise click.UsageError("--grpc-* options need --grpc ADDR")
         return None
     from prover import AttachError, parse_bytes, server_token
-    from prover.cuzk.address import parse_grpc_address
-    from prover.cuzk.server import CuzkServer
+    from prover import CuzkServer, parse_grpc_address
 
     if not hasattr(engine, "queue_position"):
         raise click.UsageError("--grpc and --status-listen serve one host's engine, not a --cluster fleet")

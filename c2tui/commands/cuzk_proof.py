@@ -32,7 +32,7 @@ def command(request: Path, proof: Path, k: int, seed: int, cache_dir: Path | Non
     from c2tui import outpath
     from c2tui.exits import USAGE, fail, writable_dir
     from prover import InputError, default_cache_dir, read_input
-    from prover.cuzk.proof_dir import ProofDirError, proof_dirs
+    from prover import ProofDirError, proof_dirs
 
     try:
         req = read_input(request, 256 << 20, "request")
