@@ -23,8 +23,8 @@ SERVICE = "cuzk.v1.ProvingEngine"
 class Method:
     name: str  # SubmitProof
     attr: str  # submit_proof
-    request: type
-    response: type
+    request: Any  # a generated message class (protobuf's metaclass: FromString, SerializeToString)
+    response: Any
 
     @property
     def path(self) -> str:
@@ -55,6 +55,9 @@ def generic_handler(impl: Any) -> grpc.GenericRpcHandler:
 
 class Stub:
     """stub.GetStatus(pb.GetStatusRequest(), timeout=5) and so on, over a channel."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:  # the methods bound in __init__, for the checker
+        raise AttributeError(name)
 
     def __init__(self, channel: grpc.Channel) -> None:
         for m in METHODS.values():

@@ -20,7 +20,7 @@ from prometheus_client import generate_latest
 from prover import events as ev
 from prover import placement
 from prover.cuzk import proving_pb2 as pb
-from prover.cuzk.jobs import CANCELLED, COMPLETED, Job, JobTable
+from prover.cuzk.jobs import CANCELLED, COMPLETED, FAILED, Job, JobTable
 from prover.cuzk.kinds import PRIORITIES, KindError, circuit_id, instances, kind_of, parse_circuit, partitions_of, priority_of
 from prover.cuzk.status_rpc import status_response
 
@@ -204,7 +204,7 @@ class Servicer:
             return pb.AwaitProofResponse(job_id=job.job_id, status=pb.AwaitProofResponse.TIMEOUT,
                                          error_message="the job has not ended yet")
         proof = job.proof_bytes() if job.outcome == COMPLETED else b""
-        return pb.AwaitProofResponse(job_id=job.job_id, status=STATUS[job.outcome], proof=proof,
+        return pb.AwaitProofResponse(job_id=job.job_id, status=STATUS[job.outcome or FAILED], proof=proof,
                                      error_message=job.error, **job.timings_ms())
 
     def _cancel(self, job: Job, client: str, why: str) -> bool:

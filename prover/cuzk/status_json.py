@@ -71,17 +71,20 @@ def _pipelines(s: DashboardState, table: JobTable) -> list[dict]:
 
 def _workers(s: DashboardState, table: JobTable) -> list[dict]:
     on: dict[str, Any] = {p.worker: p for p in s.partitions.values() if p.worker and p.done_t is None}
-    out = []
+    out: list[dict] = []
     for g, gs in sorted(s.gpus.items()):
         for w in gs.workers:
             p = on.get(w)
             gpu = p is not None and _state(p) == "gpu"
+            if p is None or not gpu:
+                out.append({"worker_id": len(out), "gpu_ordinal": g, "state": "idle", "current_job": None,
+                            "current_partition": None, "busy_secs": None})
+                continue
             t0 = min((sp[0] for ph, sp in p.phases.items() if ph in GPU_PHASES and sp and sp[0] is not None),
-                     default=s.t) if gpu else None
-            out.append({"worker_id": len(out), "gpu_ordinal": g, "state": "proving" if gpu else "idle",
-                        "current_job": job_label(table, p.part) if gpu else None,
-                        "current_partition": p.index if gpu else None,
-                        "busy_secs": round(s.t - t0, 3) if t0 is not None else None})
+                     default=s.t)
+            out.append({"worker_id": len(out), "gpu_ordinal": g, "state": "proving",
+                        "current_job": job_label(table, p.part), "current_partition": p.index,
+                        "busy_secs": round(s.t - t0, 3)})
     return out
 
 
