@@ -162,7 +162,7 @@ class ExperimentPanel(StateView):
 
     def draw(self, st, width: int, height: int) -> list[Line]:
         engine = getattr(self.app, "_engine", lambda: None)()  # where `n` works (ExperimentScreen.check_action)
-        can_start = engine is not None and not getattr(self.app.source, "readonly", False)
+        can_start = engine is not None and not getattr(getattr(self.app, "source", None), "readonly", False)
         return render_experiments(st.experiments.views(st.t), self.palette, width, height, can_start)
 
 

@@ -130,7 +130,7 @@ class GpuPanel(StateView, can_focus=True):
     uncordons it, and the footer says which)."""
 
     DEFAULT_CSS = "GpuPanel { height: 11; }"
-    BINDINGS = CORDON_BINDINGS
+    BINDINGS = [*CORDON_BINDINGS]
 
     def __init__(self, gpu: int, **kw) -> None:
         super().__init__(**kw)

@@ -294,6 +294,8 @@ class PartitionTable(StateView, can_focus=True):
     def _rows(self) -> list:
         """The rows in the order drawn now (the hold's, else live)."""
         st = self.state
+        if st is None:
+            return []
         if self.sectors:
             return self.sector_hold.order(sector_rows(st))
         return self.hold.order(self.view.select(st), st.partitions.get)
