@@ -129,3 +129,32 @@ def test_a_sets_changes_share_one_history_mark_named_whole():
              HistoryMark(t=9.0, label="", knob="mem_sync", old="stream", new="device", source="switch")]
     cols = mark_columns(shown, marks, 20)
     assert len(cols) == 1 and short_mark(next(iter(cols.values()))) == "lock_mode→two-lock,mem_sync→device"
+
+
+@pytest.mark.timeout(60)
+def test_attach_send_takes_a_knob_set_as_one_change(tmp_path):
+    """`attach --send lock_mode=single,mem_sync=stream`: the prover's controller applies both, as
+    one change recorded with the client's name."""
+    from prover.attach.server import AttachServer
+    from prover.pipeline.engine import Engine
+    from prover.pipeline.nullphases import NullPhases
+
+    eng = Engine(load_config(None, backend="sim", profile="tiny", partitions=2, paused=True), phases=NullPhases())
+    got: list = []
+    eng.add_sink(got.append)
+    sock = tmp_path / "p.sock"
+    server = AttachServer(eng, str(sock)).start()
+    eng.start()
+    try:
+        r = CliRunner().invoke(main, ["attach", str(sock), "--send", "lock_mode=single,mem_sync=stream", "--name", "ops"])
+        assert r.exit_code == 0 and "changed" in r.output, r.output
+        assert (eng.controller.knobs.lock_mode, eng.controller.knobs.mem_sync) == ("single", "stream")
+        changes = [e for e in got if isinstance(e, ev.ModeChange)]
+        assert [(e.knob, e.new, e.source) for e in changes] == [("lock_mode", "single", "attach:ops"),
+                                                               ("mem_sync", "stream", "attach:ops")]
+        bad = CliRunner().invoke(main, ["attach", str(sock), "--send", "lock_mode=narrow,mem_sync=often"])
+        assert bad.exit_code == 2 and "mem_sync must be one of" in bad.output
+        assert eng.controller.knobs.lock_mode == "single"  # nothing of the refused set applied
+    finally:
+        eng.stop(timeout=10)
+        server.close()
