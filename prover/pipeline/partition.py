@@ -55,6 +55,8 @@ class Partition:
     cls: str = "c2"  # proof class (prover/classes.py)
     log2: int | None = None  # its class's circuit size (None: the run's)
     key: Any = None  # while it runs: its key, pinned (key_ring.RingKey: circuit, pk, vk)
+    priority: int = 2  # within its class, higher first (cuzk's LOW 1 .. CRITICAL 4; prover/cuzk)
+    on_proof: Callable[[bytes], None] | None = None  # given its proof's bytes once made (a cuzk job's)
 
 
 class Outcome(enum.Enum):
@@ -233,7 +235,10 @@ class PartitionFlow:
         proof = self._cpu_phase(w, p, Phase.assemble, g, T["assemble"],
                                 lambda: P.assemble(syn, settle(g1), settle(b2), pk, r, s))
         proof = self.faults.maybe_corrupt(proof)
-        return self._self_check(w, g, p, syn, proof)
+        checked = self._self_check(w, g, p, syn, proof)
+        if p.on_proof is not None:  # before PartitionDone, so its job has the bytes when it ends
+            p.on_proof(proof.to_bytes())
+        return checked
 
     def _synthesize(self, w: str, g: int, p: Partition) -> Any:
         """Synthesis into this worker's buffers, reused partition after partition (a worker
