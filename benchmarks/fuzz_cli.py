@@ -40,6 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
+import fuzz_adversarial  # noqa: E402
 import fuzz_cases  # noqa: E402
 import fuzz_trust  # noqa: E402
 from fuzz_inputs import base_recording, mutate  # noqa: E402
@@ -153,7 +154,7 @@ def case(cmd: str, rng: random.Random, w: Path, good_proof: Path, good_rec: byte
 CLASSIC = ["prove", "verify", "record", "summary", "screenshot", "replay", "run"]
 EXTRA = ["export", "config", "attach", "serve", "metrics", "writers", "crafted", "stdout",
          "attach_probe", "metrics_probe", "serve_probe"]
-COMMANDS = CLASSIC + EXTRA + fuzz_trust.CLASSES  # issue 35's classes: benchmarks/fuzz_trust.py
+COMMANDS = CLASSIC + EXTRA + fuzz_trust.CLASSES + fuzz_adversarial.CLASSES  # issue 35's, issue 44's
 MEMORY_MB = 1024  # no process of the fuzz may pass this (the fuzz's own, in-process cases included)
 
 
@@ -183,6 +184,8 @@ def make_case(cmd: str, rng: random.Random, w: Path, good_proof: Path, good_rec:
         return fuzz_trust.names_case(rng, w)
     if cmd == "stdout":
         return fuzz_cases.stdout_case(rng, str(rec))
+    if cmd in fuzz_adversarial.CLASSES:
+        return fuzz_adversarial.make(cmd, rng, w, str(rec), fuzz_cases.busy_port())
     if cmd.endswith("_probe"):
         return {"kind": "probe", "cmd": cmd, "args": [cmd], "expect": 0}
     return fuzz_cases.option_case(cmd, rng, w, str(rec), _value)
@@ -193,6 +196,8 @@ def run_any(c: dict, w: Path, box_s: float, rng: random.Random | None = None) ->
         return fuzz_cases.run_sub(c, w, box_s)
     if c["kind"] == "probe":
         return fuzz_cases.run_probe(c["cmd"], rng or random.Random(0), w)
+    if c["kind"] == "adv":
+        return fuzz_adversarial.run_adv(c, w, box_s, run_case)
     return run_case(c["args"], w, box_s) | {"expect": c["expect"]}
 
 
@@ -281,7 +286,8 @@ def judge(res: dict) -> list[str]:
     bad = ["memory"] if res.get("over_memory") else []
     if res["traceback"]:
         bad.append("traceback")
-    if res["code"] not in DOCUMENTED:
+    documented = DOCUMENTED | ({4, 5} if (res.get("args") or [""])[0] == "status" else set())  # status's own
+    if res["code"] not in documented:
         bad.append("exit")
     elif res.get("expect") is not None and res["code"] != res["expect"]:
         bad.append("wrong_exit")

@@ -10,7 +10,9 @@ import errno
 import importlib
 import io
 import os
+import signal
 import sys
+import threading
 from typing import Any, NoReturn
 
 import click
@@ -60,11 +62,11 @@ class LazyGroup(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         _guard_streams()
-        from c2tui.stop_signals import interrupting
+        from c2tui.stop_signals import FirstStops
 
-        try:
-            with interrupting():  # SIGTERM and SIGHUP as Ctrl-C, for every command (3, said in one line)
-                rv = super().main(args, prog_name, complete_var, False, **extra)
+        stops = FirstStops().install()  # SIGINT, SIGTERM, SIGHUP as one Ctrl-C for every command (3, one line):
+        try:  # a second signal is only noted (SIGTERM then SIGHUP cut a lock's release: a traceback)
+            rv = super().main(args, prog_name, complete_var, False, **extra)
             code = rv if isinstance(rv, int) else OK
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (OK if exc.code is None else USAGE)
@@ -81,7 +83,7 @@ class LazyGroup(click.Group):
             code = _say(f"cannot write the output: {exc.strerror or exc}", RUN)
         except (MemoryError, RecursionError) as exc:
             code = _say(f"the input is too large or too deeply nested ({type(exc).__name__})", USAGE)
-        _exit(code)
+        _exit(code, stops)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
@@ -145,9 +147,12 @@ def _say(message: str, code: int) -> int:
     return code
 
 
-def _exit(code: int) -> NoReturn:
+def _exit(code: int, stops: Any = None) -> NoReturn:
     """Flush stdout here, where a failure can still be said in one line and change the status;
-    then point it at /dev/null so the interpreter's own flush at exit has nothing to fail on."""
+    then point it at /dev/null so the interpreter's own flush at exit has nothing to fail on.
+    A process ignores stop signals from here to its end (Python's finalisation puts back the
+    default action, and a second Ctrl-C 1 ms after the first killed it by the signal); a
+    command run inside another program (CliRunner) gives them back."""
     try:
         sys.stdout.flush()
     except (OSError, ValueError) as exc:
@@ -155,6 +160,8 @@ def _exit(code: int) -> NoReturn:
     try:
         fd = sys.stdout.fileno()
     except (OSError, ValueError, AttributeError):  # not a real stream (CliRunner): nothing to guard
+        if stops is not None:
+            stops.uninstall()
         sys.exit(code)
     try:
         null = os.open(os.devnull, os.O_WRONLY)
@@ -162,6 +169,9 @@ def _exit(code: int) -> NoReturn:
         os.close(null)
     except OSError:
         pass
+    if stops is not None and threading.current_thread() is threading.main_thread():
+        for s in stops.SIGNALS:  # exiting already, with the status that says what happened
+            signal.signal(s, signal.SIG_IGN)
     sys.exit(code)
 
 
