@@ -58,8 +58,28 @@ def _addr(rng: random.Random, t: Path, busy: str) -> str:
                        str(t), "/dev/null"])
 
 
+def attached_case(rng: random.Random, w: Path, cmd: str) -> dict:
+    """An experiment or a tune on the fuzz's live prover: its knobs after must be those before."""
+    if cmd == "experiment":
+        arms = rng.sample(ARMS_GOOD, rng.choice([2, 2, 3]))
+        args = ["experiment", *[x for a in arms for x in ("--arm", a)], "--cycles", "1", "--hold", "1", "--settle", "0.2"]
+    else:  # (never --apply: that leaves the best in force on purpose)
+        knob = rng.choice(["workers_per_gpu", "lock_mode", "prestage"])
+        args = ["tune", "--search", knob, "--time", "12", "--hold", "1", "--settle", "0.2", "--confirm-cycles", "2",
+                *{"workers_per_gpu": ["--workers", "2..3"], "lock_mode": ["--values", "lock_mode=single/two-lock"]}.get(knob, [])]
+    return {"kind": "adv", "cmd": "attached", "args": [*args, "-q", "--attach", shared_prover(w.parent), "--name", "fz"],
+            "expect": None}
+
+
 def experiment_case(rng: random.Random, w: Path, busy: str) -> dict:
+    if rng.random() < 0.2:
+        return attached_case(rng, w, "experiment")
     t = w / "target"
+    if rng.random() < 0.25:  # a good one, run for real
+        return {"kind": "cli", "cmd": "experiment", "expect": 0,
+                "args": ["experiment", *[x for a in rng.sample(ARMS_GOOD, 2) for x in ("--arm", a)], *SIM, "--cycles", "1",
+                         "--hold", "1", "--settle", "0.2", "-q", "--design", rng.choice(["abab", "blocks"]),
+                         *rng.choice([[], ["--json"], ["--out", str(t / "e.jsonl")]])]}
     arms = [_pick(rng, ARMS_GOOD, ARMS_BAD, 0.2) for _ in range(rng.choice([1, 2, 2, 2, 3]))]
     args = ["experiment", *[x for a in arms for x in ("--arm", a)], *SIM, "--cycles", "1", "--hold", "1",
             "--settle", "0.2", "-q", "--design", "abab"]
@@ -82,7 +102,13 @@ def experiment_case(rng: random.Random, w: Path, busy: str) -> dict:
 
 
 def tune_case(rng: random.Random, w: Path, busy: str) -> dict:
+    if rng.random() < 0.2:
+        return attached_case(rng, w, "tune")
     t = w / "target"
+    if rng.random() < 0.25:  # a good one, run for real
+        return {"kind": "cli", "cmd": "tune", "expect": 0,
+                "args": ["tune", *SIM, "--search", "workers_per_gpu", "--workers", "1..2", "--time", "12", "--hold", "1",
+                         "--settle", "0.2", "--confirm-cycles", "2", "-q", *rng.choice([[], ["--json"]])]}
     args = ["tune", *SIM, "--search", rng.choice(["workers_per_gpu", "lock_mode", "warp", "", "prestage,b_g2"]),
             "--workers", rng.choice(["1..2", "2..1", "0..99", "x", "2", "1..16"]), "--time", rng.choice(["12", "1", "nan", "0"]),
             "--hold", "1", "--settle", "0.2", "--confirm-cycles", "2", "-q"]
@@ -269,7 +295,21 @@ def shared_prover(base: Path) -> str:
         while not sock.exists() and time.monotonic() < end and proc.poll() is None:
             time.sleep(0.05)
         _PROVER.update(sock=str(sock), proc=proc)
+        _set_by_hand(str(sock))
     return _PROVER["sock"]
+
+
+def _set_by_hand(sock: str) -> None:
+    """Knobs other than the run's start, set by attach: an experiment must leave these, not those."""
+    from prover.attach.client import AttachClient, RemoteController
+
+    c = AttachClient(sock, name="fz-hand")
+    c.connect()
+    c.start(lambda e: None)
+    remote = RemoteController(c)
+    for spec in ("lock_mode=reserved", "workers_per_gpu=3", "prestage=off"):
+        remote.apply(spec)
+    c.close()
 
 
 TARGETS = ["replay", "compare --tui", "attach", "attach --raw", "status --watch", "record", "experiment"]
@@ -510,7 +550,35 @@ def make(cmd: str, rng: random.Random, w: Path, good_rec: str, busy: str) -> dic
     return {"kind": "probe", "cmd": cmd, "args": [cmd], "expect": 0}
 
 
+def prover_knobs(sock: str) -> dict[str, str]:
+    """The live prover's knobs now (its whole history folded, read-only)."""
+    from prover.attach.client import AttachClient
+    from prover.experiment.link import Live
+
+    live, c = Live(), AttachClient(sock, name="fz-look", readonly=True)
+    c.connect()
+    c.start(live)
+    end = time.monotonic() + 20
+    while not c.live and time.monotonic() < end:
+        time.sleep(0.02)
+    c.close()
+    return live.knobs()
+
+
+def run_attached(case: dict, w: Path, box_s: float, run_case: Any) -> dict:
+    sock = case["args"][case["args"].index("--attach") + 1]
+    before = prover_knobs(sock)
+    res = run_case(case["args"], w, box_s + 30)
+    after = prover_knobs(sock)
+    if after != before and not res.get("hang"):
+        moved = {k: (before.get(k), v) for k, v in after.items() if before.get(k) != v}
+        res |= {"code": 99, "exc": f"the prover was not left as found: {moved}", "last_line": f"knobs moved: {moved}"}
+    return res | {"expect": case["expect"]}
+
+
 def run_adv(case: dict, w: Path, box_s: float, run_case: Any) -> dict:
     if case["cmd"] == "signals":
         return run_signal(case, w, box_s)
+    if case["cmd"] == "attached":
+        return run_attached(case, w, box_s, run_case)
     return run_status(case, w, box_s, run_case)

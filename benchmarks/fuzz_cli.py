@@ -20,6 +20,14 @@ Issue 35 added benchmarks/fuzz_trust.py's classes (FIFO and device inputs, typed
 recordings, strict TOML, names and addresses; probes of stalled clients, DNS rebinding and
 the page's outside loads) and a memory check: no case may take the fuzz (or a child it waited
 for) past MEMORY_MB. DashboardApp.run is a no-op during a case only, never after it.
+
+Issue 44 added benchmarks/fuzz_adversarial.py's classes, those its adversarial run found the fuzz
+never drew: the four commands experiment, tune, compare and status (experiments and tunes also
+attached to a live prover whose knobs were set by hand: its knobs after must be those before;
+status also against a server that goes away mid-watch, whose exit 5 is status's own); stop
+signals to real processes (dashboards in a pty, record, experiment, attach --raw, status
+--watch: 3, the terminal put back, run_ended); values varied inside a recording's lists and
+maps; clients that drip their request a byte at a time.
 """
 from __future__ import annotations
 

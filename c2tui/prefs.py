@@ -2,8 +2,8 @@
 history in the partitions' place), in the user's config directory (platformdirs, which
 Textual brings: ~/.config/c2tui/prefs.json on Linux; C2TUI_CONFIG_DIR overrides it).
 
-Read leniently (a missing, unreadable or hand-broken file, or a theme that no longer exists,
-gives the defaults: preferences never stop the dashboard) and written whole (a temporary
+Read leniently (a missing, unreadable or hand-broken file, a FIFO or a device in its place,
+or a theme that no longer exists, gives the defaults: preferences never stop the dashboard) and written whole (a temporary
 beside it, then renamed), quietly skipped where the directory cannot be written."""
 from __future__ import annotations
 
