@@ -1,7 +1,8 @@
 """SIGINT, SIGTERM and SIGHUP end every command as Ctrl-C does (docs/exit-codes.md): exit 3.
 `run` and `record`: the engine stops cleanly (locks released, RunEnded recorded, the file
-closed), the summary is printed; a dashboard quits now and puts the terminal back. SIGHUP is the terminal closing (or `kill -HUP`): the summary may have
-nowhere to go then, and that must not cost the exit status or print a traceback."""
+closed), the summary is printed; a dashboard quits now and puts the terminal back. SIGHUP is
+the terminal closing (or `kill -HUP`): the summary may have nowhere to go then, and that must
+not cost the exit status or print a traceback."""
 from __future__ import annotations
 
 import asyncio
