@@ -19,14 +19,19 @@ T = TypeVar("T")
 
 @contextmanager
 def interrupting() -> Iterator[None]:
-    """While inside, SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread (as Ctrl-C).
-    Elsewhere than the main thread (a test's runner) it does nothing."""
+    """While inside, the first SIGTERM or SIGHUP raises KeyboardInterrupt in the main thread (as
+    Ctrl-C); a later one is ignored (TERM then HUP 1 ms apart raised a second interrupt inside
+    the first one's lock release: a traceback, found by the fuzz's signals class). Elsewhere
+    than the main thread (a test's runner) it does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    seen: list[int] = []
 
     def on_signal(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt()
+        seen.append(signum)
+        if len(seen) == 1:
+            raise KeyboardInterrupt()
 
     old = {s: signal.signal(s, on_signal) for s in STOP_SIGNALS}
     try:
@@ -83,6 +88,21 @@ def on_loop(callback: Callable[[], Any]) -> None:
             loop.add_signal_handler(s, callback)
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
             return
+
+
+def sleep_until(event: threading.Event, seconds: float | None = None) -> bool:
+    """event.wait(seconds), but in short sleeps: a Ctrl-C lands in time.sleep, never inside a
+    Condition's own bookkeeping (an interrupt there once left its lock released twice, "release
+    unlocked lock"). True once the event is set."""
+    import time
+
+    end = None if seconds is None else time.monotonic() + seconds
+    while not event.is_set():
+        left = 0.05 if end is None else min(0.05, end - time.monotonic())
+        if left <= 0:
+            return False
+        time.sleep(left)
+    return True
 
 
 def drop_output() -> None:

@@ -146,8 +146,10 @@ def _raw(client) -> None:
         done.set()
 
     client.start(on_event, on_end)
+    from c2tui.stop_signals import sleep_until
+
     try:
-        done.wait()  # Ctrl-C: KeyboardInterrupt goes on to the CLI's one line and status 3
+        sleep_until(done)  # Ctrl-C: KeyboardInterrupt goes on to the CLI's one line and status 3
     finally:
         client.close()
         try:

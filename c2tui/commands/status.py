@@ -285,6 +285,8 @@ def _watch(state: Any, lock: threading.Lock, dropped: int, every: float, ended: 
     from rich.live import Live
     from rich.text import Text
 
+    from c2tui.stop_signals import sleep_until
+
     console = _console()
     report = _report(state, lock, dropped)
     stale = lambda r: stale_line(r, heard, stale_after(state))  # noqa: E731
@@ -297,7 +299,7 @@ def _watch(state: Any, lock: threading.Lock, dropped: int, every: float, ended: 
                 _print(report, False)
                 if line:
                     click.echo(line)
-            if ended.wait(every):
+            if sleep_until(ended, every):
                 return _report(state, lock, dropped)
             report = _report(state, lock, dropped)
 
@@ -307,7 +309,7 @@ def _watch(state: Any, lock: threading.Lock, dropped: int, every: float, ended: 
 
     stamp = lambda: Text(f"every {every:g} s · {time.strftime('%H:%M:%S')} · Ctrl-C leaves", style="dim")  # noqa: E731
     with Live(frame(report, stamp()), console=console, auto_refresh=False, transient=False) as live:
-        while not ended.wait(every):
+        while not sleep_until(ended, every):
             report = _report(state, lock, dropped)
             live.update(frame(report, stamp()), refresh=True)
         report = _report(state, lock, dropped)

@@ -85,3 +85,24 @@ def test_a_command_without_a_screen_exits_3_on_a_stop_signal(listening: Path, cm
     _, err = p.communicate(timeout=30)
     assert p.returncode == 3, (p.returncode, err[-400:])
     assert b"Traceback" not in err
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_record_on_term_then_hup_1_ms_apart_ends_cleanly(tmp_path: Path) -> None:
+    """The fuzz's signals class: record's second stop signal raised inside the first one's lock
+    release ("RuntimeError: release unlocked lock", exit 1)."""
+    from prover.record import read_recording
+
+    out = tmp_path / "r.jsonl"
+    p = subprocess.Popen([*C2TUI, "record", "--backend", "sim", "--constraints-log2", "8", "--duration", "120", "-q",
+                          "-o", str(out)], cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    end = time.monotonic() + 90
+    while time.monotonic() < end and not (out.exists() and b'"lock_acquired"' in out.read_bytes()):
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    time.sleep(0.001)
+    p.send_signal(signal.SIGHUP)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 3 and b"Traceback" not in err, err[-500:]
+    assert read_recording(out).events[-1].kind == "run_ended"
