@@ -31,8 +31,8 @@ from pydantic import BaseModel, Field
 from prover.experiment.design import Arm, Design, arm_of, shown
 from prover.experiment.link import Link
 from prover.experiment.runner import ExperimentError, Runner, typed, wait_ready
-from prover.experiment.stats import ExperimentResult, HoldCount, paired_ratio, verdict
-from prover.experiment.tally import Tally
+from prover.stats.experiment import ExperimentResult, HoldCount, paired_ratio, verdict
+from prover.fold.tally import Tally
 from prover.knobs import KNOBS
 
 ORDER = ("lock_mode", "mem_sync", "workers_per_gpu", "b_g2", "prestage")
@@ -309,7 +309,7 @@ def spread(values: list[int], n: int, keep: int) -> list[int]:
 
 
 def _pooled(holds: list[HoldCount]) -> float:
-    from prover.experiment.stats import arm_rate
+    from prover.stats.experiment import arm_rate
 
     return arm_rate(holds)[0]
 

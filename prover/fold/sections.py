@@ -36,6 +36,27 @@ from prover.disciplines import get as discipline
 
 GPU_PHASES = frozenset({ev.Phase.prestage, ev.Phase.ntt_h, ev.Phase.msm, ev.Phase.b_g2_msm})
 MAX_OPEN = 4096  # sections tracked at once (a recording that never ends its partitions stays bounded)
+# a section's GPU events: the first of them says it began, in recordings made before SectionBegan
+FIRST_GPU_EVENTS = (ev.LockRequested, ev.LockAcquired, ev.Alloc, ev.DeviceSyncStart, ev.Fallback, ev.Oom)
+
+
+def section_begun(e: object) -> tuple[str, int | None, bool] | None:
+    """The one definition of "a partition's GPU section began" (the segments and the experiments'
+    tally both read it): (part, gpu, exact) when e says so: its SectionBegan (exact: said as the
+    section reads its knobs), else any of its GPU events (the first one is the start: see the
+    module's docstring). None for every other event."""
+    if isinstance(e, ev.SectionBegan):
+        return e.part, e.gpu, True
+    if isinstance(e, FIRST_GPU_EVENTS) or (isinstance(e, ev.PhaseStart) and e.phase in GPU_PHASES):
+        part = getattr(e, "part", None)
+        return (part, getattr(e, "gpu", None), False) if part is not None else None
+    return None
+
+
+def starts_over(e: object) -> str | None:
+    """The partition whose next GPU section is a new one: a synthesis starts (a retried partition
+    runs its whole flow again, under the knobs of its new section)."""
+    return e.part if isinstance(e, ev.PhaseStart) and e.phase is ev.Phase.synthesis else None
 
 
 def regime(knobs: dict[str, str]) -> tuple[tuple[str, str], ...]:

@@ -10,7 +10,7 @@ before) once, for `summary`, the dashboard's panel and `compare` alike.
 Attribution (issue 33): each figure counts the GPU sections begun under the segment's knobs
 (prover/fold/sections.py says when one began); what a section begun earlier does inside a
 later segment is that segment's *transitional* figures (`carried_*`), never its own. Every
-rate comes with its proofs and a 95% interval (prover/experiment/stats.py, docs/figures.md).
+rate comes with its proofs and a 95% interval (prover/stats/intervals.py, docs/figures.md).
 """
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from prover import events as ev
-from prover.experiment.stats import rate_interval, rate_ratio_interval
+from prover.stats.intervals import rate_interval, rate_ratio_interval
 from prover.fold.concept import Concept
-from prover.fold.sections import GPU_PHASES, SectionBook
+from prover.fold.sections import SectionBook, section_begun
 from prover.fold.world import World
 from prover.knobs import KNOBS
 
@@ -213,29 +213,16 @@ def _charged(segs: Segments, part: str | None) -> tuple[RunSegment, RunSegment |
     return own, (segs[-1] if own is not segs[-1] else None)
 
 
-def _begin(segs: Segments, part: str | None, gpu: int | None) -> None:
-    segs.book.begin(part, gpu, segs[-1].index)
-
-
-def _section_began(segs: Segments, e: ev.SectionBegan, w: World) -> None:
-    segs.book.announce(e.part, e.gpu, segs[-1].index)
-
-
-def _lock_requested(segs: Segments, e: ev.LockRequested, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
-
-
-def _phase_start(segs: Segments, e: ev.PhaseStart, w: World) -> None:
-    if e.phase in GPU_PHASES and e.gpu is not None:
-        _begin(segs, e.part, e.gpu)
-
-
-def _alloc(segs: Segments, e: ev.Alloc, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
-
-
-def _device_sync_start(segs: Segments, e: ev.DeviceSyncStart, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
+def _begin(segs: Segments, e: Any, w: World | None = None) -> None:
+    """A section's start, by the one rule (prover/fold/sections.py: section_begun)."""
+    got = section_begun(e)
+    if got is None or got[1] is None:
+        return
+    part, gpu, exact = got
+    if exact:
+        segs.book.announce(part, gpu, segs[-1].index)
+    else:
+        segs.book.begin(part, gpu, segs[-1].index)
 
 
 def _partition_done(segs: Segments, e: ev.PartitionDone, w: World) -> None:
@@ -261,7 +248,7 @@ def _cancelled(segs: Segments, e: ev.PartitionCancelled, w: World) -> None:
 
 
 def _fallback(segs: Segments, e: ev.Fallback, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
+    _begin(segs, e)
     seg, carried = _charged(segs, e.part)
     seg.fallbacks += 1
     if carried is not None:
@@ -269,7 +256,7 @@ def _fallback(segs: Segments, e: ev.Fallback, w: World) -> None:
 
 
 def _oom(segs: Segments, e: ev.Oom, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
+    _begin(segs, e)
     seg, carried = _charged(segs, e.part)
     seg.ooms += 1
     seg.ooms_retried += e.outcome == "retried"
@@ -281,7 +268,7 @@ def _oom(segs: Segments, e: ev.Oom, w: World) -> None:
 
 
 def _lock_acquired(segs: Segments, e: ev.LockAcquired, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
+    _begin(segs, e)
     if e.lock == "mem":
         seg = _charged(segs, e.part)[0]
         seg.mem_acquisitions += 1
@@ -321,9 +308,8 @@ CONCEPT = Concept("segments", _first, {
     ev.JobAction: _job_action,
     ev.RunStarted: _run_started, ev.ModeChange: _mode_change, ev.SwitchSettled: _switch_settled,
     ev.PartitionDone: _partition_done, ev.PartitionCancelled: _cancelled, ev.Fallback: _fallback, ev.Oom: _oom,
-    ev.LockRequested: _lock_requested, ev.LockAcquired: _lock_acquired, ev.LockReleased: _lock_released,
-    ev.PhaseStart: _phase_start, ev.Alloc: _alloc, ev.DeviceSyncStart: _device_sync_start,
-    ev.SectionBegan: _section_began,
+    ev.LockRequested: _begin, ev.LockAcquired: _lock_acquired, ev.LockReleased: _lock_released,
+    ev.PhaseStart: _begin, ev.Alloc: _begin, ev.DeviceSyncStart: _begin, ev.SectionBegan: _begin,
     ev.DeviceSyncEnd: _device_sync_end,
 }, view=lambda segs, now: copy_segments(segs))
 

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from c2tui.cli import main
-from prover.experiment.tally import Tally
+from prover.fold.tally import Tally
 from prover.record import read_recording
 from prover.fold.apply import fold
 

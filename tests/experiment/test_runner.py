@@ -10,8 +10,8 @@ import pytest
 from prover import events as ev
 from prover.experiment.design import Design, parse_arm
 from prover.experiment.runner import ExperimentError, Runner
-from prover.experiment.stats import analyse
-from prover.experiment.tally import Tally
+from prover.stats.experiment import analyse
+from prover.fold.tally import Tally
 from tests.helpers.experiment_fake import FakeProver
 
 START = {"lock_mode": "two-lock", "mem_sync": "device", "workers_per_gpu": 3}

@@ -6,7 +6,7 @@ import io
 from rich.console import Console
 
 from c2tui.experiment_view import print_experiment, print_tune
-from prover.experiment.stats import HoldCount, analyse
+from prover.stats.experiment import HoldCount, analyse
 from prover.experiment.tune import Step, TuneResult
 
 
