@@ -15,6 +15,7 @@ _EXPORTS = {
     "Link": "link", "EmbeddedLink": "link", "AttachLink": "link",
     "Runner": "runner", "ExperimentError": "runner", "run_experiment": "runner",
     "Tuner": "tune", "Space": "tune", "TunePlan": "tune", "TuneResult": "tune", "ORDER": "tune", "TooShort": "tune",
+    "not_confirmed": "tune", "HoldPlan": "prover.stats.plan",
     "sim_defaults": "defaults", "SIM_DEFAULTS": "defaults",
 }
 __all__ = sorted(_EXPORTS)
