@@ -54,7 +54,7 @@ from prover.config import load_config  # noqa: E402
 from prover.experiment.design import Design, parse_arm  # noqa: E402
 from prover.experiment.link import EmbeddedLink  # noqa: E402
 from prover.experiment.runner import ExperimentError, Runner, wait_ready  # noqa: E402
-from prover.experiment.stats import analyse, paired_ratio  # noqa: E402
+from prover.stats.experiment import analyse, paired_ratio  # noqa: E402
 from prover.experiment.tune import MIN_ROUNDS, Space, Tuner, TunePlan  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter  # noqa: E402
@@ -228,7 +228,7 @@ def experiment(log2: int, link: EmbeddedLink, clock: Clock, scale: float, reserv
 def tune(log2: int, link: EmbeddedLink, clock: Clock, scale: float, reserve_s: float, guard: Guard) -> dict[str, Any]:
     """lock_mode x workers from the benchmark's setting; fewer worker values when time is short."""
     p = plan_of(log2)
-    plan = TunePlan(time_s=1.0, hold_s=p["tune_hold"] * scale, settle_s=p["tune_settle"] * scale, confirm_cycles=2,
+    plan = TunePlan(time_s=1.0, hold_s=p["tune_hold"] * scale, settle_s=p["tune_settle"] * scale, confirm_cycles=3,
                     seed=log2)
     locks, workers = list(p["tune_locks"]), list(p["tune_workers"])
     knobs = {"lock_mode": locks, "workers_per_gpu": workers} if len(workers) > 1 else {"lock_mode": locks}
@@ -263,7 +263,7 @@ def need_s(stage: tuple[str, int], scale: float) -> float:
     if kind == "exp":
         return experiment_s(log2, scale) + 10
     p = plan_of(log2)
-    plan = TunePlan(time_s=1.0, hold_s=p["tune_hold"] * scale, settle_s=p["tune_settle"] * scale, confirm_cycles=2)
+    plan = TunePlan(time_s=1.0, hold_s=p["tune_hold"] * scale, settle_s=p["tune_settle"] * scale, confirm_cycles=3)
     least = [Space(knobs={"lock_mode": list(p["tune_locks"])})]
     if len(p["tune_workers"]) > 1:
         least.append(Space(knobs={"workers_per_gpu": [p["tune_workers"][0], p["tune_workers"][-1]]}))

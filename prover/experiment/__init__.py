@@ -8,6 +8,7 @@ from typing import Any
 
 _EXPORTS = {
     "Arm": "design", "Design": "design", "parse_arm": "design", "arm_of": "design", "ORDERS": "design",
+    "PRECISION": "design",
     # the figures and the counting live below the engine (a leaf, and the fold): named here too
     "HoldCount": "prover.stats.experiment", "ArmResult": "prover.stats.experiment",
     "ExperimentResult": "prover.stats.experiment", "analyse": "prover.stats.experiment",

@@ -82,6 +82,8 @@ class Design(BaseModel):
                                    description="None: auto (1.5 lags); with an auto hold, a given one is a floor")
     precision: float = Field(PRECISION, gt=0.0, le=5.0, allow_inf_nan=False,
                              description="auto holds: the target half-width of the ratio's 95% interval")
+    max_s: float | None = Field(None, gt=0.0, allow_inf_nan=False,
+                                description="auto holds: the holds' time limit (the plan widens the precision to fit)")
     order: Order = "blocks"
     seed: int = Field(0, ge=0)
 

@@ -159,7 +159,7 @@ class Runner:
         if dead:
             raise ExperimentError(f"the pilot saw no partition of {dead[0]} begin and finish in {PILOT_MAX_S:g} s: "
                                   "the holds cannot be sized from the run; give --hold S --settle S")
-        self.plan = plan_holds(paces, d.cycles, d.precision, d.settle_s)
+        self.plan = plan_holds(paces, d.cycles, d.precision, d.settle_s, max_s=d.max_s)
         line = self.plan.line([a.label for a in d.arms])
         self.link.emit(ev.Note, level="info", text=f"{self.name}: {line}")
         self.say(line)

@@ -47,6 +47,7 @@ class HoldPlan(BaseModel):
     expected_counts: list[float] = Field(description="each arm's expected count a hold")
     expected_s: float = Field(description="the holds' whole time, and the wait for the last holds' sections")
     capped: bool = Field(False, description="the hold reached MAX_HOLD_S: the precision will not be met")
+    asked: float | None = Field(None, description="the precision asked for, where a time limit afforded only `precision`")
 
     def line(self, arms: list[str]) -> str:
         """The plan in one line, as the commands print it before the holds begin."""
@@ -55,7 +56,9 @@ class HoldPlan(BaseModel):
         return (f"plan: {len(arms)} arms x {self.cycles} cycles of {self.hold_s:g} s holds (settle {self.settle_s:g} s, "
                 f"{self.window_s:g} s counted: ~{self.expected_counts[least]:.0f} proofs a hold of {arms[least]}) "
                 f"for a ratio within +-{self.precision:.0%} at 95%; about {m} min {s:02d} s"
-                + (" (capped: the precision will not be met)" if self.capped else ""))
+                + (" (capped: the precision will not be met)" if self.capped else "")
+                + (f" (the time given affords +-{self.precision:.0%}, not the +-{self.asked:.0%} asked)"
+                   if self.asked is not None else ""))
 
 
 def pace_of(label: str, holds: list[HoldCount]) -> ArmPace:
@@ -87,12 +90,24 @@ def window_for(paces: list[ArmPace], cycles: int, precision: float, dispersion: 
 
 
 def plan_holds(paces: list[ArmPace], cycles: int, precision: float, settle_s: float | None = None,
-               level: float = LEVEL) -> HoldPlan:
-    """The plan for these arms (the first is the baseline). `settle_s`: a floor the user gave."""
+               level: float = LEVEL, max_s: float | None = None) -> HoldPlan:
+    """The plan for these arms (the first is the baseline). `settle_s`: a floor the user gave;
+    `max_s`: the holds' time limit (a longer plan widens the precision to what fits, said so)."""
     if len(paces) < 2:
         raise ValueError("an experiment has at least two arms")
     if not 0.0 < precision < 10.0:
         raise ValueError(f"precision {precision:g} must be a share above 0, e.g. 0.15 for +-15%")
+    plan = _plan(paces, cycles, precision, settle_s, level)
+    if max_s is None or plan.expected_s <= max_s:
+        return plan
+    lo, hi = precision, 5.0
+    for _ in range(40):  # the least precision whose plan fits
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _plan(paces, cycles, mid, settle_s, level).expected_s > max_s else (lo, mid)
+    return _plan(paces, cycles, hi, settle_s, level).model_copy(update={"asked": precision})
+
+
+def _plan(paces: list[ArmPace], cycles: int, precision: float, settle_s: float | None, level: float) -> HoldPlan:
     lag = max((p.lag_s for p in paces if p.lag_s is not None), default=0.0)
     settle = max(MIN_SETTLE_S, math.ceil(PLAN_SETTLE_LAGS * lag), settle_s or 0.0)
     d = max(D_MIN, min(1.0, max(p.dispersion for p in paces)))

@@ -63,3 +63,22 @@ def test_files_and_functions_stay_small() -> None:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
                     long_fns.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     assert long_files == [] and long_fns == [], long_files + long_fns
+
+
+def test_the_statistics_are_a_leaf_and_the_fold_stands_below_the_experiments() -> None:
+    """prover/stats/ imports nothing of prover (the fold and the experiments both stand on it),
+    and prover/fold/ imports nothing of prover/experiment/ (which drives a live engine): issue 43."""
+    import ast
+
+    def imports(part: str) -> set[str]:
+        found: set[str] = set()
+        for path in (ROOT / "prover" / part).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("prover"):
+                    found.add(node.module)
+                elif isinstance(node, ast.Import):
+                    found |= {a.name for a in node.names if a.name.startswith("prover")}
+        return found
+
+    assert {m for m in imports("stats") if not m.startswith("prover.stats")} == set()
+    assert {m for m in imports("fold") if m.startswith("prover.experiment")} == set()
