@@ -78,6 +78,9 @@ def found_line(result: Any) -> str:
         from prover import experiment
 
         return "found " + experiment.not_confirmed(result, result.confirm_needs_s or 0.0)
+    blind = [s for s in result.steps if s.why]
+    if blind:
+        return f"best: the start: {len(blind)} race(s) could give no verdict ({blind[0].why})"
     if result.steps:
         return "best: the start: no setting was significantly faster than it in its race (each race above)"
     return "best: the start: nothing was raced"
@@ -90,6 +93,7 @@ def print_tune(result: Any, run_line: str, console: Console | None = None) -> No
     c.print(Text(f"tune: one race per knob, {result.seconds:.0f} s{budget}", style="bold"))
     for s in result.steps:
         ratio = "" if s.ratio is None else f" (x{s.ratio:.3f} {_ci(s.ratio_ci, '.3f')} against the incumbent)"
+        ratio = ratio or (f" (no verdict: {s.why})" if s.why else "")
         c.print(f"  {s.knob}: raced {', '.join(s.values)} for {s.rounds} rounds; leader {s.leader}{ratio}: "
                 f"{'adopted' if s.adopted else 'kept the incumbent'}", overflow="fold")
         for value, why in s.dropped.items():

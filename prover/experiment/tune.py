@@ -38,7 +38,7 @@ from prover.experiment.link import Link
 from prover.experiment.runner import ExperimentError, Runner, typed, wait_ready
 from prover.fold.tally import Tally
 from prover.knobs import KNOBS
-from prover.stats.experiment import ExperimentResult, HoldCount, paired_ratio
+from prover.stats.experiment import ExperimentResult, HoldCount, against
 from prover.stats.plan import pace_of, plan_holds
 
 ORDER = ("lock_mode", "mem_sync", "workers_per_gpu", "b_g2", "prestage")
@@ -112,6 +112,7 @@ class Step(BaseModel):
     adopted: bool = Field(description="made the incumbent: significantly faster, or the incumbent was dropped")
     ratio: float | None = None
     ratio_ci: tuple[float, float] | None = None
+    why: str | None = Field(None, description="the race's leader got no verdict against the incumbent: why")
 
 
 class TuneResult(BaseModel):
@@ -127,6 +128,7 @@ class TuneResult(BaseModel):
     seconds: float = 0.0
     budget_s: float = Field(0.0, description="the --time it ran under (auto: the space's least)")
     confirm_needs_s: float | None = Field(None, description="not confirmed: a --time whose confirmation could tell")
+    confirm_holds: str = Field("", description="not confirmed: what to give with it (--hold/--settle, --confirm-cycles)")
     notes: list[str] = Field(default_factory=list)
 
     def adopted(self) -> list[Step]:
@@ -268,7 +270,8 @@ class Tuner:
         adopted = leader != 0 and (_value(arms[0], knob) in dropped or r.verdict == "faster")
         return Step(knob=knob, values=[_value(a, knob) for a in arms], rounds=rounds, dropped=dropped,
                     leader=_value(arms[leader], knob), adopted=adopted,
-                    ratio=r.ratio if leader else None, ratio_ci=r.ratio_ci if leader else None)
+                    ratio=r.ratio if leader else None, ratio_ci=r.ratio_ci if leader else None,
+                    why=r.why if leader else next((a.why for a in result.arms if a.why), None))
 
     def _drop(self, knob: str, arms: list[Arm], alive: list[int], dropped: dict[str, str], rounds: int) -> None:
         """Infeasible arms at once; from MIN_ROUNDS on, those significantly slower than the leader."""
@@ -283,12 +286,14 @@ class Tuner:
         if rounds < MIN_ROUNDS or len(alive) < 2:
             return
         leader = max(alive, key=lambda a: _pooled(by[a]))
+        # against the leader, by the figures' own rules: holds too short for a verdict drop nothing
+        res = against(counts, [a.label for a in arms], leader, DROP_LEVEL)
         for a in [x for x in alive if x != leader]:
-            ratio, ci, _ = paired_ratio(by[leader], by[a], DROP_LEVEL)
-            if ci is not None and ci[1] < 1.0:
+            r = res.arms[a]
+            if r.verdict == "slower" and r.ratio is not None and r.ratio_ci is not None:
                 alive.remove(a)
                 dropped[_value(arms[a], knob)] = (f"slower than {_value(arms[leader], knob)}: "
-                                                  f"x{ratio:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]")
+                                                  f"x{r.ratio:.3f} [{r.ratio_ci[0]:.3f}, {r.ratio_ci[1]:.3f}]")
 
     def _confirm(self, start: dict[str, Any], best: dict[str, Any], deadline: float) -> ExperimentResult | None:
         """The start against the best, interleaved, its full confirm_cycles (the budget kept the
@@ -314,28 +319,37 @@ class Tuner:
         res = res.model_copy(update={"ratio": b.ratio, "ratio_ci": b.ratio_ci,
                                      "verdict": "faster" if b.verdict == "faster" else "not confirmed"})
         if found != best:
-            need = self._confirm_needs(seconds, steps, confirm)
-            res = res.model_copy(update={"confirm_needs_s": need})
+            need, holds = self._confirm_needs(seconds, steps, confirm)
+            res = res.model_copy(update={"confirm_needs_s": need, "confirm_holds": holds})
             res.notes.append(not_confirmed(res, need))
         return res
 
-    def _confirm_needs(self, seconds: float, steps: list[Step], confirm: ExperimentResult) -> float:
-        """A --time whose confirmation could tell: the races as they ran, then a confirmation with
-        holds planned (prover/stats/plan.py, from the confirmation's own counts) for the effect it
-        measured (its interval's half-width half the effect's log: the race's figure is an
-        optimist's, the largest of several), never less than 10% over this budget."""
-        b = confirm.arms[1]
-        effect = max(1.03, b.ratio or 1.0)
+    def _confirm_needs(self, seconds: float, steps: list[Step], confirm: ExperimentResult) -> tuple[float, str]:
+        """What a confirmation that could tell needs: (a --time, the flags to give with it, or "").
+        A confirmation planned by prover/stats/plan.py from the confirmation's own counts, for the
+        effect it measured (its interval's half-width half the effect's log: the race's figure is
+        an optimist's), in the tune's holds: a settle its lags ask for (--hold/--settle), as many
+        cycles as the counted time needs (--confirm-cycles); the races as they ran before it (longer
+        by a longer hold); never less than 10% over this budget."""
+        b, a = confirm.arms[1], confirm.arms[0]
+        measured = b.ratio if b.ratio is not None else (b.per_min / a.per_min if a.per_min > 0 else 1.0)
+        effect = max(1.03, measured)
         with self._lock:
             counts = self.tally.counts(self._n - 1)
-        paces = [pace_of(a.label, [h for h in counts if h.arm == a.arm]) for a in confirm.arms]
+        paces = [pace_of(x.label, [h for h in counts if h.arm == x.arm]) for x in confirm.arms]
         races = max(0.0, seconds - sum(h.window_s + h.settle_s for h in counts))
         try:
             plan = plan_holds(paces, self.plan.confirm_cycles, math.sqrt(effect) - 1.0, self.plan.settle_s)
-            need = races + plan.expected_s
         except ValueError:  # an arm counted nothing: no pace to plan from
-            need = 2 * self.budget_s
-        return math.ceil(max(need, 1.1 * self.budget_s) / 10) * 10.0
+            return math.ceil(2 * self.budget_s / 10) * 10.0, ""
+        hold, settle = self.plan.hold_s, self.plan.settle_s
+        settle2 = max(settle, plan.settle_s)  # a settle the lags ask for, the counted window kept
+        hold2 = hold + settle2 - settle
+        cycles = max(self.plan.confirm_cycles, math.ceil(plan.window_s * plan.cycles / (hold2 - settle2)))
+        flags = (f" --hold {hold2:g} --settle {settle2:g}" if settle2 > settle else "") + (
+            f" --confirm-cycles {cycles}" if cycles > self.plan.confirm_cycles else "")
+        need = races * hold2 / hold + 2 * cycles * hold2 + settle2
+        return math.ceil(max(need, 1.1 * self.budget_s) / 10) * 10.0, flags
 
 
 def not_confirmed(res: TuneResult, need: float) -> str:
@@ -349,7 +363,7 @@ def not_confirmed(res: TuneResult, need: float) -> str:
         said += "; no faster there: more time may not confirm it"
     ratio = f"{res.ratio:.2f}x{ci}, " if res.ratio is not None else ""
     return (f"{found}; not confirmed on fresh holds ({ratio}{said}): the start is kept; run with --time "
-            f"{need:.0f} to confirm")
+            f"{need:.0f}{res.confirm_holds} to confirm")
 
 
 def weight(n: int) -> int:
@@ -380,5 +394,6 @@ def _value(arm: Arm, knob: str) -> str:
 
 def _step_line(s: Step) -> str:
     ci = f" x{s.ratio:.3f} [{s.ratio_ci[0]:.3f}, {s.ratio_ci[1]:.3f}]" if s.ratio and s.ratio_ci else ""
+    ci = ci or (f" (no verdict: {s.why})" if s.why else "")
     drop = "; dropped " + "; ".join(f"{k} ({v})" for k, v in s.dropped.items()) if s.dropped else ""
     return f"tune {s.knob}: {s.rounds} rounds, leader {s.knob}={s.leader}{ci}, {'adopted' if s.adopted else 'kept'}{drop}"

@@ -107,8 +107,9 @@ def test_a_race_leader_the_confirmation_does_not_confirm_is_reported_as_such() -
     assert res.steps[0].adopted and res.steps[0].ratio_ci[0] > 1.0
     assert res.confirm is not None and res.confirm.cycles_complete == 4  # its full 4 cycles
     (note,) = [n for n in res.notes if "not confirmed on fresh holds" in n]
-    assert note.startswith("lock_mode=reserved: 1.97x [1.85, 2.11] in its race; not confirmed on fresh holds") and f"run with --time {res.confirm_needs_s:.0f} to confirm" in note
+    assert note.startswith("lock_mode=reserved: 1.97x [1.85, 2.11] in its race; not confirmed on fresh holds") and f"run with --time {res.confirm_needs_s:.0f}{res.confirm_holds} to confirm" in note
     assert res.confirm_needs_s > res.budget_s
+    assert "--confirm-cycles" in res.confirm_holds  # a 1.1x measured effect wants more cycles than 4, said
 
 
 def test_the_default_time_is_the_space_s_least_and_it_runs_to_a_verdict_within_it() -> None:
@@ -128,3 +129,15 @@ def test_a_budget_too_small_for_a_full_confirmation_is_refused_with_the_time_it_
     assert need == (3 * (4 + 2) + 2 * 4) * 20.0 + 3 * 5.0 > 240
     with pytest.raises(TooShort, match=f"needs at least {need:.0f} s .* a 4-cycle confirmation"):
         Tuner.check(plan, START, None, ("lock_mode", "mem_sync"))
+
+
+def test_races_with_holds_too_short_drop_and_adopt_nothing_and_say_why() -> None:
+    """A settle shorter than the arms' lag: no race gives a verdict, so no arm is dropped as
+    slower and nothing is adopted; the result says why rather than "no setting was faster"."""
+    from c2tui.experiment_view import found_line
+
+    fp = FakeProver(lambda k: 150.0 if k["lock_mode"] == "reserved" else 50.0, START, seed=1, regular=True, lag_s=6.0)
+    res = _tuner(fp, None, search=("lock_mode",), values={"lock_mode": ["two-lock", "reserved"]}).run()
+    (step,) = res.steps
+    assert not step.adopted and step.dropped == {} and step.why and "holds too short" in step.why
+    assert res.best == res.start and "could give no verdict (holds too short" in found_line(res)
