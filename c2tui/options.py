@@ -22,7 +22,8 @@ from prover import KNOBS, Knob
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-CLI_KNOBS = ("workers_per_gpu", "lock_mode", "mem_sync", "prestage", "b_g2", "host_ram_budget", "class_gpus")  # paused: a key, not a flag
+CLI_KNOBS = ("workers_per_gpu", "lock_mode", "mem_sync", "prestage", "b_g2", "host_ram_budget", "host_threads",
+             "class_gpus")  # paused: a key, not a flag
 
 
 def _profiles_help() -> str:

@@ -110,6 +110,7 @@ class RunConfig(BaseModel):
     b_g2: str = Field(KNOBS["b_g2"].default, description=KNOBS["b_g2"].help)
     paused: bool = Field(KNOBS["paused"].default, description=KNOBS["paused"].help)
     host_ram_budget: int = Field(KNOBS["host_ram_budget"].default, description=KNOBS["host_ram_budget"].help)
+    host_threads: int = Field(KNOBS["host_threads"].default, description=KNOBS["host_threads"].help)
     vram_budget: int | str = Field(KNOBS["vram_budget"].default, description=KNOBS["vram_budget"].help)
     class_gpus: str = Field(KNOBS["class_gpus"].default, description=KNOBS["class_gpus"].help)
     constraints_log2: int = Field(10, ge=8, le=27, description="size of the circuit really proved (2^24 and up want a GPU for setup; docs/scale.md)")

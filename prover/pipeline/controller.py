@@ -31,6 +31,7 @@ class Knobs:
     paused: bool
     host_ram_budget: int = 0
     class_gpus: str = ""  # placement (prover/placement.py): "" every class on every GPU
+    host_threads: int = 0  # a partition's host threads (prover/host/threads.py): 0 auto
 
     @classmethod
     def from_config(cls, config: Any) -> "Knobs":

@@ -40,6 +40,7 @@ from prover.pipeline.locks import LockSet
 from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
 from prover.pipeline.health_sampler import HealthSampler
+from prover.host.threads import threads_line
 from prover.pipeline.host_ram import HostRam, say_fit, size_host_ram
 from prover.pipeline.inbox import Inbox
 from prover.pipeline.jobs import JobBoard, act
@@ -325,6 +326,7 @@ class Engine(RunHandle):
         with self._startup.step("keys", "cache lookup") as step:
             step.detail = self.keys.preload(cfg.constraints_log2, step.progress) or step.detail
         say_fit(self.host_ram, self.emit, cfg.workers_per_gpu * cfg.n_gpus, self.keys.device_bytes())
+        self.emit(ev.Note, level="info", text=threads_line(cfg.host_threads, cfg.workers_per_gpu * cfg.n_gpus))
         if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
             self.emit(ev.Note, level="warn", text=(
                 "INSECURE seeded setup: the keys' toxic waste comes from the seed; anyone who knows it can forge proofs"))

@@ -34,6 +34,7 @@ from prover.pipeline.device_sync import device_sync
 from prover.disciplines import COMPUTE, Section, b_g2, create
 from prover.pipeline.faults import Faults
 from prover.groth16.compose import GpuCompute
+from prover.host.threads import resolve as resolve_threads
 from prover.pipeline.jobs import Cancelled, JobBoard
 from prover.pipeline.key_ring import FixedKeys, KeyDoesNotFit
 from prover.pipeline.locks import LockSet
@@ -182,7 +183,12 @@ class PartitionFlow:
         return self._prep_pool.submit(run)
 
     def _prep(self, syn: Any, pk: Any) -> Any:
-        return self.pv.gpu.pin_prep(self.P.prep_msm(syn, pk))
+        return self.pv.gpu.pin_prep(self.P.prep_msm(syn, pk, threads=self.host_threads()))
+
+    def host_threads(self) -> int:
+        """The host_threads knob now (live), auto resolved over the workers proving at once."""
+        k = self.controller.snapshot()
+        return resolve_threads(k.host_threads, k.workers_per_gpu * self.config.n_gpus)
 
     def _barrier(self, fut: Future) -> Any:
         while True:
@@ -246,9 +252,9 @@ class PartitionFlow:
         from the device (page-locked on CUDA: the pre-stage upload is then a DMA). Native
         runs only: the modelled ones prove small circuits, where fresh arrays cost nothing."""
         circuit = p.key.circuit
+        kw: dict[str, Any] = {"threads": self.host_threads()}
         if self.config.profile != "native":
-            return self.P.synthesize(circuit, p.instance)
-        kw: dict[str, Any] = {}
+            return self.P.synthesize(circuit, p.instance, **kw)
         out = self.devices[g].host_out(w, 1 << self.config.constraints_log2)  # the run's size: the largest class's
         rows = getattr(circuit, "domain_size", 1 << self.config.constraints_log2)
         if out is not None:

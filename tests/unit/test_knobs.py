@@ -113,6 +113,8 @@ SHAPED = {
     "class_gpus": [("winning=1", "winning=1"), ("Winning = gpu1:1", "winning=1:1"), ("off", ""),
                    ("window=0+1:1,winning=1", "winning=1,window=0+1:1"), ("foo=1", None), ("winning", None),
                    ("winning=1:0", None)],
+    "host_threads": [("4", 4), ("auto", 0), (" Auto ", 0), (8, 8), ("lots", None), ("-1", None), ("300", None),
+                     ("2.5", None)],
 }
 
 
