@@ -28,6 +28,7 @@ from collections import deque
 from typing import Any, Callable, Protocol
 
 from prover import events as ev
+from prover.groth16 import host_bytes
 
 Emit = Callable[..., Any]
 _POLL_S = 0.05  # a waiter re-reads the budget this often (a knob change wakes it this late)
@@ -40,11 +41,10 @@ def host_total_bytes() -> int:
         return 0
 
 
-def worker_bytes(num_vars: int, log2: int, scale: float) -> dict[str, int]:
-    """One worker's host buffers: z (32 B a variable), a/b/c (3 x 32 B a row of the 2^log2
-    domain) and prep_msm's scalars (32 B a variable; its bitmaps are noise beside them)."""
-    return {"witness": int(32 * num_vars * scale), "abc": int(96 * (1 << log2) * scale),
-            "prep": int(32 * num_vars * scale)}
+def worker_bytes(num_vars: int, log2: int, scale: float, pinned_prep: bool = False,
+                 real_circuit: bool = True) -> dict[str, int]:
+    """One worker's host buffers: witness, a/b/c, prep_msm's splits (prover/groth16/host_bytes.py)."""
+    return host_bytes.worker_bytes(num_vars, log2, scale, pinned_prep=pinned_prep, real_circuit=real_circuit)
 
 
 class KeyRoom(Protocol):
@@ -243,7 +243,9 @@ def size_host_ram(host: HostRam, emit: Emit, circuit: Any, config: Any, modelled
     emit(ev.HostRamInfo, total_bytes=host_total_bytes(), modelled=not native, log2=modelled_log2)
     num_vars = getattr(circuit, "num_vars", 1 << proved)
     pinned = backend == "cuda" and config.kernels.pinned_host
-    host.configure(worker_bytes(int(num_vars), proved, scale), frozenset({"abc", "prep"}) if pinned else frozenset())
+    real = hasattr(circuit, "layout")  # NullPhases' stand-in has no witness to measure prep on
+    host.configure(worker_bytes(int(num_vars), proved, scale, pinned_prep=pinned, real_circuit=real),
+                   frozenset({"abc", "prep"}) if pinned else frozenset())
     if native:  # real bytes: with the budget off, the host's RAM is the ceiling (held back, never OOM-killed)
         host.set_guard(int(GUARD_SHARE * host_total_bytes()))
 
@@ -264,7 +266,8 @@ def say_fit(host: HostRam, emit: Emit, workers: int, device_key_bytes: int = 0) 
         sizes, need, circuits, keys = dict(host._sizes), host.need, host.circuits_held(), host.keys_held()
         knob, budget = host._budget(), host.budget()
     fit = host.workers_that_fit()
-    parts = ", ".join(f"{k} {_gib(v)}" for k, v in sizes.items())
+    what = {k: host_bytes.describe(k, k in host._pinned) for k in sizes}
+    parts = ", ".join(f"{k} {_gib(v)}" + (f" ({what[k]})" if what[k] else "") for k, v in sizes.items())
     where = f"host_ram_budget {_gib(budget)}" if knob > 0 else (
         f"host_ram_budget off: {GUARD_SHARE:.0%} of this host's {_gib(host_total_bytes())} RAM" if budget else
         "host_ram_budget off")
