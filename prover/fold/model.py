@@ -25,6 +25,7 @@ from prover.fold.hosts import HostState
 from prover.fold.jobs import JobsState
 from prover.fold.keys import KeysState
 from prover.fold.ops import OpsState
+from prover.fold.pace import PaceState
 from prover.fold.parts import GpuState, PartitionState, PhaseStats, copy_gpu, copy_part, copy_stats
 from prover.fold.queues import QueueState
 from prover.fold.rates import RATE_WINDOW_S, OkTimes, Rates, first_gpu_t, interval, window_count
@@ -82,6 +83,7 @@ class DashboardState:
     history: History = field(init=False)
     experiments: ExperimentsState = field(init=False)  # experiments' arms, counted (view: ExperimentsCopy)
     ops: OpsState = field(init=False)  # the operators' console: OOM outcomes, health, growth, recent counts
+    pace: PaceState = field(init=False)  # what sets each GPU's pace (view: PaceView, read at the fold's time)
 
     tick_at: float = field(default=float("-inf"), init=False, repr=False)  # the next time a concept's tick is due
 
