@@ -69,6 +69,7 @@ class PaceState:
     gpus: dict[int, GpuPace] = field(default_factory=dict)
     host: deque[tuple[float, float, int]] = field(default_factory=deque)  # HostHealth: (t, mean busy, cores)
     window_s: float = PACE_WINDOW_S
+    modelled_host: bool = False  # the host phases' times are a profile's (not native): host_threads cannot change them
 
     def gpu(self, i: int) -> GpuPace:
         g = self.gpus.get(i)
@@ -79,7 +80,9 @@ class PaceState:
     def readout(self, gpu: int, now: float) -> Pace | None:
         """The pace of `gpu` over the window ending at `now` (None: no worker seen there)."""
         g = self.gpus.get(gpu)
-        return None if g is None or g.first_t is None else window_pace(g, gpu, now, self.window_s, self.host)
+        if g is None or g.first_t is None:
+            return None
+        return window_pace(g, gpu, now, self.window_s, self.host).model_copy(update={"modelled_host": self.modelled_host})
 
     def readouts(self, now: float) -> dict[int, Pace]:
         return {i: p for i in sorted(self.gpus) if (p := self.readout(i, now)) is not None}
@@ -87,7 +90,8 @@ class PaceState:
     def run(self, gpu: int, end: float) -> Pace | None:
         """The pace of `gpu` over the run, from its first compute acquire to `end` (summary)."""
         g = self.gpus.get(gpu)
-        return None if g is None else run_pace(g, gpu, end, self.host)
+        r = None if g is None else run_pace(g, gpu, end, self.host)
+        return None if r is None else r.model_copy(update={"modelled_host": self.modelled_host})
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -226,15 +230,17 @@ def _close(p: PaceState, gpu: int, worker: str, key: str, t: float, t0: float | 
     _ended(g, t, label, t - start, t - p.window_s - 1)
 
 
-def _gpu_of(e: ev.PhaseStart | ev.PhaseEnd, w: World) -> int | None:
+def _gpu_of(p: PaceState, e: ev.PhaseStart | ev.PhaseEnd, w: World) -> int | None:
+    """The phase's GPU; prep_msm runs off the GPU (its partition's), and older recordings say
+    none for the host phases (the worker's)."""
     if e.gpu is not None:
         return e.gpu
-    part = w.partitions.get(e.part)  # prep_msm runs off the GPU: its partition's GPU
-    return part.gpu if part is not None else None
+    part = w.partitions.get(e.part)
+    return part.gpu if part is not None and part.gpu is not None else _worker_gpu(p, e.worker)
 
 
 def _phase_start(p: PaceState, e: ev.PhaseStart, w: World) -> None:
-    gpu = _gpu_of(e, w)
+    gpu = _gpu_of(p, e, w)
     if gpu is None:
         return
     if e.phase.value == "msm":
@@ -244,7 +250,7 @@ def _phase_start(p: PaceState, e: ev.PhaseStart, w: World) -> None:
 
 
 def _phase_end(p: PaceState, e: ev.PhaseEnd, w: World) -> None:
-    gpu = _gpu_of(e, w)
+    gpu = _gpu_of(p, e, w)
     if gpu is None:
         return
     _close(p, gpu, e.worker, e.phase.value, e.t, e.t - e.duration)
@@ -307,6 +313,10 @@ def _host_ram_admit(p: PaceState, e: ev.HostRamAdmit, w: World) -> None:
         _close(p, gpu, e.worker, HOST_RAM_WAIT, e.t, e.t - e.wait)
 
 
+def _run_started(p: PaceState, e: ev.RunStarted, w: World) -> None:
+    p.modelled_host = e.profile != "native"
+
+
 def _host_health(p: PaceState, e: ev.HostHealth, w: World) -> None:
     if e.cpu_busy:
         p.host.append((e.t, sum(e.cpu_busy) / len(e.cpu_busy), len(e.cpu_busy)))
@@ -341,5 +351,5 @@ CONCEPT = Concept("pace", PaceState, {
     ev.PhaseStart: _phase_start, ev.PhaseEnd: _phase_end, ev.LockRequested: _lock_requested,
     ev.LockAcquired: _lock_acquired, ev.LockReleased: _lock_released, ev.WorkerStarted: _worker_started,
     ev.WorkerStopped: _worker_stopped, ev.HostHealth: _host_health, ev.HostRamWait: _host_ram_wait,
-    ev.HostRamAdmit: _host_ram_admit,
+    ev.HostRamAdmit: _host_ram_admit, ev.RunStarted: _run_started,
 }, view=_view)

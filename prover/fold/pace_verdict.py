@@ -52,6 +52,7 @@ class Pace(BaseModel):
     workers: float = Field(0.0, description="workers on the GPU (mean over a run)")
     cores_busy: float | None = Field(None, description="host cores' mean busy share (HostHealth; None: not sampled)")
     cores: int | None = None
+    modelled_host: bool = Field(False, description="the host phases' times are the profile's (a modelled run)")
 
     @property
     def gpu_per_min(self) -> float | None:
@@ -84,6 +85,8 @@ class Pace(BaseModel):
             return "GPU waits for prep_msm in its lock"
         if self.bound == "host" and self.what == "host_ram":
             return "host_ram_budget holds workers back"
+        if self.bound == "host" and self.modelled_host:
+            return "modelled host times: more workers may help"
         if self.bound == "host":
             saturated = self.cores_busy is not None and self.cores_busy >= CORES_SATURATED
             return cores + ("workers, disciplines won't help" if saturated else "more host_threads may help")
@@ -106,6 +109,8 @@ class Pace(BaseModel):
             return "the GPU waits for prep_msm under its lock: a faster prep_msm (host_threads) or narrow (it before the lock) can help"
         if self.bound == "host" and self.what == "host_ram":
             return "workers wait for host RAM: a larger host_ram_budget or fewer bytes a worker help"
+        if self.bound == "host" and self.modelled_host:
+            return "the profile's modelled host times set the pace: more workers may help; another discipline will not"
         if self.bound == "host":
             if self.cores_busy is not None and self.cores_busy >= CORES_SATURATED:
                 return f"{cores}: more workers or another discipline will not help"

@@ -22,8 +22,8 @@ H200 = Path(__file__).resolve().parents[2] / "benchmarks" / "recordings" / "h200
 class Run:
     """Events of one GPU's workers, in time order once sorted."""
 
-    def __init__(self, workers: int = 2) -> None:
-        self.evs: list = [ev.RunStarted(t=0, backend="sim", simulated=True, profile="tiny", proved_log2=10,
+    def __init__(self, workers: int = 2, profile: str = "native") -> None:
+        self.evs: list = [ev.RunStarted(t=0, backend="sim", simulated=True, profile=profile, proved_log2=10,
                                         modelled_log2=10, gpus=1)]
         self.evs += [ev.WorkerStarted(t=0, gpu=0, worker=f"g0w{i}") for i in range(workers)]
         self.n = 0
@@ -86,6 +86,16 @@ def test_host_bound_names_synthesis_and_says_if_the_cores_are_full(busy, words):
     assert (p.bound, p.what) == ("host", "synthesis") and p.compute_share < 0.3
     assert p.per_partition_s["synthesis"] == pytest.approx(9.0) and words in p.why()
     assert p.cores == 16 and p.cores_busy == pytest.approx(busy)
+
+
+def test_a_modelled_profiles_host_times_are_said_to_be_the_profiles():
+    """Modelled phase times do not shrink with host_threads: the words say so."""
+    run = Run(1, profile="rtx5070ti-16g")
+    t = 0.0
+    while t < 60:
+        t = run.partition("g0w0", t, synth=9.0, section=1.0)
+    p = _pace(run, 60)
+    assert p.bound == "host" and p.modelled_host and "modelled host times" in p.why() and "host_threads" not in p.why()
 
 
 def test_held_but_waiting_for_prep_msm_under_the_lock():
