@@ -15,11 +15,11 @@ GPU idles behind its first synthesis); the run's totals start there too.
 """
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass, field
 
 from prover import events as ev
+from prover.events import Phase
 from prover.disciplines import COMPUTE
 from prover.fold.concept import Concept
 from prover.fold.pace_verdict import B_G2_GPU, HOST_RAM_WAIT, PREP_WAIT, Pace, Work, classify
@@ -32,11 +32,17 @@ HELD, WORKERS = "(held)", "(workers)"  # keys beside the labels: compute held (b
 
 @dataclass
 class Bucket:
-    """One second of a GPU: seconds by key (labels, HELD, WORKERS), and the spans that ended in it."""
+    """One second of a GPU: by key (labels, HELD), [seconds in it, spans that ended in it, their seconds]."""
 
     sec: int
-    seconds: dict[str, float] = field(default_factory=dict)
-    ended: dict[str, tuple[int, float]] = field(default_factory=dict)  # label (or HELD) -> (count, total s)
+    data: dict[str, list[float]] = field(default_factory=dict)
+
+
+def _acc(d: dict[str, list[float]], key: str) -> list[float]:
+    got = d.get(key)
+    if got is None:
+        got = d[key] = [0.0, 0, 0.0]
+    return got
 
 
 @dataclass
@@ -51,17 +57,35 @@ class GpuPace:
     first_compute_t: float | None = None  # nothing is counted before it
     presence: list[tuple[float, int]] = field(default_factory=list)  # (t, workers from t on), recent changes
     worker_s: float = 0.0  # workers present x seconds since first_compute_t, up to presence[-1]'s t
-    totals: dict[str, float] = field(default_factory=dict)  # since first_compute_t: key -> seconds
-    counts: dict[str, int] = field(default_factory=dict)  # since first_compute_t: label -> closed spans
+    # by key, as a Bucket's: the kept buckets summed (a reading subtracts the one or two the window
+    # has left, instead of adding ~30 up at every view), and what they forgot (the run's, with kept)
+    kept: dict[str, list[float]] = field(default_factory=dict)
+    old: dict[str, list[float]] = field(default_factory=dict)
 
     def bucket(self, sec: int, keep_from: float) -> Bucket:
         """The bucket of second `sec` (made where missing; older ones than `keep_from` dropped then)."""
         b = self.buckets.get(sec)
         if b is None:
-            for old in [k for k in self.buckets if k + 1 < keep_from]:
-                del self.buckets[old]
+            for gone in [k for k in self.buckets if k + 1 < keep_from]:
+                self._forget(self.buckets.pop(gone))
             b = self.buckets[sec] = Bucket(sec)
         return b
+
+    def _forget(self, b: Bucket) -> None:
+        for k, d in b.data.items():
+            kept, old = self.kept[k], _acc(self.old, k)
+            for i in range(3):
+                kept[i] -= d[i]
+                old[i] += d[i]
+
+    def totals(self) -> dict[str, list[float]]:
+        """The run's, by key: [seconds, spans ended, their seconds] since the first compute acquire."""
+        out = {k: list(v) for k, v in self.old.items()}
+        for k, v in self.kept.items():
+            o = _acc(out, k)
+            for i in range(3):
+                o[i] += v[i]
+        return out
 
 
 @dataclass
@@ -70,6 +94,8 @@ class PaceState:
     host: deque[tuple[float, float, int]] = field(default_factory=deque)  # HostHealth: (t, mean busy, cores)
     window_s: float = PACE_WINDOW_S
     modelled_host: bool = False  # the host phases' times are a profile's (not native): host_threads cannot change them
+    worker_gpu: dict[str, int] = field(default_factory=dict)  # a running worker's GPU
+    shown: dict[int, tuple[float, Pace]] = field(default_factory=dict)  # the view's last reading of each GPU
 
     def gpu(self, i: int) -> GpuPace:
         g = self.gpus.get(i)
@@ -82,7 +108,7 @@ class PaceState:
         g = self.gpus.get(gpu)
         if g is None or g.first_t is None:
             return None
-        return window_pace(g, gpu, now, self.window_s, self.host).model_copy(update={"modelled_host": self.modelled_host})
+        return window_pace(g, gpu, now, self.window_s, self.host, self.modelled_host)
 
     def readouts(self, now: float) -> dict[int, Pace]:
         return {i: p for i in sorted(self.gpus) if (p := self.readout(i, now)) is not None}
@@ -90,8 +116,7 @@ class PaceState:
     def run(self, gpu: int, end: float) -> Pace | None:
         """The pace of `gpu` over the run, from its first compute acquire to `end` (summary)."""
         g = self.gpus.get(gpu)
-        r = None if g is None else run_pace(g, gpu, end, self.host)
-        return None if r is None else r.model_copy(update={"modelled_host": self.modelled_host})
+        return None if g is None else run_pace(g, gpu, end, self.host, self.modelled_host)
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -107,45 +132,47 @@ def _host_cores(host: deque[tuple[float, float, int]], lo: float) -> tuple[float
     return sum(b for b, _ in recent) / len(recent), recent[-1][1]
 
 
-def window_pace(g: GpuPace, gpu: int, now: float, window_s: float, host: deque) -> Pace:
+def window_pace(g: GpuPace, gpu: int, now: float, window_s: float, host: deque, modelled: bool = False) -> Pace:
     """The pace over (now - window, now], from the GPU's first compute acquire on; settling until then."""
     start = g.first_compute_t if g.first_compute_t is not None else g.first_t
     lo = max(now - window_s, start if start is not None else now)
     span = max(0.0, now - lo)
-    seconds: dict[str, float] = {}
-    ended: dict[str, list[float]] = {}
-    for b in g.buckets.values():
-        if b.sec + 1 <= lo:
+    seconds = {k: v[0] for k, v in g.kept.items()}
+    ended = {k: [v[1], v[2]] for k, v in g.kept.items()}
+    for b in g.buckets.values():  # the kept buckets the window has left, or left in part
+        if b.sec >= lo:
             continue
-        weight = min(1.0, b.sec + 1 - lo)  # the window's first second, in part (spread evenly)
-        for k, v in b.seconds.items():
-            seconds[k] = seconds.get(k, 0.0) + weight * v
-        for k, (n, total) in b.ended.items():
-            acc = ended.setdefault(k, [0, 0.0])
-            acc[0] += n
-            acc[1] += total
+        out = min(1.0, lo - b.sec)  # the part of the window's first second before it (spread evenly)
+        for k, d in b.data.items():
+            seconds[k] -= out * d[0]
+            if out >= 1.0:
+                ended[k][0] -= d[1]
+                ended[k][1] -= d[2]
     if g.first_compute_t is not None:  # what is open now counts up to now
         for a, label in g.opened.values():
             seconds[label] = seconds.get(label, 0.0) + _overlap(a, now, lo, now)
         if g.hold_open is not None:
             seconds[HELD] = seconds.get(HELD, 0.0) + _overlap(g.hold_open, now, lo, now)
+    seconds = {k: v for k, v in seconds.items() if v > 1e-9}
     seconds[WORKERS] = worker_seconds(g, lo, now)
-    return _verdict(gpu, span, seconds, {k: (int(n), t) for k, (n, t) in ended.items()}, len(g.workers),
-                    _host_cores(host, lo), settled=g.first_compute_t is not None and span >= MIN_SPAN_S)
+    return _verdict(gpu, span, seconds, {k: (int(round(n)), t) for k, (n, t) in ended.items() if n >= 0.5},
+                    len(g.workers), _host_cores(host, lo), g.first_compute_t is not None and span >= MIN_SPAN_S,
+                    modelled)
 
 
-def run_pace(g: GpuPace, gpu: int, end: float, host: deque) -> Pace | None:
+def run_pace(g: GpuPace, gpu: int, end: float, host: deque, modelled: bool = False) -> Pace | None:
     """The pace over the run from the GPU's first compute acquire to `end` (closed spans)."""
     if g.first_compute_t is None:
         return None
     span = max(0.0, end - g.first_compute_t)
-    totals = dict(g.totals)
+    totals = g.totals()
+    seconds = {k: v[0] for k, v in totals.items()}
     last_t, n = g.presence[-1] if g.presence else (end, 0)
-    totals[WORKERS] = g.worker_s + n * _overlap(last_t, end, g.first_compute_t, end)
-    workers = totals[WORKERS] / span if span > 0 else float(len(g.workers))
-    ended = {k: (n, g.totals.get(k, 0.0)) for k, n in g.counts.items()}
-    return _verdict(gpu, span, totals, ended, workers, _host_cores(host, g.first_compute_t),
-                    settled=span >= MIN_SPAN_S and g.counts.get(HELD, 0) > 0)
+    seconds[WORKERS] = g.worker_s + n * _overlap(last_t, end, g.first_compute_t, end)
+    workers = seconds[WORKERS] / span if span > 0 else float(len(g.workers))
+    ended = {k: (int(v[1]), v[2]) for k, v in totals.items() if v[1]}
+    return _verdict(gpu, span, seconds, ended, workers, _host_cores(host, g.first_compute_t),
+                    span >= MIN_SPAN_S and HELD in ended, modelled)
 
 
 def worker_seconds(g: GpuPace, lo: float, hi: float) -> float:
@@ -158,49 +185,46 @@ def worker_seconds(g: GpuPace, lo: float, hi: float) -> float:
 
 
 def _verdict(gpu: int, span: float, seconds: dict[str, float], ended: dict[str, tuple[int, float]],
-             workers: float, cores: tuple[float | None, int | None], settled: bool) -> Pace:
+             workers: float, cores: tuple[float | None, int | None], settled: bool, modelled: bool) -> Pace:
     held, hold_n = seconds.pop(HELD, 0.0), ended.pop(HELD, (0, 0.0))
     worker_s = seconds.pop(WORKERS, 0.0)
     work = Work(span=span, held=held, busy=seconds, worker_s=worker_s,
                 means={k: t / n for k, (n, t) in ended.items() if n},
                 gpu_section_s=hold_n[1] / hold_n[0] if hold_n[0] else None)
-    return classify(gpu, work, workers, cores[0], cores[1], settled)
+    return classify(gpu, work, workers, cores[0], cores[1], settled, modelled)
 
 
 # --- folding ------------------------------------------------------------------------------------
 
-def _spread(g: GpuPace, t0: float, t1: float, key: str, per_s: float, keep_from: float) -> None:
-    """Add per_s x the seconds of [t0, t1] after the first compute acquire to the buckets they
-    fall in (only those still in the window) and to the run's totals."""
-    if g.first_compute_t is None:
+def _add(g: GpuPace, t0: float, t1: float, key: str, keep_from: float) -> None:
+    """A span of `key` over [t0, t1] closed: its seconds after the first compute acquire into the
+    buckets of the seconds it covered (those still kept; an older part straight into the run's),
+    and its end counted in its last second (the mean a partition). The fold's hot path: one
+    bucket lookup and one list a second it covers."""
+    first = g.first_compute_t
+    if first is None or t1 <= first:
         return
-    a = max(t0, g.first_compute_t)
-    if t1 <= a:
-        return
-    g.totals[key] = g.totals.get(key, 0.0) + per_s * (t1 - a)
-    a = max(a, keep_from)
-    sec = math.floor(a)
-    if t1 <= sec + 1:  # most spans fall within one second
-        if t1 > a:
-            b = g.bucket(sec, keep_from)
-            b.seconds[key] = b.seconds.get(key, 0.0) + per_s * (t1 - a)
-        return
+    a = t0 if t0 > first else first
+    if a < keep_from:  # a span longer than the window: its part before the kept seconds
+        _acc(g.old, key)[0] += (t1 if t1 < keep_from else keep_from) - a
+        a = keep_from
+    kept = _acc(g.kept, key)
+    buckets = g.buckets
+    sec, last = int(a), int(t1)  # times are >= 0: int() floors
+    d = None
     while sec < t1:
-        part = _overlap(a, t1, sec, sec + 1)
-        if part > 0:
-            b = g.bucket(sec, keep_from)
-            b.seconds[key] = b.seconds.get(key, 0.0) + per_s * part
+        part = (t1 if t1 < sec + 1 else sec + 1) - (a if a > sec else sec)
+        b = buckets.get(sec) or g.bucket(sec, keep_from)
+        d = _acc(b.data, key)
+        d[0] += part
+        kept[0] += part
         sec += 1
-
-
-def _ended(g: GpuPace, t1: float, key: str, duration: float, keep_from: float) -> None:
-    """A span of `key` ended at t1 (its mean a partition: the window's and the run's)."""
-    if g.first_compute_t is None or t1 <= g.first_compute_t:
-        return
-    b = g.bucket(math.floor(t1), keep_from)
-    n, total = b.ended.get(key, (0, 0.0))
-    b.ended[key] = (n + 1, total + duration)
-    g.counts[key] = g.counts.get(key, 0) + 1
+    if d is None or sec - 1 != last:
+        d = _acc((buckets.get(last) or g.bucket(last, keep_from)).data, key)
+    d[1] += 1
+    d[2] += t1 - t0
+    kept[1] += 1
+    kept[2] += t1 - t0
 
 
 def _presence(p: PaceState, g: GpuPace, t: float) -> None:
@@ -215,19 +239,17 @@ def _presence(p: PaceState, g: GpuPace, t: float) -> None:
 
 
 def _open(p: PaceState, gpu: int, worker: str, key: str, t: float, label: str | None = None) -> None:
-    g = p.gpu(gpu)
+    g = p.gpus.get(gpu) or p.gpu(gpu)
     if g.first_t is None:
         g.first_t = t
     g.opened[(worker, key)] = (t, label or key)
 
 
 def _close(p: PaceState, gpu: int, worker: str, key: str, t: float, t0: float | None = None) -> None:
-    g = p.gpu(gpu)
+    g = p.gpus.get(gpu) or p.gpu(gpu)
     start, label = g.opened.pop((worker, key), (t0, key))
-    if start is None:
-        return
-    _spread(g, start, t, label, 1.0, t - p.window_s - 1)
-    _ended(g, t, label, t - start, t - p.window_s - 1)
+    if start is not None:
+        _add(g, start, t, label, t - p.window_s - 1)
 
 
 def _gpu_of(p: PaceState, e: ev.PhaseStart | ev.PhaseEnd, w: World) -> int | None:
@@ -236,26 +258,31 @@ def _gpu_of(p: PaceState, e: ev.PhaseStart | ev.PhaseEnd, w: World) -> int | Non
     if e.gpu is not None:
         return e.gpu
     part = w.partitions.get(e.part)
-    return part.gpu if part is not None and part.gpu is not None else _worker_gpu(p, e.worker)
+    return part.gpu if part is not None and part.gpu is not None else p.worker_gpu.get(e.worker)
+
+
+_NAME = {ph: ph.value for ph in Phase}  # a dict lookup: Enum.value is a property, slow on the hot path
 
 
 def _phase_start(p: PaceState, e: ev.PhaseStart, w: World) -> None:
-    gpu = _gpu_of(p, e, w)
+    gpu = e.gpu if e.gpu is not None else _gpu_of(p, e, w)
     if gpu is None:
         return
-    if e.phase.value == "msm":
+    ph = e.phase
+    if ph is Phase.msm:
         _close(p, gpu, e.worker, PREP_WAIT, e.t)
-    gpu_b_g2 = e.phase.value == "b_g2_msm" and e.impl != "cpu"  # a kernel under compute, not host work
-    _open(p, gpu, e.worker, e.phase.value, e.t, B_G2_GPU if gpu_b_g2 else None)
+    gpu_b_g2 = ph is Phase.b_g2_msm and e.impl != "cpu"  # a kernel under compute, not host work
+    _open(p, gpu, e.worker, _NAME[ph], e.t, B_G2_GPU if gpu_b_g2 else None)
 
 
 def _phase_end(p: PaceState, e: ev.PhaseEnd, w: World) -> None:
-    gpu = _gpu_of(p, e, w)
+    gpu = e.gpu if e.gpu is not None else _gpu_of(p, e, w)
     if gpu is None:
         return
-    _close(p, gpu, e.worker, e.phase.value, e.t, e.t - e.duration)
-    if e.phase.value == "ntt_h" and e.ok:  # until its MSMs start, the holder waits for its prep_msm
-        _open(p, gpu, e.worker, PREP_WAIT, e.t)
+    t = e.t
+    _close(p, gpu, e.worker, _NAME[e.phase], t, t - e.duration)
+    if e.phase is Phase.ntt_h and e.ok:  # until its MSMs start, the holder waits for its prep_msm
+        _open(p, gpu, e.worker, PREP_WAIT, t)
 
 
 def _lock_requested(p: PaceState, e: ev.LockRequested, w: World) -> None:
@@ -277,13 +304,13 @@ def _lock_released(p: PaceState, e: ev.LockReleased, w: World) -> None:
     g = p.gpu(e.gpu)
     start = g.hold_open if g.hold_open is not None else e.t - e.hold
     g.hold_open = None
-    _spread(g, start, e.t, HELD, 1.0, e.t - p.window_s - 1)
-    _ended(g, e.t, HELD, e.t - start, e.t - p.window_s - 1)
+    _add(g, start, e.t, HELD, e.t - p.window_s - 1)
 
 
 def _worker_started(p: PaceState, e: ev.WorkerStarted, w: World) -> None:
     g = p.gpu(e.gpu)
     g.workers.add(e.worker)
+    p.worker_gpu[e.worker] = e.gpu
     _presence(p, g, e.t)
     if g.first_t is None:
         g.first_t = e.t
@@ -292,23 +319,21 @@ def _worker_started(p: PaceState, e: ev.WorkerStarted, w: World) -> None:
 def _worker_stopped(p: PaceState, e: ev.WorkerStopped, w: World) -> None:
     g = p.gpu(e.gpu)
     g.workers.discard(e.worker)
+    if p.worker_gpu.get(e.worker) == e.gpu:
+        del p.worker_gpu[e.worker]
     _presence(p, g, e.t)
     for key in [k for k in g.opened if k[0] == e.worker]:  # a stopped worker's spans end with it
         _close(p, e.gpu, e.worker, key[1], e.t)
 
 
-def _worker_gpu(p: PaceState, worker: str) -> int | None:
-    return next((i for i, g in p.gpus.items() if worker in g.workers), None)
-
-
 def _host_ram_wait(p: PaceState, e: ev.HostRamWait, w: World) -> None:
-    gpu = _worker_gpu(p, e.worker)
+    gpu = p.worker_gpu.get(e.worker)
     if gpu is not None:
         _open(p, gpu, e.worker, HOST_RAM_WAIT, e.t)
 
 
 def _host_ram_admit(p: PaceState, e: ev.HostRamAdmit, w: World) -> None:
-    gpu = _worker_gpu(p, e.worker)
+    gpu = p.worker_gpu.get(e.worker)
     if gpu is not None:
         _close(p, gpu, e.worker, HOST_RAM_WAIT, e.t, e.t - e.wait)
 
@@ -326,11 +351,10 @@ def _host_health(p: PaceState, e: ev.HostHealth, w: World) -> None:
 
 @dataclass(frozen=True)
 class PaceView:
-    """The view's copy: each GPU's pace read at the fold's time (what the UI shows), and the
-    run's (the same reading over the whole run)."""
+    """The view's copy: each GPU's pace read at the fold's time (what the UI shows; the run's
+    reading is summary's, from the fold itself)."""
 
     paces: dict[int, Pace]
-    runs: dict[int, Pace]
 
     def readout(self, gpu: int, now: float) -> Pace | None:
         return self.paces.get(gpu)
@@ -338,13 +362,24 @@ class PaceView:
     def readouts(self, now: float) -> dict[int, Pace]:
         return dict(self.paces)
 
-    def run(self, gpu: int, end: float) -> Pace | None:
-        return self.runs.get(gpu)
+
+VIEW_EVERY_S = 0.5  # the view reads a GPU's pace at most this often (the line moves over 30 s, not 0.1)
 
 
 def _view(p: PaceState, now: float) -> PaceView:
-    runs = {i: r for i in sorted(p.gpus) if (r := p.run(i, now)) is not None}
-    return PaceView(p.readouts(now), runs)
+    """Each GPU's reading for the UI, read again once VIEW_EVERY_S of fold time has passed (or
+    the clock went back: a replay's seek); status, summary and the metrics read the fold."""
+    paces: dict[int, Pace] = {}
+    for i in sorted(p.gpus):
+        hit = p.shown.get(i)
+        if hit is not None and 0.0 <= now - hit[0] < VIEW_EVERY_S:
+            paces[i] = hit[1]
+            continue
+        got = p.readout(i, now)
+        if got is not None:
+            p.shown[i] = (now, got)
+            paces[i] = got
+    return PaceView(paces)
 
 
 CONCEPT = Concept("pace", PaceState, {

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_serializer
 
 from prover.disciplines import COMPUTE
 
@@ -53,6 +53,14 @@ class Pace(BaseModel):
     cores_busy: float | None = Field(None, description="host cores' mean busy share (HostHealth; None: not sampled)")
     cores: int | None = None
     modelled_host: bool = Field(False, description="the host phases' times are the profile's (a modelled run)")
+
+    @field_serializer("span_s", "compute_share", "kernel_share", "gpu_section_s", "workers", "cores_busy")
+    def _round(self, v: float | None) -> float | None:  # rounded where it is written out, not at every view
+        return None if v is None else round(v, 4)
+
+    @field_serializer("shares", "per_partition_s")
+    def _round_all(self, v: dict[str, float]) -> dict[str, float]:
+        return {k: round(x, 4) for k, x in v.items()}
 
     @property
     def gpu_per_min(self) -> float | None:
@@ -139,7 +147,8 @@ class Work:
     gpu_section_s: float | None  # mean compute hold
 
 
-def classify(gpu: int, w: Work, workers: float, cores_busy: float | None, cores: int | None, settled: bool) -> Pace:
+def classify(gpu: int, w: Work, workers: float, cores_busy: float | None, cores: int | None, settled: bool,
+             modelled_host: bool = False) -> Pace:
     """The bound from the compute share and where the workers' time went (module docstring)."""
     share = w.held / w.span if w.span > 0 else 0.0
     kernels = sum(w.busy.get(k, 0.0) for k in KERNELS)
@@ -151,13 +160,11 @@ def classify(gpu: int, w: Work, workers: float, cores_busy: float | None, cores:
         bound, what = ("host", "prep_msm") if prep_wait >= PREP_WAIT_OF_HOLD * w.held else ("gpu", "")
     elif settled:
         bound, what = _where(shares, w)
-    return Pace(gpu=gpu, span_s=round(w.span, 3), bound=bound, what=what, compute_share=round(share, 4),
-                kernel_share=round(kernels / w.span, 4) if w.span > 0 else 0.0,
-                shares={k: round(v, 4) for k, v in shares.items()},
-                per_partition_s={k: round(v, 4) for k, v in w.means.items()},
-                gpu_section_s=None if w.gpu_section_s is None else round(w.gpu_section_s, 4),
-                workers=round(workers, 2), cores_busy=None if cores_busy is None else round(cores_busy, 4),
-                cores=cores)
+    # built without validation: every field is made here, at every view (10 Hz x GPUs)
+    return Pace.model_construct(gpu=gpu, span_s=w.span, bound=bound, what=what, compute_share=share,
+                                kernel_share=kernels / w.span if w.span > 0 else 0.0, shares=shares,
+                                per_partition_s=w.means, gpu_section_s=w.gpu_section_s, workers=workers,
+                                cores_busy=cores_busy, cores=cores, modelled_host=modelled_host)
 
 
 def _where(shares: dict[str, float], w: Work) -> tuple[str, str]:
