@@ -41,7 +41,8 @@ def prep_bytes_per_var() -> float:
 
     circuit = phases.make_circuit(PROBE_LOG2, 0)
     syn = phases.synthesize(circuit, 0)
-    parts = prep_nb.split_arrays(syn.density, syn.z, prep_nb.presence_from_circuit(circuit), circuit.num_inputs)
+    cls = syn.density if syn.density is not None else prep_nb.density(syn.z)  # (synthesize always makes it)
+    parts = prep_nb.split_arrays(cls, syn.z, prep_nb.presence_from_circuit(circuit), circuit.num_inputs)
     return sum(x.nbytes for split in parts for x in split) / circuit.num_vars
 
 
