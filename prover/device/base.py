@@ -11,7 +11,7 @@ streams, and the device-global calls whose semantics are the subject of the seed
   "live bytes <= budget" holds by construction; whoever catches it emits the Oom, saying what
   came of it (retried or failed: prover/pipeline/partition.py, disciplines/two_lock.py) and why;
 - `earmark()` sets room aside for an owner ahead of its allocations (a partition's buffers
-  taken whole, in one step: prover/pipeline/admission.py decides who may); the owner's
+  taken whole, in one step: prover/pipeline/gpu/room.py decides who may); the owner's
   allocations use it up, `release_earmark()` drops what is left; room for anyone else is
   the budget less live and earmarked bytes;
 - `free()` returns bytes to the pool stream-ordered and wakes `wait_room()` callers.

@@ -7,7 +7,7 @@ A discipline calls the flow's building blocks (`GpuFlow`: phases, prep_msm, pre-
 the compute section) and never reaches into the device's device-global calls itself: it asks
 `flow.device_sync(section)`, the one place those are made (and recorded). Nor does it decide
 room itself: it asks the GPU's admission authority through `flow.room` / `flow.slot` /
-`flow.claim` (prover/pipeline/admission.py), and its first lock, slot or room waits there
+`flow.claim` (prover/pipeline/gpu/room.py), and its first lock, slot or room waits there
 until the sections begun under other knobs have left the GPU.
 """
 from __future__ import annotations
@@ -33,13 +33,13 @@ class Section:
     g: int
     part: Any  # prover.pipeline.partition.Partition
     syn: Any  # the synthesis result (a, b, c, public inputs)
-    knobs: Any  # prover.pipeline.controller.Knobs
+    knobs: Any  # prover.pipeline.control.controller.Knobs
     dev: BaseDevice
-    locks: Any  # prover.pipeline.locks.LockSet
+    locks: Any  # prover.pipeline.gpu.locks.LockSet
     stream: Stream
     result: dict[str, Any]
     bufs: list[Buffer] = field(default_factory=list)
-    ticket: Any = None  # its registration with the GPU's admission authority (pipeline/admission.py)
+    ticket: Any = None  # its registration with the GPU's admission authority (pipeline/gpu/room.py)
 
 
 class GpuFlow(Protocol):
@@ -72,7 +72,7 @@ class Discipline(ABC):
     locks: ClassVar[tuple[str, ...]]
     summary: ClassVar[str]
     # the knobs besides lock_mode that change how its sections take room: a change of one of them
-    # is a boundary its sections do not cross (pipeline/admission.py); the rest apply at once
+    # is a boundary its sections do not cross (pipeline/gpu/room.py); the rest apply at once
     admission_knobs: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod

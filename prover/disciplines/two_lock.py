@@ -2,7 +2,7 @@
 room as mem_sync says and uploads, then takes its place in compute's queue and lets mem go;
 under `compute` the kernels and the free. No room for the pre-stage -> a Fallback event and the
 slow path (alloc + upload under compute), its room claimed first so the pre-stages after it
-leave it that room at its turn (pipeline/admission.py).
+leave it that room at its turn (pipeline/gpu/room.py).
 
 How it makes room is the mem_sync strategy's (prover/disciplines/mem_sync.py): device: device
 sync + pool trim inside mem (they wait for the compute holder's kernels: the seed's

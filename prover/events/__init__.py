@@ -9,7 +9,7 @@ DeviceSyncStart / DeviceSyncEnd (the device-global sync under the mem lock, with
 holder it waited behind); version 1 and 2 recordings still read (they have none).
 Added with no bump: KeyLoad/KeyWait/KeyEvicted (events/keys.py) and SectorSubmitted.log2;
 four experiment kinds (events/experiment.py); Oom.outcome and the kinds of events/ops.py
-(issue 36); SwitchSettled and Oom.cause (the switch protocol, pipeline/admission.py);
+(issue 36); SwitchSettled and Oom.cause (the switch protocol, pipeline/gpu/room.py);
 SectionBegan (events/sections.py, issue 33).
 """
 from __future__ import annotations
@@ -263,7 +263,7 @@ class SectorSubmitted(_Ev):
 
 
 class JobAction(_Ev):
-    """An operator's job action (prover/pipeline/jobs.py) and what it did, with its source."""
+    """An operator's job action (prover/pipeline/queue/jobs.py) and what it did, with its source."""
 
     kind: Literal["job_action"] = "job_action"
     action: Literal["cancel", "requeue", "cordon", "uncordon"]

@@ -13,7 +13,7 @@ When a section began:
 - its first GPU event (a lock request or grant, a GPU phase, an allocation, a device sync):
   before that it was on the CPU and had read no GPU knob yet;
 - after a switch of a GPU's *regime* (its lock_mode and the knobs its discipline takes room
-  by: two-lock's mem_sync and prestage, prover/pipeline/admission.py), the admission gate lets
+  by: two-lock's mem_sync and prestage, prover/pipeline/gpu/room.py), the admission gate lets
   no new-regime section onto the GPU before every old one has left, and says so with a
   SwitchSettled. Until then a section that shows itself began under the old regime (a
   reserved section that waited for its slot across the switch, say): it is charged to the

@@ -30,21 +30,21 @@ from prover.config import ConfigError, RunConfig
 from prover.device import budget
 from prover.device.base import BaseDevice, Stopped
 from prover.device.profiles import get_profile
-from prover.pipeline.admission import Admission
+from prover.pipeline.gpu.room import Admission
 from prover.disciplines import b_g2
-from prover.pipeline.bus import EventBus, Sink
-from prover.pipeline.controller import Controller, Knobs
+from prover.events.bus import EventBus, Sink
+from prover.pipeline.control.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
-from prover.pipeline.gpu_load import host_compute, load_gpu_compute
-from prover.pipeline.locks import LockSet
+from prover.pipeline.gpu.compute import host_compute, load_gpu_compute
+from prover.pipeline.gpu.locks import LockSet
 from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
 from prover.pipeline.health_sampler import HealthSampler
-from prover.pipeline.host_ram import HostRam, say_fit, size_host_ram
-from prover.pipeline.inbox import Inbox
-from prover.pipeline.jobs import JobBoard, act
-from prover.pipeline.key_load import HELD
-from prover.pipeline.key_ring import KeyRing
+from prover.pipeline.keys.host_ram import HostRam, say_fit, size_host_ram
+from prover.pipeline.queue.inbox import Inbox
+from prover.pipeline.queue.jobs import JobBoard, act
+from prover.pipeline.keys.key_load import HELD
+from prover.pipeline.keys.key_ring import KeyRing
 from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
 from prover.pipeline.run_handle import RunHandle
 from prover.pipeline.startup import StartupSteps
@@ -173,7 +173,7 @@ class Engine(RunHandle):
         placement.parse(value).check(range(self.config.n_gpus))
 
     def job_action(self, action: str, target: str, source: str) -> str:
-        """cancel / requeue / cordon / uncordon (prover/pipeline/jobs.py): what it did, in words."""
+        """cancel / requeue / cordon / uncordon (prover/pipeline/queue/jobs.py): what it did, in words."""
         return act(self._queue, self.jobs, self.emit, action, target, source)
 
     def request_stop(self, reason: str) -> None:

@@ -28,18 +28,18 @@ from prover import events as ev
 from prover.config import RunConfig
 from prover.device.base import BaseDevice, Buffer, OomError, Stopped
 from prover.events import Phase
-from prover.pipeline.admission import Admission, GatedLocks, Room, regime
-from prover.pipeline.controller import Controller
-from prover.pipeline.device_sync import device_sync
+from prover.pipeline.gpu.room import Admission, GatedLocks, Room, regime
+from prover.pipeline.control.controller import Controller
+from prover.pipeline.gpu.device_sync import device_sync
 from prover.disciplines import COMPUTE, Section, b_g2, create
 from prover.pipeline.faults import Faults
 from prover.groth16.compose import GpuCompute
-from prover.pipeline.jobs import Cancelled, JobBoard
-from prover.pipeline.key_ring import FixedKeys, KeyDoesNotFit
-from prover.pipeline.locks import LockSet
+from prover.pipeline.queue.jobs import Cancelled, JobBoard
+from prover.pipeline.keys.key_ring import FixedKeys, KeyDoesNotFit
+from prover.pipeline.gpu.locks import LockSet
 from prover.pipeline.phases import Phases, settle
-from prover.pipeline.vram_holders import Holder, explain
-from prover.pipeline.vram_watch import VramWatch
+from prover.pipeline.gpu.vram_holders import Holder, explain
+from prover.pipeline.gpu.vram_watch import VramWatch
 
 _GPU_SECTION_TRIES = 4
 
@@ -78,7 +78,7 @@ class Prover:
     circuit: Any
     pk: Any
     vk: Any
-    gpu: GpuCompute  # what the GPU section computes with (pipeline/gpu_load.py)
+    gpu: GpuCompute  # what the GPU section computes with (pipeline/gpu/compute.py)
     keys: Any = None  # key_ring.KeyRing
 
 

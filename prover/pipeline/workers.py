@@ -11,13 +11,13 @@ from typing import Any, Callable
 from prover import events as ev
 from prover.config import RunConfig
 from prover.device.base import BaseDevice, Stopped
-from prover.pipeline.controller import Controller
+from prover.pipeline.control.controller import Controller
 from prover.pipeline.faults import Faults, WorkerDeath
 from prover.classes import DEFAULT, proof_class
-from prover.pipeline.class_queue import ClassQueues
-from prover.pipeline.host_ram import HostRam
-from prover.pipeline.locks import LockSet
-from prover.pipeline.placing import Placing
+from prover.pipeline.queue.class_queue import ClassQueues
+from prover.pipeline.keys.host_ram import HostRam
+from prover.pipeline.gpu.locks import LockSet
+from prover.pipeline.queue.placing import Placing
 from prover.pipeline.partition import Outcome, Partition, PartitionFlow
 
 Emit = Callable[..., Any]
@@ -48,7 +48,7 @@ class WorkQueue:
         self._request_stop = request_stop
         self._queue = ClassQueues(emit)  # one FIFO per proof class, most urgent first
         self._running: dict[str, Partition] = {}  # taken and not finished (job actions find them here)
-        self.cordoned: set[int] = set()  # GPUs that take no new partition (prover/pipeline/jobs.py)
+        self.cordoned: set[int] = set()  # GPUs that take no new partition (prover/pipeline/queue/jobs.py)
         self._placing = Placing(config.n_gpus, emit, knobs)  # class_gpus, and why each class waits
         self._n_gpus = config.n_gpus  # a cordon names one of these, or it is refused
         self._time_scale = config.time_scale
@@ -195,7 +195,7 @@ class WorkerPool:
 
     def __init__(self, config: RunConfig, emit: Emit, stop: threading.Event, draining: threading.Event,
                  controller: Controller, faults: Faults, queue: Any, host_ram: HostRam | None = None) -> None:
-        """`queue`: a WorkQueue, or an Inbox (prover.pipeline.inbox) placed from outside;
+        """`queue`: a WorkQueue, or an Inbox (prover.pipeline.queue.inbox) placed from outside;
         `host_ram`: admits each worker under the host-RAM budget before it takes work."""
         self._host_ram = host_ram
         self._n_gpus, self._retries = config.n_gpus, config.faults.retries

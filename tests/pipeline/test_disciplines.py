@@ -15,7 +15,7 @@ from test_invariants import KNOB_SWITCHES, TINY, run_schedule  # noqa: E402
 from prover import knobs
 from prover.config import ConfigError, load_config
 from prover import disciplines
-from prover.pipeline.controller import Controller, Knobs
+from prover.pipeline.control.controller import Controller, Knobs
 
 NAMES = disciplines.names()
 

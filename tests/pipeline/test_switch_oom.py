@@ -1,6 +1,6 @@
 """The switches that OOMed before the switch protocol (issue 33), each driven step by step on one
 GPU whose budget holds one partition, as the sim runs showed them, and two-lock's own OOM. Each test fails on the code
-before pipeline/admission.py (the OOM happens) and passes with it (the new knobs' first section
+before pipeline/gpu/room.py (the OOM happens) and passes with it (the new knobs' first section
 waits until the old knobs' sections have left the GPU, and nobody runs out of room).
 
 The shape is the same each time: g0w9 (the test) holds compute and a partition's buffers (the
@@ -19,10 +19,10 @@ import pytest
 from prover.config import load_config
 from prover.device.profiles import get_profile
 from prover.device.sim import SimDevice
-from prover.pipeline.controller import Controller, Knobs
+from prover.pipeline.control.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
-from prover.pipeline.gpu_load import host_compute
-from prover.pipeline.locks import LockSet
+from prover.pipeline.gpu.compute import host_compute
+from prover.pipeline.gpu.locks import LockSet
 from prover.pipeline.nullphases import NullPhases
 from prover.pipeline.partition import Partition, PartitionFlow, Prover
 
@@ -198,7 +198,7 @@ def test_the_oom_note_names_the_switch_the_way_it_went():
     """single -> reserved: the single section (begun before the switch) found the room taken by a
     reserved one begun after it; the note said "a reserved section begun before the switch to
     single", the switch backwards. Each direction is named as it went."""
-    from prover.pipeline.vram_holders import Holder, explain
+    from prover.pipeline.gpu.vram_holders import Holder, explain
 
     new = [Holder("g0w2", 12 << 30, "s4p4", "reserved", ())]
     after = explain("single", ("mem", "compute"), new, now="reserved")

@@ -1,4 +1,4 @@
-"""The switch protocol (issue 33, pipeline/admission.py) under 200 random switch schedules over
+"""The switch protocol (issue 33, pipeline/gpu/room.py) under 200 random switch schedules over
 every live knob: lock_mode (every discipline), mem_sync, prestage, b_g2, workers up and down,
 vram_budget up and down, pause and resume, switched every 1-8 ms on the sim backend (profile
 tiny) with a budget of one or two partitions. Nothing is injected, so any OOM is the protocol's
@@ -96,7 +96,7 @@ def test_the_budget_in_force_is_the_newest_word_once_the_old_sections_have_left(
 
     from prover.device.profiles import get_profile
     from prover.device.sim import SimDevice
-    from prover.pipeline.admission import Admission
+    from prover.pipeline.gpu.room import Admission
 
     said: list = []
     stop = threading.Event()

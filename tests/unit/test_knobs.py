@@ -15,7 +15,7 @@ from c2tui.widgets.help_screen import key_table, live_keys
 from prover import disciplines, knobs
 from prover.config import ConfigError, load_config
 from prover.disciplines import b_g2, mem_sync
-from prover.pipeline.controller import Controller, Knobs, parse_switch
+from prover.pipeline.control.controller import Controller, Knobs, parse_switch
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from typing import Any, Callable, Protocol
 
 from prover import events as ev
 from prover.knobs import KNOBS, parse_switch
-from prover.pipeline.jobs import ACTIONS as JOB_ACTIONS
-from prover.pipeline.knob_facade import KnobFacade
+from prover.pipeline.queue.jobs import ACTIONS as JOB_ACTIONS
+from prover.pipeline.control.knob_facade import KnobFacade
 
 __all__ = ["Controller", "EngineHooks", "Knobs", "parse_switch"]
 
@@ -184,7 +184,7 @@ class Controller(KnobFacade):
         jobs.py); recorded as JobAction with its source. ValueError when there is nothing to act on."""
         if self._engine is None:
             raise RuntimeError("controller is not attached to an engine")
-        from prover.pipeline.jobs import parse_target
+        from prover.pipeline.queue.jobs import parse_target
 
         kind, key = parse_target(action, target)
         detail = self._engine.job_action(action, target, source)
