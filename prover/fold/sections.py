@@ -32,20 +32,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from prover import events as ev
-from prover.disciplines import get as discipline
+from prover.disciplines import regime as discipline_regime
 
 GPU_PHASES = frozenset({ev.Phase.prestage, ev.Phase.ntt_h, ev.Phase.msm, ev.Phase.b_g2_msm})
 MAX_OPEN = 4096  # sections tracked at once (a recording that never ends its partitions stays bounded)
 
 
 def regime(knobs: dict[str, str]) -> tuple[tuple[str, str], ...]:
-    """A GPU's regime from the fold's knobs (event text), as the admission gate keys its epochs."""
-    mode = knobs.get("lock_mode", "")
-    try:
-        extra = discipline(mode).admission_knobs
-    except ValueError:  # a discipline this build does not know (an older or newer recording)
-        extra = ()
-    return (("lock_mode", mode), *((k, knobs.get(k, "")) for k in extra))
+    """A GPU's regime from the fold's knobs (event text): Discipline.regime, as the GPU's room
+    keys its epochs (a lock_mode this build does not know: its lock_mode alone)."""
+    return discipline_regime(lambda k: knobs.get(k, ""))
 
 
 @dataclass
