@@ -156,7 +156,7 @@ class DashboardState:
             since_s = t - seg.t0
             t0 = max(seg.t0, anchor) if anchor is not None else t
             if t > t0:
-                verified = seg.verified if gpu is None else seg.gpu_verified.get(gpu, 0)
+                verified = seg.own.verified if gpu is None else seg.gpu_verified.get(gpu, 0)
                 since, since_ci = 60.0 * verified / (t - t0), interval(verified, t - t0)
         return Rates(t=t, window_s=w, windowed_per_min=windowed, window_span_s=span,
                      mean_per_min=60.0 * n / t if t > 0 else 0.0, since_change_per_min=since,
