@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 VPY := $(VENV)/bin/python
 
-.PHONY: venv run test test-gpu bench clean
+.PHONY: venv run test typecheck test-gpu bench clean
 
 $(VPY): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,6 +22,10 @@ TEST_WORKERS ?= 2
 
 test: $(VPY)
 	$(VPY) -m pytest -x -p no:cacheprovider --timeout=600 -n $(TEST_WORKERS) tests
+
+# mypy over prover/ and c2tui/, its error count held to .ci/mypy-baseline (CI runs it)
+typecheck: $(VPY)
+	$(VPY) .ci/typecheck.py
 
 test-gpu: $(VPY)
 	$(VPY) -m pytest -m gpu tests

@@ -50,6 +50,9 @@ _EXPORTS = {
     # proving one circuit outside the engine (c2tui prove / verify)
     "default_cache_dir": "prover.groth16.setup",
     "InputError": "prover.inputs", "open_input": "prover.inputs", "read_input": "prover.inputs",  # bounded reads
+    # cuzk's wire (prover/cuzk, docs/cuzk.md): serve it, watch a cuzk daemon, lay its proofs out
+    "CuzkServer": "prover.cuzk.server", "CuzkPoller": "prover.cuzk.client", "parse_grpc_address": "prover.cuzk.address",
+    "proof_dirs": "prover.cuzk.proof_dir", "ProofDirError": "prover.cuzk.proof_dir", "read_token": "prover.attach.address",
 }
 # whole modules of the surface: the event classes, the Groth16 phases, the proof files
 _MODULES = {"events": "prover.events", "disciplines": "prover.disciplines", "groth16_phases": "prover.groth16.phases", "proof_files": "prover.groth16.export"}
@@ -123,6 +126,12 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.inputs import InputError as InputError
     from prover.inputs import open_input as open_input
     from prover.inputs import read_input as read_input
+    from prover.cuzk.server import CuzkServer as CuzkServer
+    from prover.cuzk.client import CuzkPoller as CuzkPoller
+    from prover.cuzk.address import parse_grpc_address as parse_grpc_address
+    from prover.cuzk.proof_dir import proof_dirs as proof_dirs
+    from prover.cuzk.proof_dir import ProofDirError as ProofDirError
+    from prover.attach.address import read_token as read_token
     # whole modules
     from prover import events as events
     from prover import disciplines as disciplines

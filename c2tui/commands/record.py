@@ -28,6 +28,7 @@ from c2tui import outpath
 from c2tui.exits import INVALID, RUN, OutPath, writable_dir
 from c2tui.cluster import cluster_option, make_engine
 from c2tui.listen import listen_options, start_listening
+from c2tui.grpc_options import grpc_options, start_grpc, stop_grpc
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.options import config_from_options, finite, run_options
 from c2tui.startup_view import key_loads, startup_table
@@ -85,6 +86,7 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 @click.option("--force", is_flag=True, help="replace --out if it exists")
 @metrics_options
 @listen_options
+@grpc_options
 def command(out: Path, duration: float | None, sectors: int | None, switches: tuple[str, ...], drain_timeout: float,
             quiet: bool, force: bool, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
             listen: str | None, token_file: str | None, cluster: str | None, **kwargs: Any) -> None:
@@ -111,7 +113,8 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # before the file: a busy port leaves none
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
     server = start_listening(engine, listen, token_file, header.model_dump(), kwargs.pop("readonly_token_file", None))
-    writer = _open_writer(out, header, force, server)
+    cuzk = start_grpc(engine, kwargs)  # Curio's cuzk wire (docs/cuzk.md); None without --grpc
+    writer = _open_writer(out, header, force, server, cuzk)
     state = DashboardState()
     slock = threading.Lock()
 
@@ -137,6 +140,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
             _stopping(live, engine)
         finally:
             _close(live, engine, writer, metrics, metrics_linger, server)
+            stop_grpc(cuzk)
     failure = failure or writer.error or getattr(engine, "error", None)
     sys.exit(printed(lambda: _report(out, failure, interrupted, quiet), lambda: _report(out, failure, interrupted, True)))
 
@@ -172,7 +176,7 @@ def _close(live: Any, engine: Any, writer: Any, metrics: Any, linger: float, ser
         server.close("run ended")
 
 
-def _open_writer(out: Path, header: Any, force: bool, server: Any) -> Any:
+def _open_writer(out: Path, header: Any, force: bool, server: Any, cuzk: Any = None) -> Any:
     """The recording's writer; an unwritable file closes the listener and exits (RUN)."""
     from prover import RecordingError, RecordingWriter
 
@@ -181,6 +185,7 @@ def _open_writer(out: Path, header: Any, force: bool, server: Any) -> Any:
     except RecordingError as exc:
         if server is not None:
             server.close()
+        stop_grpc(cuzk)
         click.echo(f"error: {exc}", err=True)
         sys.exit(RUN)
 

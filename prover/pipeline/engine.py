@@ -21,7 +21,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
+from typing import Any, Callable
 
 from prover import backend as compute_backend
 from prover import events as ev
@@ -139,10 +139,23 @@ class Engine(RunHandle):
         if self._started:
             self._pool.resize(n)
 
-    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None) -> int:
-        if cls is None:
+    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None,
+                      **job: Any) -> int:
+        """`job`: a cuzk job's instances, priority and on_proof (WorkQueue.submit_sector)."""
+        if cls is None and not job:
             return self._queue.submit_sector(partitions, source)
-        return self._queue.submit_sector(partitions, source, cls=cls)
+        return self._queue.submit_sector(partitions, source, cls=cls, **job)
+
+    def serve_only(self) -> None:
+        """No sectors of the run's own: it proves what clients submit, until stopped."""
+        if self._started:
+            raise RuntimeError("serve_only() before start()")
+        self._queue.serve_only()
+
+    def queue_position(self, part: str) -> int | None:
+        """Partitions served before `part` while it waits (None: not waiting, or no queue here)."""
+        position = getattr(self._queue, "position", None)
+        return None if position is None else position(part)
 
     def set_vram_budget(self, spec: int | str) -> tuple[int, int]:
         """The vram_budget knob's hook: every GPU's room takes the spec through its one door

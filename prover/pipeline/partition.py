@@ -193,7 +193,10 @@ class PartitionFlow:
         proof = self._cpu_phase(w, p, Phase.assemble, g, T["assemble"],
                                 lambda: P.assemble(syn, settle(g1), settle(b2), pk, r, s))
         proof = self.faults.maybe_corrupt(proof)
-        return self._self_check(w, g, p, syn, proof)
+        checked = self._self_check(w, g, p, syn, proof)
+        if p.on_proof is not None:  # before PartitionDone, so its job has the bytes when it ends
+            p.on_proof(proof.to_bytes())
+        return checked
 
     def _synthesize(self, w: str, g: int, p: Partition) -> Any:
         """Synthesis into this worker's buffers, reused partition after partition (a worker

@@ -139,6 +139,22 @@ class KeyRing:
     def sizes(self) -> list[int]:
         return sorted(self._keys)
 
+    def entries(self) -> list[tuple[int, str, int, int, float]]:
+        """Each size's key now: (log2, cold | loading | hot, host bytes, pins, last used t)."""
+        with self._lock:
+            return [(k.log2, k.state, k.nbytes, k.pins, k.used_t) for _, k in sorted(self._keys.items())]
+
+    def evict(self, log2: int, reason: str) -> int:
+        """Make log2's key cold now (an operator's EvictSRS); its bytes freed, 0 if it was not
+        hot. ValueError while a partition has it pinned (it would be loaded back at once)."""
+        with self._lock:
+            k = self._keys[log2]
+            if k.state != HOT:
+                return 0
+            if k.pins:
+                raise ValueError(f"key 2^{log2} is in use by {k.pins} partition(s) in flight")
+            return self._evict_one(k, reason)
+
     def preload(self, log2: int, report: Report | None = None) -> str:
         """Make log2's key hot now (start-up); returns how it came (set up, or loaded)."""
         k = self._keys[log2]
@@ -312,7 +328,9 @@ class KeyRing:
         free = [o for o in self._keys.values() if o.state == HOT and not o.pins and o is not keep]
         if not free:
             return 0
-        o = min(free, key=lambda x: x.used_t)
+        return self._evict_one(min(free, key=lambda x: x.used_t), reason)
+
+    def _evict_one(self, o: RingKey, reason: str) -> int:
         pk, o.pk, o.vk, o.state = o.pk, None, None, COLD
         if self.drop_device is not None and pk is not None:
             self.drop_device(pk)  # its device copies go with it

@@ -37,7 +37,23 @@ class ClassQueues:
         self._sectors[sector] = _Sector(cls, deadline_t, partitions)
 
     def append(self, p: Any) -> None:
-        self._q[p.cls].append(p)
+        """At the back of its class, ahead of any waiting partition of lower `priority`."""
+        q, pri = self._q[p.cls], getattr(p, "priority", 2)
+        if not q or getattr(q[-1], "priority", 2) >= pri:
+            q.append(p)
+            return
+        at = next(i for i, o in enumerate(q) if getattr(o, "priority", 2) < pri)
+        q.insert(at, p)
+
+    def position(self, part: str) -> int | None:
+        """How many waiting partitions are served before `part` (None: it is not waiting)."""
+        ahead = 0
+        for c in BY_PRIORITY:
+            for i, o in enumerate(self._q[c]):
+                if o.id == part:
+                    return ahead + i
+            ahead += len(self._q[c])
+        return None
 
     def appendleft(self, p: Any) -> None:
         self._q[p.cls].appendleft(p)

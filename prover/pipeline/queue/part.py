@@ -3,7 +3,7 @@ host's WorkQueue, or a fleet host's Inbox placed from outside)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 
 @dataclass
@@ -17,6 +17,8 @@ class Partition:
     cls: str = "c2"  # proof class (prover/classes.py)
     log2: int | None = None  # its class's circuit size (None: the run's)
     key: Any = None  # while it runs: its key, pinned (keys/key_ring.RingKey: circuit, pk, vk)
+    priority: int = 2  # within its class, higher first (cuzk's LOW 1 .. CRITICAL 4; prover/cuzk)
+    on_proof: Callable[[bytes], None] | None = None  # given its proof's bytes once made (a cuzk job's)
 
 
 class Queue(Protocol):

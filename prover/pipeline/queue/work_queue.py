@@ -58,9 +58,13 @@ class WorkQueue:
         with self.cv:
             self.cv.notify_all()
 
-    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None) -> int:
+    def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None,
+                      *, instances: list[int] | None = None, priority: int = 2,
+                      on_proof: Callable[[str, bytes], None] | None = None) -> int:
         """Queue one sector of `partitions` (default: its class's, else the config's) of proof
-        class `cls` (default c2); returns its number."""
+        class `cls` (default c2); returns its number. A cuzk job (prover/cuzk) gives each
+        partition's witness seed (`instances`), its priority within the class, and a callback
+        for each partition's proof bytes (part id, bytes)."""
         pc = proof_class(cls or DEFAULT)
         n = partitions or pc.partitions or self._partitions
         with self.cv:
@@ -74,13 +78,21 @@ class WorkQueue:
             self._emit(ev.SectorSubmitted, sector=sector, partitions=n, proof_class=pc.name, deadline_s=within,
                        source=source, log2=size.log2, modelled_log2=size.modelled_log2)
             for i in range(n):
-                p = Partition(id=f"s{sector}p{i}", sector=sector, index=i, instance=self._next_instance,
-                              queued_t=now, cls=pc.name, log2=size.log2)
-                self._next_instance += 1
+                pid = f"s{sector}p{i}"
+                p = Partition(id=pid, sector=sector, index=i, instance=self._next_instance if instances is None
+                              else instances[i], queued_t=now, cls=pc.name, log2=size.log2, priority=priority,
+                              on_proof=None if on_proof is None else (lambda b, pid=pid: on_proof(pid, b)))
+                self._next_instance += instances is None
                 self._queue.append(p)
                 self._emit(ev.PartitionQueued, part=p.id, sector=sector, index=i, proof_class=pc.name)
             self.cv.notify_all()
         return sector
+
+    def serve_only(self) -> None:
+        """Queue none of the run's own sectors and never end for lack of them: the work comes
+        from outside (a cuzk client, prover/cuzk). Before the engine starts."""
+        with self.cv:
+            self._sectors_left, self._bounded = 0, False
 
     def top_up(self) -> None:
         """Queue the run's next sectors while fewer than LOOKAHEAD_SECTORS' partitions wait."""
@@ -127,6 +139,11 @@ class WorkQueue:
             now = self._clock()
             self._queue.check(now)
             self._placing.explain(self._queue, self.cordoned, now)
+
+    def position(self, part: str) -> int | None:
+        """Partitions served before `part` while it waits (None: not waiting)."""
+        with self.cv:
+            return self._queue.position(part)
 
     def running(self) -> list[Partition]:
         with self.cv:
