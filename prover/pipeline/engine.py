@@ -84,7 +84,7 @@ def resolve_auto_knobs(config: RunConfig, compute: object) -> RunConfig:
     RunStarted.config, the fold and the controller then carry)."""
     if config.b_g2 != "auto":
         return config
-    caps = getattr(compute, "capabilities", frozenset())
+    caps: frozenset[str] = getattr(compute, "capabilities", frozenset())
     on_device = compute is not compute_backend.REFERENCE
     g2 = {compute_backend.MSM_G2, compute_backend.BATCH_ADD_G2} <= caps
     return config.model_copy(update={"b_g2": (b_g2.GPU if on_device and g2 else b_g2.CPU).name})
@@ -119,9 +119,15 @@ class Engine(RunHandle):
         self._budget_spec: int | str = config.vram_budget  # a live change before the seats exist lands here
         self._faults = Faults(config.faults, config.seed, clock, self._stop)
         # external: partitions come from outside (a fleet's driver) through self.inbox
-        self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining) if external else None
-        self._queue: Queue = self.inbox or WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop,
-                                              self.controller.snapshot)
+        self.inbox: Inbox | None = None
+        self._own: WorkQueue | None = None  # a one-host run's own sectors (none on a fleet host)
+        queue: Queue
+        if external:
+            queue = self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining)
+        else:
+            queue = self._own = WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop,
+                                          self.controller.snapshot)
+        self._queue = queue  # what the workers take from
         self._startup = StartupSteps(self.emit, clock)
         self.jobs = JobBoard()  # cancel / requeue flags the partitions' flow reads
         self.host_ram = HostRam(self.emit, clock, self._stop, lambda: self.controller.snapshot().host_ram_budget)
@@ -142,20 +148,24 @@ class Engine(RunHandle):
     def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None,
                       **job: Any) -> int:
         """`job`: a cuzk job's instances, priority and on_proof (WorkQueue.submit_sector)."""
+        if self._own is None:
+            assert self.inbox is not None
+            return self.inbox.submit_sector(partitions, source)  # refused, in words: the fleet places
         if cls is None and not job:
-            return self._queue.submit_sector(partitions, source)
-        return self._queue.submit_sector(partitions, source, cls=cls, **job)
+            return self._own.submit_sector(partitions, source)
+        return self._own.submit_sector(partitions, source, cls=cls, **job)
 
     def serve_only(self) -> None:
         """No sectors of the run's own: it proves what clients submit, until stopped."""
         if self._started:
             raise RuntimeError("serve_only() before start()")
-        self._queue.serve_only()
+        if self._own is None:
+            raise RuntimeError("a fleet host's engine has no sectors of its own to leave out")
+        self._own.serve_only()
 
     def queue_position(self, part: str) -> int | None:
         """Partitions served before `part` while it waits (None: not waiting, or no queue here)."""
-        position = getattr(self._queue, "position", None)
-        return None if position is None else position(part)
+        return None if self._own is None else self._own.position(part)
 
     def set_vram_budget(self, spec: int | str) -> tuple[int, int]:
         """The vram_budget knob's hook: every GPU's room takes the spec through its one door
@@ -258,18 +268,17 @@ class Engine(RunHandle):
                                                  thread_name_prefix="prep")
             flow = PartitionFlow(self.config, self.seats, prover, self.controller, self._faults, self._prep_pool,
                                  self.emit, self.clock, self._stop, self._times(), self.jobs)
-            if self.inbox is None:  # a fleet's driver feeds the inbox; a one-host run queues its own
-                self._queue.top_up()  # a bounded look-ahead; take() tops it up as partitions go
+            if self._own is not None:  # a fleet's driver feeds the inbox; a one-host run queues its own
+                self._own.top_up()  # a bounded look-ahead; take() tops it up as partitions go
             self._health = HealthSampler(self.config.health_sample_s, self.emit, self._stop, self.devices)
             self._health.start()
             self._monitor = Monitor(self.config, self.emit, self.clock, self._stop, self.seats, self._pool,
                                     flow.current)
             self._pool.start(flow)
             self._monitor.thread.start()
-            check_deadlines = getattr(self._queue, "check_deadlines", None)  # a fleet host's inbox has none
             while not self._stop.wait(0.05):
-                if check_deadlines is not None:
-                    check_deadlines()
+                if self._own is not None:  # a fleet host's inbox has no deadlines
+                    self._own.check_deadlines()
                 if self._draining.is_set() and self._queue.inflight == 0:
                     self.request_stop("done (drained)")
         except Stopped:  # a stop asked during start-up (the key set-up checks for it): the stop's reason

@@ -29,7 +29,7 @@ class RecordingError(RuntimeError):
 
 class RecordingHeader(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    kind: Literal["c2tui-recording"] = MAGIC
+    kind: Literal["c2tui-recording"] = "c2tui-recording"  # MAGIC
     schema_version: int = SCHEMA_VERSION
     created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     argv: list[str] = Field(default_factory=list)

@@ -99,9 +99,12 @@ class Controller(KnobFacade):
         return not stop.is_set()
 
     # --- changing ---------------------------------------------------------------------------
-    def set(self, knob: str, value: Any, source: str = "controller", gpu: int | None = None) -> bool:
-        """Set one knob (checked against prover.knobs); True if it changed. With `gpu`, only
+    def set(self, knob: str, value: Any, source: str = "controller", **where: Any) -> bool:
+        """Set one knob (checked against prover.knobs); True if it changed. With `gpu=N`, only
         that GPU's sections (GPU_KNOBS only); without, the host's and every GPU's."""
+        gpu: int | None = where.pop("gpu", None)
+        if where:
+            raise TypeError(f"Controller.set takes gpu=, not {', '.join(where)}")
         if knob not in KNOBS:
             raise ValueError(f"unknown knob {knob!r}; known: {', '.join(KNOBS)}")
         value = KNOBS[knob].check(value)

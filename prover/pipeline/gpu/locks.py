@@ -20,6 +20,7 @@ import threading
 import time
 from collections import deque
 from contextlib import AbstractContextManager, ExitStack, contextmanager
+from types import TracebackType
 from typing import Callable, Iterable, Iterator
 
 from prover import events as ev
@@ -189,10 +190,10 @@ class _Closing:
         self._open = True
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._open:
             self._open = False
-            self._cm.__exit__(*exc)
+            self._cm.__exit__(kind, exc, tb)
 
     def close(self) -> None:
         self.__exit__(None, None, None)

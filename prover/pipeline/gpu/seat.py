@@ -74,8 +74,11 @@ class Seat:
 
     def holders(self, s: SeatSection, held_by: dict[str, int]) -> str:
         """Who held the budget s found no room in, with their sections and locks (vram_holders)."""
-        hs = [Holder(w, n, *self._sitting.get(w, (None, None)), tuple(self.locks.held_by(w)))
-              for w, n in sorted(held_by.items()) if w != s.w]
+        hs = []
+        for w, n in sorted(held_by.items()):
+            if w != s.w:
+                part, mode = self._sitting.get(w, (None, None))
+                hs.append(Holder(w, n, part, mode, tuple(self.locks.held_by(w))))
         return explain(s.knobs.lock_mode, tuple(self.locks.held_by(s.w)), hs,
                        now=self.knobs.snapshot(self.index).lock_mode)
 

@@ -62,7 +62,7 @@ class Placing:
                          {g: dict(b) for g, b in self._busy.items()})
         for cls in BY_PRIORITY:
             first = queues.oldest_t(cls)
-            said = ("", [])
+            said: tuple[str, list[int]] = ("", [])
             if first is not None and now - first >= EXPLAIN_AFTER_S:
                 said = why_waits(cls, view)
             if said != self._said.get(cls, ("", [])):

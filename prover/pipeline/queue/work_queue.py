@@ -4,6 +4,7 @@ sectors' deadlines and the operators' cordons."""
 from __future__ import annotations
 
 import threading
+from functools import partial
 from typing import Any, Callable
 
 from prover import events as ev
@@ -81,7 +82,7 @@ class WorkQueue:
                 pid = f"s{sector}p{i}"
                 p = Partition(id=pid, sector=sector, index=i, instance=self._next_instance if instances is None
                               else instances[i], queued_t=now, cls=pc.name, log2=size.log2, priority=priority,
-                              on_proof=None if on_proof is None else (lambda b, pid=pid: on_proof(pid, b)))
+                              on_proof=None if on_proof is None else partial(on_proof, pid))
                 self._next_instance += instances is None
                 self._queue.append(p)
                 self._emit(ev.PartitionQueued, part=p.id, sector=sector, index=i, proof_class=pc.name)
