@@ -28,7 +28,7 @@ class MemSync(ABC):
     @abstractmethod
     def room(self, s: Section) -> str:
         """Make or wait for a partition's room for a pre-stage under `mem` (two-lock), as the GPU's
-        admission authority grants it: "" when there is room, else why not (the fallback's reason)."""
+        room grants it: "" when there is room, else why not (the fallback's reason)."""
 
 
 class Device(MemSync):

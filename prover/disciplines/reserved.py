@@ -7,7 +7,7 @@ the compute holder, then takes `compute` for the kernels and the free.
 
 Aimed at two-lock + stream under a tight budget: there the pre-stage waits for room inside
 `mem` (bounded, then a fallback), so one waiter holds up every later pre-stage. The slots are
-the GPU's admission authority's (pipeline/gpu/room.py); sections of other disciplines never
+the GPU's room's (pipeline/gpu/room.py); sections of other disciplines never
 share the GPU with slot holders (a switch waits for them to leave), so a slot's room is there.
 """
 from __future__ import annotations

@@ -96,7 +96,7 @@ class Oom(_Ev):
 
 
 class SwitchSettled(_Ev):
-    """A GPU's admission authority let the sections of a new regime (the knobs that decide how
+    """A GPU's room let the sections of a new regime (the knobs that decide how
     sections take room: lock_mode, two-lock's mem_sync and prestage, a budget cut) onto the GPU,
     once every section begun under the regimes before had left it (docs/disciplines.md,
     "Switching"). From here on the GPU runs the new knobs alone."""

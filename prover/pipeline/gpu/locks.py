@@ -12,7 +12,7 @@ live can never deadlock.
 
 `handover(first, then)` holds `first`, and on `next()` takes its place in `then`'s queue
 before letting `first` go: `then` is served in the order `first` was (two-lock's compute in
-mem order, which the admission authority's claims count on).
+mem order, which the room's claims count on).
 """
 from __future__ import annotations
 
