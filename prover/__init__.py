@@ -22,7 +22,8 @@ _EXPORTS = {
     # configuring
     "RunConfig": "prover.config", "FaultsConfig": "prover.config", "ConfigError": "prover.config",
     "load_config": "prover.config", "KNOBS": "prover.knobs", "Knob": "prover.knobs",
-    "parse_switch": "prover.knobs", "KernelSettings": "prover.settings",
+    "parse_switch": "prover.knobs", "parse_knob_set": "prover.knob_set", "knob_set_text": "prover.knob_set",
+    "KernelSettings": "prover.settings",
     # events, recordings, state
     "Phase": "prover.events", "Event": "prover.events", "DashboardState": "prover.fold.model",
     "RecordingWriter": "prover.record", "read_recording": "prover.record", "RecordingError": "prover.record",
@@ -74,6 +75,8 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.knobs import KNOBS as KNOBS
     from prover.knobs import Knob as Knob
     from prover.knobs import parse_switch as parse_switch
+    from prover.knob_set import parse_knob_set as parse_knob_set
+    from prover.knob_set import knob_set_text as knob_set_text
     from prover.settings import KernelSettings as KernelSettings
     from prover.events import Phase as Phase
     from prover.events import Event as Event

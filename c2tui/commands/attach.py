@@ -29,7 +29,8 @@ import click
 @click.option("--token-file", default=None, metavar="FILE", help="TCP only: the server's token (or $C2TUI_ATTACH_TOKEN)")
 @click.option("--raw", is_flag=True, help="print the event stream as JSON lines instead of the dashboard")
 @click.option("--send", "send", default=None, metavar="SPEC",
-              help="apply one control (e.g. mem_sync=stream, pause, two-lock) and exit")
+              help="apply one control and exit: a knob set (mem_sync=stream, lock_mode=two-lock,mem_sync=device, "
+                   "two-lock, pause), submit[=CLASS] or a job action (cancel=s3p2, cordon=1)")
 @click.option("--readonly", is_flag=True,
               help="watch only: this client sees everything and can steer nothing (the prover refuses its controls)")
 @click.option("--theme", default=None, help="dark | light | high-contrast  [default: the last one chosen with t, else dark]")

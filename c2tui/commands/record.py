@@ -39,13 +39,14 @@ MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers
 
 
 def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
-    from prover import parse_switch
+    from prover import parse_knob_set
 
     out = []
     for spec in specs:
         at, sep, mode = spec.partition(":")
         if not sep:
-            raise click.BadParameter(f"{spec!r}: use AT:MODE, e.g. 10:two-lock or 20:mem_sync=stream", param_hint="--switch")
+            raise click.BadParameter(f"{spec!r}: use AT:KNOB=VALUE[,KNOB=VALUE...], e.g. 10:two-lock or "
+                                     "20:lock_mode=two-lock,mem_sync=stream", param_hint="--switch")
         try:
             t = float(at)
         except ValueError:
@@ -63,7 +64,7 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 
                 proof_class(value or "c2")
             else:
-                parse_switch(mode)  # a budget's size against the partition is checked when applied
+                parse_knob_set(mode)  # a budget's size against the partition is checked when applied
         except ValueError as exc:
             raise click.BadParameter(f"{spec!r}: {exc}", param_hint="--switch") from None
         out.append((t, mode))
@@ -77,9 +78,10 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 @cluster_option
 @click.option("--duration", type=float, default=None, help="run this many seconds, then let in-flight partitions finish")
 @click.option("--sectors", type=int, default=None, help="prove this many sectors, then stop")
-@click.option("--switch", "switches", multiple=True, metavar="AT:MODE",
-              help=f"at AT seconds apply MODE: {' | '.join(disciplines.names())} | stream | device | pause | resume | "
-                   "KNOB=VALUE, e.g. vram_budget=20GiB (repeatable)")
+@click.option("--switch", "switches", multiple=True, metavar="AT:KNOB=V[,KNOB=V]",
+              help=f"at AT seconds apply a knob set as one change: KNOB=VALUE[,KNOB=VALUE...] (e.g. "
+                   f"5:lock_mode=two-lock,mem_sync=device), a bare value ({' | '.join(disciplines.names())} | stream | "
+                   "device | pause | resume), submit[=CLASS] or a job action (cancel=s3p2, cordon=1); repeatable")
 @click.option("--drain-timeout", type=float, default=120.0, show_default=True,
               help="after --duration, how long in-flight partitions may take to finish")
 @click.option("--quiet", "-q", is_flag=True, help="no progress line, no summary")
@@ -289,5 +291,5 @@ def _rates(s: Any) -> tuple:
     r = s.rates()
     since = () if r.since_change_per_min is None else (f", {r.since_change_per_min:.1f} since change "
                                                        f"({r.since_change_proofs} proofs)",)
-    settling = "settling " if r.settling else ""
+    settling = f"settling {r.window_proofs} of {r.settle_proofs}: " if r.settling else ""
     return (f"  {settling}{r.windowed_per_min:.1f}/min ({r.window_s:g} s, {r.window_proofs} proofs)", *since)

@@ -108,11 +108,29 @@ def fit_lines(util: Line, locks: list[Line], vram: list[Line], lanes: list[Line]
     return out
 
 
+# `o` on a selected GPU: one binding a state, so the footer says what the key does now
+# ("o cordon" while it takes work, "o uncordon" while cordoned); check_action shows the one that applies
+CORDON_BINDINGS = [Binding("o", "cordon", "cordon", tooltip=f"live: {GPU_KEYS['o']} (asks first)"),
+                   Binding("o", "uncordon", "uncordon", tooltip=f"live: {GPU_KEYS['o']} (asks first)")]
+
+
+def cordon_key_applies(app, st, gpu: int | None, action: str) -> bool | None:
+    """check_action for CORDON_BINDINGS: live and steering, and the one for the GPU's state (no
+    GPU selected: cordon)."""
+    if action not in ("cordon", "uncordon"):
+        return True
+    if not can_steer(app):
+        return False
+    cordoned = st is not None and gpu is not None and gpu in st.jobs.cordoned
+    return cordoned == (action == "uncordon")
+
+
 class GpuPanel(StateView, can_focus=True):
-    """Focused (Tab, or a click), it is the selected GPU of a row action: `o` cordons it."""
+    """Focused (Tab, or a click), it is the selected GPU of a row action: `o` cordons it (or
+    uncordons it, and the footer says which)."""
 
     DEFAULT_CSS = "GpuPanel { height: 11; }"
-    BINDINGS = [Binding("o", "cordon", "cordon", tooltip=f"live: {GPU_KEYS['o']} (asks first)")]
+    BINDINGS = [*CORDON_BINDINGS]
 
     def __init__(self, gpu: int, **kw) -> None:
         super().__init__(**kw)
@@ -120,6 +138,7 @@ class GpuPanel(StateView, can_focus=True):
         self.window = 30.0
         self._workers: list[str] = []
         self.fixed_height: int | None = None  # the layout's (c2tui/layout.py); None: every line
+        self._cordoned = False  # as the footer's `o` last said it
 
     def wanted_height(self, st) -> int:
         g = st.gpus.get(self.gpu)
@@ -135,8 +154,12 @@ class GpuPanel(StateView, can_focus=True):
         g = st.gpus.get(self.gpu)
         if g is not None:
             title = title_text(g, self.palette)
-            if self.gpu in st.jobs.cordoned:  # a job action: no new work here, in-flight work finishes
+            cordoned = self.gpu in st.jobs.cordoned
+            if cordoned:  # a job action: no new work here, in-flight work finishes
                 title.append(" CORDONED", style="bold reverse " + self.palette["warn"])
+            if cordoned != self._cordoned:  # the footer's `o`: cordon <-> uncordon
+                self._cordoned = cordoned
+                self.refresh_bindings()
             mark_panel(self, st, title, self.palette)  # its alert thresholds: border colour and why
             self.set_titles(title, subtitle_text(g, self.palette, self.window, max(0, self.size.width - 4) or None, st))
         super().show(st)
@@ -144,8 +167,10 @@ class GpuPanel(StateView, can_focus=True):
     def action_cordon(self) -> None:
         self.app.gpu_action(self.gpu)  # type: ignore[attr-defined]
 
+    action_uncordon = action_cordon  # the confirmation names which, from the GPU's state
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return can_steer(self.app) if action == "cordon" else True
+        return cordon_key_applies(self.app, self.state, self.gpu, action)
 
     def draw(self, st, width: int, height: int) -> list[Line]:
         g = st.gpus.get(self.gpu)

@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Protocol
 
-from prover.knobs import KNOBS, parse_switch
-from prover.pipeline.queue.jobs import ACTIONS as JOB_ACTIONS
+from prover.knob_set import parse_knob_set
+from prover.knobs import KNOBS
 from prover.pipeline.control.controller import Knobs
 from prover.pipeline.control.knob_facade import KnobFacade
+from prover.pipeline.queue.jobs import ACTIONS as JOB_ACTIONS
 from prover.placement import Placement
 
 
@@ -114,12 +115,14 @@ class FleetController(KnobFacade):
         return self._fleet.cordon(gpu, action == "cordon", source)
 
     def apply(self, spec: str, source: str = "switch", target: str | None = None) -> bool:
-        """'single' | 'KNOB=VALUE', optionally prefixed 'h1:' / 'gpu3:' / 'fleet:' (see split_target);
+        """A knob set ('single' | 'KNOB=VALUE[,KNOB=VALUE...]', prover/knob_set.py), optionally prefixed 'h1:' / 'gpu3:' / 'fleet:' (see split_target);
         'cordon=gpu3' / 'uncordon=3' (a job action, fleet-wide GPU number)."""
         name, _, value = spec.partition("=")
         if name.strip().lower() in JOB_ACTIONS:  # a bare "cordon" is told it needs a GPU
             self.job(name.strip().lower(), value, source)
             return True
         t, rest = split_target(spec)
-        knob, value = parse_switch(rest)
-        return self.set(knob, value, source, target if t is None else t)
+        knobs = parse_knob_set(rest)  # every value checked before any is sent
+        with self._fleet.knob_lock:  # the set's knobs go out together, no host spawned or joined between
+            changed = [self.set(k, v, source, target if t is None else t) for k, v in knobs.items()]
+        return any(changed)

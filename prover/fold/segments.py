@@ -26,7 +26,9 @@ from prover.fold.sections import GPU_PHASES, SectionBook
 from prover.fold.world import World
 from prover.knobs import KNOBS
 
-SAME_MOMENT_S = 1e-3  # changes this close together (one `--switch AT:a,b` or a profile) open one segment
+# changes this close together open one segment: a knob set (`--switch AT:a=1,b=2`, an arm) emits its
+# ModeChanges back to back, but a GIL hand-over between them (5 ms, sys.getswitchinterval) can part them
+SAME_MOMENT_S = 0.02
 MAX_SEGMENTS = 500  # the oldest go first (a script flipping a knob all day stays bounded)
 
 

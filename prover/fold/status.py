@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from prover.fold.host_ram import budget_of
 from prover.fold.model import DashboardState
 from prover.fold.parts import GpuState
+from prover.fold.rates import SETTLE_PROOFS
 from prover.fold.segments import typed_knobs
 
 
@@ -69,7 +70,8 @@ class QueueStatus(BaseModel):
 class HostRamStatus(BaseModel):
     used: int
     budget: int = Field(description="host_ram_budget (0: none)")
-    key: int
+    key: int = Field(description="the proving keys' host bytes, circuits apart (as the dashboard's host RAM legend)")
+    circuits: int = Field(0, description="the circuits' bytes (their matrices, held under the keys' owners)")
     pinned: int
     total: int
     workers_holding: int
@@ -85,6 +87,7 @@ class RateStatus(BaseModel):
     ci: tuple[float, float] | None = Field(None, description="95% interval (exact Poisson), per minute")
     span_s: float = Field(description="seconds the rate is over")
     settling: bool = Field(description="fewer proofs than the fold's SETTLE_PROOFS: not yet meaningful")
+    settle_proofs: int = Field(SETTLE_PROOFS, description="the proofs a rate needs to be more than settling")
 
 
 class StatusReport(BaseModel):
@@ -162,7 +165,8 @@ def _host_ram(s: DashboardState) -> HostRamStatus | None:
     h = s.host_ram
     if not h.owners and not h.total:
         return None
-    return HostRamStatus(used=h.used, budget=budget_of(s.knobs), key=h.by_kind()["key"], pinned=h.pinned_bytes,
+    return HostRamStatus(used=h.used, budget=budget_of(s.knobs), key=h.by_kind()["key"] - h.circuits(),
+                         circuits=h.circuits(), pinned=h.pinned_bytes,
                          total=h.total, workers_holding=h.workers_held(), waiting=sorted(h.waiters),
                          modelled=h.modelled)
 

@@ -92,7 +92,9 @@ class Summary(BaseModel):
     duration_s: float
     ended: bool
     end_reason: str | None
-    knobs: dict[str, str | bool | int] = Field(description="typed: booleans and numbers as such")
+    knobs: dict[str, str | bool | int] = Field(description="the knobs at the end (typed: booleans and numbers as such)")
+    knobs_at_start: dict[str, str | bool | int] = Field(
+        default_factory=dict, description="the knobs the run started with (its RunStarted config), typed")
     partitions_ok: int = Field(description="finished with a verified proof")
     partitions_unchecked: int = Field(0, description="finished, proof never verified (not counted as ok)")
     partitions_failed: int
@@ -178,7 +180,7 @@ def summarize(state: DashboardState) -> Summary:
         abandoned=sorted(p.part for p in s.partitions.values() if p.abandoned)[:50],
         backend=s.backend, simulated=s.simulated, profile=s.profile, proved_log2=s.proved_log2,
         modelled_log2=s.modelled_log2, time_scale=scale, duration_s=dur, ended=s.ended, end_reason=s.end_reason,
-        knobs=typed_knobs(s.knobs), partitions_ok=s.partitions_ok, partitions_unchecked=s.partitions_unchecked,
+        knobs=typed_knobs(s.knobs), knobs_at_start=typed_knobs(start_knobs(s)), partitions_ok=s.partitions_ok, partitions_unchecked=s.partitions_unchecked,
         partitions_failed=s.partitions_failed, partitions_cancelled=s.jobs.cancelled,
         proofs_ok=s.proofs_ok, proofs_failed=s.proofs_failed, proofs_unchecked=s.proofs_unchecked,
         all_proofs_verified=(s.proofs_ok > 0 and s.proofs_failed == s.proofs_unchecked == 0
@@ -194,6 +196,12 @@ def summarize(state: DashboardState) -> Summary:
         startup=summarize_startup(s.startup), classes=summarize_queues(s.queues), keys=summarize_keys(s.keys),
         events=s.events, errors=errors[-10:],
         experiments=summarize_experiments(s.experiments))
+
+
+def start_knobs(s: DashboardState) -> dict[str, str]:
+    """The knobs as the run started (its RunStarted config, in the fold's text), in the order
+    the knobs are at the end; a knob the config did not name (an older recording): as at the end."""
+    return {k: str(s.config[k]) if k in s.config else v for k, v in s.knobs.items()}
 
 
 def _host(h: HostState, dur: float) -> HostSummary:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol
 
 from prover import events as ev
+from prover.knob_set import parse_knob_set
 from prover.knobs import KNOBS, parse_switch
 from prover.pipeline.queue.jobs import ACTIONS as JOB_ACTIONS
 from prover.pipeline.control.knob_facade import KnobFacade
@@ -113,20 +114,41 @@ class Controller(KnobFacade):
             return self._set_gpu(knob, value, source, gpu)
         if KNOBS[knob].hook is not None:
             return self._set_by_engine(knob, value, source)
-        with self._lock:
-            self._per_gpu = {g: replace(k, **{knob: value}) for g, k in self._per_gpu.items()}
-            old = getattr(self._knobs, knob)
-            if old == value:
-                changed = False
-            else:
-                self._knobs = replace(self._knobs, **{knob: value})
-                self._emit(ev.ModeChange, knob=knob, old=_s(old), new=_s(value), source=source)
-                changed = True
-        if knob == "paused":
-            (self._resume.clear if value else self._resume.set)()
-        if changed and knob == "workers_per_gpu" and self._engine is not None:
-            self._engine.resize_workers(value)
+        return self._set_plain({knob: value}, source)
+
+    def set_many(self, knobs: dict[str, Any], source: str = "controller") -> bool:
+        """Several knobs as one change (a knob set, prover/knob_set.py): every value checked
+        before any is set, the plain ones swapped under one hold of the lock, so no GPU section
+        begins between them under half the set; their ModeChanges come out together (the fold
+        opens one segment for them). True if any changed."""
+        for k in knobs:
+            if k not in KNOBS:
+                raise ValueError(f"unknown knob {k!r}; known: {', '.join(KNOBS)}")
+        checked = {k: KNOBS[k].check(v) for k, v in knobs.items()}
+        for k, v in checked.items():
+            self._guard(k, v)
+        changed = self._set_plain({k: v for k, v in checked.items() if KNOBS[k].hook is None}, source)
+        for k, v in checked.items():
+            if KNOBS[k].hook is not None:
+                changed = self._set_by_engine(k, v, source) or changed
         return changed
+
+    def _set_plain(self, knobs: dict[str, Any], source: str) -> bool:
+        """Checked knobs the controller holds itself, in one step under the lock."""
+        changed: list[str] = []
+        with self._lock:
+            for knob, value in knobs.items():
+                self._per_gpu = {g: replace(k, **{knob: value}) for g, k in self._per_gpu.items()}
+                old = getattr(self._knobs, knob)
+                if old != value:
+                    self._knobs = replace(self._knobs, **{knob: value})
+                    self._emit(ev.ModeChange, knob=knob, old=_s(old), new=_s(value), source=source)
+                    changed.append(knob)
+        if "paused" in knobs:
+            (self._resume.clear if knobs["paused"] else self._resume.set)()
+        if "workers_per_gpu" in changed and self._engine is not None:
+            self._engine.resize_workers(knobs["workers_per_gpu"])
+        return bool(changed)
 
     def _guard(self, knob: str, value: Any) -> None:
         """The engine's refusal of a value the run cannot go on under (host_ram_budget below
@@ -200,8 +222,9 @@ class Controller(KnobFacade):
             self._engine.request_stop(f"stopped ({source})")
 
     def apply(self, spec: str, source: str = "switch") -> bool:
-        """Apply 'single' | 'two-lock' | 'KNOB=VALUE' (see prover.knobs.parse_switch, e.g.
-        'vram_budget=20GiB') | 'submit[=CLASS]' | 'cancel|requeue|cordon|uncordon=TARGET'."""
+        """Apply a knob set ('single' | 'two-lock' | 'KNOB=VALUE[,KNOB=VALUE...]': prover/knob_set.py,
+        e.g. 'lock_mode=two-lock,mem_sync=device', as one change) | 'submit[=CLASS]' |
+        'cancel|requeue|cordon|uncordon=TARGET'."""
         name, _, value = spec.partition("=")
         if name.strip().lower() in JOB_ACTIONS:  # cancel=s3p2, ...; a bare "cancel" is told it needs a target
             self.job(name.strip().lower(), value, source)
@@ -209,5 +232,4 @@ class Controller(KnobFacade):
         if name.strip().lower() == "submit":  # 'submit' | 'submit=winning': a sector of that class
             self.submit_sector(source=source, cls=value.strip() or None)
             return True
-        knob, parsed = parse_switch(spec)
-        return self.set(knob, parsed, source)
+        return self.set_many(parse_knob_set(spec), source)
