@@ -199,11 +199,8 @@ class RunConfig(BaseModel):
         from prover.device import budget
         from prover.device.profiles import get_profile
 
-        prof = get_profile(self.profile)
-        log2 = self.modelled
-        b = budget.resolve(self.vram_budget, prof, log2)
-        if b is not None:  # "card" on profile native: checked against the device at start
-            budget.check(b, prof, log2, self.vram_budget)
+        # "card" on profile native is checked against the device at start (the room's door)
+        budget.Sizing(get_profile(self.profile), self.modelled).bytes(self.vram_budget)
         return self
 
     # --- derived --------------------------------------------------------------------------

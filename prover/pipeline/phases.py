@@ -3,7 +3,7 @@
 `prover.groth16.phases` (the CPU reference, a module) and `prover.pipeline.nullphases.NullPhases`
 (no math, for bookkeeping benchmarks) implement it. What the GPU section computes goes
 through one seam over them or a device backend (`prover.groth16.compose.GpuCompute`, made in
-pipeline/gpu_load.py), with the same signatures. The engine never needs to know which one it holds.
+pipeline/gpu/compute.py), with the same signatures. The engine never needs to know which one it holds.
 """
 from __future__ import annotations
 

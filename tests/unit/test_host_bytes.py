@@ -13,7 +13,7 @@ from prover import events as ev
 from prover.groth16 import host_bytes
 from prover.groth16 import phases as P
 from prover.groth16 import prep_nb
-from prover.pipeline.host_ram import HostRam, say_fit
+from prover.pipeline.keys.host_ram import HostRam, say_fit
 
 
 @pytest.mark.parametrize("k", [12, 16])

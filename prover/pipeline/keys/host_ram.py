@@ -11,7 +11,7 @@ worker gives its bytes back at its next partition boundary and waits again. Noth
 killed; when not even one worker fits, one is let through anyway (with a warning), or the
 run could not move at all.
 
-Keys (prover/pipeline/key_ring.py) share the budget: the ring holds each hot key's bytes here
+Keys (prover/pipeline/keys/key_ring.py) share the budget: the ring holds each hot key's bytes here
 (owner "key 2^N") under this object's lock, the one lock of host memory. A worker is admitted
 only with room beside it for the largest key that fits at all (`KeyRoom.floor`), so a cold
 key can always be loaded once the unpinned keys are evicted; hot keys beyond that floor are a

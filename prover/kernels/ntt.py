@@ -1,4 +1,6 @@
-"""Host wrappers of the CUDA kernels: the GPU side of the prover's GPU phases.
+"""Host wrappers of the NTT kernels (cuda/ntt.cu): the NTT-H of the GPU section, the NTTs of the
+key set-up, and the element-wise Fr / Fp products the field tests drive. The MSMs are msm.py's,
+the fixed-base multiplications fixed_base.py's.
 
 Formats (project-wide): FrArray = uint64 (n, 4) canonical LE; G1 xy = uint8 (n, 96);
 G2 xy = uint8 (n, 192) (x.c0, x.c1, y.c0, y.c1). Results are bit-identical to prover.field /
@@ -15,9 +17,7 @@ import threading
 import numpy as np
 
 from prover.kernels import loader
-from prover.kernels.cupy_util import _TPB, _as_u32_rows, _cp, _grid, _stream_ctx  # noqa: F401
-# batched fixed-base multiplication (setup of large keys): prover.kernels.fixed_base, re-exported
-from prover.kernels.fixed_base import fixed_base_g1_gpu, fixed_base_g2_gpu  # noqa: F401
+from prover.kernels.cupy_util import _TPB, _as_u32_rows, _cp, _grid, _stream_ctx
 from prover.field.params import FR_MONT_R as FR_R
 from prover.field.params import GENERATOR as FR_GENERATOR
 from prover.field.params import R_MOD, root_of_unity
@@ -293,10 +293,3 @@ def _elementwise(fn, words, a, b, op, stream, ks=None):
         n = da.shape[0]
         _nk(fn, ks)(_grid(n), (_TPB,), (da, db, out, np.uint32(n), np.int32(code)))
         return cp.asnumpy(out.view(cp.uint64).reshape(n, words // 2), stream=stream)
-
-
-# the MSM half lives in msm.py; the launch/read API is re-exported here (one import for callers)
-from prover.kernels.msm import (  # noqa: E402,F401
-    LC0, LCN, MSM_MAX_C_PRE, MSM_VARIANTS, DevicePoints, Pending, ProvingKeyOnDevice, _batch_add_device, _defines, _gk,
-    _msm_device, _num_windows, _points, _to_bytes, batch_add_g1_gpu, batch_add_g2_gpu, batch_add_launch, msm_bytes,
-    msm_g1_gpu, msm_g2_gpu, msm_launch, msm_window_bits, msm_window_bits_precomputed)

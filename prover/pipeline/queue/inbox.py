@@ -13,7 +13,7 @@ from collections import deque
 from typing import Any, Callable
 
 from prover import events as ev
-from prover.pipeline.partition import Partition
+from prover.pipeline.queue.part import Partition
 
 
 class Inbox:

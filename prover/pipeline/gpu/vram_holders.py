@@ -1,6 +1,6 @@
 """Whose VRAM a GPU section found no room in: the words an OOM is explained with.
 
-A switch no longer causes one (pipeline/admission.py keeps the old and new knobs' sections
+A switch no longer causes one (pipeline/gpu/room.py keeps the old and new knobs' sections
 apart, and takes a partition's room whole). An OOM that still happens (injected, a leak, a
 budget below what is held, or a bug in that protocol) is retried by the flow, and its Note
 names the holders: their sections, the knobs those began under, the locks they hold, so an

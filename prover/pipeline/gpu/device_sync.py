@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from prover import events as ev
 from prover.device.base import BaseDevice
-from prover.pipeline.locks import LockSet
+from prover.pipeline.gpu.locks import LockSet
 
 
 def device_sync(emit: Callable[..., Any], clock: Callable[[], float], device: BaseDevice, lockset: LockSet,

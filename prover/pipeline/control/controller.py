@@ -14,8 +14,8 @@ from typing import Any, Callable, Protocol
 from prover import events as ev
 from prover.knob_set import parse_knob_set
 from prover.knobs import KNOBS, parse_switch
-from prover.pipeline.jobs import ACTIONS as JOB_ACTIONS
-from prover.pipeline.knob_facade import KnobFacade
+from prover.pipeline.queue.jobs import ACTIONS as JOB_ACTIONS
+from prover.pipeline.control.knob_facade import KnobFacade
 
 __all__ = ["Controller", "EngineHooks", "Knobs", "parse_switch"]
 
@@ -101,9 +101,12 @@ class Controller(KnobFacade):
         return not stop.is_set()
 
     # --- changing ---------------------------------------------------------------------------
-    def set(self, knob: str, value: Any, source: str = "controller", gpu: int | None = None) -> bool:
-        """Set one knob (checked against prover.knobs); True if it changed. With `gpu`, only
+    def set(self, knob: str, value: Any, source: str = "controller", **where: Any) -> bool:
+        """Set one knob (checked against prover.knobs); True if it changed. With `gpu=N`, only
         that GPU's sections (GPU_KNOBS only); without, the host's and every GPU's."""
+        gpu: int | None = where.pop("gpu", None)
+        if where:
+            raise TypeError(f"Controller.set takes gpu=, not {', '.join(where)}")
         if knob not in KNOBS:
             raise ValueError(f"unknown knob {knob!r}; known: {', '.join(KNOBS)}")
         value = KNOBS[knob].check(value)
@@ -207,7 +210,7 @@ class Controller(KnobFacade):
         jobs.py); recorded as JobAction with its source. ValueError when there is nothing to act on."""
         if self._engine is None:
             raise RuntimeError("controller is not attached to an engine")
-        from prover.pipeline.jobs import parse_target
+        from prover.pipeline.queue.jobs import parse_target
 
         kind, key = parse_target(action, target)
         detail = self._engine.job_action(action, target, source)

@@ -1,7 +1,7 @@
 """The key ring: the circuits and proving keys of a run, one per size (prover/classes.py gives
 each proof class its size), each `cold` (in the key cache only, or not set up yet), `loading`
 (read from the cache or set up, with progress) or `hot` (in host RAM, and on CUDA its device
-copies), under the host-RAM budget (prover/pipeline/host_ram.py).
+copies), under the host-RAM budget (prover/pipeline/keys/host_ram.py).
 
     with ring.use(log2, worker, part) as key:    # key.circuit, key.pk, key.vk; pinned while inside
         ...
@@ -29,8 +29,8 @@ from typing import Any, Callable, Iterator
 from prover import events as ev
 from prover.classes import ClassSize
 from prover.device.base import Stopped
-from prover.pipeline.host_ram import HostRam
-from prover.pipeline.key_load import Report, load_key
+from prover.pipeline.keys.host_ram import HostRam
+from prover.pipeline.keys.key_load import Report, load_key
 
 Emit = Callable[..., Any]
 COLD, LOADING, HOT = "cold", "loading", "hot"

@@ -36,7 +36,8 @@ def observe_setup(report: Report) -> Iterator[LoadDetail]:
     """Report the set-up's (or the cache read's) steps run on this thread inside the block."""
     from prover.groth16 import setup
 
-    ended, out, saved, t0 = [0], LoadDetail(), [False], {}
+    ended, out, saved = [0], LoadDetail(), [False]
+    t0: dict[str, float] = {}
 
     def on_step(name: str, done: bool) -> None:
         saved[0] |= name == "save_keys"

@@ -1,7 +1,7 @@
 """The one-host queue's placement bookkeeping (WorkQueue calls it under its condition): what
 runs where by class, whether a free worker of a GPU may take a class now (the class_gpus knob,
 prover/placement.py, read live from the controller), and why each class waits (QueueWait,
-said when the reason changes; prover/pipeline/queue_why.py)."""
+said when the reason changes; prover/pipeline/queue/queue_why.py)."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -9,7 +9,7 @@ from typing import Any, Callable
 from prover import events as ev
 from prover.classes import BY_PRIORITY
 from prover.placement import Placement, parse
-from prover.pipeline.queue_why import EXPLAIN_AFTER_S, QueueView, why_waits
+from prover.pipeline.queue.queue_why import EXPLAIN_AFTER_S, QueueView, why_waits
 
 
 class Placing:
@@ -62,7 +62,7 @@ class Placing:
                          {g: dict(b) for g, b in self._busy.items()})
         for cls in BY_PRIORITY:
             first = queues.oldest_t(cls)
-            said = ("", [])
+            said: tuple[str, list[int]] = ("", [])
             if first is not None and now - first >= EXPLAIN_AFTER_S:
                 said = why_waits(cls, view)
             if said != self._said.get(cls, ("", [])):

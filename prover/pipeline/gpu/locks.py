@@ -12,7 +12,7 @@ live can never deadlock.
 
 `handover(first, then)` holds `first`, and on `next()` takes its place in `then`'s queue
 before letting `first` go: `then` is served in the order `first` was (two-lock's compute in
-mem order, which the admission authority's claims count on).
+mem order, which the room's claims count on).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import threading
 import time
 from collections import deque
 from contextlib import AbstractContextManager, ExitStack, contextmanager
+from types import TracebackType
 from typing import Callable, Iterable, Iterator
 
 from prover import events as ev
@@ -189,10 +190,10 @@ class _Closing:
         self._open = True
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._open:
             self._open = False
-            self._cm.__exit__(*exc)
+            self._cm.__exit__(kind, exc, tb)
 
     def close(self) -> None:
         self.__exit__(None, None, None)
