@@ -1,5 +1,5 @@
 """What one worker holds on the host for its partition, by name, as the host RAM accounting
-counts it (prover/pipeline/host_ram.py) and the start-up line says it:
+counts it (prover/pipeline/keys/host_ram.py) and the start-up line says it:
 
     witness  z (32 B a variable, reused) and its density classes (1 B a variable)
     abc      a = A.z, b = B.z, c = C.z (3 x 32 B a row of the 2^k domain), while the host builds
