@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, str] = {
     "compare": "compare",
     "prove": "prove",
     "verify": "verify",
+    "cuzk-proof": "cuzk_proof",  # a cuzk job's proof bytes laid out for verify (prover/cuzk)
     "export": "export",
     "serve": "serve",
     "attach": "attach",

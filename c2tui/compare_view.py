@@ -26,10 +26,25 @@ def _rate(x: float | None) -> str:
 def _run_line(r: ComparedRun) -> Text:
     sm = r.summary
     kind = "SIMULATED" if sm.simulated else "native"
-    knobs = ", ".join(f"{k}={on_off(v)}" for k, v in sm.knobs.items() if k in ("lock_mode", "mem_sync", "workers_per_gpu"))
     return Text.assemble((f"{r.label}  ", "bold"), f"{r.file}: {sm.backend} ({kind}), profile {sm.profile}, proved "
-                         f"2^{sm.proved_log2}, modelled 2^{sm.modelled_log2}, {len(sm.gpus)} GPU(s), {knobs}; "
+                         f"2^{sm.proved_log2}, modelled 2^{sm.modelled_log2}, {len(sm.gpus)} GPU(s), {knob_words(sm)}; "
                          f"anchor at {r.anchor_t:.1f} s of {r.end_t:.1f} s")
+
+
+MAIN_KNOBS = ("lock_mode", "mem_sync", "workers_per_gpu")
+
+
+def knob_words(sm: Summary) -> str:
+    """"knobs lock_mode=two-lock, ..." where they never changed; else "knobs at the start ...,
+    at the end ... (N changes)": the end's alone read as the run's knobs."""
+    def main(knobs: dict) -> str:
+        return ", ".join(f"{k}={on_off(knobs[k])}" for k in MAIN_KNOBS if k in knobs)
+
+    start = sm.knobs_at_start or sm.knobs
+    changes = sum(1 for sg in sm.segments if sg.change)
+    if not changes and main(start) == main(sm.knobs):
+        return f"knobs {main(sm.knobs)}"
+    return f"knobs at the start {main(start)}, at the end {main(sm.knobs)} ({changes} change{'s' if changes != 1 else ''})"
 
 
 def _said(s: Summary) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 WIDE = 150
 PANEL_W = 60  # a GPU panel's least useful width: lock lanes and a 50-cell timeline
 PANEL_CHROME = 2  # border
-PANEL_FIXED = 5  # util, mem, compute, VRAM bar, its legend
+PANEL_FIXED = 6  # util, pace, mem, compute, VRAM bar, its legend
 PANEL_MIN = PANEL_CHROME + 4  # mem, compute, VRAM bar, one lane (the rest: "+N more")
 HISTORY_MIN, SEGMENTS_MIN, PARTITIONS_MIN, EVENTS_MIN = 5, 4, 7, 5
 EVENTS_WANT = 10
@@ -64,6 +64,10 @@ def plan(width: int, height: int, *, ngpu: int, lanes: int, segments: int, histo
     cols = max(1, min(ngpu, ((width - history_w - 1) if wide else width) // PANEL_W))
     rows = -(-ngpu // cols)
     full, hist_want, seg_want = panel_full(lanes), history_want(ngpu), 3 + max(1, segments)
+    # after a switch the least is the segment before and the one running (issue 44: the running
+    # one alone is empty right after a switch, and the before was off screen below 200 columns);
+    # `h` asked for the history: its rows first (the header still says before and since)
+    seg_least = SEGMENTS_MIN + (1 if segments > 1 and not history_first else 0)
     show = {"hist": True, "seg": True, "ev": not history_first}
     parts_min = 0 if history_first else PARTITIONS_MIN
     # the panels never take more than TOP_SHARE of the height: past it they scroll (the
@@ -75,7 +79,7 @@ def plan(width: int, height: int, *, ngpu: int, lanes: int, segments: int, histo
         hist = HISTORY_MIN if show["hist"] else 0
         top = max(gpus_least, hist) if wide else gpus_least + hist
         ev = EVENTS_MIN if show["ev"] and not wide else 0
-        return top + (SEGMENTS_MIN if show["seg"] else 0) + parts_min + ev
+        return top + (seg_least if show["seg"] else 0) + parts_min + ev
 
     for name in ("seg", "ev") if history_first else ("hist", "seg", "ev"):  # the least needed go first while the least does not fit
         if least() <= height:
@@ -98,7 +102,7 @@ def plan(width: int, height: int, *, ngpu: int, lanes: int, segments: int, histo
         want = max(min(rows * full, cap), min(hist_want, HISTORY_BAND, cap) if show["hist"] else 0)
         band = grow(max(gpus_h, history_h), want)
         gpus_h, history_h = band, (band if show["hist"] else 0)
-    segments_h = SEGMENTS_MIN if show["seg"] else 0
+    segments_h = seg_least if show["seg"] else 0
     if history_first:  # asked for: the history before the panels grow
         history_h = grow(history_h, hist_want)
     if not wide:  # stacked: the panels, then every segment (what each switch did), then the history

@@ -15,21 +15,33 @@ def words(name: str) -> str:
 
 
 JOB_FORMS = "cancel s3p2 | cancel s3 | requeue s3p2 | cordon 1 | uncordon 1"
+SET_FORM = "lock_mode=two-lock,mem_sync=stream"  # prover/knob_set.py: the one syntax of a knob set
 
 
-def job_spec(text: str) -> str:
-    """The job prompt's text as the controller's spec: "cordon 1" -> "cordon=1" (attach
-    --send's form); "" for nothing typed. ValueError for anything but a job action and its
-    target: the prompt went through the controller's apply, so "single" switched the lock
-    discipline and "cancel" alone was answered "unknown switch 'cancel'; use single | ..."."""
+def prompt_spec(text: str) -> tuple[str, str]:
+    """The `a` prompt's text as the controller's spec and what it is: "cordon 1" ->
+    ("cordon=1", "job action") (attach --send's form); a knob set, in the syntax `--switch`,
+    arms and `attach --send` take ("lock_mode=two-lock,mem_sync=stream", "two-lock") -> its
+    canonical text and "knob change"; ("", "") for nothing typed. ValueError for anything else,
+    naming both forms ("cancel" alone was once answered "unknown switch 'cancel'; use single | ...")."""
+    from prover import knob_set_text, parse_knob_set
+
     parts = text.split()
     if not parts:
-        return ""
-    action = parts[0].lower()
-    if action not in JOB_ACTIONS or len(parts) != 2:
-        raise ValueError(f"job action {text.strip()!r}: type one of {JOB_FORMS}")
-    parse_target(action, parts[1])  # names what the target should look like
-    return f"{action}={parts[1]}"
+        return "", ""
+    action = parts[0].lower().partition("=")[0]
+    if action in JOB_ACTIONS:
+        target = text.strip()[len(action):].strip(" =")
+        if not target or len(target.split()) != 1:
+            raise ValueError(f"job action {text.strip()!r}: type one of {JOB_FORMS}")
+        parse_target(action, target)  # names what the target should look like
+        return f"{action}={target}", "job action"
+    try:
+        return knob_set_text(parse_knob_set(text.strip())), "knob change"
+    except ValueError as exc:
+        if "=" in text or "," in text:  # meant as a knob set: its own words
+            raise
+        raise ValueError(f"{text.strip()!r}: type a job action ({JOB_FORMS}) or a knob set ({SET_FORM})") from exc
 
 
 class LiveControls:
@@ -109,22 +121,23 @@ class LiveControls:
         self._control("submit_sector")
 
     def action_job(self) -> None:
-        """A job action typed in a prompt: cancel s3p2 | cancel s3 | requeue s3p2 | cordon 1 | uncordon 1."""
+        """A job action (cancel s3p2 | cancel s3 | requeue s3p2 | cordon 1 | uncordon 1) or a knob
+        set (lock_mode=two-lock,mem_sync=stream: one change) typed in a prompt."""
         from c2tui.widgets.filter_prompt import FilterPrompt
 
         def done(text: str | None) -> None:
             try:
-                spec = job_spec(text or "")
-            except ValueError as exc:  # said here: the prompt takes job actions only
+                spec, what = prompt_spec(text or "")
+            except ValueError as exc:  # said here, in one line naming the forms
                 self.notify(str(exc), severity="error")
                 return
             if spec:
-                self._control("apply", spec, what="job action")
+                self._control("apply", spec, what=what)
 
         from c2tui.row_actions import prompt_forms
 
         forms = prompt_forms(self.state) or JOB_FORMS  # what exists now (a row action: Tab, ↑ ↓, c x r o)
-        self.push_screen(FilterPrompt("job action (through the controller, recorded as key)", "", forms), done)
+        self.push_screen(FilterPrompt(f"job action, or knob set like {SET_FORM} (recorded as key)", "", forms), done)
 
     def row_action(self, part: str, key: str) -> None:
         """A row action on a selected partition (c2tui/row_actions.py): asks, naming what it will

@@ -43,7 +43,9 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
 class Source(Protocol):
     kind: str
-    controller: Any
+
+    @property
+    def controller(self) -> Any: ...  # read-only: a source's controller is fixed at its start
 
     def start(self) -> None: ...
     def stop(self) -> None: ...

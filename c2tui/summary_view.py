@@ -35,9 +35,35 @@ def _gib(n: int) -> str:
 
 def _knob(name: str, v: Any) -> str:
     k = KNOBS.get(name)
-    if k is not None and k.parse_value is not None and isinstance(v, int):  # a budget in bytes: as it reads
-        return k.show(v)
+    if k is not None and k.parse_value is not None and not isinstance(v, bool):  # a budget, a placement: as it reads
+        try:
+            return k.show(v)
+        except (TypeError, ValueError):  # a value the knob no longer reads: as recorded
+            return str(v)
     return on_off(v)
+
+
+def knob_list(knobs: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={_knob(k, v)}" for k, v in knobs.items())
+
+
+CHANGES_SHOWN = 6  # the knob changes listed between the start and the end; the segments table has them all
+
+
+def knobs_lines(sm: Summary) -> str:
+    """"knobs at the start: ...", the changes between (when, what, from whom) and "at the end: ...";
+    one line "knobs (unchanged)" where nothing changed. A run started with --lock-mode reserved
+    and changed by attach read `knobs: lock_mode=single`, the end's alone, not said so."""
+    start = sm.knobs_at_start or sm.knobs
+    changes = [f"{sg.t0:.1f} s {sg.change}" for sg in sm.segments if sg.change]
+    if start == sm.knobs and not changes:
+        return f"knobs (unchanged through the run): {knob_list(sm.knobs)}\n"
+    more = f"; +{len(changes) - CHANGES_SHOWN} more (segments below)" if len(changes) > CHANGES_SHOWN else ""
+    between = "; ".join(changes[:CHANGES_SHOWN]) + more if changes else "none recorded"
+    moved = [k for k in sm.knobs if start.get(k) != sm.knobs[k]]
+    return (f"knobs at the start: {knob_list(start)}\n"
+            f"changes ({len(changes)}): {between}\n"
+            f"knobs at the end: {knob_list(sm.knobs)}" + (f" (changed: {', '.join(moved)})" if moved else "") + "\n")
 
 
 def _host_ram_line(sm: Summary) -> str:
@@ -158,8 +184,8 @@ def _head(sm: Summary) -> Text:
         (f"c2tui run summary{sim}\n", "bold"),
         f"backend {sm.backend}, profile {sm.profile}, proved 2^{sm.proved_log2}, modelled 2^{sm.modelled_log2}, "
         f"time scale {sm.time_scale:g}, {sm.duration_s:.1f} s, ended: {sm.end_reason or 'no (recording cut short)'}\n",
-        "knobs: " + ", ".join(f"{k}={_knob(k, v)}" for k, v in sm.knobs.items()) + "\n",
     )
+    head.append(knobs_lines(sm))
     abandoned = ""
     if sm.partitions_abandoned:
         ids = " ".join(sm.abandoned[:8]) + (" ..." if len(sm.abandoned) > 8 else "")
@@ -173,6 +199,9 @@ def _head(sm: Summary) -> Text:
         f"{abandoned}" + (f", cancelled {sm.partitions_cancelled}" if sm.partitions_cancelled else "")
         + f"; proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ",
         verdict(sm), "\n", _rates_line(sm)))
+    for g in sm.gpus:  # what set the pace (prover's pace concept), in its own words
+        if g.pace is not None:
+            head.append(f"\npace gpu{g.gpu} over the run: {g.pace.sentence()}")
     return head
 
 

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     # running
     "Engine": "prover.pipeline.engine", "BackendError": "prover.pipeline.engine",
-    "Controller": "prover.pipeline.controller", "Knobs": "prover.pipeline.controller",
+    "Controller": "prover.pipeline.control.controller", "Knobs": "prover.pipeline.control.controller",
     "Phases": "prover.pipeline.phases",
     # configuring
     "RunConfig": "prover.config", "FaultsConfig": "prover.config", "ConfigError": "prover.config",
     "load_config": "prover.config", "KNOBS": "prover.knobs", "Knob": "prover.knobs",
-    "parse_switch": "prover.knobs", "KernelSettings": "prover.settings",
+    "parse_switch": "prover.knobs", "parse_knob_set": "prover.knob_set", "knob_set_text": "prover.knob_set",
+    "KernelSettings": "prover.settings",
     # events, recordings, state
     "Phase": "prover.events", "Event": "prover.events", "DashboardState": "prover.fold.model",
     "RecordingWriter": "prover.record", "read_recording": "prover.record", "RecordingError": "prover.record",
@@ -46,23 +47,26 @@ _EXPORTS = {
     # operators' resources and actions (host RAM, start-up, classes, jobs, status)
     "budget_of": "prover.fold.host_ram", "is_key": "prover.fold.host_ram", "starting": "prover.fold.model",
     "CANCELLED": "prover.fold.jobs",
-    "parse_target": "prover.pipeline.jobs", "proof_class": "prover.classes", "status_of": "prover.fold.status",
+    "parse_target": "prover.pipeline.queue.jobs", "proof_class": "prover.classes", "status_of": "prover.fold.status",
     # proving one circuit outside the engine (c2tui prove / verify)
     "default_cache_dir": "prover.groth16.setup",
     "InputError": "prover.inputs", "open_input": "prover.inputs", "read_input": "prover.inputs",  # bounded reads
+    # cuzk's wire (prover/cuzk, docs/cuzk.md): serve it, watch a cuzk daemon, lay its proofs out
+    "CuzkServer": "prover.cuzk.server", "CuzkPoller": "prover.cuzk.client", "parse_grpc_address": "prover.cuzk.address",
+    "proof_dirs": "prover.cuzk.proof_dir", "ProofDirError": "prover.cuzk.proof_dir", "read_token": "prover.attach.address",
 }
 # whole modules of the surface: the event classes, the Groth16 phases, the proof files
 _MODULES = {"events": "prover.events", "disciplines": "prover.disciplines", "groth16_phases": "prover.groth16.phases", "proof_files": "prover.groth16.export"}
 _MODULES["experiment"] = "prover.experiment"  # experiments and the tuner (c2tui experiment, tune)
 _MODULES["screen"] = "prover.observe.screen"  # the alert thresholds judged on screen (issue 36)
-_RENAMED = {"compare_runs": ("prover.fold.compare", "compare"), "fold_events": ("prover.fold.apply", "fold"), "JOB_ACTIONS": ("prover.pipeline.jobs", "ACTIONS")}
+_RENAMED = {"compare_runs": ("prover.fold.compare", "compare"), "fold_events": ("prover.fold.apply", "fold"), "JOB_ACTIONS": ("prover.pipeline.queue.jobs", "ACTIONS")}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES) + sorted(_RENAMED)
 
 if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the door stays lazy)
     from prover.pipeline.engine import Engine as Engine
     from prover.pipeline.engine import BackendError as BackendError
-    from prover.pipeline.controller import Controller as Controller
-    from prover.pipeline.controller import Knobs as Knobs
+    from prover.pipeline.control.controller import Controller as Controller
+    from prover.pipeline.control.controller import Knobs as Knobs
     from prover.pipeline.phases import Phases as Phases
     from prover.config import RunConfig as RunConfig
     from prover.config import FaultsConfig as FaultsConfig
@@ -71,6 +75,8 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.knobs import KNOBS as KNOBS
     from prover.knobs import Knob as Knob
     from prover.knobs import parse_switch as parse_switch
+    from prover.knob_set import parse_knob_set as parse_knob_set
+    from prover.knob_set import knob_set_text as knob_set_text
     from prover.settings import KernelSettings as KernelSettings
     from prover.events import Phase as Phase
     from prover.events import Event as Event
@@ -116,13 +122,19 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.fold.host_ram import is_key as is_key
     from prover.fold.model import starting as starting
     from prover.fold.jobs import CANCELLED as CANCELLED
-    from prover.pipeline.jobs import parse_target as parse_target
+    from prover.pipeline.queue.jobs import parse_target as parse_target
     from prover.classes import proof_class as proof_class
     from prover.fold.status import status_of as status_of
     from prover.groth16.setup import default_cache_dir as default_cache_dir
     from prover.inputs import InputError as InputError
     from prover.inputs import open_input as open_input
     from prover.inputs import read_input as read_input
+    from prover.cuzk.server import CuzkServer as CuzkServer
+    from prover.cuzk.client import CuzkPoller as CuzkPoller
+    from prover.cuzk.address import parse_grpc_address as parse_grpc_address
+    from prover.cuzk.proof_dir import proof_dirs as proof_dirs
+    from prover.cuzk.proof_dir import ProofDirError as ProofDirError
+    from prover.attach.address import read_token as read_token
     # whole modules
     from prover import events as events
     from prover import disciplines as disciplines
@@ -133,7 +145,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     # renamed
     from prover.fold.compare import compare as compare_runs
     from prover.fold.apply import fold as fold_events
-    from prover.pipeline.jobs import ACTIONS as JOB_ACTIONS
+    from prover.pipeline.queue.jobs import ACTIONS as JOB_ACTIONS
 
 
 def __getattr__(name: str) -> Any:

@@ -79,10 +79,13 @@ class Deferred:
     __slots__ = ("_finish", "_value", "_done")
 
     def __init__(self, finish: Callable[[], Any]) -> None:
-        self._finish, self._value, self._done = finish, None, False
+        self._finish: Callable[[], Any] | None = finish
+        self._value: Any = None
+        self._done = False
 
     def result(self) -> Any:
         if not self._done:
+            assert self._finish is not None  # set until the first result
             self._value, self._done = self._finish(), True
             self._finish = None  # the downloaded data goes with it
         return self._value
@@ -108,7 +111,7 @@ class Ready:
         return lambda: self.value
 
 
-_GROUPS = {"g1": (curve.msm_g1, curve.batch_add_g1, curve.g1_to_bytes, curve.g1_generator, curve.fixed_base_g1,
+_GROUPS: dict[str, tuple[Any, ...]] = {"g1": (curve.msm_g1, curve.batch_add_g1, curve.g1_to_bytes, curve.g1_generator, curve.fixed_base_g1,
                   curve.g1_from_bytes),
            "g2": (curve.msm_g2, curve.batch_add_g2, curve.g2_to_bytes, curve.g2_generator, curve.fixed_base_g2,
                   curve.g2_from_bytes)}
@@ -170,7 +173,8 @@ class _Points:
     __slots__ = ("device", "_host", "_make", "_lock")
 
     def __init__(self, device: Any, host: Callable[[], np.ndarray]) -> None:
-        self.device, self._host, self._make, self._lock = device, None, host, threading.Lock()
+        self.device, self._make, self._lock = device, host, threading.Lock()
+        self._host: np.ndarray | None = None
 
     @property
     def host(self) -> np.ndarray:

@@ -19,19 +19,33 @@ import click
 
 
 @click.command("attach")
-@click.argument("address", metavar="PATH")
+@click.argument("address", metavar="PATH", required=False)
+@click.option("--cuzk", "cuzk", default=None, metavar="ADDR",
+              help="watch a cuzk proving daemon (Curio's; unix:///PATH or HOST:PORT) instead (docs/cuzk.md)")
+@click.option("--status-url", default=None, metavar="URL", help="--cuzk: its HTTP /status (pipelines, workers)")
+@click.option("--steer", is_flag=True, help="--cuzk: let cancel send CancelProof (read-only otherwise)")
+@click.option("--record", "record", default=None, metavar="FILE", help="--cuzk: keep what is watched as a recording")
 @click.option("--name", default=None, help="how this client's controls are recorded (attach:NAME)  [default: user-pid]")
 @click.option("--token-file", default=None, metavar="FILE", help="TCP only: the server's token (or $C2TUI_ATTACH_TOKEN)")
 @click.option("--raw", is_flag=True, help="print the event stream as JSON lines instead of the dashboard")
 @click.option("--send", "send", default=None, metavar="SPEC",
-              help="apply one control (e.g. mem_sync=stream, pause, two-lock) and exit")
+              help="apply one control and exit: a knob set (mem_sync=stream, lock_mode=two-lock,mem_sync=device, "
+                   "two-lock, pause), submit[=CLASS] or a job action (cancel=s3p2, cordon=1)")
 @click.option("--readonly", is_flag=True,
               help="watch only: this client sees everything and can steer nothing (the prover refuses its controls)")
 @click.option("--theme", default=None, help="dark | light | high-contrast  [default: the last one chosen with t, else dark]")
 @click.option("--fps", type=float, default=10.0, show_default=True, help="screen refresh rate (Hz)")
-def command(address: str, name: str | None, token_file: str | None, raw: bool, send: str | None,
-            readonly: bool, theme: str | None, fps: float) -> None:
-    """Attach the dashboard to a running `c2tui record/run --listen PATH`."""
+def command(address: str | None, name: str | None, token_file: str | None, raw: bool, send: str | None,
+            readonly: bool, theme: str | None, fps: float, cuzk: str | None = None, status_url: str | None = None,
+            steer: bool = False, record: str | None = None) -> None:
+    """Attach the dashboard to a running `c2tui record/run --listen PATH` (or a cuzk daemon: --cuzk)."""
+    if cuzk is not None:
+        from c2tui.cuzk_watch import watch_cuzk
+
+        watch_cuzk(cuzk, status_url, steer, record, name, token_file, theme, fps)
+        return
+    if address is None:
+        raise click.UsageError("give the PATH a prover listens on (--listen), or --cuzk ADDR")
     from prover import AttachError
     from prover import AttachClient, RemoteController
 

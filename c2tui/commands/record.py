@@ -28,6 +28,7 @@ from c2tui import outpath
 from c2tui.exits import INVALID, RUN, OutPath, writable_dir
 from c2tui.cluster import cluster_option, make_engine
 from c2tui.listen import listen_options, start_listening
+from c2tui.grpc_options import grpc_options, start_grpc, stop_grpc
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.options import config_from_options, finite, run_options
 from c2tui.startup_view import key_loads, startup_table
@@ -38,13 +39,14 @@ MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers
 
 
 def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
-    from prover import parse_switch
+    from prover import parse_knob_set
 
     out = []
     for spec in specs:
         at, sep, mode = spec.partition(":")
         if not sep:
-            raise click.BadParameter(f"{spec!r}: use AT:MODE, e.g. 10:two-lock or 20:mem_sync=stream", param_hint="--switch")
+            raise click.BadParameter(f"{spec!r}: use AT:KNOB=VALUE[,KNOB=VALUE...], e.g. 10:two-lock or "
+                                     "20:lock_mode=two-lock,mem_sync=stream", param_hint="--switch")
         try:
             t = float(at)
         except ValueError:
@@ -62,7 +64,7 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 
                 proof_class(value or "c2")
             else:
-                parse_switch(mode)  # a budget's size against the partition is checked when applied
+                parse_knob_set(mode)  # a budget's size against the partition is checked when applied
         except ValueError as exc:
             raise click.BadParameter(f"{spec!r}: {exc}", param_hint="--switch") from None
         out.append((t, mode))
@@ -76,15 +78,17 @@ def _parse_switches(specs: tuple[str, ...]) -> list[tuple[float, str]]:
 @cluster_option
 @click.option("--duration", type=float, default=None, help="run this many seconds, then let in-flight partitions finish")
 @click.option("--sectors", type=int, default=None, help="prove this many sectors, then stop")
-@click.option("--switch", "switches", multiple=True, metavar="AT:MODE",
-              help=f"at AT seconds apply MODE: {' | '.join(disciplines.names())} | stream | device | pause | resume | "
-                   "KNOB=VALUE, e.g. vram_budget=20GiB (repeatable)")
+@click.option("--switch", "switches", multiple=True, metavar="AT:KNOB=V[,KNOB=V]",
+              help=f"at AT seconds apply a knob set as one change: KNOB=VALUE[,KNOB=VALUE...] (e.g. "
+                   f"5:lock_mode=two-lock,mem_sync=device), a bare value ({' | '.join(disciplines.names())} | stream | "
+                   "device | pause | resume), submit[=CLASS] or a job action (cancel=s3p2, cordon=1); repeatable")
 @click.option("--drain-timeout", type=float, default=120.0, show_default=True,
               help="after --duration, how long in-flight partitions may take to finish")
 @click.option("--quiet", "-q", is_flag=True, help="no progress line, no summary")
 @click.option("--force", is_flag=True, help="replace --out if it exists")
 @metrics_options
 @listen_options
+@grpc_options
 def command(out: Path, duration: float | None, sectors: int | None, switches: tuple[str, ...], drain_timeout: float,
             quiet: bool, force: bool, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
             listen: str | None, token_file: str | None, cluster: str | None, **kwargs: Any) -> None:
@@ -111,7 +115,8 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # before the file: a busy port leaves none
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
     server = start_listening(engine, listen, token_file, header.model_dump(), kwargs.pop("readonly_token_file", None))
-    writer = _open_writer(out, header, force, server)
+    cuzk = start_grpc(engine, kwargs)  # Curio's cuzk wire (docs/cuzk.md); None without --grpc
+    writer = _open_writer(out, header, force, server, cuzk)
     state = DashboardState()
     slock = threading.Lock()
 
@@ -137,6 +142,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
             _stopping(live, engine)
         finally:
             _close(live, engine, writer, metrics, metrics_linger, server)
+            stop_grpc(cuzk)
     failure = failure or writer.error or getattr(engine, "error", None)
     sys.exit(printed(lambda: _report(out, failure, interrupted, quiet), lambda: _report(out, failure, interrupted, True)))
 
@@ -172,7 +178,7 @@ def _close(live: Any, engine: Any, writer: Any, metrics: Any, linger: float, ser
         server.close("run ended")
 
 
-def _open_writer(out: Path, header: Any, force: bool, server: Any) -> Any:
+def _open_writer(out: Path, header: Any, force: bool, server: Any, cuzk: Any = None) -> Any:
     """The recording's writer; an unwritable file closes the listener and exits (RUN)."""
     from prover import RecordingError, RecordingWriter
 
@@ -181,6 +187,7 @@ def _open_writer(out: Path, header: Any, force: bool, server: Any) -> Any:
     except RecordingError as exc:
         if server is not None:
             server.close()
+        stop_grpc(cuzk)
         click.echo(f"error: {exc}", err=True)
         sys.exit(RUN)
 
@@ -284,5 +291,5 @@ def _rates(s: Any) -> tuple:
     r = s.rates()
     since = () if r.since_change_per_min is None else (f", {r.since_change_per_min:.1f} since change "
                                                        f"({r.since_change_proofs} proofs)",)
-    settling = "settling " if r.settling else ""
+    settling = f"settling {r.window_proofs} of {r.settle_proofs}: " if r.settling else ""
     return (f"  {settling}{r.windowed_per_min:.1f}/min ({r.window_s:g} s, {r.window_proofs} proofs)", *since)

@@ -22,6 +22,7 @@ from c2tui import outpath
 from c2tui.cluster import cluster_option, make_engine
 from c2tui.exits import INVALID, OK, RUN, OutPath, fail
 from c2tui.listen import listen_options, start_listening
+from c2tui.grpc_options import grpc_options, start_grpc, stop_grpc
 from c2tui.options import check_screen, config_from_options, run_options
 from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
 
@@ -40,6 +41,7 @@ from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
               help="on quit: write the full report to this file too")
 @listen_options
 @metrics_options
+@grpc_options
 def command(theme: str | None, fps: float, cluster: str | None, record: Path | None, force: bool, listen: str | None,
             token_file: str | None, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
             summary: str, summary_out: Path | None, **kwargs: Any) -> None:
@@ -67,6 +69,7 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # first: a busy port leaves nothing open
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
     server = start_listening(engine, listen, token_file, header.model_dump(), kwargs.pop("readonly_token_file", None))
+    cuzk = start_grpc(engine, kwargs)  # Curio's cuzk wire (docs/cuzk.md); None without --grpc
     writer = None
     if record is not None:
         try:
@@ -74,6 +77,7 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
         except RecordingError as exc:
             if server is not None:
                 server.close()
+            stop_grpc(cuzk)
             stop_metrics(metrics, 0.0)
             fail(str(exc), RUN)
         engine.add_sink(writer.write)
@@ -87,6 +91,7 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
             engine.stop(timeout=30, reason="interrupted")
         if server is not None:
             server.close("run ended")
+        stop_grpc(cuzk)
         if writer is not None:
             writer.close()
     from c2tui.stop_signals import printed

@@ -40,19 +40,24 @@ def _render(r: Any) -> Any:
         (f"; ENDED ({r.end_reason})" if r.ended else ""), "\n",
         "proofs ", (f"verified {r.proofs['verified']}", "green"), ", ",
         (f"failed {r.proofs['failed']}", "bold red" if r.proofs["failed"] else ""), f", unchecked {r.proofs['unchecked']}",
-        f"; partitions ok {r.partitions['ok']}, failed {r.partitions['failed']}, in flight {r.partitions['in_flight']}, "
-        f"queued {r.partitions['queued']}; fallbacks {r.fallbacks}, OOMs {r.ooms}, stalls {r.stalls}\n",
+        f"; fallbacks {r.fallbacks}, OOMs {r.ooms}, stalls {r.stalls}\n",  # a line each: 120 columns wrapped "stalls"
+        f"partitions ok {r.partitions['ok']}, failed {r.partitions['failed']}, in flight {r.partitions['in_flight']}, "
+        f"queued {r.partitions['queued']}\n",
         "queues: " + ", ".join(f"{c} {q.queued} queued (oldest {q.oldest_queued_s:.1f} s) + {q.in_flight} in flight"
                                for c, q in r.queues.items()) + "\n")
     if r.host_ram is not None:
         h = r.host_ram
-        head.append(f"host RAM {_gib(h.used)} of {_gib(h.budget) if h.budget else 'no budget'} (key {_gib(h.key)}, "
+        key = f"key {_gb(h.key)} + circuits {_gib(h.circuits)}" if h.circuits else f"key {_gib(h.key)}"  # as the dashboard
+        head.append(f"host RAM {_gib(h.used)} of {_gib(h.budget) if h.budget else 'no budget'} ({key}, "
                     f"pinned {_gib(h.pinned)}, {h.workers_holding} workers{'; modelled' if h.modelled else ''})"
                     + (f"; held back: {', '.join(h.waiting)}" if h.waiting else "") + "\n")
     if r.starting or not r.started:
         head.append(starting_line(r) + "\n", style="bold yellow")
     head.append("knobs: " + knob_text(r.knobs) + "\n")
     head.append(rate_line(r) + "\n")
+    for g in r.gpus:  # what sets each GPU's pace now (the dashboard's pace line, in words)
+        if g.pace is not None:
+            head.append(f"pace gpu{g.gpu}: {g.pace.sentence()}\n")
     for line in health_lines(r):  # the GPUs' own health (NVML), the host's CPUs, why classes wait, alerts
         head.append_text(line)
         head.append("\n")
@@ -182,7 +187,8 @@ def exit_of(report: Any) -> int:
 
 def _one_rate(x: Any) -> str:
     ci = "" if x.ci is None else f" [95% {x.ci[0]:.1f}-{x.ci[1]:.1f}]"
-    return f"{'settling: ' if x.settling else ''}{x.per_min:.1f}/min{ci} on {x.proofs} proofs over {x.span_s:.0f} s"
+    settling = f"settling ({x.proofs} of {x.settle_proofs} proofs): " if x.settling else ""
+    return f"{settling}{x.per_min:.1f}/min{ci} on {x.proofs} proofs over {x.span_s:.0f} s"
 
 
 def rate_line(r: Any) -> str:

@@ -128,11 +128,13 @@ def arm_lines(x: Any, pal: Any, width: int) -> list[Line]:
     return lines
 
 
-def render_experiments(experiments: Any, pal: Any, width: int, height: int) -> list[Line]:
-    """Every experiment the view carries, the latest first, as far as `height` goes."""
+def render_experiments(experiments: Any, pal: Any, width: int, height: int, can_start: bool = False) -> list[Line]:
+    """Every experiment the view carries, the latest first, as far as `height` goes; none yet:
+    how to start one (`n` here, where it works: the prover this dashboard runs)."""
     if not experiments:
-        return [Line("no experiment in this run: `c2tui experiment --arm ... --arm ...` runs one "
-                     "(docs/experiment.md)", style=pal["dim"]).truncate(width)]
+        how = ("n starts one here (or c2tui experiment --arm ... --arm ...)" if can_start
+               else "`c2tui experiment --arm ... --arm ...` runs one")
+        return [Line(f"no experiment in this run: {how} (docs/experiment.md)", style=pal["dim"]).truncate(width)]
     lines: list[Line] = []
     for x in reversed(experiments):
         block = [head_line(x, pal).truncate(width, overflow="ellipsis")]
@@ -162,7 +164,9 @@ class ExperimentPanel(StateView):
         super().show(st)
 
     def draw(self, st, width: int, height: int) -> list[Line]:
-        return render_experiments(st.experiments.views(st.t), self.palette, width, height)
+        engine = getattr(self.app, "_engine", lambda: None)()  # where `n` works (ExperimentScreen.check_action)
+        can_start = engine is not None and not getattr(getattr(self.app, "source", None), "readonly", False)
+        return render_experiments(st.experiments.views(st.t), self.palette, width, height, can_start)
 
 
 class ExperimentScreen(Screen[None]):

@@ -1,13 +1,14 @@
 """The overview's host level: one line per fleet host, for when a line per GPU does not fit
 (8 hosts x 8 GPUs is 64 lines, the whole of a 200x60 screen). Each line is a cell per GPU
-(its utilisation, bold while a partition holds compute, in the warn colour while cordoned), then
-the host's sums: compute held, lock waiters, VRAM, done / fallbacks / OOMs."""
+(its utilisation, bold while a partition holds compute; ⊘ while cordoned, and the cordoned GPUs
+named after the cells), then the host's sums: compute held, lock waiters, VRAM, done / fallbacks / OOMs."""
 from __future__ import annotations
 
 from c2tui.widgets.alerts import oom_cell, oom_parts
 from c2tui.widgets.common import SPARK, Line, gib
 
 MAX_CELLS = 16  # GPU cells a host line shows; more are counted after them
+CORDONED_CELL = "⊘"  # a cordoned GPU's cell (it takes no new work)
 
 
 def gpu_cell(g) -> str:
@@ -45,10 +46,16 @@ def live_cells(gs: list, pal, cordoned: set[int]) -> Line:
     ln = Line()
     for g in gs[:MAX_CELLS]:
         held = g.locks.get("compute") is not None and g.locks["compute"].holder is not None
-        style = pal["warn"] if g.gpu in cordoned else ("bold " + pal["ntt_h"]) if held else pal["dim"]
-        ln.append(gpu_cell(g), style=style)
+        if g.gpu in cordoned:  # a mark, not a colour alone
+            ln.append(CORDONED_CELL, style="bold " + pal["warn"])
+            continue
+        ln.append(gpu_cell(g), style=("bold " + pal["ntt_h"]) if held else pal["dim"])
     if len(gs) > MAX_CELLS:
         ln.append(f"+{len(gs) - MAX_CELLS}", style=pal["dim"])
+    mine = sorted(g.gpu for g in gs if g.gpu in cordoned)
+    if mine:  # the GPUs by their numbers, as the GPU lines and panels name them
+        ln.append(" cordoned " + ",".join(f"GPU{i}" for i in mine[:3]) + (" …" if len(mine) > 3 else ""),
+                  style="bold " + pal["warn"])
     utils = [g.util for g in gs if g.util is not None]
     ln.append(f" {100 * sum(utils) / len(utils):4.0f}% " if utils else "    –% ", style="bold")
     held = sum(1 for g in gs if "compute" in g.locks and g.locks["compute"].holder)

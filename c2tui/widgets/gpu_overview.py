@@ -14,9 +14,9 @@ from textual.binding import Binding
 from c2tui.widgets.alerts import oom_cell, oom_parts
 from c2tui.widgets.common import Line, StateView, gib, sparkline
 from c2tui.widgets.fleet_overview import host_lines
-from c2tui.widgets.gpu_panel import GpuPanel
+from c2tui.widgets.gpu_panel import CORDON_BINDINGS, GpuPanel, cordon_key_applies
 from c2tui.widgets.lock_lanes import lock_names
-from c2tui.row_actions import GPU_KEYS, can_steer, step as step_row
+from c2tui.row_actions import step as step_row
 
 WHERE = {"shown": ("on screen", "dim"), "above": ("↑ above: scroll up", "warn"),
          "below": ("↓ below: scroll down", "warn"), "partly": ("◐ partly shown", "dim")}
@@ -37,8 +37,10 @@ DROP_ORDER = ("done", "spark", "fb", "OOM", "VRAM")  # left out in this order wh
 
 def overview_cells(g, pal, width: int, st=None) -> list[tuple[str, Line]]:
     """The line's cells in screen order, each named for DROP_ORDER; each ends in its blank."""
-    cells = [("gpu", Line(f"GPU{g.gpu:<2}", style="bold")),
-             ("util", Line(f"{g.util * 100:4.0f}% " if g.util is not None else "   –% ", style="bold"))]
+    cells = [("gpu", Line(f"GPU{g.gpu:<2}", style="bold"))]
+    if st is not None and g.gpu in st.jobs.cordoned:  # on every line that names the GPU, never left out
+        cells.append(("cordon", Line("CORDONED " if width >= 100 else "cordoned ", style="bold " + pal["warn"])))
+    cells.append(("util", Line(f"{g.util * 100:4.0f}% " if g.util is not None else "   –% ", style="bold")))
     if width >= 100:
         cells.append(("spark", Line(f"{sparkline(g.util_history, 8):<8} ", style=pal["ntt_h"])))
     for name in lock_names(g):
@@ -113,7 +115,7 @@ class GpuOverview(StateView, can_focus=True):
     BINDINGS = [
         Binding("up", "move(-1)", "row", key_display="↑", show=False, tooltip="select a GPU line (for a row action)"),
         Binding("down", "move(1)", "row", key_display="↓", show=False, tooltip="select a GPU line (for a row action)"),
-        Binding("o", "cordon", "cordon", tooltip=f"live: {GPU_KEYS['o']} (asks first)"),
+        *CORDON_BINDINGS,
     ]
     selected: int | None = None  # the GPU a row action acts on (↑ ↓ with focus)
 
@@ -145,6 +147,9 @@ class GpuOverview(StateView, can_focus=True):
 
     def show(self, st) -> None:
         # every new snapshot and every resize of the app comes here (the app redraws)
+        cordoned = self.selected is not None and self.selected in st.jobs.cordoned
+        if self.has_focus and (self.state is None or cordoned != (self.selected in self.state.jobs.cordoned)):
+            self.call_later(self.refresh_bindings)  # the selected GPU was cordoned or uncordoned: the footer's `o`
         self.state = st
         self.locate()
         super().show(st)
@@ -231,6 +236,7 @@ class GpuOverview(StateView, can_focus=True):
         if not rows:
             return
         self.selected = step_row(rows, self.selected, step)
+        self.refresh_bindings()  # the footer's `o`: cordon or uncordon, for this GPU
         self.bring(self.selected)
         self._lines = None
         self.refresh()
@@ -244,8 +250,10 @@ class GpuOverview(StateView, can_focus=True):
             return
         self.app.gpu_action(self.selected)  # type: ignore[attr-defined]
 
+    action_uncordon = action_cordon
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return can_steer(self.app) if action == "cordon" else True
+        return cordon_key_applies(self.app, self.state, self.selected, action)
 
     def on_focus(self) -> None:
         self._lines = None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from c2tui.widgets.alerts import alert_items, oom_line, set_level
 from c2tui.widgets.common import PAUSE, Line, StateView, flow, fmt_clock, truthy
-from c2tui.widgets.rate_text import WIDEST_SINCE, rate_items, short_change  # noqa: F401 - short_change: re-exported
+from c2tui.widgets.rate_text import rate_items, short_change  # noqa: F401 - short_change: re-exported
+from c2tui.widgets.rate_text import stand_ins as rate_stand_ins
 from prover import screen
 
 
@@ -19,7 +20,10 @@ def size_label(st) -> str:
     return f"proved 2^{st.proved_log2} · modelled 2^{st.modelled_log2} ({st.profile})"
 
 
-def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool = False) -> list[Line]:
+def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool = False,
+                 stand_ins: bool = False) -> list[Line]:
+    """The header's items in order; `stand_ins`: then the widest "before" and "since" where no
+    switch has brought them yet (rate_text.stand_ins: the height keeps their room)."""
     k = st.knobs
     items: list[Line] = []
     ident = Line()
@@ -71,23 +75,7 @@ def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool
     items.append(Line.assemble(("t ", pal["dim"]), (fmt_clock(st.t), "bold")))
     if theme:
         items.append(Line.assemble(("theme ", pal["dim"]), (theme, "bold")))
-    return items
-
-
-# room kept for the item a switch brings ("since ..."), as wide as it gets, so the header's height
-# does not change at a switch and move every panel; a pause, stalls or the end may still add a
-# line, once: the height never shrinks at one width
-RESERVED = {"since": WIDEST_SINCE}
-
-
-def reserve(items: list[Line], st) -> list[Line]:
-    """`items` with a stand-in for each of RESERVED that is not there now."""
-    out = list(items)
-    have = {"since": st.rates().since_change_per_min is not None}
-    for name, text in RESERVED.items():
-        if not have[name]:
-            out.append(Line(text))
-    return out
+    return items + (rate_stand_ins(st, compact) if stand_ins else [])
 
 
 class HeaderBar(StateView):
@@ -96,19 +84,19 @@ class HeaderBar(StateView):
     source_label: str = ""
     _kept: tuple[int, int] = (0, 0)  # (width, lines): never fewer lines at one width
 
-    def _items(self, st) -> list[Line]:
+    def _items(self, st, stand_ins: bool = False) -> list[Line]:
         # the theme's name costs a line at 80 columns; `t` and the help name it there
         wide = self.app.size.width >= 120
         theme = getattr(self.app, "theme_name", "") if wide else ""
-        return header_items(st, self.palette, self.source_label, theme, compact=not wide)
+        return header_items(st, self.palette, self.source_label, theme, compact=not wide, stand_ins=stand_ins)
 
     def wanted_height(self, state) -> int:
         """Fixed for a width: the lines the items take with room kept for those that come and
-        go (RESERVED), and never fewer than it has taken at this width."""
+        go (rate_text.stand_ins), and never fewer than it has taken at this width."""
         # before the first layout: the screen's width less this bar's padding (0 1), not the
         # bordered panels' 4, or the first frame wraps one item too early
         width = self.content_size.width or max(20, self.app.size.width - 2)
-        n = len(flow(reserve(self._items(state), state), width))
+        n = len(flow(self._items(state, stand_ins=True), width))
         kept_w, kept_n = self._kept
         self._kept = (width, max(n, kept_n) if kept_w == width else n)
         return self._kept[1]

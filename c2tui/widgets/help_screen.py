@@ -25,8 +25,9 @@ def live_keys() -> list[tuple[str, str]]:
     """The knobs' keys and help (prover.knobs, read when the screen opens), then submitting."""
     return [k.key_row() for k in KNOBS.values() if k.keys] + [("n", "submit a new sector"),
                                                                   ("W", "submit a WinningPoSt sector (served first)"),
-                                                                  ("a", "job action: cancel s3p2 / s3, requeue s3p2, "
-                                                                        "cordon / uncordon 1")]
+                                                                  ("a", "job action (cancel s3p2 / s3, requeue s3p2, "
+                                                                        "cordon / uncordon 1) or knob set "
+                                                                        "(lock_mode=two-lock,mem_sync=stream)")]
 
 
 REPLAY_KEYS = [
@@ -51,7 +52,9 @@ def binding_rows(bindings) -> list[tuple[str, str]]:
     """(keys, what) for a widget's own bindings: read from the widget, never listed twice."""
     rows: dict[str, list[str]] = {}
     for b in bindings:
-        rows.setdefault(b.tooltip or b.description, []).append(b.key_display or b.key)
+        keys = rows.setdefault(b.tooltip or b.description, [])
+        if (b.key_display or b.key) not in keys:  # one key bound twice (o: cordon / uncordon) is one row
+            keys.append(b.key_display or b.key)
     return [(" ".join(keys), what) for what, keys in rows.items()]
 
 
@@ -121,8 +124,10 @@ def kernel_section(kernels: dict) -> list[tuple[str, list[tuple[str, str]]]]:
         return []
     from prover import on_off
 
-    rows = [(f"kernels.{k}", "none" if v is None or v == "" else on_off(v)) for k, v in kernels.items()]
-    return [("Kernel settings in force (this run)", rows)]
+    # the names bare, the table named in the title: "kernels.msm_affine_rounds" is 25 cells, past
+    # KEY_MAX, and folded as "kernels.msm_affine_round" / "s"
+    rows = [(k, "none" if v is None or v == "" else on_off(v)) for k, v in kernels.items()]
+    return [("Kernel settings in force (this run; [kernels] in the TOML, c2tui config --show)", rows)]
 
 
 KEY_MAX = 24  # a longer key folds; wider would starve the descriptions at 80 columns

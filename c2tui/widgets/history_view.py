@@ -78,7 +78,10 @@ RUN_ROWS = (("rate", "fb", "oom", "held"), ("rate", "fb"), ("rate",))
 
 
 def short_mark(m) -> str:
-    """A knob change as a few cells: "mem_sync→stream", "gpu1 lock_mode→single"."""
+    """A knob change as a few cells: "mem_sync→stream", "gpu1 lock_mode→single"; the changes of
+    one column (a knob set: `--switch 5:lock_mode=two-lock,mem_sync=device`) joined by commas."""
+    if isinstance(m, tuple):
+        return ",".join(short_mark(x) for x in m)
     knob = m.knob.replace("workers_per_gpu", "workers")
     new = {"True": "on", "False": "off"}.get(str(m.new), str(m.new))
     return f"{'' if m.gpu is None else f'gpu{m.gpu} '}{knob}→{new}"
@@ -86,7 +89,8 @@ def short_mark(m) -> str:
 
 def mark_columns(shown: list, marks, cols: int) -> dict[int, object]:
     """The chart column of each knob change inside the shown points (right-aligned in `cols`):
-    a point closes the bucket (t - step, t], so a change marks the first point at or after it."""
+    a point closes the bucket (t - step, t], so a change marks the first point at or after it;
+    several in one column make a tuple."""
     pad = cols - len(shown)
     out: dict[int, object] = {}
     if not shown:
@@ -95,7 +99,8 @@ def mark_columns(shown: list, marks, cols: int) -> dict[int, object]:
         if m.t > shown[-1].t or m.t <= shown[0].t - (shown[1].t - shown[0].t if len(shown) > 1 else 0):
             continue  # after the last closed bucket, or before the span shown
         i = next(k for k, p in enumerate(shown) if p.t >= m.t)
-        out[pad + i] = m
+        had = out.get(pad + i)  # a column's changes are all named (a set's knobs), not the last alone
+        out[pad + i] = m if had is None else (*(had if isinstance(had, tuple) else (had,)), m)
     return out
 
 

@@ -5,13 +5,15 @@ pre-staged or fallback, verified or failed. Drawn as Lines so a frame is cheap.
 With focus it sorts (`s`: in flight first, failed first, by GPU, by worker, slowest first)
 and filters (`f` state, `g` GPU, `w` worker; `esc` clears); the border says what applies. `v`
 turns its rows into sectors (c2tui/widgets/sector_rows.py) and back; ↑ ↓ select a row of either
-kind for a row action (c2tui/row_actions.py)."""
+kind for a row action (c2tui/row_actions.py). From the first ↑ ↓ until esc or the focus leaves,
+the rows hold their order (c2tui/widgets/row_hold.py; the title says "order held")."""
 from __future__ import annotations
 
 from textual.binding import Binding
 
 from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_index
 from c2tui.widgets.phase_bar import render_phase_bar, segment_widths
+from c2tui.widgets.row_hold import HELD, RowHold
 from c2tui.widgets.sector_rows import render_sector_rows, sector_rows
 from c2tui.row_actions import KEYS as ROW_KEYS, can_steer, step as step_row
 from prover import CANCELLED
@@ -125,7 +127,9 @@ def current_cell(r: Line, st, p, pal, sync) -> None:
 
 
 def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" = None,
-                selected: str | None = None) -> list[Line]:
+                selected: str | None = None, hold: RowHold | None = None) -> list[Line]:
+    """The header and the rows that fit: the view's order, or the hold's (rows that hold still
+    under a focused cursor, c2tui/widgets/row_hold.py), in a window that keeps `selected` shown."""
     bar_w, show_now, show_tot = _cols(width)
     head = Line(no_wrap=True, style="bold " + pal["dim"])
     head.append(f"{'part':<7}{'gpu':<4}{'worker':<7}")
@@ -138,13 +142,16 @@ def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" =
     head.append(f"{'stage':<10}{'proof':<7}")
     rows = [head]
     view = view or PartitionView()
-    ordered = view.select(st)
+    hold = hold or RowHold(lambda p: p.part)
+    ordered = hold.order(view.select(st), st.partitions.get)
     queued = [p for p in st.partitions.values() if p.done_t is None and not p.phases] if view.plain() else []
     room = max(0, height - 1 - (1 if queued else 0))
-    parts = ordered[:room]
-    if room > 1 and any(p.done_t is None for p in ordered[room:]):  # in-flight rows hidden: a row says how many
-        parts = ordered[:room - 1]
-    hidden = sum(1 for p in ordered[len(parts):] if p.done_t is None)
+    top = hold.window(ordered, selected, room)
+    if room > 1 and any(p.done_t is None for p in ordered[:top] + ordered[top + room:]):
+        top = hold.window(ordered, selected, room - 1)  # in-flight rows hidden: a row says how many
+        room -= 1
+    parts = ordered[top:top + room]
+    hidden = sum(1 for p in ordered[:top] + ordered[top + len(parts):] if p.done_t is None)
     for p in parts:
         r = Line(style="reverse") if p.part == selected else Line()  # the row a row action acts on
         r.append(fit(p.part, 7), style="bold " + (pal["fail"] if failed(p) else ""))
@@ -257,12 +264,15 @@ class PartitionTable(StateView, can_focus=True):
         Binding("f", "cycle_state", "state", tooltip="state filter: " + " → ".join(STATES)),
         Binding("g", "cycle_gpu", "gpu", tooltip="GPU filter: all → each GPU"),
         Binding("w", "cycle_worker", "worker", tooltip="worker filter: all → each worker (of the GPU filtered on)"),
-        Binding("escape", "clear", "all", key_display="esc", tooltip="back to all partitions, in flight first"),
+        Binding("escape", "clear", "all", key_display="esc", tooltip="back to all partitions, in flight first, "
+                "in the live order (drops the selection)"),
         # row actions (c2tui/row_actions.py): a row selected with the arrows, then a key; each asks first
         Binding("v", "toggle_rows", "sectors", tooltip="rows: partitions ↔ sectors (a sector row: c or x "
                 "cancels the sector)"),
-        Binding("up", "move(-1)", "row", key_display="↑", show=False, tooltip="select a row (for a row action)"),
-        Binding("down", "move(1)", "row", key_display="↓", show=False, tooltip="select a row (for a row action)"),
+        Binding("up", "move(-1)", "row", key_display="↑", show=False,
+                tooltip="select a row (for a row action); the rows then hold their order"),
+        Binding("down", "move(1)", "row", key_display="↓", show=False,
+                tooltip="select a row (for a row action); the rows then hold their order"),
         *(Binding(k, f"row('{k}')", what, show=False, tooltip=f"live: {what} (asks first, naming what it does)")
           for k, what in ROW_KEYS.items()),
     ]
@@ -273,18 +283,50 @@ class PartitionTable(StateView, can_focus=True):
         self.selected: str | None = None  # the partition a row action acts on (↑ ↓ with focus)
         self.sectors = False  # `v`: a row per sector instead of per partition
         self.selected_sector: int | None = None  # the sector row a row action acts on
+        # rows that hold still while focused with a row selected (c2tui/widgets/row_hold.py)
+        self.hold: RowHold = RowHold(lambda p: p.part)
+        self.sector_hold: RowHold = RowHold(lambda r: r.sector)
 
     def action_toggle_rows(self) -> None:
         self.sectors = not self.sectors
         self._changed()
 
+    def _rows(self) -> list:
+        """The rows in the order drawn now (the hold's, else live)."""
+        st = self.state
+        if st is None:
+            return []
+        if self.sectors:
+            return self.sector_hold.order(sector_rows(st))
+        return self.hold.order(self.view.select(st), st.partitions.get)
+
     def action_move(self, step: int) -> None:
+        """↑ ↓: the next row in the order on screen; the order holds from the first press on."""
         if self.state is None:
             return
+        rows, hold = self._rows(), (self.sector_hold if self.sectors else self.hold)
+        hold.hold(rows)  # what is on screen now, rows that came since included: nothing moves
         if self.sectors:
-            self.selected_sector = step_row([r.sector for r in sector_rows(self.state)], self.selected_sector, step)
+            self.selected_sector = step_row([r.sector for r in rows], self.selected_sector, step)
         else:
-            self.selected = step_row([p.part for p in self.view.select(self.state)], self.selected, step)
+            self.selected = step_row([p.part for p in rows], self.selected, step)
+        self._changed()
+
+    def on_focus(self) -> None:
+        if self.state is not None and (self.selected_sector if self.sectors else self.selected) is not None:
+            (self.sector_hold if self.sectors else self.hold).hold(self._rows())
+        self._changed()
+
+    def on_blur(self) -> None:
+        self.hold.release()  # unfocused, the table shows the live order (and no selection)
+        self.sector_hold.release()
+        self._changed()
+
+    def _rehold(self) -> None:
+        """A sort or filter asked for: the new order, held again if it was."""
+        if self.hold.held:
+            self.hold.release()
+            self.hold.hold(self.view.select(self.state) if self.state is not None else [])
         self._changed()
 
     def action_row(self, key: str) -> None:
@@ -311,16 +353,20 @@ class PartitionTable(StateView, can_focus=True):
         inflight = sum(1 for p in st.partitions.values() if p.done_t is None and p.phases)
         queued = sum(1 for p in st.partitions.values() if not p.phases and p.done_t is None)
         sub = f"{inflight} in flight · {queued} queued · {st.partitions_ok} ok · {st.partitions_failed} failed"
-        how = self.view.describe()
+        held = (self.sector_hold if self.sectors else self.hold).held and self.has_focus
         if self.sectors:  # the same counts under it: the sectors' rows are made of these partitions
-            self.set_titles(f"Sectors · {len(st.queues.sectors)} unfinished · v partitions", sub)
+            self.set_titles(f"Sectors · {len(st.queues.sectors)} unfinished · v partitions"
+                            + (f" · {HELD}" if held else ""), sub)
             return
+        how = " · ".join(x for x in (self.view.describe(), HELD if held else "") if x)
         self.set_titles(f"Partitions · {how}" if how else "Partitions", sub)
 
     def draw(self, st, width: int, height: int) -> list[Line]:
         if self.sectors:
-            return render_sector_rows(st, self.palette, width, height, self.selected_sector if self.has_focus else None)
-        return render_rows(st, self.palette, width, height, self.view, self.selected if self.has_focus else None)
+            return render_sector_rows(st, self.palette, width, height, self.selected_sector if self.has_focus else None,
+                                      self.sector_hold)
+        return render_rows(st, self.palette, width, height, self.view, self.selected if self.has_focus else None,
+                           self.hold)
 
     def _changed(self) -> None:
         if self.state is not None:
@@ -330,16 +376,16 @@ class PartitionTable(StateView, can_focus=True):
 
     def action_cycle_sort(self) -> None:
         self.view.sort = (self.view.sort + 1) % len(SORTS)
-        self._changed()
+        self._rehold()
 
     def action_cycle_state(self) -> None:
         self.view.state = (self.view.state + 1) % len(STATES)
-        self._changed()
+        self._rehold()
 
     def action_cycle_gpu(self) -> None:
         gpus = sorted(self.state.gpus) if self.state is not None else []
         self.view.gpu = _next(gpus, self.view.gpu)
-        self._changed()
+        self._rehold()
 
     def action_cycle_worker(self) -> None:
         st = self.state
@@ -347,9 +393,12 @@ class PartitionTable(StateView, can_focus=True):
         workers = sorted({p.worker for p in st.partitions.values()
                           if p.worker and (self.view.gpu is None or p.gpu == self.view.gpu)}) if st is not None else []
         self.view.worker = _next(workers, self.view.worker)
-        self._changed()
+        self._rehold()
 
     def action_clear(self) -> None:
         self.view = PartitionView()
-        self.sectors = False  # back to all partitions, as the key says
+        self.sectors = False  # back to all partitions, as the key says, in the live order
+        self.selected = self.selected_sector = None
+        self.hold.release()
+        self.sector_hold.release()
         self._changed()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from c2tui.widgets.common import Line, fmt_secs
+from c2tui.widgets.row_hold import RowHold
 from prover import CANCELLED
 
 STATES = ("done", "running", "queued", "failed", "cancelled")
@@ -112,17 +113,23 @@ def when(r: SectorRow, now: float, pal) -> Line:
     return ln
 
 
-def render_sector_rows(st, pal, width: int, height: int, selected: int | None = None) -> list[Line]:
-    """The header and a row per sector that fits; the unfinished that do not fit are counted."""
+def render_sector_rows(st, pal, width: int, height: int, selected: int | None = None,
+                       hold: RowHold | None = None) -> list[Line]:
+    """The header and a row per sector that fits (the hold's order while a focused row is
+    selected, c2tui/widgets/row_hold.py, in a window that keeps it shown); the unfinished that
+    do not fit are counted."""
     part_w = max(8, min(PARTS_MAX, width - 17 - AGE_W - 18))  # the rest of a wide table stays blank
     head = Line(no_wrap=True, style="bold " + pal["dim"])
     head.append(f"{'sector':<8}{'class':<9}{'partitions':<{part_w}}{'age':<{AGE_W}}deadline")
     rows = [head]
-    all_rows = sector_rows(st)
+    hold = hold or RowHold(lambda r: r.sector)
+    all_rows = hold.order(sector_rows(st))
     room = max(0, height - 1)
-    shown = all_rows[:room]
-    if room > 1 and any(r.done_t is None for r in all_rows[room:]):
-        shown = all_rows[:room - 1]
+    top = hold.window(all_rows, selected, room)
+    if room > 1 and any(r.done_t is None for r in all_rows[:top] + all_rows[top + room:]):
+        room -= 1
+        top = hold.window(all_rows, selected, room)
+    shown = all_rows[top:top + room]
     cells_w = min(BAR_MAX, max((len(r.parts) for r in shown), default=1))
     for r in shown:
         ln = Line(style="reverse") if r.sector == selected else Line()  # the row a row action acts on
@@ -132,7 +139,7 @@ def render_sector_rows(st, pal, width: int, height: int, selected: int | None = 
         ln.append_text(cells).append(" " * (part_w - cells.cell_len))
         ln.append_text(when(r, st.t, pal))
         rows.append(ln.truncate(width, overflow="ellipsis"))
-    hidden = sum(1 for r in all_rows[len(shown):] if r.done_t is None)
+    hidden = sum(1 for r in all_rows[:top] + all_rows[top + len(shown):] if r.done_t is None)
     if hidden:
         rows.append(Line(f"+{hidden} more unfinished sectors", style="bold " + pal["warn"]).truncate(width))
     if not shown:

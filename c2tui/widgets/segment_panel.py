@@ -129,9 +129,10 @@ def render_segments(st, pal, width: int, height: int) -> list[Line]:
         head.append(_cell(c, c.head))
     lines = [head.truncate(width)]
     room = max(1, height - 1)
-    # too many: "+N earlier" and the latest ones (one row only: the current segment alone)
-    shown = rows if len(rows) <= room else rows[-max(1, room - 1):]
-    if len(shown) < len(rows) and room >= 2:
+    # too many: "+N earlier" and the latest ones; two rows: the segment before and the one
+    # running (the title counts them all); one row: the running one alone
+    shown = rows if len(rows) <= room else rows[-(room - 1 if room >= 3 else room):]
+    if len(shown) < len(rows) and room >= 3:
         lines.append(Line(f"+{len(rows) - len(shown)} earlier segments (c2tui summary lists all)",
                           style=pal["dim"]).truncate(width))
     for r in shown:

@@ -59,5 +59,3 @@ class ExperimentEnded(_Ev):
     reason: Text = Field("done", description="done | stopped | interrupted | error: ...")
     result: dict[str, Any] | None = Field(None, description="the results (prover.stats.experiment.ExperimentResult)")
 
-
-EXPERIMENT_EVENTS = (ExperimentStarted, HoldStarted, HoldEnded, ExperimentEnded)

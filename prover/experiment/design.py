@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from prover.knobs import KNOBS, parse_switch
+from prover.knob_set import knob_set_text, parse_knob_set, show as shown
+from prover.knobs import KNOBS
 
 Order = Literal["abab", "blocks"]
 ORDERS: tuple[str, ...] = ("abab", "blocks")
@@ -42,34 +43,22 @@ class Arm(BaseModel):
 
 
 def parse_arm(spec: str) -> Arm:
-    """'lock_mode=two-lock,mem_sync=stream' (or bare values: 'two-lock,stream') -> Arm.
-    ValueError naming the bad knob or value and what it accepts."""
-    items = [x.strip() for x in spec.split(",") if x.strip()]
-    if not items:
+    """'lock_mode=two-lock,mem_sync=stream' (or bare values: 'two-lock,stream') -> Arm: a knob
+    set in the one syntax every surface reads (prover/knob_set.py). ValueError naming the bad
+    knob or value and what it accepts."""
+    if not spec.strip(" ,"):
         raise ValueError(f"arm {spec!r} sets no knob; use KNOB=VALUE[,KNOB=VALUE...], e.g. lock_mode=two-lock,mem_sync=stream")
-    knobs: dict[str, Any] = {}
-    for item in items:
-        name, value = parse_switch(item)  # the vocabulary's one parse: names the allowed values
+    knobs = parse_knob_set(spec)
+    for name in knobs:
         if name in NOT_ARM_KNOBS:
             raise ValueError(f"arm {spec!r}: {name} is not a setting to compare (an arm must run)")
-        if name in knobs and knobs[name] != value:
-            raise ValueError(f"arm {spec!r} sets {name} twice ({knobs[name]} and {value})")
-        knobs[name] = value
-    return Arm(label=",".join(f"{k}={shown(k, v)}" for k, v in knobs.items()), knobs=knobs)
-
-
-def shown(name: str, v: Any) -> str:
-    """A knob's value as a person reads it (on/off, 20 GiB, two-lock)."""
-    k = KNOBS[name]
-    if k.kind is bool:
-        return "on" if v else "off"
-    return k.show(v) if k.parse_value is not None else str(v)
+    return Arm(label=knob_set_text(knobs), knobs=knobs)
 
 
 def arm_of(knobs: dict[str, Any]) -> Arm:
     """An arm from typed knobs (the tuner's candidates), checked like a parsed one."""
     checked = {k: KNOBS[k].check(v) for k, v in knobs.items()}
-    return Arm(label=",".join(f"{k}={shown(k, v)}" for k, v in checked.items()), knobs=checked)
+    return Arm(label=knob_set_text(checked), knobs=checked)
 
 
 class Design(BaseModel):

@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Protocol
 
-from prover.knobs import KNOBS, parse_switch
-from prover.pipeline.jobs import ACTIONS as JOB_ACTIONS
-from prover.pipeline.controller import Knobs
-from prover.pipeline.knob_facade import KnobFacade
+from prover.knob_set import parse_knob_set
+from prover.knobs import KNOBS
+from prover.pipeline.control.controller import Knobs
+from prover.pipeline.control.knob_facade import KnobFacade
+from prover.pipeline.queue.jobs import ACTIONS as JOB_ACTIONS
 from prover.placement import Placement
 
 
@@ -104,7 +105,7 @@ class FleetController(KnobFacade):
         places nothing new there and what is pending there finishes (prover/fleet/scheduler.py);
         recorded as JobAction. cancel / requeue are refused on a fleet: its hosts refuse them
         (the driver owns the queue) and the driver does not do them yet."""
-        from prover.pipeline.jobs import ACTIONS, parse_target
+        from prover.pipeline.queue.jobs import ACTIONS, parse_target
 
         if action not in ACTIONS:
             raise ValueError(f"unknown job action {action!r}; use {', '.join(ACTIONS)}")
@@ -114,12 +115,14 @@ class FleetController(KnobFacade):
         return self._fleet.cordon(gpu, action == "cordon", source)
 
     def apply(self, spec: str, source: str = "switch", target: str | None = None) -> bool:
-        """'single' | 'KNOB=VALUE', optionally prefixed 'h1:' / 'gpu3:' / 'fleet:' (see split_target);
+        """A knob set ('single' | 'KNOB=VALUE[,KNOB=VALUE...]', prover/knob_set.py), optionally prefixed 'h1:' / 'gpu3:' / 'fleet:' (see split_target);
         'cordon=gpu3' / 'uncordon=3' (a job action, fleet-wide GPU number)."""
         name, _, value = spec.partition("=")
         if name.strip().lower() in JOB_ACTIONS:  # a bare "cordon" is told it needs a GPU
             self.job(name.strip().lower(), value, source)
             return True
         t, rest = split_target(spec)
-        knob, value = parse_switch(rest)
-        return self.set(knob, value, source, target if t is None else t)
+        knobs = parse_knob_set(rest)  # every value checked before any is sent
+        with self._fleet.knob_lock:  # the set's knobs go out together, no host spawned or joined between
+            changed = [self.set(k, v, source, target if t is None else t) for k, v in knobs.items()]
+        return any(changed)

@@ -25,14 +25,15 @@ from prover.fold.hosts import HostState
 from prover.fold.jobs import JobsState
 from prover.fold.keys import KeysState
 from prover.fold.ops import OpsState
+from prover.fold.pace import PaceState
 from prover.fold.parts import GpuState, PartitionState, PhaseStats, copy_gpu, copy_part, copy_stats
 from prover.fold.queues import QueueState
 from prover.fold.rates import RATE_WINDOW_S, OkTimes, Rates, first_gpu_t, interval, window_count
-from prover.fold.segments import RunSegment
+from prover.fold.segments import RunSegment, rate_basis
 from prover.fold.startup import StartupState, starting_of
 
 LOG_LINES, RECENT_PARTITIONS = 200, 64
-VIEW_PARTITIONS = 96  # partitions a view carries: every one in flight first, then the latest done
+VIEW_PARTITIONS = 96  # partitions a view carries: every one in flight first, then the latest done (then the rest of their sectors)
 
 
 @dataclass
@@ -82,6 +83,7 @@ class DashboardState:
     history: History = field(init=False)
     experiments: ExperimentsState = field(init=False)  # experiments' arms, counted (view: ExperimentsCopy)
     ops: OpsState = field(init=False)  # the operators' console: OOM outcomes, health, growth, recent counts
+    pace: PaceState = field(init=False)  # what sets each GPU's pace (view: PaceView, read at the fold's time)
 
     tick_at: float = field(default=float("-inf"), init=False, repr=False)  # the next time a concept's tick is due
 
@@ -108,8 +110,8 @@ class DashboardState:
 
     def view(self, partitions: int = VIEW_PARTITIONS) -> "DashboardState":
         """A copy the UI may keep and read while the fold goes on: everything the screen
-        shows, bounded (the recent timeline, `partitions` partitions), at a cost independent
-        of the run's length."""
+        shows, bounded (the recent timeline, `partitions` partitions and the rest of their
+        sectors, at most as many again), at a cost independent of the run's length."""
         c = copy.copy(self)
         c.config, c.knobs = dict(self.config), dict(self.knobs)
         c.gpus = {i: copy_gpu(g, self.t) for i, g in self.gpus.items()}
@@ -118,6 +120,10 @@ class DashboardState:
         done.sort(key=lambda p: p.done_t or 0.0)
         keep = live[:partitions] + done[-max(0, partitions - len(live)):] if partitions > len(live) else live[:partitions]
         keep_ids = {p.part for p in keep}
+        # whole sectors: a sector cut at the bound read "6 of 10" in its row (at most `partitions` more)
+        sectors = {p.sector for p in keep if p.sector >= 0}
+        keep_ids.update([p.part for p in self.partitions.values()
+                         if p.sector in sectors and p.part not in keep_ids][:partitions])
         c.partitions = {k: copy_part(p) for k, p in self.partitions.items() if k in keep_ids}
         c.phase_stats = {k: copy_stats(v) for k, v in self.phase_stats.items()}
         c.log = deque(self.log, maxlen=self.log.maxlen)
@@ -151,17 +157,21 @@ class DashboardState:
         seg = self.segments[-1] if self.segments else None
         since = since_s = since_ci = None
         change, verified = None, 0
+        before = before_ci = None
         if seg is not None and seg.index > 0:
             change = seg.change
             since_s = t - seg.t0
             t0 = max(seg.t0, anchor) if anchor is not None else t
             if t > t0:
-                verified = seg.verified if gpu is None else seg.gpu_verified.get(gpu, 0)
+                verified = seg.own.verified if gpu is None else seg.gpu_verified.get(gpu, 0)
                 since, since_ci = 60.0 * verified / (t - t0), interval(verified, t - t0)
+            if gpu is None and len(self.segments) > 1:  # the switch's before, beside its after
+                before, count, over = rate_basis(self.segments[-2], t)
+                before_ci = interval(count, over)
         return Rates(t=t, window_s=w, windowed_per_min=windowed, window_span_s=span,
                      mean_per_min=60.0 * n / t if t > 0 else 0.0, since_change_per_min=since,
                      since_change_s=since_s, change=change, window_proofs=wn, window_ci=interval(wn, span),
-                     since_change_proofs=verified, since_change_ci=since_ci)
+                     since_change_proofs=verified, since_change_ci=since_ci, before_per_min=before, before_ci=before_ci)
 
     def gpu(self, i: int) -> GpuState:
         if i not in self.gpus:

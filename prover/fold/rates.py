@@ -65,6 +65,10 @@ class Rates:
     window_ci: tuple[float, float] | None = None  # its 95% interval (per minute)
     since_change_proofs: int = 0  # proofs of sections begun since the change
     since_change_ci: tuple[float, float] | None = None
+    # the segment before the last change (the run's rates only): its steady rate, as Segments shows it
+    before_per_min: float | None = None
+    before_ci: tuple[float, float] | None = None
+    settle_proofs: int = SETTLE_PROOFS  # the count below which a rate is "settling" (said on screen)
 
     @property
     def settling(self) -> bool:

@@ -13,7 +13,7 @@ When a section began:
 - its first GPU event (a lock request or grant, a GPU phase, an allocation, a device sync):
   before that it was on the CPU and had read no GPU knob yet;
 - after a switch of a GPU's *regime* (its lock_mode and the knobs its discipline takes room
-  by: two-lock's mem_sync and prestage, prover/pipeline/admission.py), the admission gate lets
+  by: two-lock's mem_sync and prestage, prover/pipeline/gpu/room.py), the admission gate lets
   no new-regime section onto the GPU before every old one has left, and says so with a
   SwitchSettled. Until then a section that shows itself began under the old regime (a
   reserved section that waited for its slot across the switch, say): it is charged to the
@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from prover import events as ev
-from prover.disciplines import get as discipline
+from prover.disciplines import regime as discipline_regime
 
 GPU_PHASES = frozenset({ev.Phase.prestage, ev.Phase.ntt_h, ev.Phase.msm, ev.Phase.b_g2_msm})
 MAX_OPEN = 4096  # sections tracked at once (a recording that never ends its partitions stays bounded)
@@ -60,13 +60,9 @@ def starts_over(e: object) -> str | None:
 
 
 def regime(knobs: dict[str, str]) -> tuple[tuple[str, str], ...]:
-    """A GPU's regime from the fold's knobs (event text), as the admission gate keys its epochs."""
-    mode = knobs.get("lock_mode", "")
-    try:
-        extra = discipline(mode).admission_knobs
-    except ValueError:  # a discipline this build does not know (an older or newer recording)
-        extra = ()
-    return (("lock_mode", mode), *((k, knobs.get(k, "")) for k in extra))
+    """A GPU's regime from the fold's knobs (event text): Discipline.regime, as the GPU's room
+    keys its epochs (a lock_mode this build does not know: its lock_mode alone)."""
+    return discipline_regime(lambda k: knobs.get(k, ""))
 
 
 @dataclass

@@ -12,7 +12,9 @@ from pydantic import BaseModel, Field
 
 from prover.fold.host_ram import budget_of
 from prover.fold.model import DashboardState
+from prover.fold.pace_verdict import Pace
 from prover.fold.parts import GpuState
+from prover.fold.rates import SETTLE_PROOFS
 from prover.fold.segments import typed_knobs
 
 
@@ -55,6 +57,7 @@ class GpuStatus(BaseModel):
     ooms_failed: int = Field(0, description="it ended the attempt")
     cordoned: bool = Field(False, description="takes no new work (a job action); in-flight work finishes")
     health: dict | None = Field(None, description="the latest GpuHealth (NVML; none on a simulated GPU)")
+    pace: Pace | None = Field(None, description="what sets the GPU's pace over the last window (prover/fold/pace.py)")
 
 
 class QueueStatus(BaseModel):
@@ -69,7 +72,8 @@ class QueueStatus(BaseModel):
 class HostRamStatus(BaseModel):
     used: int
     budget: int = Field(description="host_ram_budget (0: none)")
-    key: int
+    key: int = Field(description="the proving keys' host bytes, circuits apart (as the dashboard's host RAM legend)")
+    circuits: int = Field(0, description="the circuits' bytes (their matrices, held under the keys' owners)")
     pinned: int
     total: int
     workers_holding: int
@@ -85,6 +89,7 @@ class RateStatus(BaseModel):
     ci: tuple[float, float] | None = Field(None, description="95% interval (exact Poisson), per minute")
     span_s: float = Field(description="seconds the rate is over")
     settling: bool = Field(description="fewer proofs than the fold's SETTLE_PROOFS: not yet meaningful")
+    settle_proofs: int = Field(SETTLE_PROOFS, description="the proofs a rate needs to be more than settling")
 
 
 class StatusReport(BaseModel):
@@ -144,7 +149,7 @@ def _gpu(s: DashboardState, g: GpuState) -> GpuStatus:
                      locks=_locks(g, s.t), done=g.done, verified=g.verified, fallbacks=g.fallbacks, ooms=g.ooms,
                      cordoned=g.gpu in s.jobs.cordoned, ooms_retried=s.ops.oom_count("retried", g.gpu),
                      ooms_failed=s.ops.oom_count("failed", g.gpu) - s.ops.unsaid_count(g.gpu),
-                     health=_dump(s.ops.health.get(g.gpu)))
+                     health=_dump(s.ops.health.get(g.gpu)), pace=s.pace.readout(g.gpu, s.t))
 
 
 def _queues(s: DashboardState) -> dict[str, QueueStatus]:
@@ -162,7 +167,8 @@ def _host_ram(s: DashboardState) -> HostRamStatus | None:
     h = s.host_ram
     if not h.owners and not h.total:
         return None
-    return HostRamStatus(used=h.used, budget=budget_of(s.knobs), key=h.by_kind()["key"], pinned=h.pinned_bytes,
+    return HostRamStatus(used=h.used, budget=budget_of(s.knobs), key=h.by_kind()["key"] - h.circuits(),
+                         circuits=h.circuits(), pinned=h.pinned_bytes,
                          total=h.total, workers_holding=h.workers_held(), waiting=sorted(h.waiters),
                          modelled=h.modelled)
 

@@ -18,6 +18,7 @@ from prover.fold.host_ram import HostRamSummary, summarize_host_ram
 from prover.fold.hosts import HostState
 from prover.fold.keys import KeysSummary, summarize_keys
 from prover.fold.model import DashboardState
+from prover.fold.pace_verdict import Pace
 from prover.fold.parts import LockState
 from prover.fold.queues import ClassSummary, summarize_queues
 from prover.fold.segments import SegmentSummary, segment_rows, typed_knobs
@@ -66,6 +67,8 @@ class GpuSummary(BaseModel):
     compute: LockSummary
     locks: dict[str, LockSummary] = Field(default_factory=dict, description="every lock the GPU's disciplines declared")
     workers: int
+    pace: Pace | None = Field(None, description="what set the GPU's pace over the run, from its first GPU section "
+                              "(prover/fold/pace.py)")
 
 
 class HostSummary(BaseModel):
@@ -92,7 +95,9 @@ class Summary(BaseModel):
     duration_s: float
     ended: bool
     end_reason: str | None
-    knobs: dict[str, str | bool | int] = Field(description="typed: booleans and numbers as such")
+    knobs: dict[str, str | bool | int] = Field(description="the knobs at the end (typed: booleans and numbers as such)")
+    knobs_at_start: dict[str, str | bool | int] = Field(
+        default_factory=dict, description="the knobs the run started with (its RunStarted config), typed")
     partitions_ok: int = Field(description="finished with a verified proof")
     partitions_unchecked: int = Field(0, description="finished, proof never verified (not counted as ok)")
     partitions_failed: int
@@ -165,7 +170,7 @@ def summarize(state: DashboardState) -> Summary:
             ooms_failed=s.ops.oom_count("failed", i) - s.ops.unsaid_count(i),
             mem=_lock(g.lock("mem")), compute=_lock(g.lock(COMPUTE)),
             locks={n: _lock(lk) for n, lk in g.locks.items()},
-            workers=len(g.workers)))
+            workers=len(g.workers), pace=s.pace.run(i, s.t)))
     errors = [text for (_, level, text, _e) in s.log if level == "error"]
     r = s.rates()
     return Summary(
@@ -178,7 +183,7 @@ def summarize(state: DashboardState) -> Summary:
         abandoned=sorted(p.part for p in s.partitions.values() if p.abandoned)[:50],
         backend=s.backend, simulated=s.simulated, profile=s.profile, proved_log2=s.proved_log2,
         modelled_log2=s.modelled_log2, time_scale=scale, duration_s=dur, ended=s.ended, end_reason=s.end_reason,
-        knobs=typed_knobs(s.knobs), partitions_ok=s.partitions_ok, partitions_unchecked=s.partitions_unchecked,
+        knobs=typed_knobs(s.knobs), knobs_at_start=typed_knobs(start_knobs(s)), partitions_ok=s.partitions_ok, partitions_unchecked=s.partitions_unchecked,
         partitions_failed=s.partitions_failed, partitions_cancelled=s.jobs.cancelled,
         proofs_ok=s.proofs_ok, proofs_failed=s.proofs_failed, proofs_unchecked=s.proofs_unchecked,
         all_proofs_verified=(s.proofs_ok > 0 and s.proofs_failed == s.proofs_unchecked == 0
@@ -194,6 +199,12 @@ def summarize(state: DashboardState) -> Summary:
         startup=summarize_startup(s.startup), classes=summarize_queues(s.queues), keys=summarize_keys(s.keys),
         events=s.events, errors=errors[-10:],
         experiments=summarize_experiments(s.experiments))
+
+
+def start_knobs(s: DashboardState) -> dict[str, str]:
+    """The knobs as the run started (its RunStarted config, in the fold's text), in the order
+    the knobs are at the end; a knob the config did not name (an older recording): as at the end."""
+    return {k: str(s.config[k]) if k in s.config else v for k, v in s.knobs.items()}
 
 
 def _host(h: HostState, dur: float) -> HostSummary:

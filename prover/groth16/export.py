@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
@@ -120,7 +120,10 @@ def g2_from_json(p: list[list[str]]) -> curve.G2:
     return curve.G2.from_xy_bytes_le(_fp_bytes([int(p[0][0]), int(p[0][1]), int(p[1][0]), int(p[1][1])]))
 
 
-def _nonzero(name: str, point: curve.G1 | curve.G2) -> curve.G1 | curve.G2:
+_Point = TypeVar("_Point", curve.G1, curve.G2)
+
+
+def _nonzero(name: str, point: _Point) -> _Point:
     """Groth16 needs these points non-trivial: at infinity the pairing check accepts anything."""
     if point == type(point).identity():
         raise ValueError(f"{name} is the identity (point at infinity), which Groth16 forbids")

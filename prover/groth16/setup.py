@@ -171,7 +171,8 @@ def _fixed(coeffs: fr.FrArray, g2: bool, ks: KernelSettings | None = None) -> np
         except Exception as exc:  # a GPU failure costs time, never the key
             warnings.warn(f"GPU fixed-base failed ({exc}); setting up on the CPU", RuntimeWarning, stacklevel=3)
     out = np.zeros((len(coeffs), nbytes), dtype=np.uint8)
-    out[nz] = (curve.fixed_base_g2 if g2 else curve.fixed_base_g1)(gen, coeffs[nz])
+    out[nz] = curve.fixed_base_g2(curve.g2_generator(), coeffs[nz]) if g2 else \
+        curve.fixed_base_g1(curve.g1_generator(), coeffs[nz])
     return out
 
 

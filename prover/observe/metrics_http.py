@@ -65,7 +65,12 @@ def _server_class(addr: str, port: int) -> type[ThreadingWSGIServer]:
 
 def serve_metrics(registry: CollectorRegistry, port: int, addr: str) -> tuple[ThreadingWSGIServer, threading.Thread]:
     """Serve registry on addr:port from a daemon thread; raises OSError when it cannot bind."""
-    httpd = make_server(addr, port, make_wsgi_app(registry), _server_class(addr, port), handler_class=_QuietHandler)
-    t = threading.Thread(target=httpd.serve_forever, name="metrics-http", daemon=True)
+    return serve_app(make_wsgi_app(registry), port, addr)
+
+
+def serve_app(app: Any, port: int, addr: str, name: str = "metrics-http") -> tuple[ThreadingWSGIServer, threading.Thread]:
+    """Any WSGI app on the same quiet, bounded server (prover/cuzk's /status too)."""
+    httpd = make_server(addr, port, app, _server_class(addr, port), handler_class=_QuietHandler)
+    t = threading.Thread(target=httpd.serve_forever, name=name, daemon=True)
     t.start()
     return httpd, t

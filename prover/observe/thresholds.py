@@ -55,7 +55,15 @@ class Figure:
             return f"{v:.0%}"
         if self.unit == "s":
             return f"{v:.0f} s"
-        return f"{v:g}{self.unit}"
+        return f"{rounded(v)}{self.unit}"
+
+
+def rounded(v: float) -> str:
+    """A figure as a badge says it: whole numbers whole, one decimal from 1 up, two significant
+    digits below ("fallbacks 4.0/min", not 4.04823)."""
+    if v == int(v):
+        return f"{int(v)}"
+    return f"{v:.1f}" if abs(v) >= 1 else f"{v:.2g}"
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ def test_an_embedded_link_made_mid_run_takes_the_knobs_from_the_controller() -> 
     """A dashboard key starts an experiment long after RunStarted: the link's knobs come from
     the controller, its readiness from the fold (prime)."""
     from prover.experiment.link import EmbeddedLink
-    from prover.pipeline.controller import Knobs
+    from prover.pipeline.control.controller import Knobs
 
     class Engine:
         clock = staticmethod(lambda: 100.0)

@@ -46,20 +46,27 @@ async def test_shift_w_submits_winning_and_a_cordons_through_the_controller():
 
 @pytest.mark.slow
 @sync
-async def test_the_job_prompt_takes_job_actions_only_and_names_a_refusal():
-    """The prompt went through the controller's apply: 'single' switched the lock discipline,
-    'cancel' alone was answered "unknown switch 'cancel'; use single | narrow | ...", and a
-    refusal read "the prover refused the apply change". Now the prompt checks its text and
-    a refusal names the job action."""
+async def test_the_job_prompt_takes_job_actions_and_knob_sets_and_names_a_refusal():
+    """The prompt went through the controller's apply: 'cancel' alone was answered "unknown
+    switch 'cancel'; use single | narrow | ...", and a refusal read "the prover refused the
+    apply change". Now it checks its text, names both forms, and takes a knob set in the one
+    syntax `--switch`, arms and `attach --send` take (issue 44): both knobs in one change."""
     app, eng, rec = make(sectors=3, partitions=10)
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: running(app))
-        for text in ("single", "cancel", "frobnicate s1"):
+        await type_job(app, pilot, "lock_mode=reserved,mem_sync=stream")
+        await until(pilot, lambda: app.state.knobs.get("mem_sync") == "stream")
+        got = [e for e in rec.events if isinstance(e, ev.ModeChange)]
+        assert [(e.knob, e.new, e.source) for e in got] == [("lock_mode", "reserved", "key"), ("mem_sync", "stream", "key")]
+        assert len(app.state.segments) == 2 and "lock_mode" in app.state.segments[-1].change \
+            and "mem_sync" in app.state.segments[-1].change  # one change: one segment
+        for text, said in (("cancel", "job action 'cancel': type one of cancel s3p2"),
+                           ("frobnicate s1", "'frobnicate s1': type a job action (cancel s3p2"),
+                           ("lock_mode=two-lock,mem_sync=often", "mem_sync must be one of device, stream")):
             await type_job(app, pilot, text)
-            await until(pilot, lambda: any(f"job action {text!r}: type one of cancel s3p2" in n.message
-                                           for n in app._notifications))
+            await until(pilot, lambda: any(said in n.message for n in app._notifications))
         await type_job(app, pilot, "cancel s999p0")
         said = "the prover refused the job action: cancel: no partition s999p0 queued or in flight"
         await until(pilot, lambda: any(n.message == said for n in app._notifications))
-        assert eng.controller.knobs.lock_mode == "two-lock" and not rec.changes("lock_mode")
+        assert eng.controller.knobs.lock_mode == "reserved" and len(rec.changes("lock_mode")) == 1
         assert not any(isinstance(e, ev.JobAction) for e in rec.events)

@@ -32,10 +32,11 @@ def test_host_lines_sum_each_hosts_gpus_and_count_the_rest():
     done = sum(st.gpus[i].done for i in range(8))
     assert f"done {done} " in lines[0] and "compute " in lines[0]
     assert lines[1] == "+2 more hosts (h1…h2, 16 GPUs)"
-    st.jobs.cordoned.add(1)  # a cordoned GPU's cell is in the warn colour
-    cells = [style for text, style in host_lines(st, PAL, 160, 3, {})[0].parts
-             for ch in text if ch in SPARK + "·"]  # a run of one style may hold several cells
-    assert len(cells) == 8 and cells[1] == "warn" and "warn" not in cells[0] + cells[2]
+    st.jobs.cordoned.add(1)  # a cordoned GPU's cell is ⊘ in the warn colour, and the line names it
+    first = host_lines(st, PAL, 160, 3, {})[0]
+    cells = [(ch, style) for text, style in first.parts for ch in text if ch in SPARK + "·⊘"]  # a run may hold several
+    assert len(cells) == 8 and cells[1] == ("⊘", "bold warn") and "warn" not in cells[0][1] + cells[2][1]
+    assert "cordoned GPU1 " in first.plain
     lost = host_lines(st, PAL, 160, 3, {})[2].plain
     assert " ".join(lost.split()[:8]) == "h2 GPU16-23 lost (actor died); 1 requeued done"
 

@@ -18,7 +18,7 @@ def make_app(recording: Path, at: float) -> DashboardApp:
 
 
 def test_settling_header(snap_compare):
-    """2 s in: the windowed rate rests on 2 proofs, so the header says "settling (2 proofs)"."""
+    """2 s in: the windowed rate rests on 2 proofs, so the header says "settling 2 of 10 proofs in the 30 s window"."""
     assert snap_compare(make_app(SWITCH, at=2.0), terminal_size=(120, 40))
 
 

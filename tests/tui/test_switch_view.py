@@ -48,9 +48,9 @@ def test_header_names_the_window_the_change_and_the_mean(replay):
 
 def test_header_says_settling_until_the_window_holds_enough(replay):
     early = " ".join(ln.plain for ln in header_items(at(replay, 2.0), PAL))
-    assert re.search(r"settling \(\d proofs?\)", early), early  # not a bare rate from 2 proofs
+    assert re.search(r"settling \d of 10 proofs", early), early  # not a bare rate from 2 proofs
     just_after = " ".join(ln.plain for ln in header_items(at(replay, 8.5), PAL))
-    assert re.search(r"since mem_sync→stream \d s ago settling \(\d proofs?\)", just_after), just_after
+    assert re.search(r"since mem_sync→stream \d s ago settling \d of 10 proofs", just_after), just_after
     late = " ".join(ln.plain for ln in header_items(at(replay, 14.0), PAL))
     assert "settling" not in late.split("since")[0]
 

@@ -28,4 +28,4 @@ def test_status_after_start_up_is_healthy_and_names_its_rate_basis():
     r = status_of(fold(evs))
     assert r.started and exit_of(r) == OK
     assert r.rate_window is not None and r.rate_window.settling and r.rate_window.proofs == 0
-    assert "settling: 0.0/min" in rate_line(r) and "on 0 proofs" in rate_line(r)
+    assert "settling (0 of 10 proofs): 0.0/min" in rate_line(r) and "on 0 proofs" in rate_line(r)
