@@ -64,7 +64,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M("the screen's for: 10% late", "prover/observe/screen.py", "    return r.for_s\n", "    return r.for_s * 1.1\n",
       ("tests/observe/test_screen_windows.py",)),
     M("the engine calls every OOM failed", "prover/pipeline/partition.py",
-      'self.oom(exc, "failed" if last else "retried")', 'self.oom(exc, "failed")',
+      '**exc.event("failed" if last else "retried")', '**exc.event("failed")',
       ("tests/pipeline/test_oom_outcome.py",)),
     M("the VRAM-growth warm-up skip removed", "prover/health/vram_growth.py",
       "        if self.marks > self.warmup:", "        if True:",
