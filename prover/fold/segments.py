@@ -238,9 +238,11 @@ def _count(segs: Segments, part: str | None, add: Callable[[Counts], None]) -> R
 def _begin(segs: Segments, e: Any, w: World | None = None) -> None:
     """A section's start, by the one rule (prover/fold/sections.py: section_begun)."""
     got = section_begun(e)
-    if got is None or got[1] is None:
+    if got is None:
         return
     part, gpu, exact = got
+    if gpu is None:
+        return
     if exact:
         segs.book.announce(part, gpu, segs[-1].index)
     else:

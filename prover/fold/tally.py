@@ -205,11 +205,11 @@ def _section(s: Tally, e: Any) -> None:
         s._resolve(k)  # a SectionBegan after a first GPU event (never in the engine's order): it is exact
     if len(s.starts) >= MAX_TRACKED:
         s._resolve(next(iter(s.starts)))
-    counted = s.open is not None and s.open.counts(e.t)
-    s.starts[k] = _Start(len(s.holds) - 1 if counted else -1, e.t, got[2])
-    if counted:
-        s.open.began += 1
-        s.open.pending += 1
+    hold = s.open if s.open is not None and s.open.counts(e.t) else None
+    s.starts[k] = _Start(len(s.holds) - 1 if hold is not None else -1, e.t, got[2])
+    if hold is not None:
+        hold.began += 1
+        hold.pending += 1
         _gap(s, e)
 
 

@@ -170,7 +170,7 @@ def short_settles(holds: list[HoldCount], lags: dict[int, float | None]) -> list
 
 
 def _why_short(arm_holds: list[HoldCount], labels: list[str], lags: dict[int, float | None], window: float) -> str:
-    h = min(arm_holds, key=lambda h: h.settle_s - (lags.get(h.after) or 0.0))  # the shortest against its lag
+    h = min(arm_holds, key=lambda h: h.settle_s - ((lags.get(h.after) if h.after is not None else None) or 0.0))  # the shortest against its lag
     slow = max((i for i in lags if lags[i] is not None), key=lambda i: lags[i] or 0.0)
     settle_to = max(1, math.ceil(PLAN_SETTLE_LAGS * (lags[slow] or 0.0)))
     lag_before = lags.get(h.after) if h.after is not None else None

@@ -111,7 +111,7 @@ def _plan(paces: list[ArmPace], cycles: int, precision: float, settle_s: float |
     lag = max((p.lag_s for p in paces if p.lag_s is not None), default=0.0)
     settle = max(MIN_SETTLE_S, math.ceil(PLAN_SETTLE_LAGS * lag), settle_s or 0.0)
     d = max(D_MIN, min(1.0, max(p.dispersion for p in paces)))
-    window = math.ceil(window_for(paces, cycles, precision, d, level))
+    window: float = math.ceil(window_for(paces, cycles, precision, d, level))
     capped = settle + window > MAX_HOLD_S
     if capped:
         window = max(MIN_WINDOW_S, MAX_HOLD_S - settle)
