@@ -89,10 +89,10 @@ def free_device() -> int:
 
 def drop_plans(keep_log2: int | None = None) -> None:
     """The NTT plans (twiddles, 64 B a row) of other sizes off the device."""
-    from prover.kernels import gpu_phases
+    from prover.kernels import ntt
 
-    for key in [k for k in gpu_phases._plans if keep_log2 is None or k[1] != keep_log2]:
-        del gpu_phases._plans[key]
+    for key in [k for k in ntt._plans if keep_log2 is None or k[1] != keep_log2]:
+        del ntt._plans[key]
 
 
 def check_small(doc: Doc, ks: Any, L: int = 14) -> None:

@@ -4,8 +4,10 @@ embedded, in a thread of its own. Its events go into the engine's stream like th
 the panel, the recording and `summary` show it the same way; at its end the knobs go back.
 
 The prompt takes `c2tui experiment`'s own words: `--arm KNOBS --arm KNOBS [--arm ...] [--cycles
-N] [--hold S] [--settle S] [--design abab|blocks] [--seed N]`; a bad one is refused in one line
-(the design's and the knobs' own messages) and nothing starts. Attached or replaying, nothing
+N] [--hold auto|S] [--settle S] [--precision P] [--design abab|blocks] [--seed N]`, and the same
+plan: `--hold auto` (the default) holds each arm briefly first and sizes the holds from what it
+saw (prover/stats/plan.py), the plan said in the event log before the first hold. A bad one is
+refused in one line (the design's and the knobs' own messages) and nothing starts. Attached or replaying, nothing
 starts here: `c2tui experiment --attach ADDRESS` runs one against a `--listen` prover."""
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-EXAMPLE = "--arm lock_mode=two-lock,mem_sync=stream --arm lock_mode=reserved --cycles 4 --hold 20 --settle 5"
+EXAMPLE = "--arm lock_mode=two-lock,mem_sync=stream --arm lock_mode=reserved --cycles 4 --hold auto --precision 0.2"
+SETTLE_GIVEN_HOLD = 5.0  # --settle with --hold S and no --settle (the command's)
 
 
 class BadExperiment(ValueError):
@@ -35,8 +38,9 @@ def design_of(text: str) -> Any:
     p = _Parser(prog="experiment", add_help=False)
     p.add_argument("--arm", action="append", default=[])
     p.add_argument("--cycles", type=int, default=4)
-    p.add_argument("--hold", type=float, default=20.0)
-    p.add_argument("--settle", type=float, default=5.0)
+    p.add_argument("--hold", type=_hold, default=None)
+    p.add_argument("--settle", type=float, default=None)
+    p.add_argument("--precision", type=float, default=experiment.PRECISION)
     p.add_argument("--design", default="blocks")
     p.add_argument("--seed", type=int, default=0)
     try:
@@ -44,8 +48,9 @@ def design_of(text: str) -> Any:
         arms = [experiment.parse_arm(s) for s in a.arm]
         if len(arms) < 2:
             raise BadExperiment("an experiment needs at least two arms (--arm KNOBS --arm KNOBS)")
-        return experiment.Design(arms=arms, cycles=a.cycles, hold_s=a.hold, settle_s=a.settle, order=a.design,
-                                 seed=a.seed)
+        settle = a.settle if a.hold is None or a.settle is not None else min(SETTLE_GIVEN_HOLD, a.hold / 2)
+        return experiment.Design(arms=arms, cycles=a.cycles, hold_s=a.hold, settle_s=settle, precision=a.precision,
+                                 order=a.design, seed=a.seed)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err.get("loc", ()))
@@ -56,6 +61,11 @@ def design_of(text: str) -> Any:
         raise BadExperiment(str(exc)) from None
 
 
+def _hold(text: str) -> float | None:
+    """--hold auto (None) or seconds."""
+    return None if text.strip().lower() == "auto" else float(text)
+
+
 class DashboardExperiment:
     """At most one experiment at a time on one engine; `outcome` says how the last one ended."""
 
@@ -64,6 +74,7 @@ class DashboardExperiment:
         self.stop = threading.Event()
         self.thread: threading.Thread | None = None
         self.outcome: str | None = None
+        self.design: Any = None
 
     @property
     def running(self) -> bool:
@@ -81,6 +92,7 @@ class DashboardExperiment:
         link.prime({}, ready=began)
         self.stop = threading.Event()
         self.outcome = None
+        self.design = design
         runner = experiment.Runner(link, design, name="dashboard", stop=self.stop)
         self.thread = threading.Thread(target=self._run, args=(runner,), name="experiment", daemon=True)
         self.thread.start()

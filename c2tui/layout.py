@@ -18,7 +18,7 @@ from dataclasses import dataclass
 WIDE = 150
 PANEL_W = 60  # a GPU panel's least useful width: lock lanes and a 50-cell timeline
 PANEL_CHROME = 2  # border
-PANEL_FIXED = 5  # util, mem, compute, VRAM bar, its legend
+PANEL_FIXED = 6  # util, pace, mem, compute, VRAM bar, its legend
 PANEL_MIN = PANEL_CHROME + 4  # mem, compute, VRAM bar, one lane (the rest: "+N more")
 HISTORY_MIN, SEGMENTS_MIN, PARTITIONS_MIN, EVENTS_MIN = 5, 4, 7, 5
 EVENTS_WANT = 10

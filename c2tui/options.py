@@ -22,7 +22,9 @@ from prover import KNOBS, Knob
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-CLI_KNOBS = ("workers_per_gpu", "lock_mode", "mem_sync", "prestage", "b_g2", "host_ram_budget", "class_gpus")  # paused: a key, not a flag
+CLI_KNOBS = ("workers_per_gpu", "lock_mode", "mem_sync", "prestage", "b_g2", "host_ram_budget", "host_threads",
+             "vram_budget",
+             "class_gpus")  # paused: a key, not a flag
 
 
 def _profiles_help() -> str:
@@ -78,7 +80,6 @@ def run_options(func: F) -> F:
                      help="auto: cuda if a GPU is visible, else sim  [default: auto]"),
         click.option("--gpus", default=None, help="number of GPUs, or a comma list of device ids  [default: 1]"),
         *(knob_option(name) for name in CLI_KNOBS),
-        click.option("--vram-budget", default=None, help="VRAM budget per GPU: a size (e.g. 24GiB) or card (the profile's card; native: the device) or two-prestage (two partitions' pre-stages, not three)  [default: card]"),
         click.option("--constraints-log2", type=int, default=None, help="size of the circuit really proved (8..27)  [default: 10]"),
         click.option("--modelled-log2", type=int, default=None, help="size whose timings/VRAM are modelled  [default: the profile's, 27; native: the proved size]"),
         click.option("--partitions", type=int, default=None, help="partitions per sector  [default: 10]"),

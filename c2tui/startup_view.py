@@ -1,7 +1,7 @@
 """Start-up as rich progress bars for `c2tui record` on a TTY: a row per step (circuit, keys,
 host kernels, gpu kernels, devices) with its bar, share, seconds and what it is doing, drawn
 from the fold's StartupState until the first partition starts; later, a key of another size
-loading (prover/pipeline/key_ring.py) as a few words on the progress line."""
+loading (prover/pipeline/keys/key_ring.py) as a few words on the progress line."""
 from __future__ import annotations
 
 from typing import Any

@@ -199,6 +199,9 @@ def _head(sm: Summary) -> Text:
         f"{abandoned}" + (f", cancelled {sm.partitions_cancelled}" if sm.partitions_cancelled else "")
         + f"; proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ",
         verdict(sm), "\n", _rates_line(sm)))
+    for g in sm.gpus:  # what set the pace (prover's pace concept), in its own words
+        if g.pace is not None:
+            head.append(f"\npace gpu{g.gpu} over the run: {g.pace.sentence()}")
     return head
 
 

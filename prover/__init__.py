@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     # running
     "Engine": "prover.pipeline.engine", "BackendError": "prover.pipeline.engine",
-    "Controller": "prover.pipeline.controller", "Knobs": "prover.pipeline.controller",
+    "Controller": "prover.pipeline.control.controller", "Knobs": "prover.pipeline.control.controller",
     "Phases": "prover.pipeline.phases",
     # configuring
     "RunConfig": "prover.config", "FaultsConfig": "prover.config", "ConfigError": "prover.config",
@@ -47,7 +47,7 @@ _EXPORTS = {
     # operators' resources and actions (host RAM, start-up, classes, jobs, status)
     "budget_of": "prover.fold.host_ram", "is_key": "prover.fold.host_ram", "starting": "prover.fold.model",
     "CANCELLED": "prover.fold.jobs",
-    "parse_target": "prover.pipeline.jobs", "proof_class": "prover.classes", "status_of": "prover.fold.status",
+    "parse_target": "prover.pipeline.queue.jobs", "proof_class": "prover.classes", "status_of": "prover.fold.status",
     # proving one circuit outside the engine (c2tui prove / verify)
     "default_cache_dir": "prover.groth16.setup",
     "InputError": "prover.inputs", "open_input": "prover.inputs", "read_input": "prover.inputs",  # bounded reads
@@ -59,14 +59,14 @@ _EXPORTS = {
 _MODULES = {"events": "prover.events", "disciplines": "prover.disciplines", "groth16_phases": "prover.groth16.phases", "proof_files": "prover.groth16.export"}
 _MODULES["experiment"] = "prover.experiment"  # experiments and the tuner (c2tui experiment, tune)
 _MODULES["screen"] = "prover.observe.screen"  # the alert thresholds judged on screen (issue 36)
-_RENAMED = {"compare_runs": ("prover.fold.compare", "compare"), "fold_events": ("prover.fold.apply", "fold"), "JOB_ACTIONS": ("prover.pipeline.jobs", "ACTIONS")}
+_RENAMED = {"compare_runs": ("prover.fold.compare", "compare"), "fold_events": ("prover.fold.apply", "fold"), "JOB_ACTIONS": ("prover.pipeline.queue.jobs", "ACTIONS")}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES) + sorted(_RENAMED)
 
 if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the door stays lazy)
     from prover.pipeline.engine import Engine as Engine
     from prover.pipeline.engine import BackendError as BackendError
-    from prover.pipeline.controller import Controller as Controller
-    from prover.pipeline.controller import Knobs as Knobs
+    from prover.pipeline.control.controller import Controller as Controller
+    from prover.pipeline.control.controller import Knobs as Knobs
     from prover.pipeline.phases import Phases as Phases
     from prover.config import RunConfig as RunConfig
     from prover.config import FaultsConfig as FaultsConfig
@@ -122,7 +122,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.fold.host_ram import is_key as is_key
     from prover.fold.model import starting as starting
     from prover.fold.jobs import CANCELLED as CANCELLED
-    from prover.pipeline.jobs import parse_target as parse_target
+    from prover.pipeline.queue.jobs import parse_target as parse_target
     from prover.classes import proof_class as proof_class
     from prover.fold.status import status_of as status_of
     from prover.groth16.setup import default_cache_dir as default_cache_dir
@@ -145,7 +145,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     # renamed
     from prover.fold.compare import compare as compare_runs
     from prover.fold.apply import fold as fold_events
-    from prover.pipeline.jobs import ACTIONS as JOB_ACTIONS
+    from prover.pipeline.queue.jobs import ACTIONS as JOB_ACTIONS
 
 
 def __getattr__(name: str) -> Any:

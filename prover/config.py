@@ -110,6 +110,7 @@ class RunConfig(BaseModel):
     b_g2: str = Field(KNOBS["b_g2"].default, description=KNOBS["b_g2"].help)
     paused: bool = Field(KNOBS["paused"].default, description=KNOBS["paused"].help)
     host_ram_budget: int = Field(KNOBS["host_ram_budget"].default, description=KNOBS["host_ram_budget"].help)
+    host_threads: int = Field(KNOBS["host_threads"].default, description=KNOBS["host_threads"].help)
     vram_budget: int | str = Field(KNOBS["vram_budget"].default, description=KNOBS["vram_budget"].help)
     class_gpus: str = Field(KNOBS["class_gpus"].default, description=KNOBS["class_gpus"].help)
     constraints_log2: int = Field(10, ge=8, le=27, description="size of the circuit really proved (2^24 and up want a GPU for setup; docs/scale.md)")
@@ -199,11 +200,8 @@ class RunConfig(BaseModel):
         from prover.device import budget
         from prover.device.profiles import get_profile
 
-        prof = get_profile(self.profile)
-        log2 = self.modelled
-        b = budget.resolve(self.vram_budget, prof, log2)
-        if b is not None:  # "card" on profile native: checked against the device at start
-            budget.check(b, prof, log2, self.vram_budget)
+        # "card" on profile native is checked against the device at start (the room's door)
+        budget.Sizing(get_profile(self.profile), self.modelled).bytes(self.vram_budget)
         return self
 
     # --- derived --------------------------------------------------------------------------

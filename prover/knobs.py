@@ -17,6 +17,7 @@ from typing import Any, Callable
 from prover.device import budget
 from prover import disciplines, host_budget, placement
 from prover.disciplines import b_g2, mem_sync
+from prover.host import threads as host_threads
 
 BOOL_WORDS = {"on": True, "true": True, "1": True, "yes": True, "off": False, "false": False, "0": False, "no": False}
 
@@ -142,6 +143,11 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          accepts=host_budget.ACCEPTS, guard="check_host_ram_budget", aliases=("host_budget",),
          help="host RAM for proving keys and the workers' buffers (e.g. 256GiB; off: no limit): a worker "
               "whose partition would exceed it waits, never an OOM", key_label="", key_help="", keys=()),
+    Knob("host_threads", int, host_threads.AUTO, parse_value=host_threads.parse_spec, show=host_threads.show,
+         accepts=host_threads.ACCEPTS, aliases=("threads",),
+         help="threads one partition's host phases (synthesis, prep_msm) may use: N, or auto (this host's cores / "
+              "the workers, read at each partition); model a smaller host with it (live: the next partition's "
+              "synthesis takes it)", key_label="", key_help="", keys=()),
     Knob("vram_budget", str, "card", parse_value=budget.parse_spec, show=budget.show, hook="set_vram_budget",
          accepts="SIZE|" + "|".join(budget.SCENARIOS), aliases=("budget",),
          help="VRAM budget per GPU: bytes ('16GiB', '24GB', ...) or a scenario: card (the profile's card; native: "

@@ -57,6 +57,9 @@ def _render(r: Any) -> Any:
         head.append(starting_line(r) + "\n", style="bold yellow")
     head.append("knobs: " + knob_text(r.knobs) + "\n")
     head.append(rate_line(r) + "\n")
+    for g in r.gpus:  # what sets each GPU's pace now (the dashboard's pace line, in words)
+        if g.pace is not None:
+            head.append(f"pace gpu{g.gpu}: {g.pace.sentence()}\n")
     for line in health_lines(r):  # the GPUs' own health (NVML), the host's CPUs, why classes wait, alerts
         head.append_text(line)
         head.append("\n")

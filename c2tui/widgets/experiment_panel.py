@@ -18,7 +18,8 @@ from textual.screen import Screen
 from c2tui.widgets.common import Line, StateView
 from c2tui.widgets.key_footer import KeyFooter
 
-VERDICT = {"faster": "ok", "slower": "fail", "no difference detected": "warn", "too few cycles": "dim", "baseline": "dim"}
+VERDICT = {"faster": "ok", "slower": "fail", "no difference detected": "warn", "too few cycles": "dim", "baseline": "dim",
+           "no verdict": "warn"}
 
 
 def _ci(ci: Any, fmt: str) -> str:
@@ -31,6 +32,8 @@ def significance(a: Any, running: bool) -> str:
         return "baseline"
     if a.verdict in ("faster", "slower"):
         return f"{a.verdict} (significant)"
+    if a.verdict == "no verdict":  # an arm that counted nothing, holds too short: the note says why
+        return "no verdict (see note)"
     if a.verdict == "too few cycles":
         return "too few cycles" + (" yet" if running else "")
     return "not significant yet" if running else a.verdict
@@ -205,7 +208,9 @@ class ExperimentScreen(Screen[None]):
         except (BadExperiment, RuntimeError) as exc:
             self.notify(str(exc), severity="error")
             return
-        self.notify("experiment started: its arms fill in as holds end (s stops it)")
+        auto = getattr(getattr(ctl, "design", None), "auto", False)
+        self.notify("experiment started: " + ("a short pilot of each arm first, then the plan in the event log; "
+                                              if auto else "") + "its arms fill in as holds end (s stops it)")
 
     def action_stop(self) -> None:
         ctl = getattr(self.app, "experiment_control", None)

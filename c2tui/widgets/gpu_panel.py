@@ -1,5 +1,5 @@
-"""One GPU's panel (nvitop-like block): utilisation history, lock lanes, VRAM bar and the
-timeline of its workers, drawn from one snapshot in one render call."""
+"""One GPU's panel (nvitop-like block): utilisation history, what sets its pace, lock lanes,
+VRAM bar and the timeline of its workers, drawn from one snapshot in one render call."""
 from __future__ import annotations
 
 from rich.text import Text
@@ -10,6 +10,7 @@ from prover import COMPUTE
 from c2tui.widgets.common import Line, StateView, fmt_secs, gib, sparkline
 from c2tui.widgets.alerts import mark_panel, oom_text
 from c2tui.widgets.lock_lanes import render_locks
+from c2tui.widgets.pace_line import pace_line
 from c2tui.widgets.timeline import lane_workers, render_timeline
 from c2tui.widgets.vram_bar import render_vram
 from c2tui.row_actions import GPU_KEYS, can_steer
@@ -76,20 +77,22 @@ def _nvml_parts(g, pal) -> list[Text]:
 
 
 def fit_lines(util: Line, locks: list[Line], vram: list[Line], lanes: list[Line], axis: Line,
-              room: int, pal, width: int) -> list[Line]:
+              room: int, pal, width: int, pace: Line | None = None) -> list[Line]:
     """The panel's lines in `room` rows: the locks and the VRAM bar always, then one lane,
-    the axis, the utilisation, a second lane, the VRAM legend, then the other lanes; lanes
-    that do not fit are counted on the axis ("+5 more")."""
-    keep_util = keep_axis = keep_legend = False
+    the axis, the utilisation, what sets the pace, a second lane, the VRAM legend, then the
+    other lanes; lanes that do not fit are counted on the axis ("+5 more")."""
+    keep_util = keep_axis = keep_legend = keep_pace = False
     n_lanes = 0
     left = room - len(locks) - 1
-    for what in ("lane", "axis", "util", "lane", "legend", *["lane"] * max(0, len(lanes) - 2)):
+    for what in ("lane", "axis", "util", "pace", "lane", "legend", *["lane"] * max(0, len(lanes) - 2)):
         if left <= 0:
             break
         if what == "lane" and n_lanes < len(lanes):
             n_lanes += 1
         elif what == "util":
             keep_util = True
+        elif what == "pace" and pace is not None:
+            keep_pace = True
         elif what == "axis":
             keep_axis = True
         elif what == "legend":
@@ -97,7 +100,7 @@ def fit_lines(util: Line, locks: list[Line], vram: list[Line], lanes: list[Line]
         else:
             continue
         left -= 1
-    out = ([util] if keep_util else []) + locks + vram[:2 if keep_legend else 1] + lanes[:n_lanes]
+    out = ([util] if keep_util else []) + ([pace] if keep_pace and pace is not None else []) + locks + vram[:2 if keep_legend else 1] + lanes[:n_lanes]
     hidden = len(lanes) - n_lanes
     if hidden and not keep_axis and n_lanes:  # no axis to carry the count: a row of its own, never over a lane
         out[-1] = Line(f"+{hidden + 1} more lanes", style="bold " + pal["warn"]).truncate(width)
@@ -145,8 +148,8 @@ class GpuPanel(StateView, can_focus=True):
         self._workers = lane_workers(g) if g is not None else []
         if self.fixed_height is not None:
             return self.fixed_height
-        # border 2 + util 1 + locks 2 + vram 2 + lanes + axis 1
-        return 2 + 1 + 2 + 2 + len(self._workers) + 1
+        # border 2 + util 1 + pace 1 + locks 2 + vram 2 + lanes + axis 1
+        return 2 + 1 + 1 + 2 + 2 + len(self._workers) + 1
 
     def show(self, st) -> None:
         # early in a run, zoom the timeline onto what there is (10 s steps up to 30 s)
@@ -178,5 +181,6 @@ class GpuPanel(StateView, can_focus=True):
             return [Line("no such GPU")]
         pal = self.palette
         tl = render_timeline(g, st.t, pal, width, self.window, self._workers or None)
+        pace = pace_line(st.pace.readout(self.gpu, st.t), pal, width)  # the fold's pace concept (prover/fold/pace.py)
         return fit_lines(util_line(g, pal, width), render_locks(g, st.t, pal, width), render_vram(g, pal, width),
-                         tl[:-1], tl[-1], height, pal, width)
+                         tl[:-1], tl[-1], height, pal, width, pace)

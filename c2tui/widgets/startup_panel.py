@@ -2,7 +2,7 @@
 a line per step (done ✓, running with its bar and what it is doing, failed ✗) and the time
 so far, instead of a blank dashboard. Hidden once the first partition has started (unless a
 step failed) and in recordings made before start-up was recorded. Later, while a key of
-another size loads (prover/pipeline/key_ring.py: a partition of a class whose key was cold),
+another size loads (prover/pipeline/keys/key_ring.py: a partition of a class whose key was cold),
 the panel comes back as "keys" with a line per load and the partitions waiting for it."""
 from __future__ import annotations
 

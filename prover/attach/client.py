@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from prover import bounds
 from prover.attach import wire
 from prover.attach.address import Address, AttachError, parse_address, read_token
-from prover.pipeline.knob_facade import KnobFacade
+from prover.pipeline.control.knob_facade import KnobFacade
 
 REPLY_TIMEOUT_S = 10.0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from prover import bounds
@@ -94,25 +95,46 @@ def gib(n: int) -> str:
     return f"{n} B"
 
 
-def resolve(spec: int | str, profile: Profile, modelled_log2: int, device_total: int | None = None) -> int | None:
-    """Bytes for a budget spec; None when it needs the device's total and none is given."""
+@dataclass(frozen=True)
+class Sizing:
+    """A run's VRAM arithmetic: what one partition's pre-stage needs at the modelled size (its
+    buffers by name), and how a budget spec reads in bytes there. `bytes` is the one place a
+    spec is resolved and checked: config validation, the GPU's room (prover/pipeline/gpu/room.py)
+    and a fleet host's figure all go through it."""
+
+    profile: Profile
+    log2: int  # the modelled size
+
+    @property
+    def buffers(self) -> dict[str, int]:
+        """A partition's buffers by name (d_a, d_bc), as the pre-stage allocates them."""
+        return self.profile.buffer_bytes(self.log2)
+
+    @property
+    def need(self) -> int:
+        """A whole partition's room: every buffer it allocates."""
+        return self.profile.partition_bytes(self.log2)
+
+    def bytes(self, spec: int | str, card: int | None = None) -> int | None:
+        """The spec in bytes, checked to hold one partition (BudgetError with the numbers); None
+        when it is `card` on a profile with no card of its own and `card` (the device's memory)
+        is not known here."""
+        n = _resolve(spec, self.profile, self.log2, card)
+        if n is not None and n < self.need:
+            named = f" ({spec})" if isinstance(spec, str) else ""
+            raise BudgetError(
+                f"vram_budget {gib(n)}{named} is below one partition's pre-stage of {gib(self.need)} "
+                f"(d_a + d_bc at 2^{self.log2}, profile {self.profile.name}): no partition could run; "
+                f"give at least {gib(self.need)} or one of {', '.join(SCENARIOS)}")
+        return n
+
+
+def _resolve(spec: int | str, profile: Profile, modelled_log2: int, card: int | None) -> int | None:
+    """Bytes for a budget spec (Sizing.bytes: its one caller)."""
     if isinstance(spec, int):
         return spec
     if spec == "two-prestage":
         return 2 * profile.partition_bytes(modelled_log2)
     if spec == "card":
-        if profile.card_bytes:
-            return profile.card_bytes
-        return device_total
+        return profile.card_bytes or card
     raise BudgetError(f"unknown VRAM budget {spec!r}: a size (e.g. 16GiB) or one of {', '.join(SCENARIOS)}")
-
-
-def check(budget: int, profile: Profile, modelled_log2: int, spec: int | str | None = None) -> None:
-    """BudgetError unless one partition's pre-stage fits in the budget."""
-    need = profile.partition_bytes(modelled_log2)
-    if budget < need:
-        named = f" ({spec})" if isinstance(spec, str) else ""
-        raise BudgetError(
-            f"vram_budget {gib(budget)}{named} is below one partition's pre-stage of {gib(need)} "
-            f"(d_a + d_bc at 2^{modelled_log2}, profile {profile.name}): no partition could run; "
-            f"give at least {gib(need)} or one of {', '.join(SCENARIOS)}")

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from prover import events as ev
 from prover.device.base import BaseDevice, Buffer, DeviceError, Emit, Kernel, OomError, Stream
+from prover.device.ledger import Ledger
 from prover.device.profiles import Profile
 
 _SPIN_SRC = r"""
@@ -95,7 +96,7 @@ class CudaDevice(BaseDevice):
     simulated = False
     impl_label = "cpu-reference"
 
-    def __init__(self, index: int, profile: Profile, budget: int, emit: Emit, stop: threading.Event,
+    def __init__(self, index: int, profile: Profile, budget: int | Ledger, emit: Emit, stop: threading.Event,
                  time_scale: float = 1.0, clock: Callable[[], float] = time.monotonic, nvml: bool = True,
                  async_pool: bool = True, device_id: int | None = None, pinned_host: bool = True) -> None:
         super().__init__(index, budget, emit, stop, time_scale, clock)
@@ -114,7 +115,7 @@ class CudaDevice(BaseDevice):
             if self.device_id != index:
                 self.name += f" (cuda:{self.device_id})"
             free, total = cp.cuda.runtime.memGetInfo()
-            self.total_bytes = int(total)
+            self._memory = int(total)
             self.pool_kind = "default"
             self.mempool: Any
             if async_pool:
@@ -140,6 +141,14 @@ class CudaDevice(BaseDevice):
                 self.nvml_error = f"{type(exc).__name__}: {exc}"
         else:
             self.nvml_error = "NVML disabled (faults.nvml_missing)"
+
+    @property
+    def total_bytes(self) -> int:
+        """The card's memory (the CUDA runtime's word at open)."""
+        return self._memory
+
+    def card(self) -> int | None:
+        return self._memory
 
     def _calibrate(self) -> int:
         """Measure the SM clock64 rate with a timed spin (cudaDeviceProp.clockRate is gone
@@ -284,8 +293,8 @@ class CudaDevice(BaseDevice):
         with self.dev:
             self.cp.cuda.runtime.deviceSynchronize()
             self.mempool.free_all_blocks()
-        with self._cv:
-            self.pool.reserved = self.pool.used
+        with self.ledger.lock:
+            self.reserved = self.ledger.book.used
         self.sample()
 
     # --- memory (real) ------------------------------------------------------------------
@@ -302,7 +311,7 @@ class CudaDevice(BaseDevice):
                 self._malloc(buf, stream)
             except self.cp.cuda.memory.OutOfMemoryError as exc:
                 free, _ = self._mem_info()
-                raise OomError(buf.nbytes, free, f"on the device, not under the budget: {exc}", self.pool.held(),
+                raise OomError(buf.nbytes, free, f"on the device, not under the budget: {exc}", self.ledger.book.held(),
                                self.index, buf.owner, buf.part, "device") from exc
         except self.cp.cuda.runtime.CUDARuntimeError as exc:  # cudaMallocAsync may report OOM this way
             raise DeviceError(f"CUDA error allocating {buf.name} ({buf.nbytes >> 20} MiB): {exc}") from exc

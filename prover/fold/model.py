@@ -25,6 +25,7 @@ from prover.fold.hosts import HostState
 from prover.fold.jobs import JobsState
 from prover.fold.keys import KeysState
 from prover.fold.ops import OpsState
+from prover.fold.pace import PaceState
 from prover.fold.parts import GpuState, PartitionState, PhaseStats, copy_gpu, copy_part, copy_stats
 from prover.fold.queues import QueueState
 from prover.fold.rates import RATE_WINDOW_S, OkTimes, Rates, first_gpu_t, interval, window_count
@@ -82,6 +83,7 @@ class DashboardState:
     history: History = field(init=False)
     experiments: ExperimentsState = field(init=False)  # experiments' arms, counted (view: ExperimentsCopy)
     ops: OpsState = field(init=False)  # the operators' console: OOM outcomes, health, growth, recent counts
+    pace: PaceState = field(init=False)  # what sets each GPU's pace (view: PaceView, read at the fold's time)
 
     tick_at: float = field(default=float("-inf"), init=False, repr=False)  # the next time a concept's tick is due
 
@@ -161,7 +163,7 @@ class DashboardState:
             since_s = t - seg.t0
             t0 = max(seg.t0, anchor) if anchor is not None else t
             if t > t0:
-                verified = seg.verified if gpu is None else seg.gpu_verified.get(gpu, 0)
+                verified = seg.own.verified if gpu is None else seg.gpu_verified.get(gpu, 0)
                 since, since_ci = 60.0 * verified / (t - t0), interval(verified, t - t0)
             if gpu is None and len(self.segments) > 1:  # the switch's before, beside its after
                 before, count, over = rate_basis(self.segments[-2], t)

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from prover.fold.host_ram import budget_of
 from prover.fold.model import DashboardState
+from prover.fold.pace_verdict import Pace
 from prover.fold.parts import GpuState
 from prover.fold.rates import SETTLE_PROOFS
 from prover.fold.segments import typed_knobs
@@ -56,6 +57,7 @@ class GpuStatus(BaseModel):
     ooms_failed: int = Field(0, description="it ended the attempt")
     cordoned: bool = Field(False, description="takes no new work (a job action); in-flight work finishes")
     health: dict | None = Field(None, description="the latest GpuHealth (NVML; none on a simulated GPU)")
+    pace: Pace | None = Field(None, description="what sets the GPU's pace over the last window (prover/fold/pace.py)")
 
 
 class QueueStatus(BaseModel):
@@ -147,7 +149,7 @@ def _gpu(s: DashboardState, g: GpuState) -> GpuStatus:
                      locks=_locks(g, s.t), done=g.done, verified=g.verified, fallbacks=g.fallbacks, ooms=g.ooms,
                      cordoned=g.gpu in s.jobs.cordoned, ooms_retried=s.ops.oom_count("retried", g.gpu),
                      ooms_failed=s.ops.oom_count("failed", g.gpu) - s.ops.unsaid_count(g.gpu),
-                     health=_dump(s.ops.health.get(g.gpu)))
+                     health=_dump(s.ops.health.get(g.gpu)), pace=s.pace.readout(g.gpu, s.t))
 
 
 def _queues(s: DashboardState) -> dict[str, QueueStatus]:

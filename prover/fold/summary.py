@@ -18,6 +18,7 @@ from prover.fold.host_ram import HostRamSummary, summarize_host_ram
 from prover.fold.hosts import HostState
 from prover.fold.keys import KeysSummary, summarize_keys
 from prover.fold.model import DashboardState
+from prover.fold.pace_verdict import Pace
 from prover.fold.parts import LockState
 from prover.fold.queues import ClassSummary, summarize_queues
 from prover.fold.segments import SegmentSummary, segment_rows, typed_knobs
@@ -66,6 +67,8 @@ class GpuSummary(BaseModel):
     compute: LockSummary
     locks: dict[str, LockSummary] = Field(default_factory=dict, description="every lock the GPU's disciplines declared")
     workers: int
+    pace: Pace | None = Field(None, description="what set the GPU's pace over the run, from its first GPU section "
+                              "(prover/fold/pace.py)")
 
 
 class HostSummary(BaseModel):
@@ -167,7 +170,7 @@ def summarize(state: DashboardState) -> Summary:
             ooms_failed=s.ops.oom_count("failed", i) - s.ops.unsaid_count(i),
             mem=_lock(g.lock("mem")), compute=_lock(g.lock(COMPUTE)),
             locks={n: _lock(lk) for n, lk in g.locks.items()},
-            workers=len(g.workers)))
+            workers=len(g.workers), pace=s.pace.run(i, s.t)))
     errors = [text for (_, level, text, _e) in s.log if level == "error"]
     r = s.rates()
     return Summary(

@@ -29,6 +29,7 @@ from prover.groth16.witness import generate_witness
 from prover.settings import KernelSettings
 from prover.groth16 import prep_nb as host_prep
 from prover.groth16 import witness_nb as host_witness
+from prover.host.matvec import matvec_many as host_matvec_many
 
 # circuit and keys --------------------------------------------------------------------------------
 def make_circuit(constraints_log2: int, seed: int) -> Circuit:
@@ -45,15 +46,16 @@ def load_or_setup(circuit: Circuit, seed: int, cache_dir: Path | None = None, *,
 
 # phases -----------------------------------------------------------------------------------------
 def synthesize(circuit: Circuit, instance: int, out: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-               z: np.ndarray | None = None) -> Synthesis:
+               z: np.ndarray | None = None, threads: int = 1) -> Synthesis:
     """Witness for ``instance`` and the constraint evaluations a = A.z, b = B.z, c = C.z
     (length n = 2^k: the matrices have exactly n rows, unused ones zero), by the compiled
     nogil host kernels (groth16/witness_nb.py, prover/host/matvec.py): the same arrays as synthesize_reference. out: three
     (n, 4) uint64 arrays to write a, b, c into (the device's page-locked buffers); z: a
-    (num_vars, 4) one for the witness (both reused by a worker, partition after partition)."""
-    z, public, cls = host_witness.generate_witness(circuit, instance, z)
-    outs = out or (None, None, None)
-    a, b, c = (m.matvec_host(z, cls, o) for m, o in zip((circuit.a, circuit.b, circuit.c), outs))
+    (num_vars, 4) one for the witness (both reused by a worker, partition after partition);
+    threads: the witness's lanes and the products' rows split over that many (host_threads)."""
+    z, public, cls = host_witness.generate_witness(circuit, instance, z, threads)
+    mats = (circuit.a, circuit.b, circuit.c)
+    a, b, c = host_matvec_many([m.host_plan for m in mats], z, cls, list(out or (None, None, None)), threads)
     return Synthesis(z=z, public_inputs=public, a=a, b=b, c=c, density=cls)
 
 
@@ -82,11 +84,12 @@ def _split(cls: np.ndarray, scalars: fr.FrArray, query: np.ndarray) -> QuerySpli
     return QuerySplit(ones=ones, tail=tail, tail_scalars=np.ascontiguousarray(scalars[tail]))
 
 
-def prep_msm(syn: Synthesis, pk: ProvingKey) -> MsmPrep:
+def prep_msm(syn: Synthesis, pk: ProvingKey, threads: int = 1) -> MsmPrep:
     """Density classes and the four splits by the compiled nogil host kernels (the query
-    points' presence is read once per key): the same arrays as prep_msm_reference."""
-    cls = syn.density if syn.density is not None else host_prep.density(syn.z)
-    a, b_g1, b_g2, l = (QuerySplit(*parts) for parts in host_prep.splits(cls, syn.z, pk))
+    points' presence is read once per key): the same arrays as prep_msm_reference; both
+    passes over ranges of variables on `threads` threads (host_threads)."""
+    cls = syn.density if syn.density is not None else host_prep.density(syn.z, threads)
+    a, b_g1, b_g2, l = (QuerySplit(*parts) for parts in host_prep.splits(cls, syn.z, pk, threads))
     return MsmPrep(density=cls, a=a, b_g1=b_g1, b_g2=b_g2, l=l)
 
 

@@ -4,7 +4,8 @@ scalars), in one counting pass and one filling pass over the variables.
 
 Which points of a query are present (non-identity) depends only on the proving key, so it
 is found once per key (first use) and kept for the key's lifetime, not re-read from the
-multi-GiB point arrays every partition.
+multi-GiB point arrays every partition. Both passes split over a partition's host threads
+(ranges of variables; `threads`), the same arrays.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from prover.field.jit import njit  # numba.njit, cached where numba can cache
 
 from prover.groth16.circuit import Circuit
 from prover.groth16.keys import ProvingKey
+from prover.host import threads as host_threads
 
 QUERIES = ("a", "b_g1", "b_g2", "l")  # bit q of the presence byte: point present in query q
 ONE, OTHER = 1, 2
@@ -66,8 +68,14 @@ def _pop(key: int) -> None:
 @njit(nogil=True)
 def _count(cls: np.ndarray, present: np.ndarray, ni: int) -> np.ndarray:
     """counts[q, 0] ones and counts[q, 1] tail entries of query q."""
+    return _count_range(cls, present, ni, 0, cls.shape[0])
+
+
+@njit(nogil=True)
+def _count_range(cls: np.ndarray, present: np.ndarray, ni: int, v0: int, v1: int) -> np.ndarray:
+    """_count over the variables [v0, v1)."""
     counts = np.zeros((4, 2), dtype=np.int64)
-    for v in range(cls.shape[0]):
+    for v in range(v0, v1):
         k = cls[v]
         if k == 0:
             continue
@@ -83,8 +91,15 @@ def _count(cls: np.ndarray, present: np.ndarray, ni: int) -> np.ndarray:
 
 @njit(nogil=True)
 def _fill(cls: np.ndarray, present: np.ndarray, ni: int, z: np.ndarray, ones: tuple, tails: tuple, scalars: tuple) -> None:
-    pos = np.zeros((4, 2), dtype=np.int64)
-    for v in range(cls.shape[0]):
+    _fill_range(cls, present, ni, z, ones, tails, scalars, 0, cls.shape[0], np.zeros((4, 2), dtype=np.int64))
+
+
+@njit(nogil=True)
+def _fill_range(cls: np.ndarray, present: np.ndarray, ni: int, z: np.ndarray, ones: tuple, tails: tuple,
+                scalars: tuple, v0: int, v1: int, pos: np.ndarray) -> None:
+    """_fill over the variables [v0, v1), writing from `pos` ((4, 2): where this range's first
+    one and tail entry of each query go, from the counting pass; advanced in place)."""
+    for v in range(v0, v1):
         k = cls[v]
         if k == 0:
             continue
@@ -109,19 +124,39 @@ def _fill(cls: np.ndarray, present: np.ndarray, ni: int, z: np.ndarray, ones: tu
                 pos[q, 1] += 1
 
 
-def splits(cls: np.ndarray, z: np.ndarray, pk: ProvingKey) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+MIN_VARS = 1 << 15  # variables a chunk at least
+
+
+def splits(cls: np.ndarray, z: np.ndarray, pk: ProvingKey, threads: int = 1) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(ones, tail, tail_scalars) for the A, B_G1, B_G2 and L queries, in that order; the
     same arrays as the reference's per-query flatnonzero masks."""
-    return split_arrays(cls, z, presence(pk), pk.num_inputs)
+    return split_arrays(cls, z, presence(pk), pk.num_inputs, threads)
 
 
-def split_arrays(cls: np.ndarray, z: np.ndarray, present: np.ndarray, num_inputs: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """splits, given the presence bits (``presence``) and the key's num_inputs."""
-    counts = _count(cls, present, num_inputs)
-    ones = tuple(np.empty(int(n), dtype=np.int64) for n in counts[:, 0])
-    tails = tuple(np.empty(int(n), dtype=np.int64) for n in counts[:, 1])
-    scalars = tuple(np.empty((int(n), 4), dtype=np.uint64) for n in counts[:, 1])
-    _fill(cls, present, num_inputs, z, ones, tails, scalars)
+def split_arrays(cls: np.ndarray, z: np.ndarray, present: np.ndarray, num_inputs: int,
+                 threads: int = 1) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """splits, given the presence bits (``presence``) and the key's num_inputs. With threads,
+    both passes run over ranges of variables: each range counts its entries, the counts'
+    prefix sums say where each range writes, so the arrays are the one-pass arrays."""
+    n = cls.shape[0]
+    chunks = host_threads.chunk_count(threads, n, MIN_VARS)
+    bounds = host_threads.even_bounds(n, chunks)
+    counts = np.zeros((chunks, 4, 2), dtype=np.int64)
+
+    def count(i: int) -> None:
+        counts[i] = _count_range(cls, present, num_inputs, bounds[i], bounds[i + 1])
+
+    host_threads.run_chunks(chunks, threads, count)
+    starts = np.cumsum(counts, axis=0) - counts  # (chunks, 4, 2): where each range's entries begin
+    total = counts.sum(axis=0)
+    ones = tuple(np.empty(int(n_), dtype=np.int64) for n_ in total[:, 0])
+    tails = tuple(np.empty(int(n_), dtype=np.int64) for n_ in total[:, 1])
+    scalars = tuple(np.empty((int(n_), 4), dtype=np.uint64) for n_ in total[:, 1])
+
+    def fill(i: int) -> None:
+        _fill_range(cls, present, num_inputs, z, ones, tails, scalars, bounds[i], bounds[i + 1], starts[i].copy())
+
+    host_threads.run_chunks(chunks, threads, fill)
     return list(zip(ones, tails, scalars))
 
 
@@ -138,17 +173,25 @@ def presence_from_circuit(circuit: Circuit) -> np.ndarray:
 
 @njit(nogil=True)
 def _density_kernel(z: np.ndarray, out: np.ndarray) -> None:
-    for v in range(z.shape[0]):
+    _density_range(z, out, 0, z.shape[0])
+
+
+@njit(nogil=True)
+def _density_range(z: np.ndarray, out: np.ndarray, v0: int, v1: int) -> None:
+    for v in range(v0, v1):
         if z[v, 1] != _Z or z[v, 2] != _Z or z[v, 3] != _Z or z[v, 0] > _1:
             out[v] = OTHER
         else:
             out[v] = z[v, 0]
 
 
-def density(z: np.ndarray) -> np.ndarray:
+def density(z: np.ndarray, threads: int = 1) -> np.ndarray:
     """ZERO / ONE / OTHER class of each value (as ``phases.density``), compiled."""
+    z = np.ascontiguousarray(z)
     out = np.empty(len(z), dtype=np.uint8)
-    _density_kernel(np.ascontiguousarray(z), out)
+    chunks = host_threads.chunk_count(threads, len(z), MIN_VARS)
+    bounds = host_threads.even_bounds(len(z), chunks)
+    host_threads.run_chunks(chunks, threads, lambda i: _density_range(z, out, bounds[i], bounds[i + 1]))
     return out
 
 

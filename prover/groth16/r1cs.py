@@ -233,10 +233,11 @@ class SparseMatrix:
                                                                     self.values, self.big, big_mont)
         return plan
 
-    def matvec_host(self, z: fr.FrArray, density: np.ndarray, out: np.ndarray | None = None) -> fr.FrArray:
+    def matvec_host(self, z: fr.FrArray, density: np.ndarray, out: np.ndarray | None = None,
+                    threads: int = 1) -> fr.FrArray:
         """M . z by the compiled nogil kernel (same bytes as matvec); density: z's classes;
-        out: where to write it (see prover.host.matvec.matvec)."""
-        return host_matvec(self.host_plan, z, density, out)
+        out: where to write it; threads: its rows split over them (see prover.host.matvec.matvec)."""
+        return host_matvec(self.host_plan, z, density, out, threads)
 
     def matvec(self, z: fr.FrArray) -> fr.FrArray:
         return self.matvec_mont(fr.to_mont(z))

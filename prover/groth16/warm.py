@@ -1,7 +1,7 @@
 """Warm-up of the compiled host kernels of a partition (numba, ``nogil=True``, ``cache=True``):
 witness generation (witness_nb), the sparse products A.z, B.z, C.z (prover.host.matvec),
 prep_msm's splits (prep_nb) and the GPU MSMs' last host step (prover.field.fp_nb). Each call is single-threaded and releases the GIL,
-so worker threads running whole partitions really run in parallel.
+so worker threads running whole partitions, and a partition's host threads (prover/host/threads.py), really run in parallel.
 
 The kernels compile on first use (a few seconds per process, then ~0.1-0.5 s from numba's
 on-disk cache); ``warm_up()`` pays that once, e.g. at engine or benchmark start.
@@ -27,6 +27,7 @@ def warm_up() -> float:
     z, _, cls = witness.generate_witness(circuit, 0)
     for m in (circuit.a, circuit.b, circuit.c):
         matvec.matvec(m.host_plan, z, cls)
+        matvec.matvec(m.host_plan, z, cls, threads=2)  # the row-range kernel host_threads > 1 runs
     prep.density(z)
     prep.warm_up(cls, z)
     for group, width in (("g1", 48), ("g2", 96)):  # the GPU MSMs' last host step

@@ -16,6 +16,7 @@ from prover.field.jit import njit  # numba.njit, cached where numba can cache
 
 from prover.field import fr
 from prover.field import fr_nb as F
+from prover.host import threads as host_threads
 
 SMALL_BITS = 40  # |coefficient| < 2^40: an int64 row sum of < 2^23 such terms cannot overflow
 BIG = 255  # code of a full-size coefficient: the k-th such entry (in entry order) is big row k
@@ -33,6 +34,16 @@ class MatrixPlan:
     values: np.ndarray  # (<= 255,) int64 the distinct small signed coefficients
     big_plain: np.ndarray  # (nb, 4) uint64 canonical full-size coefficients, in entry order
     big_mont: np.ndarray  # (nb, 8) uint64 their Montgomery forms, 32-bit limbs
+    big_pos: np.ndarray | None = None  # (nb,) int64 entry positions of the BIG codes (made on first use)
+
+    def big_before(self, entry: int) -> int:
+        """Full-size coefficients among the entries before `entry`: where a range of rows
+        starting there reads its first one (`matvec_rows`' bi0)."""
+        pos = self.big_pos
+        if pos is None:  # one pass over the codes a plan, kept (a frozen dataclass: set once)
+            pos = np.flatnonzero(self.codes == BIG).astype(np.int64)
+            object.__setattr__(self, "big_pos", pos)
+        return int(np.searchsorted(pos, entry))
 
 
 def _small_of(c: fr.FrArray) -> np.ndarray:
@@ -206,16 +217,57 @@ def matvec_rows(indptr: np.ndarray, cols: np.ndarray, codes: np.ndarray, values:
         F.store64(res, out, row)
 
 
-def matvec(plan: MatrixPlan, z: fr.FrArray, cls: np.ndarray, out: np.ndarray | None = None) -> fr.FrArray:
-    """M . z as a canonical FrArray, given z's density classes (``phases.density(z)``);
-    written into `out` ((rows, 4) uint64, e.g. a page-locked buffer) when given."""
+MIN_ROWS = 4096  # rows a chunk at least (a kernel call and its temporaries)
+
+
+def _out(plan: MatrixPlan, out: np.ndarray | None) -> np.ndarray:
     shape = (len(plan.indptr) - 1, 4)
     if out is None:
-        out = np.empty(shape, dtype=np.uint64)
-    elif out.shape != shape or out.dtype != np.uint64 or not out.flags.c_contiguous:
+        return np.empty(shape, dtype=np.uint64)
+    if out.shape != shape or out.dtype != np.uint64 or not out.flags.c_contiguous:
         raise ValueError(f"matvec out: need a C-contiguous uint64 array of shape {shape}, got {out.dtype} {out.shape}")
-    matvec_kernel(plan.indptr, plan.cols, plan.codes, plan.values, plan.big_plain, plan.big_mont, z, cls, out)
     return out
+
+
+def row_chunks(plan: MatrixPlan, chunks: int) -> list[tuple[int, int, int]]:
+    """(first row, end row, bi0) of `chunks` row ranges holding about equal entries (the
+    kernel's work is its entries), empty ones dropped."""
+    rows = len(plan.indptr) - 1
+    nnz = int(plan.indptr[-1])
+    cuts = np.searchsorted(plan.indptr, np.linspace(0, nnz, chunks + 1)[1:-1], side="left")
+    bounds = np.unique(np.concatenate(([0], np.clip(cuts, 0, rows), [rows])))
+    return [(int(lo), int(hi), plan.big_before(int(plan.indptr[lo]))) for lo, hi in zip(bounds[:-1], bounds[1:])
+            if hi > lo]
+
+
+def matvec(plan: MatrixPlan, z: fr.FrArray, cls: np.ndarray, out: np.ndarray | None = None,
+           threads: int = 1) -> fr.FrArray:
+    """M . z as a canonical FrArray, given z's density classes (``phases.density(z)``);
+    written into `out` ((rows, 4) uint64, e.g. a page-locked buffer) when given; its rows on
+    `threads` threads (prover/host/threads.py), the same bytes."""
+    return matvec_many([plan], z, cls, [out], threads)[0]
+
+
+def matvec_many(plans: list[MatrixPlan], z: fr.FrArray, cls: np.ndarray, outs: list[np.ndarray | None],
+                threads: int = 1) -> list[fr.FrArray]:
+    """matvec of several matrices over one z (A.z, B.z, C.z), their row ranges in one list
+    on `threads` threads: a thread done with A's rows takes B's, none waits for a matrix."""
+    res = [_out(p, o) for p, o in zip(plans, outs)]
+    if threads <= 1:
+        for p, o in zip(plans, res):
+            matvec_kernel(p.indptr, p.cols, p.codes, p.values, p.big_plain, p.big_mont, z, cls, o)
+        return res
+    work = []
+    for p, o in zip(plans, res):
+        n = len(p.indptr) - 1
+        work += [(p, o, lo, hi, bi) for lo, hi, bi in row_chunks(p, host_threads.chunk_count(threads, n, MIN_ROWS))]
+
+    def one(i: int) -> None:
+        p, o, lo, hi, bi = work[i]
+        matvec_rows(p.indptr, p.cols, p.codes, p.values, p.big_plain, p.big_mont, z, cls, o, lo, hi, bi)
+
+    host_threads.run_chunks(len(work), threads, one)
+    return res
 
 
 def matvec_blocks(plan: MatrixPlan, z: fr.FrArray, cls: np.ndarray) -> fr.FrArray:
@@ -223,11 +275,10 @@ def matvec_blocks(plan: MatrixPlan, z: fr.FrArray, cls: np.ndarray) -> fr.FrArra
     the one-off products of a key setup, where no other worker keeps the cores busy."""
     n = len(plan.indptr) - 1
     out = np.empty((n, 4), dtype=np.uint64)
-    big_before = np.concatenate(([0], np.cumsum(plan.codes == BIG)))  # per entry offset
 
     def block(lo: int, hi: int) -> None:
         matvec_rows(plan.indptr, plan.cols, plan.codes, plan.values, plan.big_plain, plan.big_mont, z, cls, out,
-                    lo, hi, int(big_before[plan.indptr[lo]]))
+                    lo, hi, plan.big_before(int(plan.indptr[lo])))
 
     fr.for_row_blocks(n, block)
     return out

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from prover.kernels import fixed_base, gpu_phases, msm, pinned, setup_gpu
+from prover.kernels import fixed_base, msm, ntt, pinned, setup_gpu
 from prover.kernels.cupy_util import _cp
 from prover.settings import KernelSettings
 
@@ -38,15 +38,15 @@ class CudaBackend:
     # NTT ----------------------------------------------------------------------------------
     def ntt_h(self, a: Any, b: Any, c: Any) -> Any:
         # h stays on the device (a cupy array) for the MSM that reads it next
-        return gpu_phases.ntt_h_gpu(a, b, c, out_device=True, ks=self.settings)
+        return ntt.ntt_h_gpu(a, b, c, out_device=True, ks=self.settings)
 
     def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any, host: Any = None) -> Any:
         # device views of the pre-staged buffers: transformed in place, no copy (h aliases d_a);
         # `host` is for a wrapper that re-runs a failure on the reference (prover.backend.Fallback)
-        return gpu_phases.ntt_h_device(d_a, d_b, d_c, ks=self.settings)
+        return ntt.ntt_h_device(d_a, d_b, d_c, ks=self.settings)
 
     def intt(self, x: np.ndarray) -> np.ndarray:
-        return gpu_phases.ntt_gpu(x, inverse=True, ks=self.settings)
+        return ntt.ntt_gpu(x, inverse=True, ks=self.settings)
 
     # MSM ----------------------------------------------------------------------------------
     def points(self, pk: Any, query: str) -> msm.DevicePoints:

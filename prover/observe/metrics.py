@@ -29,6 +29,7 @@ from prometheus_client.registry import Collector
 from prover import events as ev
 from prover.observe.metrics_health import dcgm_families, gpu_families, growth_families, host_families, oom_family
 from prover.observe.metrics_ops import host_ram_families, key_families, lock_age_families, queue_families
+from prover.observe.metrics_pace import pace_families
 from prover.observe.ops_figures import OpsFigures
 from prover.fold.model import DashboardState
 
@@ -38,7 +39,7 @@ PREFIX = "c2tui_"
 # (few buckets: with 8 GPUs the histograms are most of a scrape's samples)
 LOCK_BUCKETS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0)
 PHASE_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0)
-NUMERIC_KNOBS = ("workers_per_gpu", "prestage", "paused")
+NUMERIC_KNOBS = ("workers_per_gpu", "prestage", "paused", "host_threads")  # host_threads 0: auto
 _TRUE, _FALSE = {"true", "on", "yes", "1"}, {"false", "off", "no", "0"}
 
 
@@ -199,6 +200,7 @@ def families(f: MetricsFold, host: str | None = None) -> Iterator[Metric]:
     yield from gpu_families(f.ops, lab, _gauge)
     yield from host_families(f.ops, lab, _gauge)
     yield from growth_families(f.ops, lab, _gauge)
+    yield from pace_families(f.state, lab, _gauge)
     yield _counter("exporter_errors", "events the exporter could not fold (a bug if not 0)", [], {(): f.errors}, lab)
 
 

@@ -6,9 +6,10 @@
     .wait(timeout) -> bool               True once the run has ended (a bounded run finished)
 
 This file wires the parts and owns the life cycle; the parts are, by job:
-bus.py (events to sinks), faults.py (injection), partition.py (one partition through the
-phases and locks), workers.py (queue, worker pool, monitor), gpu_load.py (CUDA phases with
-CPU fallback), controller.py (live knobs; talks back through `EngineHooks`).
+prover/events/bus.py (events to sinks), gpu/ (a seat per GPU: its room, device and locks; the
+run's GPU compute), queue/ (the work and the job actions), keys/ (circuits, keys, host RAM),
+control/ (live knobs; talks back through `EngineHooks`), partition.py (one partition through
+the phases on a seat), workers.py (worker pool, monitor), faults.py (injection).
 Sinks are called from engine threads with the emit lock held (so events reach every sink in
 timestamp order); they must be cheap and must not call back into the engine.
 """
@@ -27,27 +28,30 @@ from prover import events as ev
 from prover.field import blocks
 from prover import placement
 from prover.config import ConfigError, RunConfig
-from prover.device import budget
 from prover.device.base import BaseDevice, Stopped
+from prover.device.budget import Sizing
 from prover.device.profiles import get_profile
-from prover.pipeline.admission import Admission
 from prover.disciplines import b_g2
-from prover.pipeline.bus import EventBus, Sink
-from prover.pipeline.controller import Controller, Knobs
+from prover.events.bus import EventBus, Sink
+from prover.pipeline.control.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
-from prover.pipeline.gpu_load import host_compute, load_gpu_compute
-from prover.pipeline.locks import LockSet
+from prover.pipeline.gpu.compute import host_compute, load_gpu_compute
+from prover.pipeline.gpu.locks import LockSet
+from prover.pipeline.gpu.seat import Seat, open_seats
+from prover.pipeline.health_sampler import HealthSampler
+from prover.pipeline.keys.host_ram import HostRam, say_fit, size_host_ram
+from prover.pipeline.keys.key_load import HELD
+from prover.pipeline.keys.key_ring import KeyDoesNotFit, KeyRing
 from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
-from prover.pipeline.health_sampler import HealthSampler
-from prover.pipeline.host_ram import HostRam, say_fit, size_host_ram
-from prover.pipeline.inbox import Inbox
-from prover.pipeline.jobs import JobBoard, act
-from prover.pipeline.key_load import HELD
-from prover.pipeline.key_ring import KeyDoesNotFit, KeyRing
-from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
+from prover.host.threads import threads_line
+from prover.pipeline.queue.inbox import Inbox
+from prover.pipeline.queue.jobs import JobBoard, act
+from prover.pipeline.queue.part import Queue
+from prover.pipeline.queue.work_queue import WorkQueue
 from prover.pipeline.run_handle import RunHandle
 from prover.pipeline.startup import StartupSteps
+from prover.pipeline.workers import Monitor, WorkerPool
 
 # On a GPU the compute-lock holder gives the GIL up at every launch and stream sync, then waits
 # for it behind the other workers' Python glue: up to the switch interval (5 ms by default) each
@@ -81,7 +85,7 @@ def resolve_auto_knobs(config: RunConfig, compute: object) -> RunConfig:
     RunStarted.config, the fold and the controller then carry)."""
     if config.b_g2 != "auto":
         return config
-    caps = getattr(compute, "capabilities", frozenset())
+    caps: frozenset[str] = getattr(compute, "capabilities", frozenset())
     on_device = compute is not compute_backend.REFERENCE
     g2 = {compute_backend.MSM_G2, compute_backend.BATCH_ADD_G2} <= caps
     return config.model_copy(update={"b_g2": (b_g2.GPU if on_device and g2 else b_g2.CPU).name})
@@ -96,6 +100,7 @@ class Engine(RunHandle):
         self.emit, self.add_sink, self.remove_sink = self._bus.emit, self._bus.add_sink, self._bus.remove_sink
         self.profile = get_profile(config.profile)
         self.modelled_log2 = config.modelled
+        self.sizing = Sizing(self.profile, self.modelled_log2)  # a partition's buffers, a budget spec in bytes
         self.backend = resolve_backend(config.backend)
         # the one decision of what computes: the CUDA backend (behind the fallback) or the reference
         self.compute, self._compute_why = compute_backend.select(self.backend, config.kernels, self.emit)
@@ -111,15 +116,19 @@ class Engine(RunHandle):
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         self.controller = Controller(Knobs.from_config(config), self.emit, self)
-        self.devices: dict[int, BaseDevice] = {}
-        self._budget_spec: int | str = config.vram_budget  # a live change before the devices exist lands here
-        self.locksets: dict[int, LockSet] = {}
-        self.admissions: dict[int, Admission] = {}  # per GPU: who takes room, when new knobs start
+        self.seats: dict[int, Seat] = {}  # a seat per GPU: its room (and device), its locks
+        self._budget_spec: int | str = config.vram_budget  # a live change before the seats exist lands here
         self._faults = Faults(config.faults, config.seed, clock, self._stop)
         # external: partitions come from outside (a fleet's driver) through self.inbox
-        self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining) if external else None
-        self._queue = self.inbox or WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop,
-                                              self.controller.snapshot)
+        self.inbox: Inbox | None = None
+        self._own: WorkQueue | None = None  # a one-host run's own sectors (none on a fleet host)
+        queue: Queue
+        if external:
+            queue = self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining)
+        else:
+            queue = self._own = WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop,
+                                          self.controller.snapshot)
+        self._queue = queue  # what the workers take from
         self._startup = StartupSteps(self.emit, clock)
         self.jobs = JobBoard()  # cancel / requeue flags the partitions' flow reads
         self.host_ram = HostRam(self.emit, clock, self._stop, lambda: self.controller.snapshot().host_ram_budget)
@@ -140,38 +149,48 @@ class Engine(RunHandle):
     def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None,
                       **job: Any) -> int:
         """`job`: a cuzk job's instances, priority and on_proof (WorkQueue.submit_sector)."""
+        if self._own is None:
+            assert self.inbox is not None
+            return self.inbox.submit_sector(partitions, source)  # refused, in words: the fleet places
         if cls is None and not job:
-            return self._queue.submit_sector(partitions, source)
-        return self._queue.submit_sector(partitions, source, cls=cls, **job)
+            return self._own.submit_sector(partitions, source)
+        return self._own.submit_sector(partitions, source, cls=cls, **job)
 
     def serve_only(self) -> None:
         """No sectors of the run's own: it proves what clients submit, until stopped."""
         if self._started:
             raise RuntimeError("serve_only() before start()")
-        self._queue.serve_only()
+        if self._own is None:
+            raise RuntimeError("a fleet host's engine has no sectors of its own to leave out")
+        self._own.serve_only()
 
     def queue_position(self, part: str) -> int | None:
         """Partitions served before `part` while it waits (None: not waiting, or no queue here)."""
-        position = getattr(self._queue, "position", None)
-        return None if position is None else position(part)
+        return None if self._own is None else self._own.position(part)
 
     def set_vram_budget(self, spec: int | str) -> tuple[int, int]:
-        """Resolve and check a budget, then give it to every device (the next reservation
-        sees it); returns (old, new) bytes of gpu 0. BudgetError (with the numbers) if too small."""
-        devs = list(self.devices.values())
-        total = devs[0].total_bytes if devs else None
-        new = budget.resolve(spec, self.profile, self.modelled_log2, total)
-        if new is not None:
-            budget.check(new, self.profile, self.modelled_log2, spec)
-        if devs:
-            old = devs[0].budget
-        else:  # before the devices exist (set-up still running): they are made with it
-            old = budget.resolve(self._budget_spec, self.profile, self.modelled_log2) or 0
+        """The vram_budget knob's hook: every GPU's room takes the spec through its one door
+        (resolved and checked there: BudgetError, with the numbers, if too small; a raise at
+        once, a cut once the sections begun before it have left). Returns (old, new) bytes of
+        gpu 0. Before the seats exist (set-up still running) the spec is checked and kept:
+        they open with it."""
+        if not self.seats:
+            old, new = (self.sizing.bytes(x) or 0 for x in (self._budget_spec, spec))
+            self._budget_spec = spec
+            return old, new or old
         self._budget_spec = spec
-        for g, d in self.devices.items():  # a raise at once, a cut once the sections begun before it have left
-            adm = self.admissions.get(g)
-            (adm.set_budget if adm is not None else d.set_budget)(new if new is not None else d.budget)
-        return old, (new if new is not None else old)
+        changed = [seat.room.set_budget(spec) for seat in self.seats.values()]
+        return changed[0]
+
+    @property
+    def devices(self) -> dict[int, BaseDevice]:
+        """Each GPU's device (its seat's), for readers and tests."""
+        return {g: seat.device for g, seat in self.seats.items()}
+
+    @property
+    def locksets(self) -> dict[int, LockSet]:
+        """Each GPU's locks (its seat's), for readers and tests."""
+        return {g: seat.locks for g, seat in self.seats.items()}
 
     def check_host_ram_budget(self, value: int) -> None:
         """Refuse (ValueError) a live budget below the key in use beside one worker: under it
@@ -186,7 +205,7 @@ class Engine(RunHandle):
         placement.parse(value).check(range(self.config.n_gpus))
 
     def job_action(self, action: str, target: str, source: str) -> str:
-        """cancel / requeue / cordon / uncordon (prover/pipeline/jobs.py): what it did, in words."""
+        """cancel / requeue / cordon / uncordon (prover/pipeline/queue/jobs.py): what it did, in words."""
         return act(self._queue, self.jobs, self.emit, action, target, source)
 
     def request_stop(self, reason: str) -> None:
@@ -237,7 +256,8 @@ class Engine(RunHandle):
             with self._startup.step("host_kernels", "numba compile or cache load"):
                 self._warm_host_kernels()
             with self._startup.step("devices", f"{self.config.n_gpus} x {self.backend}"):
-                self._make_devices()
+                self.seats = open_seats(self.config, self.backend, self.sizing, self._budget_spec, self.controller,
+                                        self.emit, self._stop, self.clock, install=self._faults.install)
             if self.backend == "cuda":
                 with self._startup.step("gpu_kernels", "CUDA kernels: compile or cache load"):
                     prover.gpu = load_gpu_compute(self.compute, self._compute_why, prover.phases, self.emit)
@@ -247,22 +267,19 @@ class Engine(RunHandle):
                 return
             self._prep_pool = ThreadPoolExecutor(max_workers=max(4, 16 * self.config.n_gpus),
                                                  thread_name_prefix="prep")
-            flow = PartitionFlow(self.config, self.profile.times(self.modelled_log2),
-                                 self.profile.buffer_bytes(self.modelled_log2), self.emit, self.clock, self._stop,
-                                 self.controller, self._faults, self.devices, self.locksets, prover, self._prep_pool,
-                                 self.jobs, self._class_times(), self.admissions)
-            if self.inbox is None:  # a fleet's driver feeds the inbox; a one-host run queues its own
-                self._queue.top_up()  # a bounded look-ahead; take() tops it up as partitions go
+            flow = PartitionFlow(self.config, self.seats, prover, self.controller, self._faults, self._prep_pool,
+                                 self.emit, self.clock, self._stop, self._times(), self.jobs)
+            if self._own is not None:  # a fleet's driver feeds the inbox; a one-host run queues its own
+                self._own.top_up()  # a bounded look-ahead; take() tops it up as partitions go
             self._health = HealthSampler(self.config.health_sample_s, self.emit, self._stop, self.devices)
             self._health.start()
-            self._monitor = Monitor(self.config, self.emit, self.clock, self._stop, self.devices, self.locksets,
-                                    self._pool, flow.current)
+            self._monitor = Monitor(self.config, self.emit, self.clock, self._stop, self.seats, self._pool,
+                                    flow.current)
             self._pool.start(flow)
             self._monitor.thread.start()
-            check_deadlines = getattr(self._queue, "check_deadlines", None)  # a fleet host's inbox has none
             while not self._stop.wait(0.05):
-                if check_deadlines is not None:
-                    check_deadlines()
+                if self._own is not None:  # a fleet host's inbox has no deadlines
+                    self._own.check_deadlines()
                 if self._draining.is_set() and self._queue.inflight == 0:
                     self.request_stop("done (drained)")
         except Stopped:  # a stop asked during start-up (the key set-up checks for it): the stop's reason
@@ -302,9 +319,10 @@ class Engine(RunHandle):
             sys.setswitchinterval(self._switch_interval)
         self._finished.set()
 
-    def _class_times(self) -> dict[int, dict[str, float]]:
-        """Each class size's modelled phase times (a smaller circuit's phases are shorter)."""
-        return {z.log2: self.profile.times(z.modelled_log2) for z in self.config.class_sizes.values()}
+    def _times(self) -> dict[int | None, dict[str, float]]:
+        """Modelled phase times by proved size (a smaller class's phases are shorter); None: the run's."""
+        return {None: self.profile.times(self.modelled_log2),
+                **{z.log2: self.profile.times(z.modelled_log2) for z in self.config.class_sizes.values()}}
 
     def _init_prover(self) -> Prover:
         """The circuits of every class size, the workers' host bytes, then the run's key made
@@ -326,6 +344,7 @@ class Engine(RunHandle):
         with self._startup.step("keys", "cache lookup") as step:
             step.detail = self.keys.preload(cfg.constraints_log2, step.progress) or step.detail
         say_fit(self.host_ram, self.emit, cfg.workers_per_gpu * cfg.n_gpus, self.keys.device_bytes())
+        self.emit(ev.Note, level="info", text=threads_line(cfg.host_threads, cfg.workers_per_gpu * cfg.n_gpus))
         if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
             self.emit(ev.Note, level="warn", text=(
                 "INSECURE seeded setup: the keys' toxic waste comes from the seed; anyone who knows it can forge proofs"))
@@ -351,42 +370,3 @@ class Engine(RunHandle):
             self.emit(ev.Note, level="warn", text=f"host kernels warm-up failed: {type(exc).__name__}: {exc}")
             return
         self.emit(ev.Note, level="info", text=f"host kernels warmed up in {took:.2f}s (numba compile or cache load)")
-
-    def _make_devices(self) -> None:
-        """Devices are numbered 0..n-1 in events (what the fold expects); with `gpus = [2, 3]`
-        the CUDA device ids are 2 and 3 (named in GpuInfo)."""
-        cfg = self.config
-        for g, dev_id in enumerate(cfg.gpu_ids):
-            want = budget.resolve(self._budget_spec, self.profile, self.modelled_log2)
-            if self.backend == "sim":
-                from prover.device.sim import SimDevice
-
-                if want is None:  # "card" with no card (profile native): room for many partitions
-                    want = 64 * self.profile.partition_bytes(self.modelled_log2)
-                sim, extra = SimDevice, {}
-                if cfg.faults.vram_leak_bytes:  # a planted leak (tests, demos of the growth warning)
-                    from prover.device.leaky import LeakySimDevice
-
-                    sim, extra = LeakySimDevice, {"leak": cfg.faults.vram_leak_bytes}
-                dev: BaseDevice = sim(g, self.profile, want, self.emit, self._stop, cfg.time_scale, self.clock, **extra)
-            else:
-                from prover.device.cuda import CudaDevice
-
-                dev = CudaDevice(g, self.profile, want or 0, self.emit, self._stop, cfg.time_scale, self.clock,
-                                 nvml=not cfg.faults.nvml_missing, device_id=dev_id,
-                                 pinned_host=cfg.kernels.pinned_host)
-                if want is None:  # "card" on profile native: this device's whole memory
-                    dev.budget = dev.total_bytes
-            budget.check(dev.budget, self.profile, self.modelled_log2, self._budget_spec)
-            spec = self._budget_spec
-            self.emit(ev.Note, level="info", text=(
-                f"gpu{g}: VRAM budget {budget.gib(dev.budget)}" + (f" ({spec})" if isinstance(spec, str) else "")
-                + f", {budget.gib(self.profile.partition_bytes(self.modelled_log2))} a partition's pre-stage"))
-            self._faults.install(dev)
-            self.devices[g] = dev
-            self.locksets[g] = LockSet(g, self.emit, self._stop, self.clock)
-            self.admissions[g] = Admission(dev, self.profile.partition_bytes(self.modelled_log2), self._stop, self.clock)
-            dev.announce()
-            if self.backend == "cuda" and not dev.nvml:
-                self.emit(ev.Note, level="warn", text=f"gpu{g}: NVML unavailable ({getattr(dev, 'nvml_error', '')}); "
-                          "memory from the CUDA runtime, utilisation modelled")

@@ -56,10 +56,10 @@ class NullPhases:
         n = ProvingKey.size_for(circuit.num_vars, circuit.num_inputs, circuit.domain_size)
         return _Key("pk", circuit.constraints_log2, n), _Key("vk", circuit.constraints_log2)
 
-    def synthesize(self, circuit: Any, instance: int, out: Any = None, z: Any = None) -> _Syn:
+    def synthesize(self, circuit: Any, instance: int, out: Any = None, z: Any = None, threads: int = 1) -> _Syn:
         return _Syn(instance, log2=circuit.constraints_log2)
 
-    def prep_msm(self, syn: _Syn, pk: Any) -> Any:
+    def prep_msm(self, syn: _Syn, pk: Any, threads: int = 1) -> Any:
         return ("prep", syn.instance)
 
     def ntt_h(self, a: Any, b: Any, c: Any) -> Any:

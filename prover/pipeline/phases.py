@@ -3,7 +3,7 @@
 `prover.groth16.phases` (the CPU reference, a module) and `prover.pipeline.nullphases.NullPhases`
 (no math, for bookkeeping benchmarks) implement it. What the GPU section computes goes
 through one seam over them or a device backend (`prover.groth16.compose.GpuCompute`, made in
-pipeline/gpu_load.py), with the same signatures. The engine never needs to know which one it holds.
+pipeline/gpu/compute.py), with the same signatures. The engine never needs to know which one it holds.
 """
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ class Phases(Protocol):
                       insecure_seeded: bool = False, kernels: Any = None) -> tuple[Any, Any]: ...
 
     def synthesize(self, circuit: Any, instance: int, out: tuple[Any, Any, Any] | None = None,
-                   z: Any = None) -> Any: ...
+                   z: Any = None, threads: int = 1) -> Any: ...
 
-    def prep_msm(self, syn: Any, pk: Any) -> Any: ...
+    def prep_msm(self, syn: Any, pk: Any, threads: int = 1) -> Any: ...
 
     def ntt_h(self, a: Any, b: Any, c: Any) -> Any: ...
 

@@ -33,7 +33,7 @@ def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
     from prover.config import load_config
     from prover.device.cuda import CudaDevice
     from prover.groth16 import phases as P
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import ntt
     from prover.pipeline.engine import Engine
     from prover.fold.apply import fold
 
@@ -49,7 +49,7 @@ def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
         with lock:
             buffers.setdefault(buf.name, []).append((int(buf.handle.ptr), buf.nbytes))
 
-    real_ntt_h_device = gp.ntt_h_device
+    real_ntt_h_device = ntt.ntt_h_device
 
     def ntt_h_device(d_a, d_b, d_c, stream=None, ks=None):  # the backend passes its settings
         ins = [cp.asnumpy(x) for x in (d_a, d_b, d_c)]  # before the in-place transform
@@ -59,7 +59,7 @@ def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
             calls.append({"ptrs": ptrs, "ins": ins, "h": cp.asnumpy(h)})
         return h
 
-    real_ntt_h_gpu = gp.ntt_h_gpu
+    real_ntt_h_gpu = ntt.ntt_h_gpu
 
     def ntt_h_gpu(*a, **k):
         with lock:
@@ -67,8 +67,8 @@ def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
         return real_ntt_h_gpu(*a, **k)
 
     monkeypatch.setattr(CudaDevice, "_device_alloc", alloc)
-    monkeypatch.setattr(gp, "ntt_h_device", ntt_h_device)
-    monkeypatch.setattr(gp, "ntt_h_gpu", ntt_h_gpu)
+    monkeypatch.setattr(ntt, "ntt_h_device", ntt_h_device)
+    monkeypatch.setattr(ntt, "ntt_h_gpu", ntt_h_gpu)
 
     log2, parts = 12, 4
     cfg = load_config(None, backend="cuda", profile="native", constraints_log2=log2, modelled_log2=log2,

@@ -31,6 +31,15 @@ def test_the_prompts_words_make_the_design() -> None:
     assert (d.cycles, d.hold_s, d.settle_s, d.order) == (3, 4.0, 1.0, "abab")
 
 
+def test_the_prompt_plans_its_holds_as_the_command_does() -> None:
+    """No --hold: auto, as `c2tui experiment`'s default: the same Runner pilots each arm and sizes
+    the holds (prover/stats/plan.py); --hold S keeps the old settle of 5 s unless given."""
+    d = design_of("--arm lock_mode=narrow --arm lock_mode=reserved --precision 0.1")
+    assert d.auto and d.hold_s is None and d.settle_s is None and d.precision == 0.1
+    assert design_of("--arm narrow --arm reserved --hold auto").auto
+    assert design_of("--arm narrow --arm reserved --hold 30").settle_s == 5.0
+
+
 @pytest.mark.slow
 @sync
 async def test_started_from_the_panel_it_runs_shows_and_stops() -> None:

@@ -12,7 +12,7 @@ from prover import events as ev
 from prover.config import RunConfig
 from prover.fleet.control import FleetController
 from prover.fleet.host import tag
-from prover.pipeline.controller import Knobs
+from prover.pipeline.control.controller import Knobs
 from prover.pipeline.engine import resolve_auto_knobs
 from prover.fold.apply import fold
 from prover.fold.summary import summarize
