@@ -65,7 +65,7 @@ def attached_case(rng: random.Random, w: Path, cmd: str) -> dict:
         args = ["experiment", *[x for a in arms for x in ("--arm", a)], "--cycles", "1", "--hold", "1", "--settle", "0.2"]
     else:  # (never --apply: that leaves the best in force on purpose)
         knob = rng.choice(["workers_per_gpu", "lock_mode", "prestage"])
-        args = ["tune", "--search", knob, "--time", "12", "--hold", "1", "--settle", "0.2", "--confirm-cycles", "2",
+        args = ["tune", "--search", knob, "--time", "20", "--hold", "1", "--settle", "0.2", "--confirm-cycles", "3",
                 *{"workers_per_gpu": ["--workers", "2..3"], "lock_mode": ["--values", "lock_mode=single/two-lock"]}.get(knob, [])]
     return {"kind": "adv", "cmd": "attached", "args": [*args, "-q", "--attach", shared_prover(w.parent), "--name", "fz"],
             "expect": None}
@@ -107,11 +107,11 @@ def tune_case(rng: random.Random, w: Path, busy: str) -> dict:
     t = w / "target"
     if rng.random() < 0.25:  # a good one, run for real
         return {"kind": "cli", "cmd": "tune", "expect": 0,
-                "args": ["tune", *SIM, "--search", "workers_per_gpu", "--workers", "1..2", "--time", "12", "--hold", "1",
-                         "--settle", "0.2", "--confirm-cycles", "2", "-q", *rng.choice([[], ["--json"]])]}
+                "args": ["tune", *SIM, "--search", "workers_per_gpu", "--workers", "1..2", "--time", "20", "--hold", "1",
+                         "--settle", "0.2", "--confirm-cycles", "3", "-q", *rng.choice([[], ["--json"]])]}
     args = ["tune", *SIM, "--search", rng.choice(["workers_per_gpu", "lock_mode", "warp", "", "prestage,b_g2"]),
-            "--workers", rng.choice(["1..2", "2..1", "0..99", "x", "2", "1..16"]), "--time", rng.choice(["12", "1", "nan", "0"]),
-            "--hold", "1", "--settle", "0.2", "--confirm-cycles", "2", "-q"]
+            "--workers", rng.choice(["1..2", "2..1", "0..99", "x", "2", "1..16"]), "--time", rng.choice(["20", "1", "nan", "0"]),
+            "--hold", "1", "--settle", "0.2", "--confirm-cycles", "3", "-q"]
     for _ in range(rng.randrange(0, 3)):
         opt = rng.choice(["--values", "--apply", "--attach", "--hold", "--settle", "--confirm-cycles", "--json", "--out"])
         if opt in ("--apply", "--json"):

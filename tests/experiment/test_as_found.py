@@ -73,7 +73,7 @@ def test_a_knob_changed_by_someone_else_stops_it_and_is_not_overwritten(at: floa
 
 def test_a_tune_stops_on_a_change_by_someone_else_and_leaves_it() -> None:
     fp = FakeProver(lambda k: 30.0 * int(k["workers_per_gpu"]), START, seed=2, regular=True)
-    plan = TunePlan(time_s=400.0, hold_s=10.0, settle_s=2.0, confirm_cycles=2)
+    plan = TunePlan(time_s=400.0, hold_s=10.0, settle_s=2.0, confirm_cycles=3)
     tuner = Tuner(fp, plan, search=("lock_mode", "workers_per_gpu"), workers=(2, 4),
                   sleep=_others_change(fp, 25.0, "workers_per_gpu", "7"))
     with pytest.raises(ExperimentError) as info:

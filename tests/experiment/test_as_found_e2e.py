@@ -82,7 +82,7 @@ def prover(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Wat
 EXPERIMENT = ["experiment", "--arm", "lock_mode=single,workers_per_gpu=16", "--arm", "lock_mode=two-lock,workers_per_gpu=1",
               "--cycles", "2", "--hold", "2", "--settle", "0.5", "--design", "abab", "-q"]
 TUNE = ["tune", "--search", "lock_mode,workers_per_gpu", "--values", "lock_mode=single/two-lock", "--workers", "4..6",
-        "--time", "40", "--hold", "1", "--settle", "0.2", "--confirm-cycles", "2", "-q"]
+        "--time", "40", "--hold", "1", "--settle", "0.2", "--confirm-cycles", "3", "-q"]
 
 
 @pytest.mark.slow
