@@ -28,6 +28,15 @@ Two rules.
    compute queue will need when its turn comes. So an allocation under compute always finds its
    room, and nobody it could wait for holds it.
 
+3. Resident bytes are held, beside the sections (`hold(owner, n)` / `let_go(owner)`: a circuit's
+   matrices on this GPU). Sections run under the budget less what is held: slots, the claim
+   check and the OOM's cause read that. A hold is a budget cut for the sections (sections that
+   start after it open a new epoch, which waits at the gate; the bytes are earmarked for the
+   owner once nothing admitted under the old figure remains: at once on an idle GPU; refused with
+   the numbers if a partition would no longer fit beside it); a let-go is a raise (at once, after
+   the owner has freed its buffers). A scenario budget (`two-prestage`) is resolved beside what
+   is held, so it keeps meaning two partitions' room.
+
 Everything here runs under the room's one lock (`lock`, the device's ledger lock too), so a
 decision and the accounting are one step, and every free wakes whoever waits for room.
 """
@@ -56,6 +65,7 @@ class _Epoch:
 
     key: Regime
     word: int  # the budget it runs under (a cut waits for the older epochs to leave)
+    held: frozenset[tuple[str, int]] = frozenset()  # the resident holds it runs beside (a hold waits for the older epochs)
     members: int = 0
     arrived: float | None = None  # when its first section reached the gate while older ones ran
     drained: int = 0  # older sections that left while it waited
@@ -102,6 +112,9 @@ class Room:
         self._slot_queue: list[object] = []
         self.slots_in_use = 0
         self._settled: Regime | None = None  # the regime last let onto the GPU (None: none yet)
+        self._holds: dict[str, int] = {}  # resident owner -> bytes earmarked or allocated for it (in force)
+        self._pending: dict[str, int] = {}  # resident owner -> bytes waiting for the old figure's sections to leave
+        self._spec = spec  # as given: a scenario is resolved again beside what is held
         self._newest = self._bytes(spec)  # the newest word on the budget (a cut is in force once at the front)
         with self._cv:
             self._apply(self._newest, say=False)  # the device says it when announced
@@ -132,10 +145,11 @@ class Room:
         what was held; room held by a section of another epoch (a switch), by nobody's section
         (a leak), or by sections of the same regime (contention)."""
         book = self._book
-        if book.used + sum(book.earmarked.values()) > book.budget or nbytes > book.budget:
+        beside = 0 if self._is_resident(owner) else self._resident()  # a section's room is the budget less the resident
+        if book.used + sum(book.earmarked.values()) > book.budget or nbytes > book.budget - beside:
             return "budget"
         mine = self._tickets.get(owner)
-        holders = [o for o, n in book.held().items() if n > 0 and o != owner]
+        holders = [o for o, n in book.held().items() if n > 0 and o != owner and not self._is_resident(o)]
         if not holders:
             return "unknown"
         if any(o not in self._tickets for o in holders):
@@ -151,23 +165,29 @@ class Room:
         GPU. A raise applies at once (to all); a cut once the sections admitted under the old
         budget have left (sections that start meanwhile open a new epoch, which waits for them
         and applies it). Returns (the budget in force before, the new word)."""
-        n = self._bytes(spec)
         with self._cv:
+            n = self._bytes(spec, self._newest_held())
             old = self._book.budget
-            self._newest = n
-            raise_ = n >= self._book.budget
-            for e in self._epochs:
-                if raise_ or not e.passed:
-                    e.word = n
-            if raise_ or not self._epochs:
-                self._apply(n)
-            self._cv.notify_all()
+            self._spec = spec
+            self._word(n)
         return old, n
 
-    def _bytes(self, spec: int | str) -> int:
+    def _word(self, n: int) -> None:
+        """The newest word on the budget (under the lock): a raise applies at once (to all), a
+        cut to the sections not yet on the GPU, in force once the older ones have left."""
+        self._newest = n
+        raise_ = n >= self._book.budget
+        for e in self._epochs:
+            if raise_ or not e.passed:
+                e.word = n
+        if raise_ or not self._epochs:
+            self._apply(n)
+        self._cv.notify_all()
+
+    def _bytes(self, spec: int | str, resident: int = 0) -> int:
         """A spec in bytes on this device (`card`: its memory, or room for many partitions on a
-        simulated one of a profile with no card)."""
-        return self.sizing.bytes(spec, self.device.card() or MANY_PARTITIONS * self.need) or 0
+        simulated one of a profile with no card), checked to hold a partition beside `resident`."""
+        return self.sizing.bytes(spec, self.device.card() or MANY_PARTITIONS * self.need + resident, resident) or 0
 
     def _apply(self, nbytes: int, say: bool = True) -> None:
         """The budget in force changes (under the lock): said (VramSample) before anyone can
@@ -196,8 +216,8 @@ class Room:
             knobs, key = read()
             with self._cv:
                 last = self._epochs[-1] if self._epochs else None
-                if last is None or last.key != key or last.word != self._newest:
-                    last = _Epoch(key, self._newest)
+                if last is None or last.key != key or last.word != self._newest or last.held != self._held_now():
+                    last = _Epoch(key, self._newest, self._held_now())
                     self._epochs.append(last)
                 last.members += 1
                 t = self._tickets[worker] = Ticket(worker, last)
@@ -227,6 +247,7 @@ class Room:
         applied = e.word if e.word != self._book.budget else None
         if applied is not None:
             self._apply(applied)
+        self._grant_holds()
         if (self._settled is not None and e.key != self._settled) or applied is not None:
             self.device.emit(ev.SwitchSettled, gpu=self.device.index, regime=dict(e.key),
                              waited=max(0.0, self._clock() - e.arrived) if e.arrived is not None else 0.0,
@@ -253,6 +274,8 @@ class Room:
                 self._epochs.remove(e)
             if not self._epochs and self._newest < self._book.budget:  # a cut nobody was left to wait for
                 self._apply(self._newest)
+            if not self._epochs:
+                self._grant_holds()  # a hold nobody was left to wait for
             self._cv.notify_all()
 
     # --- rule 2: room -------------------------------------------------------------------------
@@ -281,7 +304,7 @@ class Room:
                 self._cv.notify_all()
 
     def slot_capacity(self) -> int:
-        return max(1, self._book.budget // self.need)
+        return max(1, (self._book.budget - self._resident()) // self.need)
 
     def room(self, t: Ticket, wait_s: float | None) -> Grant:
         """A whole partition's room for a pre-stage outside compute, earmarked: at once
@@ -311,7 +334,7 @@ class Room:
         if free < self.need:
             return f"{max(0, free) >> 20} MiB free of {budget >> 20} MiB budget, {self.need >> 20} MiB needed"
         worst = max(self._claims.values(), default=None)
-        if worst is not None and worst + 2 * self.need > budget:
+        if worst is not None and worst + 2 * self.need > budget - self._resident():
             return (f"{free >> 20} MiB free, but a fallback queued for compute ahead of it needs "
                     f"{self.need >> 20} MiB when its turn comes")
         return ""
@@ -374,6 +397,74 @@ class Room:
                     raise Stopped()
                 self._cv.wait(min(left, _POLL_S))
             return True
+
+    # --- rule 3: resident bytes ------------------------------------------------------------------
+    def hold(self, owner: str, nbytes: int) -> None:
+        """Set `nbytes` aside for `owner` beside the sections, until `let_go(owner)`; returns once
+        they are earmarked for it (it then allocates them with `device.alloc(owner, ...)`). A
+        budget cut for the sections: BudgetError (with the numbers) if a partition would no longer
+        fit beside it; the sections begun before it keep the old figure until they have left.
+        Stopped if the engine stops while it waits."""
+        with self._cv:
+            if owner in self._holds or owner in self._pending:
+                raise ValueError(f"{owner} already holds VRAM on gpu{self.device.index}")
+            word = self._bytes(self._spec, self._newest_held() + int(nbytes))  # BudgetError: nothing changed
+            self._pending[owner] = int(nbytes)
+            for e in self._epochs:
+                if not e.passed:
+                    e.held = self._held_now()
+            self._word(word)
+            if not any(e.passed for e in self._epochs):  # nobody on the GPU: nothing to wait for
+                self._grant_holds()
+            while owner in self._pending:
+                if self._stop.is_set():
+                    self._pending.pop(owner, None)
+                    raise Stopped()
+                self._cv.wait(_POLL_S)
+
+    def let_go(self, owner: str) -> None:
+        """`owner`'s resident bytes are room again, at once (a raise): it has freed its buffers
+        first; what is left of its earmark goes back here."""
+        with self._cv:
+            n = self._holds.pop(owner, None)
+            if n is None:
+                n = self._pending.pop(owner, None)
+            if n is None:
+                return
+            self._book.earmarked.pop(owner, None)
+            for e in self._epochs:
+                e.held = e.held - {(owner, n)}
+            self._word(self._bytes(self._spec, self._newest_held()))
+
+    def resident(self) -> dict[str, int]:
+        """Resident owner -> bytes held in force (a copy)."""
+        with self._cv:
+            return dict(self._holds)
+
+    def _grant_holds(self) -> None:
+        """The pending holds are in force (under the lock, nothing admitted under the old figure
+        on the GPU): earmarked for their owners."""
+        for owner, n in self._pending.items():
+            self._book.earmarked[owner] = self._book.earmarked.get(owner, 0) + n
+            self._holds[owner] = n
+        if self._pending:
+            self._pending.clear()
+            self._cv.notify_all()
+
+    def _resident(self) -> int:
+        """Resident bytes in force: what the sections on the GPU run beside."""
+        return sum(self._holds.values())
+
+    def _newest_held(self) -> int:
+        """Resident bytes in force and pending: what sections that start now will run beside."""
+        return self._resident() + sum(self._pending.values())
+
+    def _held_now(self) -> frozenset[tuple[str, int]]:
+        """The holds in force and pending, as an epoch's figure."""
+        return frozenset({**self._holds, **self._pending}.items())
+
+    def _is_resident(self, owner: str) -> bool:
+        return owner in self._holds or owner in self._pending
 
     # --- for tests and the docs ---------------------------------------------------------------------
     def waiting(self) -> int:
