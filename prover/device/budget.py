@@ -146,7 +146,8 @@ class Sizing:
             raise BudgetError(
                 f"vram_budget {gib(n)}{named} is below one partition's pre-stage of {gib(self.need)}{beside} "
                 f"({' + '.join(self.buffers)} at 2^{self.log2}, profile {self.profile.name}): no partition could run; "
-                f"give at least {gib(self.need + resident)} or one of {', '.join(SCENARIOS)}")
+                f"give at least {gib(self.need + resident)} or one of {', '.join(SCENARIOS)}"
+                + (", or abc host (no matrices on the GPU)" if resident else ""))
         return n
 
 

@@ -96,7 +96,9 @@ class Room:
     `make_device(ledger)` (a SimDevice or CudaDevice given the room as its budget)."""
 
     def __init__(self, sizing: Sizing, spec: int | str, stop: threading.Event,
-                 make_device: Callable[[Ledger], BaseDevice]) -> None:
+                 make_device: Callable[[Ledger], BaseDevice], resident: int = 0) -> None:
+        """`resident`: bytes the run will hold beside the partitions (the circuits' matrices, abc
+        gpu): the budget is checked to hold a partition beside them now (BudgetError), not at the hold."""
         self.sizing, self.need, self._stop = sizing, sizing.need, stop
         self._cv = threading.Condition()
         self._book = Book(budget=0)  # the budget is the door's, once the device says what `card` is here
@@ -115,6 +117,7 @@ class Room:
         self._holds: dict[str, int] = {}  # resident owner -> bytes earmarked or allocated for it (in force)
         self._pending: dict[str, int] = {}  # resident owner -> bytes waiting for the old figure's sections to leave
         self._spec = spec  # as given: a scenario is resolved again beside what is held
+        self._bytes(spec, resident)  # BudgetError: a partition does not fit beside what the run will hold
         self._newest = self._bytes(spec)  # the newest word on the budget (a cut is in force once at the front)
         with self._cv:
             self._apply(self._newest, say=False)  # the device says it when announced
