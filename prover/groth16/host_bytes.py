@@ -4,8 +4,8 @@ counts it (prover/pipeline/keys/host_ram.py) and the start-up line says it:
     witness  z (32 B a variable, reused) and its density classes (1 B a variable); page-locked on
              CUDA where the GPU builds a, b, c (the pre-stage uploads them)
     abc      a = A.z, b = B.z, c = C.z (3 x 32 B a row of the 2^k domain), while the host builds
-             them: page-locked on CUDA (one set a worker, reused); none where the GPU builds them
-             (abc gpu: `abc_on_host=False`, the part is left out)
+             them: page-locked on CUDA (one set a worker, reused); 0 where the GPU builds them
+             (abc gpu: `abc_on_host=False`; the host-RAM book leaves a part of 0 bytes out)
     prep     prep_msm's splits: the ones' and the tail's indices (8 B each) and the tail's
              scalars (32 B) of the four queries, and their page-locked copies where the backend
              pins them for the MSMs' uploads
@@ -55,11 +55,9 @@ def worker_bytes(num_vars: int, log2: int, scale: float = 1.0, *, abc_on_host: b
                  pinned_prep: bool = False, real_circuit: bool = True) -> dict[str, int]:
     """One worker's host bytes by name (see the module docstring), x `scale` (a modelled run:
     2^modelled / 2^proved). real_circuit False (the engine's NullPhases, no witness at all): prep
-    from the family's measured figure, no kernel run. abc_on_host False: no abc part at all."""
+    from the family's measured figure, no kernel run."""
     per_var = prep_bytes_per_var() if real_circuit else STAND_IN_PREP_PER_VAR
     prep = per_var * num_vars * (2 if pinned_prep else 1)
-    out = {"witness": int(WITNESS_BYTES_PER_VAR * num_vars * scale)}
-    if abc_on_host:
-        out["abc"] = int(ABC_BYTES_PER_ROW * (1 << log2) * scale)
-    out["prep"] = int(prep * scale)
-    return out
+    return {"witness": int(WITNESS_BYTES_PER_VAR * num_vars * scale),
+            "abc": int(ABC_BYTES_PER_ROW * (1 << log2) * scale) if abc_on_host else 0,
+            "prep": int(prep * scale)}

@@ -174,9 +174,9 @@ def seeded_randomisers(seed: int, instance: int) -> tuple[int, int]:
 
 
 def prove(circuit: Circuit, pk: ProvingKey, instance: int, r: int, s: int) -> Proof:
-    syn = synthesize(circuit, instance)
+    syn = witness(circuit, instance)
     prep = prep_msm(syn, pk)
-    h = ntt_h(syn.a, syn.b, syn.c)
+    h = ntt_h(*products(circuit, syn))
     return assemble(syn, msm_g1(prep, h, pk), b_g2_msm(prep, pk), pk, r, s)
 
 

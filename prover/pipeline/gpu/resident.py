@@ -23,7 +23,7 @@ from prover.pipeline.gpu.seat import Seat
 
 ALIGN = 256  # each array of a matrix's device form starts at a multiple of this (the pool's alignment)
 ARRAYS = 8  # arrays a matrix's device form has (prover/kernels/r1cs.py NAMES): the alignment slack a matrix
-STAND_IN_BYTES_PER_ROW = 35.4  # a circuit without matrices (NullPhases): the family's device form (2^16, 2^20)
+STAND_IN_BYTES_PER_ROW = 35.5  # a circuit without matrices (NullPhases): the family's device form (2^16..2^22: 35.5-35.7)
 MATRICES = ("A", "B", "C")
 
 
@@ -32,7 +32,7 @@ def owner_of(log2: int) -> str:
     return f"r1cs:2^{log2}"
 
 
-def _align(n: int) -> int:
+def _align(n: float) -> int:
     return -(-int(n) // ALIGN) * ALIGN
 
 
@@ -41,11 +41,9 @@ def matrix_bytes(circuit: Any, scale: float = 1.0) -> dict[str, int]:
     with room for its arrays' alignment: what the room holds for a circuit on a GPU, known before
     the matrices are made."""
     plans = [getattr(getattr(circuit, m, None), "host_plan", None) for m in "abc"]
-    if any(p is None for p in plans):  # no matrices to measure (the engine's stand-in phases)
-        rows = int(getattr(circuit, "domain_size", 0))
-        sizes = [STAND_IN_BYTES_PER_ROW * rows / 3] * 3
-    else:
-        sizes = [p.device_bytes() for p in plans]
+    sizes: list[float] = [p.device_bytes() for p in plans if p is not None]
+    if len(sizes) < 3:  # no matrices to measure (the engine's stand-in phases)
+        sizes = [STAND_IN_BYTES_PER_ROW * int(getattr(circuit, "domain_size", 0)) / 3] * 3
     f = max(1.0, scale)
     return {m: _align(n * f) + ARRAYS * ALIGN for m, n in zip(MATRICES, sizes)}
 

@@ -28,14 +28,11 @@ Two rules.
    compute queue will need when its turn comes. So an allocation under compute always finds its
    room, and nobody it could wait for holds it.
 
-3. Resident bytes are held, beside the sections (`hold(owner, n)` / `let_go(owner)`: a circuit's
-   matrices on this GPU). Sections run under the budget less what is held: slots, the claim
-   check and the OOM's cause read that. A hold is a budget cut for the sections (sections that
-   start after it open a new epoch, which waits at the gate; the bytes are earmarked for the
-   owner once nothing admitted under the old figure remains: at once on an idle GPU; refused with
-   the numbers if a partition would no longer fit beside it); a let-go is a raise (at once, after
-   the owner has freed its buffers). A scenario budget (`two-prestage`) is resolved beside what
-   is held, so it keeps meaning two partitions' room.
+3. Resident bytes are held beside the sections (`hold` / `let_go`: a circuit's matrices; the book
+   in holds.py), and the sections run under the budget less them (slots, claims, an OOM's cause).
+   A hold is a budget cut (a new epoch; earmarked once the old figure's sections have left, at
+   once on an idle GPU; refused if a partition no longer fits beside it), a let-go a raise; a
+   scenario (`two-prestage`) is resolved beside them.
 
 Everything here runs under the room's one lock (`lock`, the device's ledger lock too), so a
 decision and the accounting are one step, and every free wakes whoever waits for room.
@@ -54,6 +51,7 @@ from prover.device.base import BaseDevice, Stopped
 from prover.device.budget import Sizing
 from prover.device.ledger import Book, Ledger
 from prover.disciplines import Regime
+from prover.pipeline.gpu.holds import Holds
 
 _POLL_S = 0.05  # the stop flag is looked at this often while waiting
 MANY_PARTITIONS = 64  # `card` on a simulated device of a profile with no card: room for this many
@@ -97,8 +95,7 @@ class Room:
 
     def __init__(self, sizing: Sizing, spec: int | str, stop: threading.Event,
                  make_device: Callable[[Ledger], BaseDevice], resident: int = 0) -> None:
-        """`resident`: bytes the run will hold beside the partitions (the circuits' matrices, abc
-        gpu): the budget is checked to hold a partition beside them now (BudgetError), not at the hold."""
+        """`resident`: bytes the run will hold beside the partitions (abc gpu's matrices): checked now."""
         self.sizing, self.need, self._stop = sizing, sizing.need, stop
         self._cv = threading.Condition()
         self._book = Book(budget=0)  # the budget is the door's, once the device says what `card` is here
@@ -114,8 +111,7 @@ class Room:
         self._slot_queue: list[object] = []
         self.slots_in_use = 0
         self._settled: Regime | None = None  # the regime last let onto the GPU (None: none yet)
-        self._holds: dict[str, int] = {}  # resident owner -> bytes earmarked or allocated for it (in force)
-        self._pending: dict[str, int] = {}  # resident owner -> bytes waiting for the old figure's sections to leave
+        self._holds = Holds()  # resident bytes beside the sections (rule 3)
         self._spec = spec  # as given: a scenario is resolved again beside what is held
         self._bytes(spec, resident)  # BudgetError: a partition does not fit beside what the run will hold
         self._newest = self._bytes(spec)  # the newest word on the budget (a cut is in force once at the front)
@@ -148,11 +144,11 @@ class Room:
         what was held; room held by a section of another epoch (a switch), by nobody's section
         (a leak), or by sections of the same regime (contention)."""
         book = self._book
-        beside = 0 if self._is_resident(owner) else self._resident()  # a section's room is the budget less the resident
+        beside = 0 if owner in self._holds else self._holds.total()  # a section's room is the budget less the resident
         if book.used + sum(book.earmarked.values()) > book.budget or nbytes > book.budget - beside:
             return "budget"
         mine = self._tickets.get(owner)
-        holders = [o for o, n in book.held().items() if n > 0 and o != owner and not self._is_resident(o)]
+        holders = [o for o, n in book.held().items() if n > 0 and o != owner and o not in self._holds]
         if not holders:
             return "unknown"
         if any(o not in self._tickets for o in holders):
@@ -169,15 +165,14 @@ class Room:
         budget have left (sections that start meanwhile open a new epoch, which waits for them
         and applies it). Returns (the budget in force before, the new word)."""
         with self._cv:
-            n = self._bytes(spec, self._newest_held())
+            n = self._bytes(spec, self._holds.newest())
             old = self._book.budget
             self._spec = spec
             self._word(n)
         return old, n
 
     def _word(self, n: int) -> None:
-        """The newest word on the budget (under the lock): a raise applies at once (to all), a
-        cut to the sections not yet on the GPU, in force once the older ones have left."""
+        """The newest word on the budget (lock held): a raise at once, a cut once the older sections left."""
         self._newest = n
         raise_ = n >= self._book.budget
         for e in self._epochs:
@@ -219,8 +214,8 @@ class Room:
             knobs, key = read()
             with self._cv:
                 last = self._epochs[-1] if self._epochs else None
-                if last is None or last.key != key or last.word != self._newest or last.held != self._held_now():
-                    last = _Epoch(key, self._newest, self._held_now())
+                if last is None or last.key != key or last.word != self._newest or last.held != self._holds.figure():
+                    last = _Epoch(key, self._newest, self._holds.figure())
                     self._epochs.append(last)
                 last.members += 1
                 t = self._tickets[worker] = Ticket(worker, last)
@@ -250,7 +245,7 @@ class Room:
         applied = e.word if e.word != self._book.budget else None
         if applied is not None:
             self._apply(applied)
-        self._grant_holds()
+        self._grant()
         if (self._settled is not None and e.key != self._settled) or applied is not None:
             self.device.emit(ev.SwitchSettled, gpu=self.device.index, regime=dict(e.key),
                              waited=max(0.0, self._clock() - e.arrived) if e.arrived is not None else 0.0,
@@ -278,7 +273,7 @@ class Room:
             if not self._epochs and self._newest < self._book.budget:  # a cut nobody was left to wait for
                 self._apply(self._newest)
             if not self._epochs:
-                self._grant_holds()  # a hold nobody was left to wait for
+                self._grant()  # a hold nobody was left to wait for
             self._cv.notify_all()
 
     # --- rule 2: room -------------------------------------------------------------------------
@@ -307,7 +302,7 @@ class Room:
                 self._cv.notify_all()
 
     def slot_capacity(self) -> int:
-        return max(1, (self._book.budget - self._resident()) // self.need)
+        return max(1, (self._book.budget - self._holds.total()) // self.need)
 
     def room(self, t: Ticket, wait_s: float | None) -> Grant:
         """A whole partition's room for a pre-stage outside compute, earmarked: at once
@@ -337,7 +332,7 @@ class Room:
         if free < self.need:
             return f"{max(0, free) >> 20} MiB free of {budget >> 20} MiB budget, {self.need >> 20} MiB needed"
         worst = max(self._claims.values(), default=None)
-        if worst is not None and worst + 2 * self.need > budget - self._resident():
+        if worst is not None and worst + 2 * self.need > budget - self._holds.total():
             return (f"{free >> 20} MiB free, but a fallback queued for compute ahead of it needs "
                     f"{self.need >> 20} MiB when its turn comes")
         return ""
@@ -401,27 +396,25 @@ class Room:
                 self._cv.wait(min(left, _POLL_S))
             return True
 
-    # --- rule 3: resident bytes ------------------------------------------------------------------
+    # --- rule 3: resident bytes (prover/pipeline/gpu/holds.py keeps the book) -------------------
     def hold(self, owner: str, nbytes: int) -> None:
-        """Set `nbytes` aside for `owner` beside the sections, until `let_go(owner)`; returns once
-        they are earmarked for it (it then allocates them with `device.alloc(owner, ...)`). A
-        budget cut for the sections: BudgetError (with the numbers) if a partition would no longer
-        fit beside it; the sections begun before it keep the old figure until they have left.
-        Stopped if the engine stops while it waits."""
+        """Set `nbytes` aside for `owner` beside the sections until `let_go(owner)`; returns once
+        they are earmarked for it (it then allocates them under its name). A budget cut (rule 3):
+        BudgetError if a partition would no longer fit beside it; Stopped if the engine stops."""
         with self._cv:
-            if owner in self._holds or owner in self._pending:
+            if owner in self._holds:
                 raise ValueError(f"{owner} already holds VRAM on gpu{self.device.index}")
-            word = self._bytes(self._spec, self._newest_held() + int(nbytes))  # BudgetError: nothing changed
-            self._pending[owner] = int(nbytes)
+            word = self._bytes(self._spec, self._holds.newest() + int(nbytes))  # BudgetError: nothing changed
+            self._holds.pending[owner] = int(nbytes)
             for e in self._epochs:
                 if not e.passed:
-                    e.held = self._held_now()
+                    e.held = self._holds.figure()
             self._word(word)
             if not any(e.passed for e in self._epochs):  # nobody on the GPU: nothing to wait for
-                self._grant_holds()
-            while owner in self._pending:
+                self._grant()
+            while owner in self._holds.pending:
                 if self._stop.is_set():
-                    self._pending.pop(owner, None)
+                    self._holds.drop(owner)
                     raise Stopped()
                 self._cv.wait(_POLL_S)
 
@@ -429,45 +422,22 @@ class Room:
         """`owner`'s resident bytes are room again, at once (a raise): it has freed its buffers
         first; what is left of its earmark goes back here."""
         with self._cv:
-            n = self._holds.pop(owner, None)
-            if n is None:
-                n = self._pending.pop(owner, None)
+            n = self._holds.drop(owner)
             if n is None:
                 return
             self._book.earmarked.pop(owner, None)
             for e in self._epochs:
                 e.held = e.held - {(owner, n)}
-            self._word(self._bytes(self._spec, self._newest_held()))
+            self._word(self._bytes(self._spec, self._holds.newest()))
 
-    def resident(self) -> dict[str, int]:
-        """Resident owner -> bytes held in force (a copy)."""
+    def resident(self) -> dict[str, int]:  # resident owner -> bytes held in force (a copy)
         with self._cv:
-            return dict(self._holds)
+            return dict(self._holds.in_force)
 
-    def _grant_holds(self) -> None:
-        """The pending holds are in force (under the lock, nothing admitted under the old figure
-        on the GPU): earmarked for their owners."""
-        for owner, n in self._pending.items():
-            self._book.earmarked[owner] = self._book.earmarked.get(owner, 0) + n
-            self._holds[owner] = n
-        if self._pending:
-            self._pending.clear()
+    def _grant(self) -> None:
+        """The pending holds in force (under the lock, nothing admitted under the old figure left)."""
+        if self._holds.grant(self._book):
             self._cv.notify_all()
-
-    def _resident(self) -> int:
-        """Resident bytes in force: what the sections on the GPU run beside."""
-        return sum(self._holds.values())
-
-    def _newest_held(self) -> int:
-        """Resident bytes in force and pending: what sections that start now will run beside."""
-        return self._resident() + sum(self._pending.values())
-
-    def _held_now(self) -> frozenset[tuple[str, int]]:
-        """The holds in force and pending, as an epoch's figure."""
-        return frozenset({**self._holds, **self._pending}.items())
-
-    def _is_resident(self, owner: str) -> bool:
-        return owner in self._holds or owner in self._pending
 
     # --- for tests and the docs ---------------------------------------------------------------------
     def waiting(self) -> int:

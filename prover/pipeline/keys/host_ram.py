@@ -247,7 +247,8 @@ def size_host_ram(host: HostRam, emit: Emit, circuit: Any, config: Any, modelled
     pinned = backend == "cuda" and config.kernels.pinned_host
     real = hasattr(circuit, "layout")  # NullPhases' stand-in has no witness to measure prep on
     on_host = getattr(config, "abc", "host") != "gpu"  # abc gpu: the GPU makes a/b/c, the witness goes up page-locked
-    host.configure(worker_bytes(int(num_vars), proved, scale, pinned_prep=pinned, real_circuit=real, abc_on_host=on_host),
+    sizes = worker_bytes(int(num_vars), proved, scale, pinned_prep=pinned, real_circuit=real, abc_on_host=on_host)
+    host.configure({k: v for k, v in sizes.items() if v or k != "abc"},  # a/b/c made on the GPU: no part
                    frozenset({"abc" if on_host else "witness", "prep"}) if pinned else frozenset())
     if native:  # real bytes: with the budget off, the host's RAM is the ceiling (held back, never OOM-killed)
         host.set_guard(int(GUARD_SHARE * host_total_bytes()))
