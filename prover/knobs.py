@@ -179,7 +179,7 @@ def default(name: str) -> Any:
 
 def switch_help() -> str:
     bare = [v for k in KNOBS.values() if k.bare for v in (k.values or ())]
-    return " | ".join([*bare, "pause", "resume", *(k.switch_help() for k in KNOBS.values())])
+    return " | ".join([*bare, "pause", "resume", *(k.switch_help() for k in KNOBS.values() if k.live)])
 
 
 def parse_switch(spec: str) -> tuple[str, Any]:
@@ -199,5 +199,7 @@ def parse_switch(spec: str) -> tuple[str, Any]:
     name = name.replace("-", "_").lower()
     for k in KNOBS.values():
         if name == k.name or name in k.aliases:
+            if not k.live:  # a switch, an arm, attach --send, the `a` prompt: all change a run that goes on
+                raise ValueError(f"{k.name} is set when a run starts ({k.flag}), not switched while it runs")
             return k.name, k.parse(v)
     raise ValueError(f"unknown knob {name!r}; use {switch_help()}")

@@ -66,6 +66,12 @@ def test_sim_proves_with_the_gpu_plan_and_the_matrices_resident(lock_mode):
     assert [e.detail for e in chk.events if e.kind == "startup" and e.step == "matrices" and e.state == "end"]
     # the partition's current phase is never the sub-phase: the parent's while it runs
     assert all(p.current != "r1cs" for p in st.partitions.values())
+    # the pace counts it as the GPU's work beside the pre-stage: never the host phase that bounds
+    from prover.fold.pace_verdict import BESIDE, HOST_PHASES, KERNELS
+
+    assert "r1cs" in KERNELS and "r1cs" in BESIDE and "r1cs" not in HOST_PHASES
+    pace = st.pace.run(0, st.t)
+    assert pace is not None and pace.what != "r1cs" and pace.shares.get("r1cs", 0.0) > 0
 
 
 @pytest.mark.timeout(60)
@@ -147,3 +153,23 @@ def test_random_switch_schedules_with_a_b_c_on_the_gpu_never_oom():
         assert [(e.worker, e.cause) for e in chk.events if e.kind == "oom"] == [], where
         assert all(d.ok for d in chk.done.values()), where
     print(f"100 schedules with abc gpu, {time.monotonic() - t0:.1f}s")
+
+
+def test_abc_is_set_at_start_and_refused_live_in_words():
+    """abc decides a worker's host buffers and each GPU's resident memory: a switch, an arm, attach
+    --send and the controller refuse it in one line naming the flag; config and --abc take it."""
+    from prover.knob_set import parse_knob_set
+    from prover.knobs import parse_switch, switch_help
+    from prover.pipeline.control.controller import Controller, Knobs
+
+    for parse in (parse_switch, parse_knob_set):
+        with pytest.raises(ValueError, match=r"abc is set when a run starts \(--abc\)"):
+            parse("abc=gpu")
+    assert "abc=" not in switch_help()
+    cfg = load_config(None, backend="sim", abc="gpu")
+    ctl = Controller(Knobs.from_config(cfg), lambda *a, **k: None)
+    with pytest.raises(ValueError, match="set when a run starts"):
+        ctl.set("abc", "host")
+    assert ctl.snapshot().abc == "gpu"
+    with pytest.raises(Exception, match="abc"):
+        load_config(None, backend="sim", abc="tpu")

@@ -131,3 +131,30 @@ def test_every_kernel_on_the_emulator_proves_through_the_r1cs_path(cuda_emulator
     _check_plan(chk, eng)
     impls = {e.impl for e in chk.events if e.kind == "phase_start" and e.phase.value in ("ntt_h", "msm")}
     assert impls == {"cuda"}
+
+
+def test_a_failed_r1cs_kernel_falls_back_to_the_host_in_words():
+    """The backend's fallback: a failing R1CS launch says so (a note) and answers False, so the
+    pre-stage's sub-phase makes a, b, c on the host; NTT-H's host arrays are then made when asked."""
+    from prover.groth16.compose import GpuCompute
+
+    class Broken(B.ReferenceBackend):
+        name, impl = "cuda", "cuda"
+        capabilities = B.ReferenceBackend.capabilities | {B.R1CS}
+
+        def r1cs(self, mats, z, cls, outs):
+            raise RuntimeError("CUDA_ERROR_ILLEGAL_ADDRESS (double)")
+
+        def device_key(self):
+            return 0
+
+    notes: list = []
+    fb = B.Fallback(Broken(), lambda cls, **kw: notes.append(kw.get("text", "")))
+    gpu = GpuCompute.over(fb)
+    assert gpu.r1cs_on_device and "r1cs" in gpu.in_use()
+    assert gpu.r1cs(("A", "B", "C"), "z", "cls", ("a", "b", "c")) is False
+    assert notes and "r1cs on the GPU failed, CPU reference used" in notes[0]
+    assert gpu.r1cs(None, "z", "cls", ("a", "b", "c")) is False  # nothing resident: the host's, without a word
+    made = []
+    host = lambda: made.append(1) or (np.zeros((4, 4), np.uint64),) * 3  # noqa: E731
+    assert B.host_arrays(host)[0].shape == (4, 4) and made == [1]
