@@ -24,7 +24,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 CLI_KNOBS = ("workers_per_gpu", "lock_mode", "mem_sync", "prestage", "b_g2", "host_ram_budget", "host_threads",
              "vram_budget",
-             "class_gpus")  # paused: a key, not a flag
+             "class_gpus", "abc")  # paused: a key, not a flag
 
 
 def _profiles_help() -> str:

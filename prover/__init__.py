@@ -25,7 +25,7 @@ _EXPORTS = {
     "parse_switch": "prover.knobs", "parse_knob_set": "prover.knob_set", "knob_set_text": "prover.knob_set",
     "KernelSettings": "prover.settings",
     # events, recordings, state
-    "Phase": "prover.events", "Event": "prover.events", "DashboardState": "prover.fold.model",
+    "Phase": "prover.events", "SUB_PHASES": "prover.events", "Event": "prover.events", "DashboardState": "prover.fold.model",
     "RecordingWriter": "prover.record", "read_recording": "prover.record", "RecordingError": "prover.record",
     "Summary": "prover.fold.summary", "summarize": "prover.fold.summary", "on_off": "prover.fold.segments",
     "GpuState": "prover.fold.parts", "LockState": "prover.fold.parts", "PartitionState": "prover.fold.parts",
@@ -79,6 +79,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.knob_set import knob_set_text as knob_set_text
     from prover.settings import KernelSettings as KernelSettings
     from prover.events import Phase as Phase
+    from prover.events import SUB_PHASES as SUB_PHASES
     from prover.events import Event as Event
     from prover.fold.model import DashboardState as DashboardState
     from prover.record import RecordingWriter as RecordingWriter

@@ -113,6 +113,7 @@ class RunConfig(BaseModel):
     host_threads: int = Field(KNOBS["host_threads"].default, description=KNOBS["host_threads"].help)
     vram_budget: int | str = Field(KNOBS["vram_budget"].default, description=KNOBS["vram_budget"].help)
     class_gpus: str = Field(KNOBS["class_gpus"].default, description=KNOBS["class_gpus"].help)
+    abc: str = Field(KNOBS["abc"].default, description=KNOBS["abc"].help)
     constraints_log2: int = Field(10, ge=8, le=27, description="size of the circuit really proved (2^24 and up want a GPU for setup; docs/scale.md)")
     modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
     partitions: int = Field(10, ge=1, le=1000, description="partitions per sector")
@@ -200,8 +201,10 @@ class RunConfig(BaseModel):
         from prover.device import budget
         from prover.device.profiles import get_profile
 
-        # "card" on profile native is checked against the device at start (the room's door)
-        budget.Sizing(get_profile(self.profile), self.modelled).bytes(self.vram_budget)
+        # "card" on profile native is checked against the device at start (the room's door), and
+        # so is a budget beside the circuits' matrices (abc gpu: their bytes are known then)
+        abc = "gpu" if self.abc == "gpu" else "host"
+        budget.Sizing(get_profile(self.profile), self.modelled, abc=abc).bytes(self.vram_budget)
         return self
 
     # --- derived --------------------------------------------------------------------------

@@ -22,17 +22,19 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from prover import Phase
+from prover import SUB_PHASES, Phase
 
 if TYPE_CHECKING:
     from prover import DashboardState
     from themes import Palette
 
-PHASES: tuple[str, ...] = tuple(p.value for p in Phase)
+# the phase bar's segments: a sub-phase (r1cs) is drawn inside its parent's (prestage), not its own
+PHASES: tuple[str, ...] = tuple(p.value for p in Phase if p not in SUB_PHASES)
 PHASE_SHORT = {
     "synthesis": "synth", "prep_msm": "prep", "prestage": "stage", "ntt_h": "ntt",
     "msm": "msm", "b_g2_msm": "bg2", "assemble": "asm", "verify": "vrfy",
 }
+SUB_PHASE_OF = {"r1cs": "prestage"}  # the segment a sub-phase ends: its last cell (a/b/c made on the GPU)
 TRUE = {"1", "true", "on", "yes", "y"}
 SPARK = "▁▂▃▄▅▆▇█"
 # pause: U+23F8 (⏸) is missing from DejaVu Sans Mono, the PNG screenshots' face (an empty box)

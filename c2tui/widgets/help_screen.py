@@ -112,7 +112,8 @@ def legend(pal) -> list[tuple[Text, Text]]:
          Text.assemble("a mem holder in a device-global sync (mem_sync=device): it waits for the ",
                        ("compute", "bold " + pal["wait:compute"]), " holder's kernels, named on the mem lane")),
         (Text.assemble(("█", pal.worker(0)), ("▓", pal.worker(0, alt=True)), ("░", pal["pool"]), " VRAM"),
-         Text.assemble("a worker's d_a █ and d_bc ▓ (a colour per worker);  ", ("░", pal["pool"]),
+         Text.assemble("a worker's d_a █ and d_bc ▓ (a colour per worker), z ▒ where the GPU makes a, b, c;  ",
+                       ("▞", pal["r1cs"]), " a circuit's matrices, resident;  ", ("░", pal["pool"]),
                        " pool-cached, unused;  ┃ the budget")),
     ]
 

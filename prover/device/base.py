@@ -84,6 +84,9 @@ class Buffer:
     freed: bool = False
 
 
+Put = tuple[Buffer, int, Any]  # an upload's piece: host array -> the buffer, at a byte offset
+
+
 @dataclass
 class Stream:
     name: str
@@ -127,7 +130,7 @@ class Device(Protocol):
     def pool_trim(self) -> None: ...
     def alloc(self, owner: str, part: str | None, name: str, nbytes: int, stream: Stream) -> Buffer: ...
     def free(self, buf: Buffer, stream: Stream) -> None: ...
-    def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel: ...
+    def upload(self, stream: Stream, puts: list[Put], modelled_s: float) -> Kernel: ...
     def launch(self, stream: Stream, label: str, modelled_s: float, fn: Callable[[], Any] | None) -> Kernel: ...
     def wait(self, k: Kernel) -> None: ...
     def sample(self, full: bool = True) -> None: ...
@@ -232,12 +235,19 @@ class BaseDevice:
         result = fn() if fn is not None else None
         return self._queue(stream, label, self.wall(modelled_s), result, t_host=t0)
 
-    def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel:
+    def upload(self, stream: Stream, puts: list[Put], modelled_s: float) -> Kernel:
+        """Each host array into its buffer at its offset, on `stream` (a real device; the whole
+        buffers touched first), as work of the modelled duration."""
         return self._queue(stream, "upload", self.wall(modelled_s))
 
-    def staged_views(self, bufs: list[Buffer], host: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        """Device arrays over where `upload` put the host arrays (real devices only); None:
-        the compute phases take the host arrays."""
+    def staged_views(self, bufs: list[Buffer], rows: int | None) -> tuple[Any, ...] | None:
+        """Device arrays over a partition's a, b, c where they lie in its buffers (a at d_a + 0, b at
+        d_bc + 0, c at d_bc + nbytes/2), `rows` rows each (real devices only); None: the compute
+        phases take the host arrays."""
+        return None
+
+    def view(self, buf: Buffer, shape: tuple[int, ...], dtype: Any, offset: int = 0) -> Any:
+        """A device array over a buffer's memory (real devices only; None here)."""
         return None
 
     def wait(self, k: Kernel) -> None:
@@ -360,6 +370,11 @@ class BaseDevice:
     def host_out(self, worker: str, rows: int) -> tuple[Any, Any, Any] | None:
         """Host arrays for a worker's a, b, c ((rows, 4) uint64, reused partition after
         partition) that this device uploads fastest from; None: let synthesis allocate."""
+        return None
+
+    def host_witness(self, worker: str, num_vars: int) -> tuple[Any, Any] | None:
+        """Host arrays for a worker's z ((num_vars, 4) uint64) and its classes ((num_vars,) uint8),
+        reused, that this device uploads fastest from (abc gpu); None: the worker's own."""
         return None
 
     def close(self) -> None:

@@ -8,7 +8,15 @@
                    design needs)
 
 A budget below one partition's pre-stage bytes can run nothing: it is refused at start
-(config validation) and when changed live, with the numbers.
+(config validation) and when changed live, with the numbers. Resident bytes held beside the
+partitions (a circuit's matrices, abc=gpu: the GPU's room holds them) count against it too: a
+scenario is resolved beside them (`two-prestage`: two partitions' room and what is resident) and
+a budget must hold one partition beside them.
+
+A partition's buffers (`Sizing.buffers`) depend on where a/b/c are made (the `abc` knob):
+    host   d_a (32 B a row), d_bc (64 B a row): a, b, c built by the host and uploaded;
+    gpu    the same, and z (32 B a variable) and z_cls (its density classes, 1 B a variable):
+           z and its classes uploaded, the R1CS kernel writes a, b, c into d_a and d_bc.
 """
 from __future__ import annotations
 
@@ -95,6 +103,11 @@ def gib(n: int) -> str:
     return f"{n} B"
 
 
+ABC = ("host", "gpu")  # where a partition's a = A.z, b = B.z, c = C.z are made (the abc knob, resolved)
+Z_BYTES_PER_VAR, CLS_BYTES_PER_VAR = 32, 1  # z (canonical Fr) and its density class, on the device
+FAMILY_VARS_PER_ROW = 0.9502  # the circuit family's variables a domain row (docs/scale.md, measured 2^16..2^27)
+
+
 @dataclass(frozen=True)
 class Sizing:
     """A run's VRAM arithmetic: what one partition's pre-stage needs at the modelled size (its
@@ -104,37 +117,47 @@ class Sizing:
 
     profile: Profile
     log2: int  # the modelled size
+    abc: str = "host"  # where a, b, c are made (ABC): gpu adds z and its classes to the plan
+    variables: int | None = None  # the circuit's variables at the modelled size (None: the family's share)
 
     @property
     def buffers(self) -> dict[str, int]:
-        """A partition's buffers by name (d_a, d_bc), as the pre-stage allocates them."""
-        return self.profile.buffer_bytes(self.log2)
+        """A partition's buffers by name, as the pre-stage allocates them: d_a, d_bc, and with
+        abc gpu z and z_cls (the module docstring)."""
+        out = dict(self.profile.buffer_bytes(self.log2))
+        if self.abc == "gpu":
+            nv = self.variables if self.variables is not None else int(FAMILY_VARS_PER_ROW * (1 << self.log2))
+            out.update(z=Z_BYTES_PER_VAR * nv, z_cls=CLS_BYTES_PER_VAR * nv)
+        return out
 
     @property
     def need(self) -> int:
         """A whole partition's room: every buffer it allocates."""
-        return self.profile.partition_bytes(self.log2)
+        return sum(self.buffers.values())
 
-    def bytes(self, spec: int | str, card: int | None = None) -> int | None:
-        """The spec in bytes, checked to hold one partition (BudgetError with the numbers); None
-        when it is `card` on a profile with no card of its own and `card` (the device's memory)
-        is not known here."""
-        n = _resolve(spec, self.profile, self.log2, card)
-        if n is not None and n < self.need:
+    def bytes(self, spec: int | str, card: int | None = None, resident: int = 0) -> int | None:
+        """The spec in bytes, checked to hold one partition beside `resident` bytes (BudgetError
+        with the numbers); None when it is `card` on a profile with no card of its own and `card`
+        (the device's memory) is not known here."""
+        n = _resolve(spec, self.need, self.profile, card, resident)
+        if n is not None and n - resident < self.need:
             named = f" ({spec})" if isinstance(spec, str) else ""
+            beside = f" beside {gib(resident)} resident (the circuits' matrices)" if resident else ""
             raise BudgetError(
-                f"vram_budget {gib(n)}{named} is below one partition's pre-stage of {gib(self.need)} "
-                f"(d_a + d_bc at 2^{self.log2}, profile {self.profile.name}): no partition could run; "
-                f"give at least {gib(self.need)} or one of {', '.join(SCENARIOS)}")
+                f"vram_budget {gib(n)}{named} is below one partition's pre-stage of {gib(self.need)}{beside} "
+                f"({' + '.join(self.buffers)} at 2^{self.log2}, profile {self.profile.name}): no partition could run; "
+                f"give at least {gib(self.need + resident)} or one of {', '.join(SCENARIOS)}"
+                + (", or abc host (no matrices on the GPU)" if resident else ""))
         return n
 
 
-def _resolve(spec: int | str, profile: Profile, modelled_log2: int, card: int | None) -> int | None:
-    """Bytes for a budget spec (Sizing.bytes: its one caller)."""
+def _resolve(spec: int | str, need: int, profile: Profile, card: int | None, resident: int) -> int | None:
+    """Bytes for a budget spec (Sizing.bytes: its one caller): a partition needs `need`, `resident`
+    bytes are held beside the partitions."""
     if isinstance(spec, int):
         return spec
     if spec == "two-prestage":
-        return 2 * profile.partition_bytes(modelled_log2)
+        return 2 * need + resident
     if spec == "card":
         return profile.card_bytes or card
     raise BudgetError(f"unknown VRAM budget {spec!r}: a size (e.g. 16GiB) or one of {', '.join(SCENARIOS)}")

@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable
 
 from prover import events as ev
-from prover.device.base import BaseDevice, Buffer, DeviceError, Emit, Kernel, OomError, Stream
+from prover.device.base import BaseDevice, Buffer, DeviceError, Emit, Kernel, OomError, Put, Stream
 from prover.device.ledger import Ledger
 from prover.device.profiles import Profile
 
@@ -49,17 +49,6 @@ def available() -> tuple[bool, str]:
     if n < 1:
         return False, "no CUDA device visible"
     return True, ""
-
-
-def _targets(bufs: list[Buffer]) -> list[tuple[Buffer, int]]:
-    """Where the proved-size a, b, c land: the start of d_a, the two halves of d_bc."""
-    return [(bufs[0], 0), (bufs[-1], 0), (bufs[-1], bufs[-1].nbytes // 2)]
-
-
-def _rooms(bufs: list[Buffer]) -> list[int]:
-    """Bytes each of a, b, c may fill without running into the next."""
-    half = bufs[-1].nbytes // 2
-    return [bufs[0].nbytes, half, bufs[-1].nbytes - half]
 
 
 class _Nvml:
@@ -129,6 +118,8 @@ class CudaDevice(BaseDevice):
             self._spin = cp.RawKernel(_SPIN_SRC, "c2tui_spin")
             self.clock_khz = self._calibrate()
         self._host_bufs: dict[str, tuple[Any, ...]] = {}  # worker -> page-locked a, b, c (host_out)
+        self._witness_bufs: dict[str, tuple[Any, ...]] = {}  # worker -> page-locked z, classes (host_witness)
+        self._pinned_ptrs: set[tuple[int, int]] = set()  # (address, bytes) of the page-locked arrays handed out
         self._host_lock = threading.Lock()
         self._nvml: _Nvml | None = None
         self.nvml_error = ""
@@ -205,25 +196,31 @@ class CudaDevice(BaseDevice):
             raise DeviceError(f"CUDA error launching {label}: {exc}") from exc
         return self._record(stream, label, t0, pad, result)
 
-    def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel:
+    def upload(self, stream: Stream, puts: list[Put], modelled_s: float) -> Kernel:
+        """The buffers touched (a memset), then each host array copied into its buffer at its
+        offset, queued on the worker's stream: from page-locked memory (host_out, host_witness)
+        a DMA the host does not wait for here (`wait` on the returned kernel does); from
+        pageable memory the stream is synchronised before this returns (the array must stay
+        alive until it is copied)."""
         t0 = self.clock()
         try:
             with self.dev, stream.handle:
-                for buf in bufs:
+                for buf in {id(b): b for b, _, _ in puts}.values():
                     buf.handle.memset_async(0, buf.nbytes, stream.handle)
-                targets = _targets(bufs)
                 import ctypes
 
                 import numpy as np
 
                 keep = []
-                for arr, (buf, off) in zip(host, targets):
+                for buf, off, arr in puts:
                     a = np.ascontiguousarray(arr)
-                    keep.append(a)
                     n = min(a.nbytes, buf.nbytes - off)
                     if n > 0:
                         (buf.handle + off).copy_from_host_async(a.ctypes.data_as(ctypes.c_void_p), n, stream.handle)
-                stream.handle.synchronize()  # pageable host memory: keep `a` alive until copied
+                    if not self._pinned(a):
+                        keep.append(a)
+                if keep:
+                    stream.handle.synchronize()  # pageable host memory: keep it alive until copied
         except Exception as exc:
             raise DeviceError(f"CUDA error in upload: {exc}") from exc
         spent = self.clock() - t0
@@ -231,21 +228,24 @@ class CudaDevice(BaseDevice):
         self._pace(stream, pad)
         return self._record(stream, "upload", t0, pad)
 
-    def staged_views(self, bufs: list[Buffer], host: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        """CuPy (n, 4) uint64 arrays over the pre-staged a (d_a + 0), b (d_bc + 0) and
-        c (d_bc + nbytes/2), as `upload` laid them out; None when an array did not fit whole
-        (upload truncates) or is not an (n, 4) uint64 FrArray."""
-        import numpy as np
-
-        if len(bufs) < 2 or len(host) != 3 or any(b.handle is None for b in bufs):
+    def staged_views(self, bufs: list[Buffer], rows: int | None) -> tuple[Any, ...] | None:
+        """CuPy (rows, 4) uint64 arrays over a (d_a + 0), b (d_bc + 0) and c (d_bc + nbytes/2),
+        where the upload or the R1CS kernel put them; None when there are no such buffers or
+        `rows` rows would not fit whole."""
+        by = {b.name: b for b in bufs}
+        d_a, d_bc = by.get("d_a"), by.get("d_bc")
+        if rows is None or rows <= 0 or d_a is None or d_bc is None or d_a.handle is None or d_bc.handle is None:
             return None
-        views = []
-        for arr, (buf, off), room in zip(host, _targets(bufs), _rooms(bufs)):
-            a = np.asarray(arr)
-            if a.dtype != np.uint64 or a.ndim != 2 or a.shape[1] != 4 or a.nbytes > room:
-                return None
-            views.append(self.cp.ndarray(a.shape, dtype=self.cp.uint64, memptr=buf.handle + off))
-        return tuple(views)
+        half, need = d_bc.nbytes // 2, rows * 32
+        if need > d_a.nbytes or need > half:
+            return None
+        return tuple(self.view(buf, (rows, 4), self.cp.uint64, off) for buf, off in ((d_a, 0), (d_bc, 0), (d_bc, half)))
+
+    def view(self, buf: Buffer, shape: tuple[int, ...], dtype: Any, offset: int = 0) -> Any:
+        """A CuPy array over `buf`'s memory from byte `offset` (no copy)."""
+        if buf.handle is None:
+            return None
+        return self.cp.ndarray(shape, dtype=dtype, memptr=buf.handle + offset)
 
     # --- host side -------------------------------------------------------------------------
     def host_out(self, worker: str, rows: int) -> tuple[Any, Any, Any] | None:
@@ -266,15 +266,49 @@ class CudaDevice(BaseDevice):
     def _pin(self, rows: int) -> tuple[Any, ...]:
         import numpy as np
 
+        return self._pinned_set(((rows, 4), np.uint64, "a, b, c", 3))
+
+    def host_witness(self, worker: str, num_vars: int) -> tuple[Any, Any] | None:
+        """Page-locked z and its classes for `worker` (abc gpu, kernels.pinned_host): the pre-stage's
+        upload of them is a DMA queued on the worker's stream; reused partition after partition
+        (a smaller class writes their first rows). None when off or the host cannot pin that much."""
+        import numpy as np
+
+        if not self.pinned_host or num_vars <= 0:
+            return None
+        with self._host_lock:
+            got = self._witness_bufs.get(worker)
+            if got is None or (got and got[0].shape[0] != num_vars):
+                z = self._pinned_set(((num_vars, 4), np.uint64, "z", 1))
+                cls = self._pinned_set(((num_vars,), np.uint8, "z's classes", 1)) if z else ()
+                got = self._witness_bufs[worker] = (z[0], cls[0]) if z and cls else ()
+        return (got[0], got[1]) if got else None
+
+    def _pinned_set(self, spec: tuple[tuple[int, ...], Any, str, int]) -> tuple[Any, ...]:
+        """`count` page-locked arrays of `shape`, remembered (an upload from them need not wait);
+        () where the host cannot pin them (said once a worker: uploads from pageable memory)."""
+        import numpy as np
+
+        shape, dtype, what, count = spec
         try:
             import cupyx
 
             with self.dev:
-                return tuple(cupyx.empty_pinned((rows, 4), dtype=np.uint64) for _ in range(3))
+                arrs = tuple(cupyx.empty_pinned(shape, dtype=dtype) for _ in range(count))
         except Exception as exc:  # out of lockable memory: pageable it is, said once
-            self.emit(ev.Note, level="warn", text=f"gpu{self.index}: cannot pin {3 * rows * 32 >> 20} MiB of host "
-                      f"memory for a worker's a, b, c ({type(exc).__name__}: {exc}); uploads from pageable memory")
+            nbytes = count * int(np.prod(shape)) * np.dtype(dtype).itemsize
+            self.emit(ev.Note, level="warn", text=f"gpu{self.index}: cannot pin {nbytes >> 20} MiB of host "
+                      f"memory for a worker's {what} ({type(exc).__name__}: {exc}); uploads from pageable memory")
             return ()
+        self._pinned_ptrs.update((int(a.ctypes.data), int(a.nbytes)) for a in arrs)
+        return arrs
+
+    def _pinned(self, a: Any) -> bool:
+        """Whether host array `a` lies in page-locked memory this device handed out."""
+        p = int(a.ctypes.data)
+        with self._host_lock:
+            ptrs = tuple(self._pinned_ptrs)
+        return any(base <= p and p + a.nbytes <= base + n for base, n in ptrs)
 
     def wait(self, k: Kernel) -> None:
         e = k.handle
@@ -363,6 +397,8 @@ class CudaDevice(BaseDevice):
     def close(self) -> None:
         with self._host_lock:
             self._host_bufs.clear()  # their pages go back to CuPy's pinned pool
+            self._witness_bufs.clear()
+            self._pinned_ptrs.clear()
         try:
             with self.dev:
                 self.cp.cuda.runtime.deviceSynchronize()

@@ -10,7 +10,8 @@ holder it waited behind); version 1 and 2 recordings still read (they have none)
 Added with no bump: KeyLoad/KeyWait/KeyEvicted (events/keys.py) and SectorSubmitted.log2;
 four experiment kinds (events/experiment.py); Oom.outcome and the kinds of events/ops.py
 (issue 36); SwitchSettled and Oom.cause (the switch protocol, pipeline/gpu/room.py);
-SectionBegan (issue 33). The kinds are grouped by what they are about: run.py, work.py,
+SectionBegan (issue 33); Phase.r1cs, a sub-phase (SUB_PHASES: inside the pre-stage, issue 41). The
+kinds are grouped by what they are about: run.py, work.py,
 gpu.py, hosts.py, keys.py, experiment.py, ops.py; the union is here.
 """
 from __future__ import annotations
@@ -27,10 +28,10 @@ from prover.events.hosts import HostJoined, HostLeft, HostRam, HostRamAdmit, Hos
 from prover.events.keys import KeyEvicted, KeyLoad, KeyWait
 from prover.events.ops import GpuHealth, HostHealth, QueueWait, VramGrowth, VramMark
 from prover.events.run import GpuInfo, ModeChange, Note, RunEnded, RunStarted, Startup, Stall, WorkerStarted, WorkerStopped
-from prover.events.work import (DeadlineMissed, JobAction, PartitionCancelled, PartitionDone, PartitionQueued, Phase,
-                                PhaseEnd, PhaseProgress, PhaseStart, ProofResult, SectorSubmitted)
+from prover.events.work import (SUB_PHASES, DeadlineMissed, JobAction, PartitionCancelled, PartitionDone,
+                                PartitionQueued, Phase, PhaseEnd, PhaseProgress, PhaseStart, ProofResult, SectorSubmitted)
 
-__all__ = ["EVENT_ADAPTER", "Event", "LockName", "Phase", "READABLE_VERSIONS", "SCHEMA_VERSION", "parse_event", "_Ev",
+__all__ = ["EVENT_ADAPTER", "Event", "LockName", "Phase", "SUB_PHASES", "READABLE_VERSIONS", "SCHEMA_VERSION", "parse_event", "_Ev",
            "Alloc", "DeadlineMissed", "DeviceSyncEnd", "DeviceSyncStart", "ExperimentEnded", "ExperimentStarted",
            "Fallback", "Free", "GpuHealth", "GpuInfo", "HoldEnded", "HoldStarted", "HostHealth", "HostJoined",
            "HostLeft", "HostRam", "HostRamAdmit", "HostRamInfo", "HostRamWait", "JobAction", "KeyEvicted", "KeyLoad",

@@ -13,16 +13,22 @@ from prover.events.base import _Ev
 
 class Phase(str, Enum):
     """Phases of one partition, in SupraSeal C2 order. CPU: synthesis, prep_msm, b_g2_msm,
-    assemble, verify. GPU section: prestage (alloc + upload), ntt_h, msm."""
+    assemble, verify. GPU section: prestage (alloc + upload), ntt_h, msm. A sub-phase runs inside
+    another (SUB_PHASES): r1cs, the R1CS kernel making a, b, c from the uploaded z (abc gpu),
+    inside the pre-stage that uploaded it (or inside ntt_h, on the fallback path)."""
 
     synthesis = "synthesis"
     prep_msm = "prep_msm"
     prestage = "prestage"
+    r1cs = "r1cs"
     ntt_h = "ntt_h"
     msm = "msm"
     b_g2_msm = "b_g2_msm"
     assemble = "assemble"
     verify = "verify"
+
+
+SUB_PHASES = frozenset({Phase.r1cs})  # inside another phase of the same worker: its time is the parent's too
 
 
 class SectorSubmitted(_Ev):

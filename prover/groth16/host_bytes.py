@@ -1,9 +1,11 @@
 """What one worker holds on the host for its partition, by name, as the host RAM accounting
 counts it (prover/pipeline/keys/host_ram.py) and the start-up line says it:
 
-    witness  z (32 B a variable, reused) and its density classes (1 B a variable)
+    witness  z (32 B a variable, reused) and its density classes (1 B a variable); page-locked on
+             CUDA where the GPU builds a, b, c (the pre-stage uploads them)
     abc      a = A.z, b = B.z, c = C.z (3 x 32 B a row of the 2^k domain), while the host builds
-             them: page-locked on CUDA (one set a worker, reused); 0 once the GPU builds them
+             them: page-locked on CUDA (one set a worker, reused); 0 where the GPU builds them
+             (abc gpu: `abc_on_host=False`; the host-RAM book leaves a part of 0 bytes out)
     prep     prep_msm's splits: the ones' and the tail's indices (8 B each) and the tail's
              scalars (32 B) of the four queries, and their page-locked copies where the backend
              pins them for the MSMs' uploads

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from prover.kernels import fixed_base, msm, ntt, pinned, setup_gpu
+from prover.kernels import fixed_base, msm, ntt, pinned, r1cs, setup_gpu
 from prover.kernels.cupy_util import _cp
 from prover.settings import KernelSettings
 
@@ -31,7 +31,7 @@ class CudaBackend:
         self.settings = settings
         self.capabilities = frozenset({
             "ntt_h", "ntt_h_staged", "intt", "msm_g1", "msm_g2", "batch_add_g1", "batch_add_g2",
-            "fixed_base_g1", "fixed_base_g2", "setup_device"} | ({"pinned"} if settings.pinned_host else set())
+            "fixed_base_g1", "fixed_base_g2", "setup_device", "r1cs"} | ({"pinned"} if settings.pinned_host else set())
             | ({"lanes"} if settings.msm_lanes > 1 else set()))
         self._local = threading.local()  # each worker thread's side streams, per device
 
@@ -47,6 +47,21 @@ class CudaBackend:
 
     def intt(self, x: np.ndarray) -> np.ndarray:
         return ntt.ntt_gpu(x, inverse=True, ks=self.settings)
+
+    # R1CS products (abc gpu) -------------------------------------------------------------------
+    def r1cs_arrays(self, plan: Any) -> dict[str, np.ndarray]:
+        """A matrix's device form as host arrays by name: the caller allocates and uploads them
+        (through its device's allocator, so the GPU's room counts them)."""
+        return r1cs.device_arrays(plan)
+
+    def r1cs_matrix(self, plan: Any, arrays: dict[str, Any]) -> r1cs.DeviceMatrix:
+        return r1cs.DeviceMatrix(plan, arrays)
+
+    def r1cs(self, mats: Any, z: Any, cls: Any, outs: Any) -> bool:
+        """A.z, B.z, C.z into `outs` (device (rows, 4) uint64 views), launched on the current stream."""
+        for m, out in zip(mats, outs):
+            r1cs.matvec_gpu(m, z, cls, out=out, ks=self.settings)
+        return True
 
     # MSM ----------------------------------------------------------------------------------
     def points(self, pk: Any, query: str) -> msm.DevicePoints:

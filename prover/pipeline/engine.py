@@ -29,7 +29,7 @@ from prover.field import blocks
 from prover import placement
 from prover.config import ConfigError, RunConfig
 from prover.device.base import BaseDevice, Stopped
-from prover.device.budget import Sizing
+from prover.device.budget import CLS_BYTES_PER_VAR, Z_BYTES_PER_VAR, Sizing, gib
 from prover.device.profiles import get_profile
 from prover.disciplines import b_g2
 from prover.events.bus import EventBus, Sink
@@ -37,6 +37,7 @@ from prover.pipeline.control.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
 from prover.pipeline.gpu.compute import host_compute, load_gpu_compute
 from prover.pipeline.gpu.locks import LockSet
+from prover.pipeline.gpu.resident import ResidentR1cs, matrix_bytes
 from prover.pipeline.gpu.seat import Seat, open_seats
 from prover.pipeline.health_sampler import HealthSampler
 from prover.pipeline.keys.host_ram import HostRam, say_fit, size_host_ram
@@ -81,14 +82,18 @@ def resolve_backend(backend: str) -> str:
 
 def resolve_auto_knobs(config: RunConfig, compute: object) -> RunConfig:
     """b_g2 "auto": gpu where the run's compute backend is a device one that runs the G2 MSM
-    and batch addition itself (its capabilities), else cpu (the value the run's
-    RunStarted.config, the fold and the controller then carry)."""
-    if config.b_g2 != "auto":
-        return config
+    and batch addition itself (its capabilities), else cpu; abc "auto": gpu where it runs the R1CS
+    kernel itself, else host (the values the run's RunStarted.config, the fold and the controller
+    then carry)."""
     caps: frozenset[str] = getattr(compute, "capabilities", frozenset())
     on_device = compute is not compute_backend.REFERENCE
-    g2 = {compute_backend.MSM_G2, compute_backend.BATCH_ADD_G2} <= caps
-    return config.model_copy(update={"b_g2": (b_g2.GPU if on_device and g2 else b_g2.CPU).name})
+    update: dict[str, str] = {}
+    if config.b_g2 == "auto":
+        g2 = {compute_backend.MSM_G2, compute_backend.BATCH_ADD_G2} <= caps
+        update["b_g2"] = (b_g2.GPU if on_device and g2 else b_g2.CPU).name
+    if config.abc == "auto":
+        update["abc"] = "gpu" if on_device and compute_backend.R1CS in caps else "host"
+    return config.model_copy(update=update) if update else config
 
 
 class Engine(RunHandle):
@@ -133,6 +138,7 @@ class Engine(RunHandle):
         self.jobs = JobBoard()  # cancel / requeue flags the partitions' flow reads
         self.host_ram = HostRam(self.emit, clock, self._stop, lambda: self.controller.snapshot().host_ram_budget)
         self.keys: KeyRing | None = None  # the circuits and keys by size, made at start-up (key_ring.py)
+        self.resident: ResidentR1cs | None = None  # the circuits' matrices on the GPUs (abc gpu), after the devices
         self._pool = WorkerPool(config, self.emit, self._stop, self._draining, self.controller, self._faults,
                                 self._queue, self.host_ram)
         self._prep_pool: ThreadPoolExecutor | None = None
@@ -257,18 +263,23 @@ class Engine(RunHandle):
                 self._warm_host_kernels()
             with self._startup.step("devices", f"{self.config.n_gpus} x {self.backend}"):
                 self.seats = open_seats(self.config, self.backend, self.sizing, self._budget_spec, self.controller,
-                                        self.emit, self._stop, self.clock, install=self._faults.install)
+                                        self.emit, self._stop, self.clock, install=self._faults.install,
+                                        resident=self._resident_bytes())
             if self.backend == "cuda":
                 with self._startup.step("gpu_kernels", "CUDA kernels: compile or cache load"):
                     prover.gpu = load_gpu_compute(self.compute, self._compute_why, prover.phases, self.emit)
                 self._switch_interval = sys.getswitchinterval()
                 sys.setswitchinterval(min(self._switch_interval, GIL_SWITCH_S))
+            if self.config.abc == "gpu":
+                with self._startup.step("matrices", "the circuits' matrices onto each GPU (abc gpu)") as step:
+                    step.detail = self._place_matrices(prover)
             if self._stop.is_set():
                 return
             self._prep_pool = ThreadPoolExecutor(max_workers=max(4, 16 * self.config.n_gpus),
                                                  thread_name_prefix="prep")
             flow = PartitionFlow(self.config, self.seats, prover, self.controller, self._faults, self._prep_pool,
                                  self.emit, self.clock, self._stop, self._times(), self.jobs)
+            flow.resident = self.resident
             if self._own is not None:  # a fleet's driver feeds the inbox; a one-host run queues its own
                 self._own.top_up()  # a bounded look-ahead; take() tops it up as partitions go
             self._health = HealthSampler(self.config.health_sample_s, self.emit, self._stop, self.devices)
@@ -302,6 +313,11 @@ class Engine(RunHandle):
             self._health.join(timeout=5)
         if self._prep_pool is not None:
             self._prep_pool.shutdown(wait=True, cancel_futures=True)
+        if self.resident is not None:
+            try:
+                self.resident.close()  # the circuits' matrices freed, their room let go
+            except Exception as exc:  # pragma: no cover - device teardown
+                self.emit(ev.Note, level="warn", text=f"resident matrices: {exc}")
         abandoned = self._queue.inflight
         if abandoned:
             self.emit(ev.Note, level="warn", text=f"{abandoned} partition(s) in flight abandoned at stop")
@@ -320,9 +336,62 @@ class Engine(RunHandle):
         self._finished.set()
 
     def _times(self) -> dict[int | None, dict[str, float]]:
-        """Modelled phase times by proved size (a smaller class's phases are shorter); None: the run's."""
-        return {None: self.profile.times(self.modelled_log2),
-                **{z.log2: self.profile.times(z.modelled_log2) for z in self.config.class_sizes.values()}}
+        """Modelled phase times by proved size (a smaller class's phases are shorter); None: the run's.
+        With abc gpu the pre-stage uploads z and its classes, not a, b, c: its times scale by the bytes."""
+        share = self._upload_share()
+        return {None: self.profile.times(self.modelled_log2, share),
+                **{z.log2: self.profile.times(z.modelled_log2, share) for z in self.config.class_sizes.values()}}
+
+    def _upload_share(self) -> float:
+        """The pre-stage's upload against a, b, c's (96 B a row): z and its classes (abc gpu)."""
+        if self.config.abc != "gpu":
+            return 1.0
+        per_var = Z_BYTES_PER_VAR + CLS_BYTES_PER_VAR
+        nv = self.sizing.variables
+        rows = 1 << self.modelled_log2
+        return per_var * (nv if nv is not None else 0.9502 * rows) / (96 * rows)
+
+    def _sizing(self, circuit: Any) -> Sizing:
+        """A partition's plan: the run's circuit's variables at the modelled size, where a/b/c are made."""
+        nv = getattr(circuit, "num_vars", None)
+        scale = 2.0 ** (self.modelled_log2 - self.config.constraints_log2)
+        return Sizing(self.profile, self.modelled_log2, abc=self.config.abc,
+                      variables=int(nv * scale) if isinstance(nv, int) else None)
+
+    def _matrix_scale(self, log2: int) -> float:
+        """A class's modelled size over its proved one (its resident matrices' bytes are counted modelled)."""
+        for z in self.config.class_sizes.values():
+            if z.log2 == log2:
+                return 2.0 ** (z.modelled_log2 - z.log2)
+        return 2.0 ** (self.modelled_log2 - self.config.constraints_log2)
+
+    def _resident_bytes(self) -> int:
+        """Bytes the circuits' matrices will hold on a GPU (abc gpu; every class's circuit, as if all
+        were hot): each room checks the budget holds a partition beside them when it opens."""
+        if self.config.abc != "gpu" or self.keys is None:
+            return 0
+        return sum(sum(matrix_bytes(self.keys.entry(lg).circuit, self._matrix_scale(lg)).values())
+                   for lg in self.keys.sizes())
+
+    def _place_matrices(self, prover: Prover) -> str:
+        """The matrices of every circuit whose key is hot onto every GPU (the key ring places a
+        circuit's when its key is loaded later, and drops them when it is evicted)."""
+        assert self.keys is not None
+        self.resident = ResidentR1cs(self.seats, prover.gpu, lambda lg: self._matrix_scale(lg))
+        placed = [(lg, self.resident.place(lg, self.keys.entry(lg).circuit))
+                  for lg, state, *_ in self.keys.entries() if state == "hot"]
+        where = "on the GPU (R1CS kernel)" if prover.gpu.r1cs_on_device else "modelled; a/b/c made on the host"
+        return "; ".join(f"2^{lg}: {gib(n)} a GPU" for lg, n in placed) + f" ({where})"
+
+    def _circuit_hot(self, log2: int, circuit: Any) -> None:
+        """The key ring made log2's key hot: its circuit's matrices onto the GPUs (once they exist)."""
+        if self.resident is not None:
+            self.resident.place(log2, circuit)
+
+    def _circuit_cold(self, log2: int) -> None:
+        """The key ring made log2's key cold: its circuit's matrices off the GPUs."""
+        if self.resident is not None:
+            self.resident.drop(log2)
 
     def _init_prover(self) -> Prover:
         """The circuits of every class size, the workers' host bytes, then the run's key made
@@ -334,16 +403,18 @@ class Engine(RunHandle):
         prover = Prover(P, None, None, None, host_compute(P, "sim" if self.backend == "sim" else "cpu-reference"))
         self.keys = prover.keys = KeyRing(P, cfg, self.emit, self.clock, self._stop, self.host_ram,
                                           lambda pk: prover.gpu.drop_key(pk),
-                                          resident=lambda log2: self.backend == "cuda" and cfg.kernels.key_on_device(log2))
+                                          resident=lambda log2: self.backend == "cuda" and cfg.kernels.key_on_device(log2),
+                                          on_hot=self._circuit_hot, on_cold=self._circuit_cold)
         sizes = sorted({z.log2 for z in cfg.class_sizes.values()}, reverse=True)
         with self._startup.step("circuit", ", ".join(f"2^{k}" for k in sizes) + " R1CS") as step:
             if self.keys.make_circuits(list(cfg.class_sizes.values())):
                 step.detail += f" ({HELD})"
-        size_host_ram(self.host_ram, self.emit, self.keys.entry(cfg.constraints_log2).circuit, cfg, self.modelled_log2,
-                      self.backend)
+        run_circuit = self.keys.entry(cfg.constraints_log2).circuit
+        self.sizing = self._sizing(run_circuit)  # z's bytes are the circuit's (abc gpu)
+        size_host_ram(self.host_ram, self.emit, run_circuit, cfg, self.modelled_log2, self.backend)
         with self._startup.step("keys", "cache lookup") as step:
             step.detail = self.keys.preload(cfg.constraints_log2, step.progress) or step.detail
-        say_fit(self.host_ram, self.emit, cfg.workers_per_gpu * cfg.n_gpus, self.keys.device_bytes())
+        say_fit(self.host_ram, self.emit, cfg.workers_per_gpu * cfg.n_gpus, self.keys.device_bytes(), abc=cfg.abc)
         self.emit(ev.Note, level="info", text=threads_line(cfg.host_threads, cfg.workers_per_gpu * cfg.n_gpus))
         if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
             self.emit(ev.Note, level="warn", text=(

@@ -1,7 +1,8 @@
 """One partition's flow through the phases and the GPU's locks (SupraSeal C2 shape; modelled
 times from the device profile, x time_scale):
 
-  synthesis (CPU)
+  synthesis (CPU): the witness and a = A.z, b = B.z, c = C.z; the witness alone where the GPU
+               makes a, b, c (abc gpu: the pre-stage's r1cs sub-phase, `make_abc`)
   GPU section: opened on the GPU's seat (prover/pipeline/gpu/seat.py: its knobs, its place
                among the regimes, the room, the locks, the pre-stage's alloc + upload, the
                device-global sync) and run as the lock_mode's discipline says
@@ -27,8 +28,9 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 
 from prover import events as ev
+from prover.backend import Host
 from prover.config import RunConfig
-from prover.device.base import OomError, Stopped
+from prover.device.base import Buffer, OomError, Stopped
 from prover.disciplines import Section, b_g2, create
 from prover.disciplines.blocks import Part
 from prover.events import Phase
@@ -36,7 +38,9 @@ from prover.groth16.compose import GpuCompute
 from prover.host.threads import resolve as resolve_threads
 from prover.pipeline.control.controller import Controller
 from prover.pipeline.faults import Faults
+from prover.pipeline.gpu.resident import ResidentR1cs
 from prover.pipeline.gpu.seat import Seat
+from prover.pipeline.gpu.section import SeatSection
 from prover.pipeline.keys.key_ring import FixedKeys, KeyDoesNotFit
 from prover.pipeline.phases import Phases, settle
 from prover.pipeline.queue.jobs import Cancelled, JobBoard
@@ -89,6 +93,8 @@ class PartitionFlow:
         self.jobs = jobs or JobBoard()  # cancel / requeue flags, read at the CPU phase boundaries
         self.disciplines = create()  # lock_mode -> its strategy (config validation refused the rest)
         self._z: dict[str, Any] = {}  # worker -> its reused witness array (native runs)
+        self.abc = config.abc if config.abc in ("host", "gpu") else "host"  # the engine resolved auto
+        self.resident: ResidentR1cs | None = None  # the circuits' matrices on the GPUs (abc gpu; the engine's)
         # worker -> (phase, part, gpu, t0): what the watchdog looks at
         self.current: dict[str, tuple[str, str, int | None, float]] = {}
 
@@ -98,6 +104,7 @@ class PartitionFlow:
         self.emit(ev.PhaseStart, part=p.id, phase=phase, worker=w, gpu=gpu, impl=impl)
         t0 = self.clock()
         track = gpu is not None or phase is not Phase.prep_msm
+        outer = self.current.get(w) if phase in ev.SUB_PHASES else None  # a sub-phase's: the watchdog's again after
         if track:
             self.current[w] = (phase.value, p.id, gpu, t0)
         try:
@@ -109,7 +116,9 @@ class PartitionFlow:
         else:
             self.emit(ev.PhaseEnd, part=p.id, phase=phase, worker=w, gpu=gpu, duration=self.clock() - t0)
         finally:
-            if track:
+            if outer is not None:
+                self.current[w] = outer
+            elif track:
                 self.current.pop(w, None)
 
     def _phase_failed(self, w: str, p: Part, phase: Phase, gpu: int | None, t0: float,
@@ -207,23 +216,42 @@ class PartitionFlow:
     def _synthesize(self, w: str, g: int, p: Partition) -> Any:
         """Synthesis into this worker's buffers, reused partition after partition (a worker
         proves one at a time, and nothing reads them after its partition): z, and a, b, c
-        from the device (page-locked on CUDA: the pre-stage upload is then a DMA). Native
+        from the device (page-locked on CUDA: the pre-stage upload is then a DMA); where the GPU
+        makes a, b, c (abc gpu), the witness alone, z and its classes page-locked on CUDA. Native
         runs only: the modelled ones prove small circuits, where fresh arrays cost nothing."""
         circuit = p.key.circuit
         kw: dict[str, Any] = {"threads": self.host_threads()}
+        make = self.P.witness if self.abc == "gpu" else self.P.synthesize
         if self.config.profile != "native":
-            return self.P.synthesize(circuit, p.instance, **kw)
-        out = self.seats[g].device.host_out(w, 1 << self.config.constraints_log2)  # the run's size: the largest class's
-        rows = getattr(circuit, "domain_size", 1 << self.config.constraints_log2)
-        if out is not None:
-            kw["out"] = tuple(o[:rows] for o in out)  # a smaller class writes the first rows (still page-locked)
+            return make(circuit, p.instance, **kw)
         num_vars = getattr(circuit, "num_vars", None)
+        if self.abc == "gpu":
+            pinned = self.seats[g].device.host_witness(w, self._run_vars(circuit)) if isinstance(num_vars, int) else None
+            if pinned is not None and isinstance(num_vars, int):  # a smaller class writes their first rows
+                kw["z"], kw["cls"] = pinned[0][:num_vars], pinned[1][:num_vars]
+                return make(circuit, p.instance, **kw)
+        else:
+            out = self.seats[g].device.host_out(w, 1 << self.config.constraints_log2)  # the run's size: the largest class's
+            rows = getattr(circuit, "domain_size", 1 << self.config.constraints_log2)
+            if out is not None:
+                kw["out"] = tuple(o[:rows] for o in out)  # a smaller class writes the first rows (still page-locked)
         if isinstance(num_vars, int):
             z = self._z.get(w)
             if z is None or z.shape[0] != num_vars:
                 z = self._z[w] = np.empty((num_vars, 4), dtype=np.uint64)
             kw["z"] = z
-        return self.P.synthesize(circuit, p.instance, **kw)
+        return make(circuit, p.instance, **kw)
+
+    def _run_vars(self, circuit: Any) -> int:
+        """The run's circuit's variables (the largest class's: a worker's witness buffers are sized
+        for it and reused by the smaller ones)."""
+        entry = getattr(self.keys, "entry", None)
+        if entry is not None:
+            try:
+                return int(entry(self.config.constraints_log2).circuit.num_vars)
+            except KeyError:
+                pass
+        return int(circuit.num_vars)
 
     def _gpu_section_retried(self, w: str, g: int, p: Partition, syn: Any, result: dict[str, Any]) -> Future:
         """An OOM inside the GPU section waits for room and tries again (prep_msm keeps running)."""
@@ -258,8 +286,60 @@ class PartitionFlow:
         prep_msm future."""
         if not self.controller.wait_unpaused(self._stop):  # pause holds at the next GPU section too
             raise Stopped()
-        with self.seats[g].section(w, p, syn, result, self.times(p)) as s:
+        with self.seats[g].section(w, p, syn, result, self.times(p), make_abc=self._make_abc) as s:
             return self.disciplines[s.knobs.lock_mode].section(s, self)
+
+    def _make_abc(self, s: SeatSection, bufs: list[Buffer]) -> bool:
+        """The pre-stage's r1cs sub-phase (abc gpu), on the worker's stream after z's upload: a, b,
+        c made into d_a and d_bc by the R1CS kernel over the circuit's matrices resident on this
+        GPU (True); where the GPU cannot (a simulated one, no kernels, the kernel failed: said by
+        the fallback), on the host in the same sub-phase, kept on the section for NTT-H (False).
+        Its modelled time is the profile's r1cs."""
+        circuit = s.part.key.circuit
+        placed = self.resident.get(s.g, int(getattr(circuit, "constraints_log2", -1))) if self.resident else None
+        mats = placed.mats if placed is not None else None
+        impl = self.pv.gpu.impl if mats is not None else s.dev.impl_label
+
+        def run() -> Any:
+            if mats is not None:
+                by = {b.name: b for b in bufs}
+                nv = int(circuit.num_vars)
+                z = s.dev.view(by["z"], (nv, 4), np.uint64)
+                cls = s.dev.view(by["z_cls"], (nv,), np.uint8)
+                if self.pv.gpu.r1cs(mats, z, cls, s.dev.staged_views(bufs, int(circuit.domain_size))):
+                    return None
+            return self.P.products(circuit, s.syn, threads=self.host_threads())
+
+        with self._phase(s.w, s.part, Phase.r1cs, s.g, impl):
+            k = s.dev.launch(s.stream, "r1cs", s.T.get("r1cs", 0.0), run)
+            s.dev.wait(k)
+        if k.result is None:
+            return True
+        s.abc_host = k.result
+        return False
+
+    def _host_abc(self, s: Section) -> Host:
+        """a, b, c on the host for NTT-H where it reads them (no device views, or its GPU call
+        failed half-way): the synthesis's, the r1cs sub-phase's (made on the host), or, where the
+        GPU made them, made when asked (the host products; a GPU NTT that fails half-way only)."""
+        made = getattr(s, "abc_host", None)
+        if made is not None:
+            return made
+        syn = s.syn
+        if syn.a is not None:
+            return (syn.a, syn.b, syn.c)
+        circuit = s.part.key.circuit
+        return lambda: self.P.products(circuit, syn, threads=self.host_threads())
+
+    def _abc_rows(self, s: Section) -> int | None:
+        """How many rows of a, b, c lie in the buffers (the device views over them): the uploaded
+        arrays' (None where they are not (n, 4) uint64 field rows: a stand-in synthesis), or the
+        circuit's domain where the R1CS kernel made them."""
+        if self.abc == "host":
+            arr = np.asarray(s.syn.a)
+            return int(arr.shape[0]) if arr.dtype == np.uint64 and arr.ndim == 2 and arr.shape[1] == 4 else None
+        rows = getattr(getattr(s.part.key, "circuit", None), "domain_size", None)
+        return int(rows) if isinstance(rows, int) else None
 
     # --- the Work a discipline places around the locks (prover/disciplines/blocks.py) -------------
     def phase(self, s: Section, phase: Phase) -> AbstractContextManager[None]:
@@ -296,10 +376,10 @@ class PartitionFlow:
             with self._phase(w, p, Phase.ntt_h, g, gpu.impl):
                 if not bufs:  # fallback / prestage off: allocate and upload under compute (slow path)
                     bufs[:] = s.upload(T["fallback_upload"])
-                host = (syn.a, syn.b, syn.c)
-                # the GPU NTT reads a/b/c where the upload put them (and may overwrite them:
-                # the buffers are freed after this section); without views, the host arrays
-                staged = dev.staged_views(bufs, host)
+                host = self._host_abc(s)
+                # the GPU NTT reads a/b/c where the upload or the R1CS kernel put them (and may
+                # overwrite them: the buffers are freed after this section); else the host arrays
+                staged = dev.staged_views(bufs, self._abc_rows(s)) if getattr(s, "abc_in_bufs", True) else None
                 k_ntt = dev.launch(stream, "ntt_h", T["ntt_h"], lambda: gpu.ntt_h_staged(staged, host))
                 h = k_ntt.result
                 k_msm = None

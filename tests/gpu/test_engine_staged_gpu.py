@@ -4,7 +4,8 @@ A CudaDevice engine proves a few partitions natively (profile native, modelled s
 size, every discipline). Every NTT-H call must get device arrays that lie exactly where the
 upload put a, b, c (a at d_a + 0, b at d_bc + 0, c at d_bc + nbytes/2), hold the same values
 as the synthesis, give the CPU reference's h, and no call may take the host-copy path
-(ntt_h_gpu); every proof verifies and no GPU call fell back to the CPU.
+(ntt_h_gpu); every proof verifies and no GPU call fell back to the CPU. Both where the host
+made a, b, c and uploaded them (abc host) and where the R1CS kernel made them there (abc gpu).
 """
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ if not ok:
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.parametrize("abc", ["host", "gpu"])  # a, b, c uploaded, or made there by the R1CS kernel (issue 41)
 @pytest.mark.parametrize("lock_mode", ["single", "narrow", "two-lock", "reserved"])
-def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
+def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, abc, monkeypatch, tmp_path):
     import cupy as cp
 
     from tests.helpers.invariants import InvariantChecker
@@ -73,7 +75,7 @@ def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
     log2, parts = 12, 4
     cfg = load_config(None, backend="cuda", profile="native", constraints_log2=log2, modelled_log2=log2,
                       sectors=1, partitions=parts, workers_per_gpu=2, lock_mode=lock_mode, mem_sync="stream",
-                      seed=3, cache_dir=str(tmp_path))
+                      seed=3, cache_dir=str(tmp_path), abc=abc)
     chk = InvariantChecker()
     eng = Engine(cfg, [chk])
     eng.start()

@@ -39,3 +39,18 @@ def test_full_size_coefficients_and_field_values(cuda_emulator) -> None:  # noqa
     cls = np.array([0 if not row.any() else 1 if (row[0] == 1 and not row[1:].any()) else 2 for row in z], np.uint8)
     got = matvec_gpu(m.host_plan, z, cls)
     assert np.array_equal(np.asarray(got), m.matvec(z))
+
+
+def test_the_device_form_is_the_bytes_the_room_holds_for_it() -> None:
+    """The GPU's room holds a matrix's bytes before it is uploaded (MatrixPlan.device_bytes):
+    they are exactly its device form's, and it is the slim one (about 35 B a row for the three)."""
+    from prover.kernels.r1cs import NAMES, device_arrays
+
+    circuit = P.make_circuit(12, 0)
+    total = 0
+    for m in (circuit.a, circuit.b, circuit.c):
+        arrays = device_arrays(m.host_plan)
+        assert tuple(arrays) == NAMES
+        assert sum(a.nbytes for a in arrays.values()) == m.host_plan.device_bytes()
+        total += m.host_plan.device_bytes()
+    assert 34 < total / circuit.domain_size < 37

@@ -32,6 +32,7 @@ class Knobs:
     host_ram_budget: int = 0
     class_gpus: str = ""  # placement (prover/placement.py): "" every class on every GPU
     host_threads: int = 0  # a partition's host threads (prover/host/threads.py): 0 auto
+    abc: str = "auto"  # where a/b/c are made (set at start, resolved: host | gpu)
 
     @classmethod
     def from_config(cls, config: Any) -> "Knobs":
@@ -57,6 +58,13 @@ class EngineHooks(Protocol):
 
 
 GPU_KNOBS = ("lock_mode", "mem_sync", "prestage", "b_g2")  # read per GPU section, so settable per GPU
+
+
+def _live(knob: str) -> None:
+    """ValueError for a knob set at start only (prover/knobs.py `live=False`)."""
+    k = KNOBS[knob]
+    if not k.live:
+        raise ValueError(f"{knob} is set when a run starts ({k.flag}), not while it runs")
 
 
 def _s(v: Any) -> str:
@@ -109,6 +117,7 @@ class Controller(KnobFacade):
             raise TypeError(f"Controller.set takes gpu=, not {', '.join(where)}")
         if knob not in KNOBS:
             raise ValueError(f"unknown knob {knob!r}; known: {', '.join(KNOBS)}")
+        _live(knob)
         value = KNOBS[knob].check(value)
         self._guard(knob, value)
         if gpu is not None:
@@ -125,6 +134,7 @@ class Controller(KnobFacade):
         for k in knobs:
             if k not in KNOBS:
                 raise ValueError(f"unknown knob {k!r}; known: {', '.join(KNOBS)}")
+            _live(k)
         checked = {k: KNOBS[k].check(v) for k, v in knobs.items()}
         for k, v in checked.items():
             self._guard(k, v)

@@ -28,6 +28,12 @@ Two rules.
    compute queue will need when its turn comes. So an allocation under compute always finds its
    room, and nobody it could wait for holds it.
 
+3. Resident bytes are held beside the sections (`hold` / `let_go`: a circuit's matrices; the book
+   in holds.py), and the sections run under the budget less them (slots, claims, an OOM's cause).
+   A hold is a budget cut (a new epoch; earmarked once the old figure's sections have left, at
+   once on an idle GPU; refused if a partition no longer fits beside it), a let-go a raise; a
+   scenario (`two-prestage`) is resolved beside them.
+
 Everything here runs under the room's one lock (`lock`, the device's ledger lock too), so a
 decision and the accounting are one step, and every free wakes whoever waits for room.
 """
@@ -45,6 +51,7 @@ from prover.device.base import BaseDevice, Stopped
 from prover.device.budget import Sizing
 from prover.device.ledger import Book, Ledger
 from prover.disciplines import Regime
+from prover.pipeline.gpu.holds import Holds
 
 _POLL_S = 0.05  # the stop flag is looked at this often while waiting
 MANY_PARTITIONS = 64  # `card` on a simulated device of a profile with no card: room for this many
@@ -56,6 +63,7 @@ class _Epoch:
 
     key: Regime
     word: int  # the budget it runs under (a cut waits for the older epochs to leave)
+    held: frozenset[tuple[str, int]] = frozenset()  # the resident holds it runs beside (a hold waits for the older epochs)
     members: int = 0
     arrived: float | None = None  # when its first section reached the gate while older ones ran
     drained: int = 0  # older sections that left while it waited
@@ -86,7 +94,8 @@ class Room:
     `make_device(ledger)` (a SimDevice or CudaDevice given the room as its budget)."""
 
     def __init__(self, sizing: Sizing, spec: int | str, stop: threading.Event,
-                 make_device: Callable[[Ledger], BaseDevice]) -> None:
+                 make_device: Callable[[Ledger], BaseDevice], resident: int = 0) -> None:
+        """`resident`: bytes the run will hold beside the partitions (abc gpu's matrices): checked now."""
         self.sizing, self.need, self._stop = sizing, sizing.need, stop
         self._cv = threading.Condition()
         self._book = Book(budget=0)  # the budget is the door's, once the device says what `card` is here
@@ -102,6 +111,9 @@ class Room:
         self._slot_queue: list[object] = []
         self.slots_in_use = 0
         self._settled: Regime | None = None  # the regime last let onto the GPU (None: none yet)
+        self._holds = Holds()  # resident bytes beside the sections (rule 3)
+        self._spec = spec  # as given: a scenario is resolved again beside what is held
+        self._bytes(spec, resident)  # BudgetError: a partition does not fit beside what the run will hold
         self._newest = self._bytes(spec)  # the newest word on the budget (a cut is in force once at the front)
         with self._cv:
             self._apply(self._newest, say=False)  # the device says it when announced
@@ -132,10 +144,11 @@ class Room:
         what was held; room held by a section of another epoch (a switch), by nobody's section
         (a leak), or by sections of the same regime (contention)."""
         book = self._book
-        if book.used + sum(book.earmarked.values()) > book.budget or nbytes > book.budget:
+        beside = 0 if owner in self._holds else self._holds.total()  # a section's room is the budget less the resident
+        if book.used + sum(book.earmarked.values()) > book.budget or nbytes > book.budget - beside:
             return "budget"
         mine = self._tickets.get(owner)
-        holders = [o for o, n in book.held().items() if n > 0 and o != owner]
+        holders = [o for o, n in book.held().items() if n > 0 and o != owner and o not in self._holds]
         if not holders:
             return "unknown"
         if any(o not in self._tickets for o in holders):
@@ -151,23 +164,28 @@ class Room:
         GPU. A raise applies at once (to all); a cut once the sections admitted under the old
         budget have left (sections that start meanwhile open a new epoch, which waits for them
         and applies it). Returns (the budget in force before, the new word)."""
-        n = self._bytes(spec)
         with self._cv:
+            n = self._bytes(spec, self._holds.newest())
             old = self._book.budget
-            self._newest = n
-            raise_ = n >= self._book.budget
-            for e in self._epochs:
-                if raise_ or not e.passed:
-                    e.word = n
-            if raise_ or not self._epochs:
-                self._apply(n)
-            self._cv.notify_all()
+            self._spec = spec
+            self._word(n)
         return old, n
 
-    def _bytes(self, spec: int | str) -> int:
+    def _word(self, n: int) -> None:
+        """The newest word on the budget (lock held): a raise at once, a cut once the older sections left."""
+        self._newest = n
+        raise_ = n >= self._book.budget
+        for e in self._epochs:
+            if raise_ or not e.passed:
+                e.word = n
+        if raise_ or not self._epochs:
+            self._apply(n)
+        self._cv.notify_all()
+
+    def _bytes(self, spec: int | str, resident: int = 0) -> int:
         """A spec in bytes on this device (`card`: its memory, or room for many partitions on a
-        simulated one of a profile with no card)."""
-        return self.sizing.bytes(spec, self.device.card() or MANY_PARTITIONS * self.need) or 0
+        simulated one of a profile with no card), checked to hold a partition beside `resident`."""
+        return self.sizing.bytes(spec, self.device.card() or MANY_PARTITIONS * self.need + resident, resident) or 0
 
     def _apply(self, nbytes: int, say: bool = True) -> None:
         """The budget in force changes (under the lock): said (VramSample) before anyone can
@@ -196,8 +214,8 @@ class Room:
             knobs, key = read()
             with self._cv:
                 last = self._epochs[-1] if self._epochs else None
-                if last is None or last.key != key or last.word != self._newest:
-                    last = _Epoch(key, self._newest)
+                if last is None or last.key != key or last.word != self._newest or last.held != self._holds.figure():
+                    last = _Epoch(key, self._newest, self._holds.figure())
                     self._epochs.append(last)
                 last.members += 1
                 t = self._tickets[worker] = Ticket(worker, last)
@@ -227,6 +245,7 @@ class Room:
         applied = e.word if e.word != self._book.budget else None
         if applied is not None:
             self._apply(applied)
+        self._grant()
         if (self._settled is not None and e.key != self._settled) or applied is not None:
             self.device.emit(ev.SwitchSettled, gpu=self.device.index, regime=dict(e.key),
                              waited=max(0.0, self._clock() - e.arrived) if e.arrived is not None else 0.0,
@@ -253,6 +272,8 @@ class Room:
                 self._epochs.remove(e)
             if not self._epochs and self._newest < self._book.budget:  # a cut nobody was left to wait for
                 self._apply(self._newest)
+            if not self._epochs:
+                self._grant()  # a hold nobody was left to wait for
             self._cv.notify_all()
 
     # --- rule 2: room -------------------------------------------------------------------------
@@ -281,7 +302,7 @@ class Room:
                 self._cv.notify_all()
 
     def slot_capacity(self) -> int:
-        return max(1, self._book.budget // self.need)
+        return max(1, (self._book.budget - self._holds.total()) // self.need)
 
     def room(self, t: Ticket, wait_s: float | None) -> Grant:
         """A whole partition's room for a pre-stage outside compute, earmarked: at once
@@ -311,7 +332,7 @@ class Room:
         if free < self.need:
             return f"{max(0, free) >> 20} MiB free of {budget >> 20} MiB budget, {self.need >> 20} MiB needed"
         worst = max(self._claims.values(), default=None)
-        if worst is not None and worst + 2 * self.need > budget:
+        if worst is not None and worst + 2 * self.need > budget - self._holds.total():
             return (f"{free >> 20} MiB free, but a fallback queued for compute ahead of it needs "
                     f"{self.need >> 20} MiB when its turn comes")
         return ""
@@ -374,6 +395,49 @@ class Room:
                     raise Stopped()
                 self._cv.wait(min(left, _POLL_S))
             return True
+
+    # --- rule 3: resident bytes (prover/pipeline/gpu/holds.py keeps the book) -------------------
+    def hold(self, owner: str, nbytes: int) -> None:
+        """Set `nbytes` aside for `owner` beside the sections until `let_go(owner)`; returns once
+        they are earmarked for it (it then allocates them under its name). A budget cut (rule 3):
+        BudgetError if a partition would no longer fit beside it; Stopped if the engine stops."""
+        with self._cv:
+            if owner in self._holds:
+                raise ValueError(f"{owner} already holds VRAM on gpu{self.device.index}")
+            word = self._bytes(self._spec, self._holds.newest() + int(nbytes))  # BudgetError: nothing changed
+            self._holds.pending[owner] = int(nbytes)
+            for e in self._epochs:
+                if not e.passed:
+                    e.held = self._holds.figure()
+            self._word(word)
+            if not any(e.passed for e in self._epochs):  # nobody on the GPU: nothing to wait for
+                self._grant()
+            while owner in self._holds.pending:
+                if self._stop.is_set():
+                    self._holds.drop(owner)
+                    raise Stopped()
+                self._cv.wait(_POLL_S)
+
+    def let_go(self, owner: str) -> None:
+        """`owner`'s resident bytes are room again, at once (a raise): it has freed its buffers
+        first; what is left of its earmark goes back here."""
+        with self._cv:
+            n = self._holds.drop(owner)
+            if n is None:
+                return
+            self._book.earmarked.pop(owner, None)
+            for e in self._epochs:
+                e.held = e.held - {(owner, n)}
+            self._word(self._bytes(self._spec, self._holds.newest()))
+
+    def resident(self) -> dict[str, int]:  # resident owner -> bytes held in force (a copy)
+        with self._cv:
+            return dict(self._holds.in_force)
+
+    def _grant(self) -> None:
+        """The pending holds in force (under the lock, nothing admitted under the old figure left)."""
+        if self._holds.grant(self._book):
+            self._cv.notify_all()
 
     # --- for tests and the docs ---------------------------------------------------------------------
     def waiting(self) -> int:

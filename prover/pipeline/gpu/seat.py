@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol
 from prover import disciplines
 from prover import events as ev
 from prover.config import RunConfig
-from prover.device.base import BaseDevice
+from prover.device.base import BaseDevice, Buffer
 from prover.device.budget import Sizing, gib
 from prover.device.ledger import Ledger
 from prover.disciplines.blocks import Knobs, Part, Staged
@@ -46,11 +46,12 @@ class Seat:
         self._sitting: dict[str, tuple[str, str]] = {}  # worker -> (part, lock_mode) while in a GPU section
 
     @contextmanager
-    def section(self, w: str, part: Part, syn: Staged, result: dict[str, Any],
-                T: Mapping[str, float]) -> Iterator[SeatSection]:
+    def section(self, w: str, part: Part, syn: Staged, result: dict[str, Any], T: Mapping[str, float],
+                make_abc: Callable[[SeatSection, list[Buffer]], bool] | None = None) -> Iterator[SeatSection]:
         """w's next GPU section here: its knobs read and its place among the regimes taken in one
         step; whatever it pre-staged and did not hand on is freed, and its room given back, on
-        every exit path; a VRAM mark after a section that ended well."""
+        every exit path; a VRAM mark after a section that ended well. `make_abc`: the flow's r1cs
+        sub-phase, run by the pre-stage where a, b, c are made on the GPU (abc gpu)."""
         g = self.index
 
         def read() -> tuple[Knobs, disciplines.Regime]:
@@ -61,7 +62,7 @@ class Seat:
             return k, disciplines.regime(lambda name: getattr(k, name))
 
         with self.room.section(w, read) as (knobs, ticket):
-            s = SeatSection(self, w, part, knobs, ticket, syn, result, T, self.prestage_wait_s)
+            s = SeatSection(self, w, part, knobs, ticket, syn, result, T, self.prestage_wait_s, make_abc=make_abc)
             self._sitting[w] = (part.id, knobs.lock_mode)
             try:
                 yield s
@@ -75,8 +76,9 @@ class Seat:
     def holders(self, s: SeatSection, held_by: dict[str, int]) -> str:
         """Who held the budget s found no room in, with their sections and locks (vram_holders)."""
         hs = []
+        resident = self.room.resident()  # a circuit's matrices: there all run long, not whom it waited for
         for w, n in sorted(held_by.items()):
-            if w != s.w:
+            if w != s.w and w not in resident:
                 part, mode = self._sitting.get(w, (None, None))
                 hs.append(Holder(w, n, part, mode, tuple(self.locks.held_by(w))))
         return explain(s.knobs.lock_mode, tuple(self.locks.held_by(s.w)), hs,
@@ -85,17 +87,19 @@ class Seat:
 
 def open_seats(config: RunConfig, backend: str, sizing: Sizing, spec: int | str, knobs: KnobSource,
                emit: Callable[..., Any], stop: threading.Event, clock: Callable[[], float],
-               install: Callable[[BaseDevice], None] = lambda dev: None) -> dict[int, Seat]:
+               install: Callable[[BaseDevice], None] = lambda dev: None, resident: int = 0) -> dict[int, Seat]:
     """A seat per GPU of the run, numbered 0..n-1 in events (what the fold expects); with
     `gpus = [2, 3]` the CUDA device ids are 2 and 3 (named in GpuInfo). Each room resolves the
-    budget spec against its own device. `install`: fault injection on each device."""
+    budget spec against its own device, checked to hold a partition beside `resident` bytes (the
+    circuits' matrices, abc gpu). `install`: fault injection on each device."""
     seats: dict[int, Seat] = {}
     for g, dev_id in enumerate(config.gpu_ids):
-        room = Room(sizing, spec, stop, _maker(config, backend, sizing, g, dev_id, emit, stop, clock))
+        room = Room(sizing, spec, stop, _maker(config, backend, sizing, g, dev_id, emit, stop, clock), resident)
         dev = room.device
         emit(ev.Note, level="info", text=(
             f"gpu{g}: VRAM budget {gib(dev.budget)}" + (f" ({spec})" if isinstance(spec, str) else "")
-            + f", {gib(sizing.need)} a partition's pre-stage"))
+            + f", {gib(sizing.need)} a partition's pre-stage ("
+            + " + ".join(f"{name} {gib(n)}" for name, n in sizing.buffers.items()) + ")"))
         install(dev)
         seats[g] = Seat(room, LockSet(g, emit, stop, clock), knobs, emit, clock, config.prestage_wait_s)
         dev.announce()

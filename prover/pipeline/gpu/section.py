@@ -1,7 +1,14 @@
 """One GPU section as its seat lends it to a discipline (prover/disciplines/blocks.Section): who,
 where, the knobs it read, and the GPU's building blocks bound to its ticket: room, claim,
 slot, the pre-stage's alloc + upload, the device-global sync, the fallback and OOM events.
-Its locks are the GPU's LockSet behind the room's gate (`GatedLocks`)."""
+Its locks are the GPU's LockSet behind the room's gate (`GatedLocks`).
+
+The pre-stage (`upload`) allocates the partition's plan (`Sizing.buffers`) and fills it, as
+the run's `abc` says: host, a, b, c (synthesis made them) into d_a and d_bc's halves; gpu, z and
+its classes into z and z_cls, then the flow's r1cs sub-phase makes a, b, c into d_a and d_bc on
+the same stream (the R1CS kernel over the circuit's matrices resident on this GPU). Either way
+the compute section finds a, b, c in the buffers (`abc_in_bufs`), or, where the GPU could not
+make them, on the host (`abc_host`)."""
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
@@ -9,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from prover import events as ev
-from prover.device.base import BaseDevice, Buffer, OomError, Stream
+from prover.backend import Host
+from prover.device.base import BaseDevice, Buffer, OomError, Put, Stream
 from prover.disciplines import COMPUTE
 from prover.disciplines.blocks import Knobs, Part, Staged
 from prover.pipeline.gpu.device_sync import device_sync
@@ -65,6 +73,10 @@ class SeatSection:
     T: Mapping[str, float]
     prestage_wait_s: float
     bufs: list[Buffer] = field(default_factory=list)
+    # abc gpu: the flow's r1cs sub-phase (a, b, c made from the uploaded z; True: into the buffers)
+    make_abc: Callable[["SeatSection", list[Buffer]], bool] | None = None
+    abc_in_bufs: bool = False  # a, b, c lie in the buffers (uploaded, or made there by the R1CS kernel)
+    abc_host: Host | None = None  # a, b, c on the host (made there), when the GPU could not make them
 
     def __post_init__(self) -> None:
         self.g, self.dev = self.seat.index, self.seat.device
@@ -84,14 +96,19 @@ class SeatSection:
     # --- the device ------------------------------------------------------------------------------------
     def upload(self, modelled_s: float) -> list[Buffer]:
         """Its partition's buffers, room taken whole first (a pre-stage's is earmarked already),
-        allocated and uploaded on its stream; on a failure every piece goes back at once."""
+        allocated and filled on its stream (the module docstring: a, b, c, or z and its classes
+        and the r1cs sub-phase); on a failure every piece goes back at once."""
         dev, stream, room = self.dev, self.stream, self.seat.room
         bufs: list[Buffer] = []
         room.take(self.ticket, in_compute=COMPUTE in self.locks.held_by(self.w))
         try:
             for name, n in room.sizing.buffers.items():
                 bufs.append(dev.alloc(self.w, self.part.id, name, n, stream))
-            dev.wait(dev.upload(stream, bufs, [self.syn.a, self.syn.b, self.syn.c], modelled_s))
+            dev.wait(dev.upload(stream, self._puts(bufs), modelled_s))
+            if room.sizing.abc == "gpu" and self.make_abc is not None:
+                self.abc_in_bufs = self.make_abc(self, bufs)
+            else:
+                self.abc_in_bufs = True
             return bufs
         except BaseException as exc:
             if isinstance(exc, OomError):  # said now, while the locks and the holders are as they were
@@ -100,6 +117,18 @@ class SeatSection:
                 dev.free(b, stream)
             room.give_back(self.ticket)
             raise
+
+    def _puts(self, bufs: list[Buffer]) -> list[Put]:
+        """What goes up, where: z and its classes (abc gpu), or a, b, c (a at d_a + 0, b at d_bc + 0,
+        c at d_bc + nbytes/2); arrays a stand-in synthesis lacks are left out."""
+        by = {b.name: b for b in bufs}
+        syn = self.syn
+        if self.seat.room.sizing.abc == "gpu":
+            pieces = [("z", 0, getattr(syn, "z", None)), ("z_cls", 0, getattr(syn, "density", None))]
+        else:
+            half = by["d_bc"].nbytes // 2
+            pieces = [("d_a", 0, syn.a), ("d_bc", 0, syn.b), ("d_bc", half, syn.c)]
+        return [(by[name], off, arr) for name, off, arr in pieces if arr is not None]
 
     def device_sync(self) -> None:
         """The device-global calls of a pre-stage (cudaDeviceSynchronize + pool trim): every

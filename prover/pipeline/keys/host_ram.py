@@ -42,9 +42,11 @@ def host_total_bytes() -> int:
 
 
 def worker_bytes(num_vars: int, log2: int, scale: float, pinned_prep: bool = False,
-                 real_circuit: bool = True) -> dict[str, int]:
-    """One worker's host buffers: witness, a/b/c, prep_msm's splits (prover/groth16/host_bytes.py)."""
-    return host_bytes.worker_bytes(num_vars, log2, scale, pinned_prep=pinned_prep, real_circuit=real_circuit)
+                 real_circuit: bool = True, abc_on_host: bool = True) -> dict[str, int]:
+    """One worker's host buffers: witness, a/b/c (where the host builds them), prep_msm's splits
+    (prover/groth16/host_bytes.py)."""
+    return host_bytes.worker_bytes(num_vars, log2, scale, pinned_prep=pinned_prep, real_circuit=real_circuit,
+                                   abc_on_host=abc_on_host)
 
 
 class KeyRoom(Protocol):
@@ -244,8 +246,10 @@ def size_host_ram(host: HostRam, emit: Emit, circuit: Any, config: Any, modelled
     num_vars = getattr(circuit, "num_vars", 1 << proved)
     pinned = backend == "cuda" and config.kernels.pinned_host
     real = hasattr(circuit, "layout")  # NullPhases' stand-in has no witness to measure prep on
-    host.configure(worker_bytes(int(num_vars), proved, scale, pinned_prep=pinned, real_circuit=real),
-                   frozenset({"abc", "prep"}) if pinned else frozenset())
+    on_host = getattr(config, "abc", "host") != "gpu"  # abc gpu: the GPU makes a/b/c, the witness goes up page-locked
+    sizes = worker_bytes(int(num_vars), proved, scale, pinned_prep=pinned, real_circuit=real, abc_on_host=on_host)
+    host.configure({k: v for k, v in sizes.items() if v or k != "abc"},  # a/b/c made on the GPU: no part
+                   frozenset({"abc" if on_host else "witness", "prep"}) if pinned else frozenset())
     if native:  # real bytes: with the budget off, the host's RAM is the ceiling (held back, never OOM-killed)
         host.set_guard(int(GUARD_SHARE * host_total_bytes()))
 
@@ -257,7 +261,7 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
-def say_fit(host: HostRam, emit: Emit, workers: int, device_key_bytes: int = 0) -> int | None:
+def say_fit(host: HostRam, emit: Emit, workers: int, device_key_bytes: int = 0, abc: str = "host") -> int | None:
     """One line with the host-RAM arithmetic of the run as it stands after start-up: each worker's
     buffers, the circuits, the keys (and what of them lives on the device), the budget in force,
     and how many of the run's workers it holds (a warning when fewer than asked: the others wait
@@ -271,6 +275,8 @@ def say_fit(host: HostRam, emit: Emit, workers: int, device_key_bytes: int = 0) 
     where = f"host_ram_budget {_gib(budget)}" if knob > 0 else (
         f"host_ram_budget off: {GUARD_SHARE:.0%} of this host's {_gib(host_total_bytes())} RAM" if budget else
         "host_ram_budget off")
+    if abc == "gpu":  # the part the host no longer holds, said where the parts are
+        parts += "; a/b/c made on the GPU (abc gpu): none on the host"
     text = (f"host RAM: a worker {_gib(need)} ({parts}); circuits {_gib(circuits)}; keys {_gib(keys)} on the host"
             + (f" + {_gib(device_key_bytes)} resident on the GPU" if device_key_bytes else "") + f"; {where}")
     if fit is None:

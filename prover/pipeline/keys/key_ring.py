@@ -87,12 +87,17 @@ def circuit_bytes(circuit: Any, size: ClassSize) -> int:
 class KeyRing:
     def __init__(self, phases: Any, config: Any, emit: Emit, clock: Callable[[], float], stop: threading.Event,
                  host: HostRam, drop_device: Callable[[Any], None] | None = None,
-                 resident: bool | Callable[[int], bool] = False) -> None:
+                 resident: bool | Callable[[int], bool] = False,
+                 on_hot: Callable[[int, Any], None] | None = None, on_cold: Callable[[int], None] | None = None) -> None:
+        """`drop_device(pk)`: a key's device copies dropped when it is made cold; `on_hot(log2,
+        circuit)` / `on_cold(log2)`: its circuit's device copies (the matrices, abc gpu) made when
+        it is loaded (outside the lock: it may wait for the GPU's room) and dropped when evicted."""
         self.P, self.config, self._emit, self._clock, self._stop = phases, config, emit, clock, stop
         # which sizes' keys stay on the GPU where they are set up (key_resident, on cuda)
         self.resident: Callable[[int], bool] = resident if callable(resident) else (lambda _log2: bool(resident))
         self._host, self._lock = host, host.lock
         self.drop_device = drop_device  # device copies of a key (compose.KeyPoints), set once there are any
+        self.on_hot, self.on_cold = on_hot, on_cold  # its circuit's device copies (the engine's resident matrices)
         self._keys: dict[int, RingKey] = {}
         self._loader: str | None = None  # who loads now (one load at a time)
         self._draining = False  # a load waits for pins to drop: new users of hot keys wait behind it
@@ -246,6 +251,8 @@ class KeyRing:
                 self._emit(ev.KeyLoad, log2=k.log2, modelled_log2=k.size.modelled_log2, state="start",
                            bytes=k.nbytes, detail="cache lookup", worker=who)
             pk, vk, how = load_key(self.P, k.circuit, self.config, self._progress(k, who, report))
+            if self.on_hot is not None:
+                self.on_hot(k.log2, k.circuit)  # outside the lock: it waits for each GPU's room
         except BaseException as exc:
             self._load_failed(k, who, t0, exc)
             raise
@@ -334,6 +341,8 @@ class KeyRing:
         pk, o.pk, o.vk, o.state = o.pk, None, None, COLD
         if self.drop_device is not None and pk is not None:
             self.drop_device(pk)  # its device copies go with it
+        if self.on_cold is not None:
+            self.on_cold(o.log2)  # and its circuit's (freed, their room let go: never a wait)
         self._host.hold_fixed(o.owner, "pk", 0)
         self._emit(ev.KeyEvicted, log2=o.log2, bytes=o.nbytes, reason=reason)
         return o.nbytes
