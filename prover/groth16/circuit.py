@@ -91,6 +91,14 @@ class Circuit:
         return d
 
     @property
+    def field_vars(self) -> int:
+        """Variables whose value may be other than 0 or 1: each round's y, t2, t4, acc of every lane
+        and the public inputs (copies of accumulators); the rest are bits and the constant one. It
+        bounds the field values of every witness: z's upload form holds that many (abc gpu)."""
+        lay = self.layout
+        return 4 * lay.rounds * lay.lanes + NUM_PUBLIC
+
+    @property
     def nbytes(self) -> int:
         """Host bytes the circuit holds: its matrices and the witness layout's index arrays."""
         lay = self.layout
