@@ -141,6 +141,26 @@ def test_the_engine_proves_with_a_b_c_made_by_the_r1cs_kernel(cuda_emulator, mon
     assert notes and "a/b/c made on the GPU" in notes[0] and "abc " not in notes[0].split("(")[1]
 
 
+@pytest.mark.timeout(300)
+def test_a_witness_with_more_field_values_than_the_plan_holds_is_proved_on_the_host_in_words(
+        cuda_emulator, monkeypatch, tmp_path):  # noqa: F811
+    """Not this family (Circuit.field_vars bounds every witness of it, test_zpack.py): a plan with
+    room for one field value fewer gives a form that does not fit; the r1cs sub-phase says so in a
+    note and makes a, b, c on the host; every proof verifies, 0 OOM."""
+    from prover.fold.apply import fold
+    from prover.groth16.circuit import Circuit
+
+    monkeypatch.setitem(sys.modules, "prover.kernels.cuda_backend", _standin_module([]))
+    real = Circuit.field_vars
+    monkeypatch.setattr(Circuit, "field_vars", property(lambda c: real.fget(c) - 1))
+    chk, eng = _run(dict(partitions=2, workers_per_gpu=1, lock_mode="two-lock", mem_sync="stream"), tmp_path)
+    st = fold(chk.events)
+    assert chk.final() == [] and chk.kinds["oom"] == 0 and st.proofs_ok == 2 and st.proofs_failed == 0
+    notes = [e.text for e in chk.events if e.kind == "note" and "field values in z" in e.text]
+    assert len(notes) == 2 and all("a, b, c made on the host" in t and "\n" not in t for t in notes), notes
+    assert {e.impl for e in chk.events if e.kind == "phase_start" and e.phase.value == "r1cs"} != {"cuda"}
+
+
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("lock_mode", ["single", "two-lock"])
 def test_every_kernel_on_the_emulator_proves_through_the_r1cs_path(cuda_emulator, tmp_path, lock_mode):  # noqa: F811
