@@ -96,8 +96,8 @@ class SeatSection:
     # --- the device ------------------------------------------------------------------------------------
     def upload(self, modelled_s: float) -> list[Buffer]:
         """Its partition's buffers, room taken whole first (a pre-stage's is earmarked already),
-        allocated and filled on its stream (the module docstring: a, b, c, or z and its classes
-        and the r1cs sub-phase); on a failure every piece goes back at once."""
+        allocated and filled on its stream (the module docstring: a, b, c, or z's upload form and
+        the r1cs sub-phase); on a failure every piece goes back at once."""
         dev, stream, room = self.dev, self.stream, self.seat.room
         bufs: list[Buffer] = []
         room.take(self.ticket, in_compute=COMPUTE in self.locks.held_by(self.w))
