@@ -5,8 +5,8 @@ fit on an H200 beside the resident key and the circuit's matrices. No device nee
     python benchmarks/zpack_plan.py --out benchmarks/results/issue41/zpack_plan.json \
         [--sizes 22,24,27] [--build 16,20,22] [--reps 5]
 
-Per size in --sizes, arithmetic from the circuit layout (`circuit._shape`: its variables and field
-variables, exact; no circuit built): the plan before (d_a + d_bc + z 32 B a variable + z_cls 1 B),
+Per size in --sizes, arithmetic from the circuit layout (`circuit.family_counts`: its variables and
+field variables, exact; no circuit built): the plan before (d_a + d_bc + z 32 B a variable + z_cls 1 B),
 after (`Sizing.buffers`), the upload a partition before and after (the form: its table and every
 field value), the resident matrices (35.51 B a row, measured at 2^20 and 2^22), and the plans that
 fit in the 2^27 scripts' budget (scale_parts.card_budget of the 59.0 GiB measured free after the
@@ -40,11 +40,9 @@ def layout_row(log2: int) -> dict[str, Any]:
     """The plan and upload a partition at 2^log2 from the layout's counts."""
     from prover.device.budget import Sizing
     from prover.device.profiles import get_profile
-    from prover.groth16.circuit import NUM_PUBLIC, _shape
+    from prover.groth16.circuit import family_counts
 
-    lanes, rounds = _shape(log2)
-    nv = 1 + NUM_PUBLIC + 64 * lanes + 101 * rounds * lanes
-    nf = 4 * rounds * lanes + NUM_PUBLIC
+    nv, nf = family_counts(log2)
     native = get_profile("native")
     host = Sizing(native, log2).buffers
     after = Sizing(native, log2, abc="gpu", variables=nv, field_vars=nf).buffers

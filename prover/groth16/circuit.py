@@ -153,6 +153,14 @@ def _shape(constraints_log2: int) -> tuple[int, int]:
     return lanes, rounds
 
 
+def family_counts(constraints_log2: int) -> tuple[int, int]:
+    """(num_vars, field_vars) of the family member of size 2^constraints_log2, from its shape
+    alone (no circuit built): what a modelled size's plan and upload are counted from."""
+    lanes, rounds = _shape(constraints_log2)
+    per_round = 3 * WORD + 1 + 4  # x, a, s (33 bits); y, t2, t4, acc
+    return 1 + NUM_PUBLIC + 2 * WORD * lanes + per_round * rounds * lanes, 4 * rounds * lanes + NUM_PUBLIC
+
+
 def _allocate(constraints_log2: int, seed: int) -> tuple[Layout, int]:
     lanes, rounds = _shape(constraints_log2)
     rng = np.random.default_rng([seed, constraints_log2, 0xC1])

@@ -352,9 +352,14 @@ class Engine(RunHandle):
 
     def _sizing(self, circuit: Any) -> Sizing:
         """A partition's plan: the run's circuit's variables (and field variables) at the modelled
-        size, where a/b/c are made."""
+        size, where a/b/c are made: a family member's counted at that size from its shape (a small
+        proved member's shares are not a large one's), another circuit's scaled."""
         nv, nf = getattr(circuit, "num_vars", None), getattr(circuit, "field_vars", None)
-        scale = 2.0 ** (self.modelled_log2 - self.config.constraints_log2)
+        if hasattr(circuit, "layout") and self.modelled_log2 != self.config.constraints_log2:
+            from prover.groth16.circuit import family_counts
+
+            nv, nf = family_counts(self.modelled_log2)
+        scale = 1.0 if hasattr(circuit, "layout") else 2.0 ** (self.modelled_log2 - self.config.constraints_log2)
         return Sizing(self.profile, self.modelled_log2, abc=self.config.abc,
                       variables=int(nv * scale) if isinstance(nv, int) else None,
                       field_vars=int(nf * scale) if isinstance(nf, int) else None)

@@ -55,6 +55,9 @@ def test_sim_proves_with_the_gpu_plan_and_the_matrices_resident(lock_mode):
     tiny = get_profile("tiny")
     assert plan["d_a"] == 32 << tiny.modelled_log2 and plan["z"] == 32 * eng.sizing.field_vars  # z's form
     assert plan["z_cls"] == 12 * (-(-eng.sizing.variables // 32))
+    from prover.groth16.circuit import family_counts  # the modelled member's own counts, not 2^8's scaled
+
+    assert (eng.sizing.variables, eng.sizing.field_vars) == family_counts(tiny.modelled_log2)
     assert resident == {"r1cs:2^8": matrix_bytes(eng.keys.entry(8).circuit, 2.0 ** (tiny.modelled_log2 - 8))}
     # the sub-phase inside every pre-stage (or a fallback's ntt_h), its modelled time at least
     subs = [e for e in chk.events if e.kind == "phase_end" and e.phase.value == "r1cs"]

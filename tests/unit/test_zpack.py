@@ -12,7 +12,7 @@ from prover.device.budget import FAMILY_FIELD_VARS_PER_ROW, FAMILY_VARS_PER_ROW,
 from prover.device.profiles import get_profile
 from prover.field.ref import fr_random
 from prover.groth16 import phases as P
-from prover.groth16.circuit import _shape
+from prover.groth16.circuit import family_counts
 from prover.host import zpack, zpack_nb
 from tests.helpers.inputs import rng_for
 
@@ -71,8 +71,10 @@ def test_more_field_values_than_room_write_nothing_past_it():
 @pytest.mark.parametrize("k", [8, 10, 14])
 def test_the_family_s_field_values_are_its_field_variables(k):
     """Every witness of the family has exactly Circuit.field_vars field values (the plan's room):
-    its bits and the constant one are 0 or 1, its y, t2, t4, acc and publics field values."""
+    its bits and the constant one are 0 or 1, its y, t2, t4, acc and publics field values; and
+    family_counts (a modelled size's plan, no circuit built) gives the built member's counts."""
     circuit = P.make_circuit(k, 1)
+    assert family_counts(k) == (circuit.num_vars, circuit.field_vars)
     for instance in (0, 5):
         syn = P.witness(circuit, instance, pack=True)
         assert syn.zpack is not None and syn.zpack.fits
@@ -82,8 +84,7 @@ def test_the_family_s_field_values_are_its_field_variables(k):
 
 def _plan(log2: int) -> tuple[dict[str, int], dict[str, int]]:
     """(abc host's plan, abc gpu's) at 2^log2 from the layout's counts (no circuit built)."""
-    lanes, rounds = _shape(log2)
-    nv, nf = 5 + 64 * lanes + 101 * rounds * lanes, 4 * rounds * lanes + 4
+    nv, nf = family_counts(log2)
     prof = get_profile("native")
     return Sizing(prof, log2).buffers, Sizing(prof, log2, abc="gpu", variables=nv, field_vars=nf).buffers
 
