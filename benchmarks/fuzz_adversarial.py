@@ -362,8 +362,9 @@ def _runs(case: dict, screen: bytearray, out: Path | None) -> bool:
 
 def run_signal(case: dict, w: Path, box_s: float) -> dict:
     argv, out = _argv(case, w)
-    env = os.environ | {"PYTHONPATH": str(ROOT), "HOME": str(w / "home"), "TERM": "xterm-256color",
-                        "C2TUI_CONFIG_DIR": str(w / "home")}
+    # the pty's size is the terminal's: a COLUMNS / LINES inherited (a test worker's 80x24) would win
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")} | {
+        "PYTHONPATH": str(ROOT), "HOME": str(w / "home"), "TERM": "xterm-256color", "C2TUI_CONFIG_DIR": str(w / "home")}
     t0 = time.perf_counter()
     pid, fd = pty.fork()
     if pid == 0:

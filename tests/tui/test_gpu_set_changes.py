@@ -159,7 +159,7 @@ def test_the_readme_fleet_dashboard_proves_on_both_hosts(tmp_path):
 @pytest.mark.parametrize("tail", [
     [],  # the run started, nothing else
     ['{"kind":"vram_sample","t":0.2,"gpu":0,"budget":17179869184,"pool_reserved":0,"pool_used":0}'],  # the 1.4 KB one
-    ['{"kind":"worker_started","t":0.2,"gpu":3,"worker":"g3w0"}'],  # a GPU known only by its worker
+    ['{"kind":"worker_started","t":0.2,"gpu":0,"worker":"g0w0"}'],  # a GPU known only by its worker (one the run has)
     ['{"kind":"host_joined","t":0.2,"host":"h0","node":"n","gpus":2,"gpu_offset":0}'],
 ])
 def test_every_panels_empty_state_is_drawn(tmp_path, tail):
