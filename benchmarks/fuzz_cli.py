@@ -243,7 +243,7 @@ def _recording_alive(args: list[str], w: Path, within_s: float = 2.0) -> bool:
 def run_case(args: list[str], w: Path, box_s: float) -> dict:
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     before = {p for p in w.rglob("*") if "target" not in p.relative_to(w).parts}
 
@@ -310,7 +310,7 @@ def fixtures(base: Path) -> tuple[Path, bytes]:
     """A good proof directory and a good recording to mutate."""
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     good_rec = base_recording(base / "good.jsonl")
     good_proof = base / "proof"

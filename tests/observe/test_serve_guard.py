@@ -17,7 +17,7 @@ from aiohttp import ClientSession, WSServerHandshakeError
 from aiohttp.test_utils import TestClient, TestServer
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from c2tui.webserve import GuardedServer, clamp_size
 
 ROOT = Path(__file__).resolve().parents[2]

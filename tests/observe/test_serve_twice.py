@@ -9,7 +9,7 @@ import socket
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from c2tui.webserve import GuardedServer
 
 

@@ -166,7 +166,7 @@ def test_every_panels_empty_state_is_drawn(tmp_path, tail):
     """A screenshot of a recording that has (almost) nothing: every panel draws its empty state."""
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     head = ['{"kind":"c2tui-recording","schema_version":3}',
             '{"kind":"run_started","t":0,"backend":"sim","simulated":true,"profile":"p","proved_log2":8,'

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from c2tui.app import DashboardApp
-from c2tui.cli import main
+from c2tui.commands import main
 from c2tui.sources import ReplaySource
 from c2tui.widgets.replay_bar import ReplayBar
 

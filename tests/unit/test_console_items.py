@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from rich.console import Console
 
-from c2tui.cli import main
+from c2tui.commands import main
 from c2tui.commands import status as status_cmd
 from c2tui.widgets.experiment_panel import render_experiments
 from prover import DashboardState, events as ev, status_of

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main as cli
+from c2tui.commands import main as cli
 from c2tui.widgets.help_screen import key_table, live_keys
 from prover import disciplines, knobs
 from prover.config import ConfigError, load_config

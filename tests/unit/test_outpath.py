@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 REC = str(ROOT / "tests" / "tui" / "recordings" / "two_gpus.jsonl")
