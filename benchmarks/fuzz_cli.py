@@ -1,5 +1,5 @@
 """Fuzz every `c2tui` subcommand with bad arguments, configs, proof files and recordings
-(issue 16): each case must end with a documented exit status (c2tui/exits.py: 0..3), no
+(issue 16): each case must end with a documented exit status (c2tui/cli/exits.py: 0..3), no
 traceback, an error that is one line (the output's last line names it), within a time box,
 and with nothing written outside its own target directory. Seeded, so a failure reproduces.
 

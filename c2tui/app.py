@@ -20,7 +20,8 @@ from textual.css.query import NoMatches
 from textual.containers import Horizontal, VerticalScroll
 
 import themes
-from c2tui import layout, stop_signals
+from c2tui import layout
+from c2tui.cli import stop_signals
 from c2tui.live_controls import LiveControls
 from c2tui.sources import ReplaySource, Source
 from c2tui.widgets.event_log import EventLog

@@ -190,7 +190,7 @@ class CompareApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._on_theme_changed)
         self.set_interval(1.0 / self.fps, self.tick)
         self.call_after_refresh(self.draw)
-        from c2tui import stop_signals
+        from c2tui.cli import stop_signals
 
         stop_signals.on_loop(self.action_quit_now)  # SIGINT, SIGTERM, SIGHUP: as Ctrl-C
 

@@ -12,9 +12,10 @@ def watch_cuzk(address: str, status_url: str | None, steer: bool, record: str | 
                token_file: str | None, theme: str | None, fps: float) -> None:
     import grpc
 
-    from c2tui import outpath, prefs
+    from c2tui.cli import outpath
+    from c2tui import prefs
     from c2tui.cuzk_source import CuzkSource
-    from c2tui.options import check_screen
+    from c2tui.cli.options import check_screen
     from prover import AttachError, RecordingError, RecordingHeader, RecordingWriter
     from prover import read_token
 

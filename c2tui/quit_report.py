@@ -42,7 +42,7 @@ def report_text(sm: Any) -> str:
 
 
 def write_report(sm: Any, path: Path, force: bool) -> None:
-    """Written whole or not at all (c2tui/outpath.py; a failure is one line, exit 3)."""
-    from c2tui import outpath
+    """Written whole or not at all (c2tui/cli/outpath.py; a failure is one line, exit 3)."""
+    from c2tui.cli import outpath
 
     outpath.write_whole(path, report_text(sm).encode("utf-8"), force=force)

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import click
 
-from c2tui.exits import OK, RUN, USAGE
+from c2tui.cli.exits import OK, RUN, USAGE
 
 # name -> module under c2tui.commands (each defines `command`)
 SUBCOMMANDS: dict[str, str] = {
@@ -62,7 +62,7 @@ class LazyGroup(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         _guard_streams()
-        from c2tui.stop_signals import FirstStops
+        from c2tui.cli.stop_signals import FirstStops
 
         stops = FirstStops().install()  # SIGINT, SIGTERM, SIGHUP as one Ctrl-C for every command (3, one line):
         try:  # a second signal is only noted (SIGTERM then SIGHUP cut a lock's release: a traceback)

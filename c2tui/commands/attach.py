@@ -65,7 +65,7 @@ def command(address: str | None, name: str | None, token_file: str | None, raw: 
         else:
             _raw(client)
         return
-    from c2tui.options import check_screen
+    from c2tui.cli.options import check_screen
 
     from c2tui import prefs
 
@@ -146,7 +146,7 @@ def _raw(client) -> None:
         done.set()
 
     client.start(on_event, on_end)
-    from c2tui.stop_signals import sleep_until
+    from c2tui.cli.stop_signals import sleep_until
 
     try:
         sleep_until(done)  # Ctrl-C: KeyboardInterrupt goes on to the CLI's one line and status 3

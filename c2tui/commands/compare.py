@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from c2tui.exits import OutPath
-from c2tui.options import FiniteRange
+from c2tui.cli.exits import OutPath
+from c2tui.cli.options import FiniteRange
 from prover import ANCHORS
 from prover import RATE_WINDOW_S
 
@@ -38,7 +38,7 @@ from prover import RATE_WINDOW_S
 def command(files: tuple[Path, ...], align: str, window: float, step: float | None, as_json: bool, tui: bool | None,
             theme: str, at: float, out: str | None, size: str, force: bool) -> None:
     """Compare recordings side by side, aligned at each one's first GPU section."""
-    from c2tui.exits import USAGE, fail
+    from c2tui.cli.exits import USAGE, fail
     from prover import compare_runs as compare
     from c2tui.sources import load_recording
     from prover import RecordingError
@@ -98,7 +98,7 @@ def _write_view(files: list[str], offsets: list[float], at: float, size: str, th
     import asyncio
 
     import themes
-    from c2tui import outpath
+    from c2tui.cli import outpath
     from c2tui.commands.screenshot import _png_renderer, parse_size, write_out
     from c2tui.compare_app import compare_svg
 
@@ -108,6 +108,6 @@ def _write_view(files: list[str], offsets: list[float], at: float, size: str, th
     if suffix not in (".svg", ".png"):
         raise click.BadParameter(f"{out!r}: the file name must end in .svg or .png", param_hint="-o")
     to_png = _png_renderer() if suffix == ".png" else None
-    outpath.check(Path(out), "--out", force=force)  # the one output-path policy (c2tui/outpath.py)
+    outpath.check(Path(out), "--out", force=force)  # the one output-path policy (c2tui/cli/outpath.py)
     svg = asyncio.run(compare_svg(files, offsets, at, parse_size(size), theme))
     write_out(out, to_png(svg) if to_png is not None else svg.encode("utf-8"), force)

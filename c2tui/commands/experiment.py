@@ -10,7 +10,7 @@ Headless like `record` (the prover starts and stops with it), or on a prover run
 `--listen` (`--attach`: its knobs are set back as they were at the end).
 The recording (--out) carries the experiment as events.
 
-Exit status (c2tui/exits.py): 0 done; 1 a proof or partition failed during it; 2 bad input
+Exit status (c2tui/cli/exits.py): 0 done; 1 a proof or partition failed during it; 2 bad input
 (one line naming it); 3 it could not finish (interrupted, the run ended, a knob refused, the
 recording could not be written): what was counted is still printed.
 """
@@ -22,8 +22,8 @@ from typing import Any
 
 import click
 
-from c2tui.experiment_session import Session, finish, run_line, session_options
-from c2tui.options import FiniteRange, run_options
+from c2tui.cli.experiment_session import Session, finish, run_line, session_options
+from c2tui.cli.options import FiniteRange, run_options
 
 DESIGN_HELP = "abab: the arms in the order given, every cycle; blocks: each cycle's order drawn from --seed (drift cannot favour an arm)"
 SETTLE_GIVEN_HOLD = 5.0  # --settle's value with --hold S and no --settle (as before --hold auto)

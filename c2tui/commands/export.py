@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
-from c2tui import outpath
-from c2tui.exits import OutPath
+from c2tui.cli import outpath
+from c2tui.cli.exits import OutPath
 
 
 @click.command("export")
@@ -25,7 +25,7 @@ from c2tui.exits import OutPath
 @click.option("--force", is_flag=True, help="replace --out if it exists")
 def command(file: Path, fmt: str, out: Path, force: bool) -> None:
     """Export a recording as a Perfetto/Chrome trace or a CSV table."""
-    from c2tui.exits import USAGE, fail
+    from c2tui.cli.exits import USAGE, fail
     from c2tui.event_store import EventStore
     from prover import RecordingError, read_recording
 

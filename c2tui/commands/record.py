@@ -6,7 +6,7 @@ file just written) at the end. Ctrl-C (or SIGTERM, or SIGHUP: the terminal close
 cleanly: locks released, RunEnded written, the file closed and readable, exit 3. An existing --out is never replaced without --force,
 and a second writer on the same file fails at once (the first holds a lock on it).
 
-Exit status (c2tui/exits.py): 0 every partition's proof verified; 1 a proof or partition
+Exit status (c2tui/cli/exits.py): 0 every partition's proof verified; 1 a proof or partition
 failed; 2 bad options; 3 the run did not finish as asked: interrupted, the recording could
 not be written (the OS's words are printed; what was written is a readable prefix), or
 nothing was proved.
@@ -24,15 +24,15 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from c2tui import outpath
-from c2tui.exits import INVALID, RUN, USAGE, OutPath
-from c2tui.cluster import cluster_option, make_engine
-from c2tui.listen import listen_options, start_listening
-from c2tui.grpc_options import grpc_options, start_grpc, stop_grpc
-from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
-from c2tui.options import config_from_options, finite, run_options
+from c2tui.cli import outpath
+from c2tui.cli.exits import INVALID, RUN, USAGE, OutPath
+from c2tui.cli.cluster import cluster_option, make_engine
+from c2tui.cli.listen import listen_options, start_listening
+from c2tui.cli.grpc_options import grpc_options, start_grpc, stop_grpc
+from c2tui.cli.metrics_options import metrics_options, start_metrics, stop_metrics
+from c2tui.cli.options import config_from_options, finite, run_options
 from c2tui.startup_view import key_loads, startup_table
-from c2tui.stop_signals import drop_output, interrupting, printed
+from c2tui.cli.stop_signals import drop_output, interrupting, printed
 from prover import disciplines, starting
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on

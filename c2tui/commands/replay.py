@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from c2tui.exits import USAGE, fail
+from c2tui.cli.exits import USAGE, fail
 
 
 @click.command("replay")

@@ -18,13 +18,13 @@ from typing import Any
 
 import click
 
-from c2tui import outpath
-from c2tui.cluster import cluster_option, make_engine
-from c2tui.exits import INVALID, OK, RUN, OutPath, fail
-from c2tui.listen import listen_options, start_listening
-from c2tui.grpc_options import grpc_options, start_grpc, stop_grpc
-from c2tui.options import check_screen, config_from_options, run_options
-from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
+from c2tui.cli import outpath
+from c2tui.cli.cluster import cluster_option, make_engine
+from c2tui.cli.exits import INVALID, OK, RUN, OutPath, fail
+from c2tui.cli.listen import listen_options, start_listening
+from c2tui.cli.grpc_options import grpc_options, start_grpc, stop_grpc
+from c2tui.cli.options import check_screen, config_from_options, run_options
+from c2tui.cli.metrics_options import metrics_options, start_metrics, stop_metrics
 
 
 @click.command("run")
@@ -94,7 +94,7 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
         stop_grpc(cuzk)
         if writer is not None:
             writer.close()
-    from c2tui.stop_signals import printed
+    from c2tui.cli.stop_signals import printed
 
     sm = _summarize(source, writer)
     printed(lambda: _say(sm, app, writer, summary, summary_out, force), lambda: None)  # the terminal may be gone (SIGHUP)

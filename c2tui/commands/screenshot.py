@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from c2tui import outpath
-from c2tui.exits import OutPath
+from c2tui.cli import outpath
+from c2tui.cli.exits import OutPath
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -65,7 +65,7 @@ def command(file: str, at: str, size: str, theme: str, help_screen: bool, out: s
     if suffix not in (".svg", ".png") and not stdout:
         raise click.BadParameter(f"{out!r}: the file name must end in .svg or .png (or '-' for stdout)", param_hint="-o")
     to_png = _png_renderer() if suffix == ".png" else None
-    from c2tui.exits import USAGE, fail
+    from c2tui.cli.exits import USAGE, fail
     from c2tui.sources import check_at, load_recording
     from prover import parse_at, resolve_at
     from prover import RecordingError

@@ -18,9 +18,9 @@ from typing import Any
 
 import click
 
-from c2tui.exits import RUN, USAGE, fail
-from c2tui.metrics_options import bind_address
-from c2tui.options import check_screen, config_from_options, run_option_names, run_options
+from c2tui.cli.exits import RUN, USAGE, fail
+from c2tui.cli.metrics_options import bind_address
+from c2tui.cli.options import check_screen, config_from_options, run_option_names, run_options
 
 MAX_PROVERS = 8  # --max-provers' top: each is a whole prover (~200 MB and a core)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from c2tui.exits import GONE, INVALID, OK, RUN, STARTING, USAGE
+from c2tui.cli.exits import GONE, INVALID, OK, RUN, STARTING, USAGE
 
 
 def _gb(n: int) -> str:
@@ -288,7 +288,7 @@ def _watch(state: Any, lock: threading.Lock, dropped: int, every: float, ended: 
     from rich.live import Live
     from rich.text import Text
 
-    from c2tui.stop_signals import sleep_until
+    from c2tui.cli.stop_signals import sleep_until
 
     console = _console()
     report = _report(state, lock, dropped)

@@ -21,8 +21,8 @@ from typing import Any
 import click
 
 from c2tui.commands.experiment import AutoOr
-from c2tui.experiment_session import Session, finish, run_line, session_options
-from c2tui.options import FiniteRange, run_options
+from c2tui.cli.experiment_session import Session, finish, run_line, session_options
+from c2tui.cli.options import FiniteRange, run_options
 
 
 def parse_workers(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:

@@ -90,7 +90,7 @@ def test_finish_says_why_and_exits_3_when_not_finished(capsys) -> None:
 
     import pytest
 
-    from c2tui.experiment_session import Session, finish
+    from c2tui.cli.experiment_session import Session, finish
 
     s = Session()
     with pytest.raises(SystemExit) as ex:

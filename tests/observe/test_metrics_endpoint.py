@@ -151,7 +151,7 @@ def test_run_takes_the_metrics_options():
 
 def test_start_and_stop_metrics_around_an_engine():
     """What `run` does around the app: attach, serve, stop (the port is closed after)."""
-    from c2tui.metrics_options import start_metrics, stop_metrics
+    from c2tui.cli.metrics_options import start_metrics, stop_metrics
     from prover.config import load_config
     from prover.pipeline.engine import Engine
     from prover.pipeline.nullphases import NullPhases

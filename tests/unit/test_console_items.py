@@ -74,7 +74,7 @@ def test_status_says_key_and_circuits_apart_and_keeps_stalls_whole_at_120_column
 
 
 def test_readme_exit_status_paragraph_names_every_code():
-    from c2tui import exits
+    from c2tui.cli import exits
 
     para = Path(ROOT / "README.md").read_text().split("Exit status, the same for every command")[1].split("\n\n")[0]
     for code in (exits.OK, exits.INVALID, exits.USAGE, exits.RUN, exits.STARTING):

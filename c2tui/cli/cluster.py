@@ -26,8 +26,8 @@ def make_engine(cfg: Any, cluster: str | None) -> Any:
     if cluster is None:
         try:
             return Engine(cfg)
-        except BackendError as exc:  # the run cannot start here: exit 3 (c2tui/exits.py)
-            from c2tui.exits import RUN, fail
+        except BackendError as exc:  # the run cannot start here: exit 3 (c2tui/cli/exits.py)
+            from c2tui.cli.exits import RUN, fail
 
             fail(str(exc), RUN)
         except ConfigError as exc:  # a setting this host cannot have (class_gpus naming a GPU it lacks): 2
@@ -43,6 +43,6 @@ def make_engine(cfg: Any, cluster: str | None) -> Any:
     try:
         return FleetEngine(cfg, cluster)
     except ClusterError as exc:
-        from c2tui.exits import RUN, fail
+        from c2tui.cli.exits import RUN, fail
 
         fail(str(exc), RUN)  # the cluster could not start: the run cannot start (3)

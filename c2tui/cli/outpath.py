@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from c2tui.exits import RUN, fail
+from c2tui.cli.exits import RUN, fail
 
 _KINDS = ((stat.S_ISDIR, "is a directory"), (stat.S_ISCHR, "is a device node, not a file"),
           (stat.S_ISBLK, "is a device node, not a file"), (stat.S_ISFIFO, "is a FIFO, not a file"),

@@ -15,7 +15,7 @@ from typing import Any, Callable, TypeVar
 
 import click
 
-from c2tui.options import FiniteRange
+from c2tui.cli.options import FiniteRange
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,7 +52,7 @@ def start_metrics(engine: Any, port: int | None, addr: str) -> Any:
     try:
         bound = exp.start(port, addr)
     except OSError as exc:
-        from c2tui.exits import USAGE, fail
+        from c2tui.cli.exits import USAGE, fail
 
         fail(f"--metrics-port: {exc}", USAGE)  # a busy or forbidden port is a bad option (2)
     engine.add_sink(exp.sink)
