@@ -85,7 +85,7 @@ def bench_scale(hosts: int, until: float, poll_s: float = 0.05, distinct: int = 
 async def _frames(st: DashboardState, size: tuple[int, int], frames: int) -> dict:
     from bench_tui import build_and_repaint
     from c2tui.app import DashboardApp
-    from c2tui.sources import ReplaySource
+    from c2tui.sources.replay import ReplaySource
     from c2tui.widgets.common import StateView
 
     snap = st.view(partitions=96)

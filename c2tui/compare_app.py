@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.scalar import Scalar, Unit
 
 import themes
-from c2tui.sources import SPEEDS, ReplaySource
+from c2tui.sources.replay import SPEEDS, ReplaySource
 from c2tui.layout import history_want
 from c2tui.widgets.common import Line, StateView, flow
 from c2tui.widgets.event_log import EventLog

@@ -1,4 +1,4 @@
-"""`c2tui attach --cuzk ADDR`: open the dashboard on a cuzk daemon (c2tui/cuzk_source.py)."""
+"""`c2tui attach --cuzk ADDR`: open the dashboard on a cuzk daemon (c2tui/sources/cuzk.py)."""
 from __future__ import annotations
 
 import sys
@@ -14,7 +14,7 @@ def watch_cuzk(address: str, status_url: str | None, steer: bool, record: str | 
 
     from c2tui.cli import outpath
     from c2tui import prefs
-    from c2tui.cuzk_source import CuzkSource
+    from c2tui.sources.cuzk import CuzkSource
     from c2tui.cli.options import check_screen
     from prover import AttachError, RecordingError, RecordingHeader, RecordingWriter
     from prover import read_token

@@ -40,7 +40,7 @@ def command(files: tuple[Path, ...], align: str, window: float, step: float | No
     """Compare recordings side by side, aligned at each one's first GPU section."""
     from c2tui.cli.exits import USAGE, fail
     from prover import compare_runs as compare
-    from c2tui.sources import load_recording
+    from c2tui.sources.replay import load_recording
     from prover import RecordingError
 
     if len(files) < 2:

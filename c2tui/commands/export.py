@@ -26,7 +26,7 @@ from c2tui.cli.exits import OutPath
 def command(file: Path, fmt: str, out: Path, force: bool) -> None:
     """Export a recording as a Perfetto/Chrome trace or a CSV table."""
     from c2tui.cli.exits import USAGE, fail
-    from c2tui.event_store import EventStore
+    from c2tui.sources.event_store import EventStore
     from prover import RecordingError, read_recording
 
     stdout = str(out) == "-"

@@ -22,7 +22,7 @@ def command(file: str, speed: float, at: str | None, paused: bool, theme: str | 
     """Replay a recording on the dashboard."""
     from c2tui import prefs
     from c2tui.app import DashboardApp
-    from c2tui.sources import SPEEDS, ReplaySource, check_at, load_recording
+    from c2tui.sources.replay import SPEEDS, ReplaySource, check_at, load_recording
 
     if not SPEEDS[0] <= speed <= SPEEDS[-1]:  # also refuses nan
         raise click.BadParameter(f"speed must be within {SPEEDS[0]}..{SPEEDS[-1]}", param_hint="--speed")

@@ -28,7 +28,7 @@ async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, he
                      label: str | None = None, rec: Any = None) -> str:
     """The dashboard at `at` as SVG; `rec`: the file already read (load_recording), not read again."""
     from c2tui.app import DashboardApp
-    from c2tui.sources import ReplaySource
+    from c2tui.sources.replay import ReplaySource
 
     if rec is None:
         src = ReplaySource.from_file(file, at=at, playing=False)
@@ -66,7 +66,7 @@ def command(file: str, at: str, size: str, theme: str, help_screen: bool, out: s
         raise click.BadParameter(f"{out!r}: the file name must end in .svg or .png (or '-' for stdout)", param_hint="-o")
     to_png = _png_renderer() if suffix == ".png" else None
     from c2tui.cli.exits import USAGE, fail
-    from c2tui.sources import check_at, load_recording
+    from c2tui.sources.replay import check_at, load_recording
     from prover import parse_at, resolve_at
     from prover import RecordingError
 

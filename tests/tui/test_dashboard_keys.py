@@ -12,7 +12,7 @@ import pytest
 from textual import events
 
 from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.event_detail import EventDetail, detail_table
 from c2tui.widgets.event_log import EventLog
 from c2tui.widgets.events_screen import EventsScreen

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from c2tui.app import DashboardApp
 from c2tui.commands import main
-from c2tui.sources import ReplaySource
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.replay_bar import ReplayBar
 
 pytestmark = pytest.mark.timeout(120)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.sources.replay import ReplaySource
 
 
 def make_app(recording, at: float, theme: str = "dark") -> DashboardApp:

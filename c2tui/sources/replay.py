@@ -13,11 +13,11 @@ rate; the prover never waits for the UI, and the UI never reads a state being fo
 ReplaySource folds a recording up to a cursor time. Playing moves the cursor by wall time x
 speed (the only place a clock is read, and only while playing); seeking forward folds on,
 seeking back restores the nearest checkpoint and folds on from there. Checkpoints
-(c2tui/seek_points.py) are at most MAX_CHECKPOINTS whole states, pickled, taken on the
+(c2tui/sources/seek_points.py) are at most MAX_CHECKPOINTS whole states, pickled, taken on the
 first pass every CHECKPOINT_EVERY events, the spacing doubling (every other one dropped)
 whenever they would be more: memory stays flat in their count and the copying linear in the
 recording (a deep copy every 2000 events took 47 s and 1.9 GB over 100k `alloc` events). A
-file's events are kept as their validated lines (c2tui/event_store.py), each parsed back as
+file's events are kept as their validated lines (c2tui/sources/event_store.py), each parsed back as
 the fold passes over it: a screenshot at the event bound took 2.45 GB with models. A
 paused replay is fully deterministic - snapshot tests, `c2tui screenshot` and `--at` depend
 on that.
@@ -34,9 +34,9 @@ from typing import Any, Iterable, Protocol, Sequence
 
 from prover import events as ev
 from prover import DashboardState
-from c2tui import seek_points
-from c2tui.event_store import EventStore
-from c2tui.seek_points import SeekPoints
+from c2tui.sources import seek_points
+from c2tui.sources.event_store import EventStore
+from c2tui.sources.seek_points import SeekPoints
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
