@@ -23,7 +23,8 @@ import themes
 from c2tui import layout
 from c2tui.cli import stop_signals
 from c2tui.live_controls import LiveControls
-from c2tui.sources.replay import ReplaySource, Source
+from c2tui.sources.live import Source
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.event_log import EventLog
 from c2tui.widgets.events_screen import EventsScreen
 from c2tui.widgets.experiment_panel import ExperimentScreen

@@ -73,7 +73,7 @@ def command(address: str | None, name: str | None, token_file: str | None, raw: 
     theme = theme or saved.theme
     check_screen(theme, fps)  # as run checks them: --fps 0 or nan once crashed the attached dashboard
     from c2tui.app import DashboardApp
-    from c2tui.sources.replay import AttachSource
+    from c2tui.sources.live import AttachSource
 
     try:
         source = AttachSource(address, name=name, token_file=token_file, readonly=readonly)

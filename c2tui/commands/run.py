@@ -62,7 +62,7 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     from c2tui.app import DashboardApp
-    from c2tui.sources.replay import LiveSource
+    from c2tui.sources.live import LiveSource
     from prover import RecordingError, RecordingHeader, RecordingWriter
 
     engine = make_engine(cfg, cluster)  # e.g. --backend cuda without a visible GPU: the run cannot start (exit 3)
