@@ -4,14 +4,12 @@ width (the terminal, COLUMNS, or 140 when piped): where a table is too wide its 
 split over several tables, each repeating the key column, so no value is ever wrapped."""
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
 
-from c2tui.fit_table import fit_tables
+from c2tui.fit_table import fit_tables, summary_console
 from c2tui.experiment_view import experiment_parts
 from c2tui.segment_view import segment_tables
 from c2tui.widgets.alerts import oom_words
@@ -130,13 +128,6 @@ def verdict(sm: Summary) -> tuple[str, str]:
     if sm.proofs_unchecked or sm.partitions_unchecked:
         return f"{max(sm.proofs_unchecked, sm.partitions_unchecked)} proof(s) never verified", "yellow"
     return "no proofs made", "yellow"
-
-
-def summary_console(**kw: Any) -> Console:
-    """The console summaries print on: the terminal's width on a TTY, else COLUMNS when set,
-    else 140 (logs, pipes). The tables fold to that width (SummaryView)."""
-    cols = os.environ.get("COLUMNS", "")
-    return Console(width=None if sys.stdout.isatty() or cols.isdigit() else 140, **kw)
 
 
 def print_summary(sm: Summary) -> None:

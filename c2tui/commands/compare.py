@@ -87,7 +87,7 @@ def _show(cmp, files: list[str], as_json: bool, tui: bool | None, theme: str, at
             sys.exit(app.exit_code())
         return
     from c2tui.compare_view import CompareView
-    from c2tui.summary_view import summary_console
+    from c2tui.fit_table import summary_console
 
     summary_console().print(CompareView(cmp))
 
