@@ -1,6 +1,6 @@
 """`c2tui compare A B [C ...]`: recordings side by side, each aligned at its anchor (--align
 start | first-gpu | steady; default first-gpu, so a run still building its keys is not
-compared with one already proving). Piped, or with --text: the tables (c2tui.compare_view);
+compared with one already proving). Piped, or with --text: the tables (c2tui.text.compare);
 --json: the same as JSON; on a terminal, --tui: the dashboards side by side on one replay
 clock. Exit 2 for a file that is not a recording, or one that never reaches the anchor; a
 damaged recording (e.g. truncated) is compared by its valid prefix, named on stderr, and exits 2
@@ -86,8 +86,8 @@ def _show(cmp, files: list[str], as_json: bool, tui: bool | None, theme: str, at
         if app.exit_code():
             sys.exit(app.exit_code())
         return
-    from c2tui.compare_view import CompareView
-    from c2tui.fit_table import summary_console
+    from c2tui.text.compare import CompareView
+    from c2tui.text.fit_table import summary_console
 
     summary_console().print(CompareView(cmp))
 

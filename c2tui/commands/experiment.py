@@ -79,7 +79,7 @@ def command(arms: list[Any], cycles: int, hold_s: float | None, settle_s: float 
             quiet: bool, **kwargs: Any) -> None:
     """Compare knob settings on one live prover, with intervals."""
     from prover import experiment
-    from c2tui.experiment_view import Progress
+    from c2tui.text.experiment import Progress
 
     if hold_s is not None and settle_s is None:
         settle_s = min(SETTLE_GIVEN_HOLD, hold_s / 2)
@@ -120,7 +120,7 @@ def _first_error(exc: Exception) -> str:
 
 def _report(result: Any, design: Any, session: Session, failure: str | None, out: Path | None, as_json: bool,
             plan: Any = None) -> None:
-    from c2tui.experiment_view import print_experiment
+    from c2tui.text.experiment import print_experiment
 
     info = session.run_info()
     hold = "auto (no pilot finished)" if design.hold_s is None else f"{design.hold_s:g} s"

@@ -31,7 +31,7 @@ from c2tui.cli.listen import listen_options, start_listening
 from c2tui.cli.grpc_options import grpc_options, start_grpc, stop_grpc
 from c2tui.cli.metrics_options import metrics_options, start_metrics, stop_metrics
 from c2tui.cli.options import config_from_options, finite, run_options
-from c2tui.startup_view import key_loads, startup_table
+from c2tui.text.startup import key_loads, startup_table
 from c2tui.cli.stop_signals import drop_output, interrupting, printed
 from prover import disciplines, starting
 
@@ -229,7 +229,7 @@ def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> i
     """Print the summary of what was written (a prefix if writing failed) and choose the exit status."""
     from prover import RecordingError, read_recording
     from prover import fold_events as fold
-    from c2tui.summary_view import print_summary
+    from c2tui.text.summary import print_summary
     from prover import summarize
 
     try:

@@ -131,10 +131,10 @@ def _summarize(source: Any, writer: Any) -> Any:
 def _say(sm: Any, app: Any, writer: Any, summary: str, summary_out: Path | None, force: bool) -> None:
     """The full report where asked, the one line, then the report's file (a failure to write
     it is one more line and exit 3, after everything else was said)."""
-    from c2tui.quit_report import quit_line, write_report
+    from c2tui.text.quit_report import quit_line, write_report
 
     if summary == "full":
-        from c2tui.summary_view import print_summary
+        from c2tui.text.summary import print_summary
 
         print_summary(sm)
     click.echo(quit_line(sm, app.quit_how, app.interrupted, writer))

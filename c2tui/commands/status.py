@@ -70,7 +70,7 @@ def health_lines(r: Any) -> list[Any]:
     """Alerts met now, why classes wait, the host's CPUs and each GPU's NVML health, a line each."""
     from rich.text import Text
 
-    from c2tui.status_health import status_health_lines
+    from c2tui.text.status_health import status_health_lines
 
     return [Text(t, style=st) for t, st in status_health_lines(r)]
 

@@ -26,7 +26,7 @@ def command(file: Path, as_json: bool, window: float) -> None:
     """Throughput, per-phase times, lock waits and holds, fallbacks, OOMs, proofs."""
     from prover import RecordingError, read_recording
     from prover import DashboardState
-    from c2tui.summary_view import print_summary
+    from c2tui.text.summary import print_summary
     from prover import summarize
 
     from c2tui.cli.exits import INVALID, USAGE, fail

@@ -11,7 +11,7 @@ from types import SimpleNamespace as NS
 import pytest
 
 from c2tui import prefs
-from c2tui.quit_report import quit_line, report_text, write_report
+from c2tui.text.quit_report import quit_line, report_text, write_report
 
 REC = Path(__file__).parent / "recordings" / "two_gpus.jsonl"
 

@@ -34,7 +34,7 @@ def report_text(sm: Any) -> str:
 
     from rich.console import Console
 
-    from c2tui.summary_view import render
+    from c2tui.text.summary import render
 
     buf = io.StringIO()
     Console(file=buf, width=140, color_system=None, force_terminal=False).print(render(sm))

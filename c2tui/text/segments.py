@@ -6,7 +6,7 @@ from typing import Sequence
 
 from rich.table import Table
 
-from c2tui.fit_table import fit_tables
+from c2tui.text.fit_table import fit_tables
 from c2tui.widgets.alerts import oom_words
 from prover import on_off
 from prover import SegmentSummary

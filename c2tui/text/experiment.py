@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from c2tui.fit_table import summary_console
+from c2tui.text.fit_table import summary_console
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no difference detected": "yellow",
                  "too few cycles": "yellow", "no verdict": "yellow", "baseline": "dim", "not confirmed": "yellow"}
