@@ -134,27 +134,27 @@ class LiveControls:
             if spec:
                 self._control("apply", spec, what=what)
 
-        from c2tui.row_actions import prompt_forms
+        from c2tui.widgets.row_actions import prompt_forms
 
         forms = prompt_forms(self.state) or JOB_FORMS  # what exists now (a row action: Tab, ↑ ↓, c x r o)
         self.push_screen(FilterPrompt(f"job action, or knob set like {SET_FORM} (recorded as key)", "", forms), done)
 
     def row_action(self, part: str, key: str) -> None:
-        """A row action on a selected partition (c2tui/row_actions.py): asks, naming what it will
+        """A row action on a selected partition (c2tui/widgets/row_actions.py): asks, naming what it will
         do, then goes through the controller as the prompt does; nothing that does not exist now."""
-        from c2tui.row_actions import row_action
+        from c2tui.widgets.row_actions import row_action
 
         self._confirm(row_action(self.state, part, key))
 
     def sector_action(self, sector: int, key: str) -> None:
         """A row action on a selected sector row: `c` / `x` cancel it; `r` `o` say why not."""
-        from c2tui.row_actions import sector_action
+        from c2tui.widgets.row_actions import sector_action
 
         self._confirm(sector_action(self.state, sector, key))
 
     def gpu_action(self, gpu: int) -> None:
         """`o` on a selected GPU (its panel focused, or its overview line): cordon / uncordon it."""
-        from c2tui.row_actions import gpu_action
+        from c2tui.widgets.row_actions import gpu_action
 
         self._confirm(gpu_action(self.state, gpu))
 

@@ -120,7 +120,7 @@ def _cordon_warning(client, state, spec: str) -> str:
     end = time.monotonic() + 10
     while not client.live and client.end_reason is None and time.monotonic() < end:
         time.sleep(0.02)
-    from c2tui.row_actions import gpu_action
+    from c2tui.widgets.row_actions import gpu_action
 
     action = gpu_action(state, int(m.group(1)))
     return getattr(action, "warn", "")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from c2tui.event_filter import matcher
+from c2tui.widgets.event_filter import matcher
 from c2tui.widgets.common import Line, StateView
 
 LEVEL = {"info": ("info", "info"), "warn": ("warn", "warn"), "error": ("fail", "ERR ")}
@@ -95,7 +95,7 @@ class EventLog(StateView, can_focus=True):
     # --- what is shown ------------------------------------------------------------------
     def entries(self, st) -> list[tuple]:
         keep = LEVEL_FILTERS[self.level_filter][1]
-        match = matcher(self.text_filter)  # a word or the event's kind (c2tui/event_filter.py)
+        match = matcher(self.text_filter)  # a word or the event's kind (c2tui/widgets/event_filter.py)
         return [e for e in st.log if (keep is None or e[1] in keep) and match(e)]
 
     def window(self, shown: list, height: int) -> int:

@@ -171,7 +171,7 @@ class ExperimentPanel(StateView):
 
 class ExperimentScreen(Screen[None]):
     """The panel on the whole screen; it follows the app's latest snapshot (as `e` does). `n`
-    starts an experiment on the prover this dashboard runs, `s` stops it (c2tui/experiment_start.py)."""
+    starts an experiment on the prover this dashboard runs, `s` stops it (c2tui/widgets/experiment_start.py)."""
 
     BINDINGS = [Binding("x,q,escape", "dismiss", "close"), Binding("n", "new", "new experiment"),
                 Binding("s", "stop", "stop it"), Binding("question_mark", "app.help", "help", key_display="?")]
@@ -184,7 +184,7 @@ class ExperimentScreen(Screen[None]):
         return True
 
     def action_new(self) -> None:
-        from c2tui.experiment_start import EXAMPLE, control_of
+        from c2tui.widgets.experiment_start import EXAMPLE, control_of
         from c2tui.widgets.filter_prompt import FilterPrompt
 
         ctl = control_of(self.app)
@@ -198,7 +198,7 @@ class ExperimentScreen(Screen[None]):
                                               value=EXAMPLE, placeholder=EXAMPLE), self._begin)
 
     def _begin(self, text: str | None) -> None:
-        from c2tui.experiment_start import BadExperiment, control_of, design_of
+        from c2tui.widgets.experiment_start import BadExperiment, control_of, design_of
 
         ctl = control_of(self.app)
         if not text or ctl is None:

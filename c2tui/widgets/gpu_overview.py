@@ -4,7 +4,7 @@ who holds each lock, VRAM, done / fallbacks / OOMs, and where that GPU's panel i
 the line to bring the panel into view). At most a third of the screen: a fleet whose GPUs
 do not fit gets a line per host instead (fleet_overview.py), a host with GPUs "+N more".
 
-Focused (Tab), its lines are GPU rows for a row action (c2tui/row_actions.py): ↑ ↓ select a GPU
+Focused (Tab), its lines are GPU rows for a row action (c2tui/widgets/row_actions.py): ↑ ↓ select a GPU
 (in reverse, its panel brought into view), `o` cordons or uncordons it. A fleet's per-host lines
 are not GPU rows (a host is not cordoned whole): ↑ ↓ and `o` say so."""
 from __future__ import annotations
@@ -16,7 +16,7 @@ from c2tui.widgets.common import Line, StateView, gib, sparkline
 from c2tui.widgets.fleet_overview import host_lines
 from c2tui.widgets.gpu_panel import CORDON_BINDINGS, GpuPanel, cordon_key_applies
 from c2tui.widgets.lock_lanes import lock_names
-from c2tui.row_actions import step as step_row
+from c2tui.widgets.row_actions import step as step_row
 
 WHERE = {"shown": ("on screen", "dim"), "above": ("↑ above: scroll up", "warn"),
          "below": ("↓ below: scroll down", "warn"), "partly": ("◐ partly shown", "dim")}

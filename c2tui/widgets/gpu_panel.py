@@ -13,7 +13,7 @@ from c2tui.widgets.lock_lanes import render_locks
 from c2tui.widgets.pace_line import pace_line
 from c2tui.widgets.timeline import lane_workers, render_timeline
 from c2tui.widgets.vram_bar import render_vram
-from c2tui.row_actions import GPU_KEYS, can_steer
+from c2tui.widgets.row_actions import GPU_KEYS, can_steer
 
 
 def title_text(g, pal) -> Text:

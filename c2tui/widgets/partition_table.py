@@ -5,7 +5,7 @@ pre-staged or fallback, verified or failed. Drawn as Lines so a frame is cheap.
 With focus it sorts (`s`: in flight first, failed first, by GPU, by worker, slowest first)
 and filters (`f` state, `g` GPU, `w` worker; `esc` clears); the border says what applies. `v`
 turns its rows into sectors (c2tui/widgets/sector_rows.py) and back; ↑ ↓ select a row of either
-kind for a row action (c2tui/row_actions.py). From the first ↑ ↓ until esc or the focus leaves,
+kind for a row action (c2tui/widgets/row_actions.py). From the first ↑ ↓ until esc or the focus leaves,
 the rows hold their order (c2tui/widgets/row_hold.py; the title says "order held")."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_
 from c2tui.widgets.phase_bar import render_phase_bar, segment_widths
 from c2tui.widgets.row_hold import HELD, RowHold
 from c2tui.widgets.sector_rows import render_sector_rows, sector_rows
-from c2tui.row_actions import KEYS as ROW_KEYS, can_steer, step as step_row
+from c2tui.widgets.row_actions import KEYS as ROW_KEYS, can_steer, step as step_row
 from prover import CANCELLED
 
 BAR_MAX = 64
@@ -266,7 +266,7 @@ class PartitionTable(StateView, can_focus=True):
         Binding("w", "cycle_worker", "worker", tooltip="worker filter: all → each worker (of the GPU filtered on)"),
         Binding("escape", "clear", "all", key_display="esc", tooltip="back to all partitions, in flight first, "
                 "in the live order (drops the selection)"),
-        # row actions (c2tui/row_actions.py): a row selected with the arrows, then a key; each asks first
+        # row actions (c2tui/widgets/row_actions.py): a row selected with the arrows, then a key; each asks first
         Binding("v", "toggle_rows", "sectors", tooltip="rows: partitions ↔ sectors (a sector row: c or x "
                 "cancels the sector)"),
         Binding("up", "move(-1)", "row", key_display="↑", show=False,

@@ -7,7 +7,7 @@ from dataclasses import fields
 
 import pytest
 
-from c2tui.event_filter import matcher
+from c2tui.widgets.event_filter import matcher
 from prover import events as ev
 from prover.config import RunConfig
 from prover.fleet.control import FleetController
