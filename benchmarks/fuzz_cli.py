@@ -213,7 +213,7 @@ def run_any(c: dict, w: Path, box_s: float, rng: random.Random | None = None) ->
 def no_screen() -> Any:
     """DashboardApp.run as a no-op for one case, and back after it: a patch that outlived the
     case once broke every snapshot test that ran after the fuzz in the same process (issue 35)."""
-    from c2tui.app import DashboardApp
+    from c2tui.dashboard.app import DashboardApp
 
     real = DashboardApp.__dict__.get("run")
     DashboardApp.run = lambda self, *a, **k: None  # type: ignore[method-assign]

@@ -40,7 +40,7 @@ def command(address: str | None, name: str | None, token_file: str | None, raw: 
             steer: bool = False, record: str | None = None) -> None:
     """Attach the dashboard to a running `c2tui record/run --listen PATH` (or a cuzk daemon: --cuzk)."""
     if cuzk is not None:
-        from c2tui.cuzk_watch import watch_cuzk
+        from c2tui.dashboard.cuzk_watch import watch_cuzk
 
         watch_cuzk(cuzk, status_url, steer, record, name, token_file, theme, fps)
         return
@@ -67,12 +67,12 @@ def command(address: str | None, name: str | None, token_file: str | None, raw: 
         return
     from c2tui.cli.options import check_screen
 
-    from c2tui import prefs
+    from c2tui.dashboard import prefs
 
     saved = prefs.load()
     theme = theme or saved.theme
     check_screen(theme, fps)  # as run checks them: --fps 0 or nan once crashed the attached dashboard
-    from c2tui.app import DashboardApp
+    from c2tui.dashboard.app import DashboardApp
     from c2tui.sources.live import AttachSource
 
     try:

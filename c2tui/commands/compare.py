@@ -73,13 +73,13 @@ def _show(cmp, files: list[str], as_json: bool, tui: bool | None, theme: str, at
         click.echo(json.dumps(cmp.model_dump(mode="json"), indent=2))
         return
     offsets = [r.anchor_t for r in cmp.runs]
-    if out is not None:  # the screen side's view, headless (c2tui/compare_app.py)
+    if out is not None:  # the screen side's view, headless (c2tui/dashboard/compare_app.py)
         _write_view(files, offsets, at, size, theme, out, force)
         return
     if tui is None:
         tui = sys.stdout.isatty() and sys.stdin.isatty()
-    if tui:  # the screen side's view (c2tui/compare_app.py): one column per run, run i at t + its anchor
-        from c2tui.compare_app import compare_app
+    if tui:  # the screen side's view (c2tui/dashboard/compare_app.py): one column per run, run i at t + its anchor
+        from c2tui.dashboard.compare_app import compare_app
 
         app = compare_app(files, offsets, at=at, theme=theme)
         app.run()
@@ -100,7 +100,7 @@ def _write_view(files: list[str], offsets: list[float], at: float, size: str, th
     import themes
     from c2tui.cli import outpath
     from c2tui.commands.screenshot import _png_renderer, parse_size, write_out
-    from c2tui.compare_app import compare_svg
+    from c2tui.dashboard.compare_app import compare_svg
 
     if theme not in themes.names():
         raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")

@@ -8,7 +8,7 @@ Controller what the keys ask for. `--record` keeps the session's recording (the 
 line says how it went (ok / failed / abandoned, the recording's path); `--summary full`
 prints the whole report (of the recording when there is one), `--summary-out FILE` writes it.
 SIGTERM and SIGHUP (the terminal closed) end the session as Ctrl-C does: in-flight work
-abandoned and recorded, exit 3. `--theme` unset: the theme last chosen with `t` (c2tui/prefs.py), else dark.
+abandoned and recorded, exit 3. `--theme` unset: the theme last chosen with `t` (c2tui/dashboard/prefs.py), else dark.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
             token_file: str | None, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
             summary: str, summary_out: Path | None, **kwargs: Any) -> None:
     """Watch and steer the embedded prover live."""
-    from c2tui import prefs
+    from c2tui.dashboard import prefs
 
     saved = prefs.load()
     theme = theme or saved.theme
@@ -61,7 +61,7 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
         cfg = config_from_options(**kwargs)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    from c2tui.app import DashboardApp
+    from c2tui.dashboard.app import DashboardApp
     from c2tui.sources.live import LiveSource
     from prover import RecordingError, RecordingHeader, RecordingWriter
 

@@ -27,7 +27,7 @@ def parse_size(text: str) -> tuple[int, int]:
 async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, help_screen: bool = False,
                      label: str | None = None, rec: Any = None) -> str:
     """The dashboard at `at` as SVG; `rec`: the file already read (load_recording), not read again."""
-    from c2tui.app import DashboardApp
+    from c2tui.dashboard.app import DashboardApp
     from c2tui.sources.replay import ReplaySource
 
     if rec is None:

@@ -5,7 +5,7 @@ started for that page with the same run options: each browser tab gets its own d
 over its own embedded prover, stopped when the tab closes (its process group killed after a
 grace period, however the tab went away). Only the page's own origin (or --allow-origin) may
 open the websocket; at most --max-provers at once (a clear page past that); terminal sizes
-clamped (c2tui/webserve.py). Loopback by default: whoever can reach the page can steer the
+clamped (c2tui/dashboard/webserve.py). Loopback by default: whoever can reach the page can steer the
 prover, so another address is the operator's explicit choice.
 """
 from __future__ import annotations
@@ -77,7 +77,7 @@ def command(theme: str, fps: float, port: int, host: str, max_provers: int, allo
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        from c2tui.webserve import GuardedServer
+        from c2tui.dashboard.webserve import GuardedServer
     except ImportError:
         fail("c2tui serve needs textual-serve: pip install 'c2tui[serve]'", USAGE)
     sock = _bind(host, port)  # before the banner: `--host 8.8.8.8` is one line, no "serving" said first

@@ -140,7 +140,7 @@ class GpuPanel(StateView, can_focus=True):
         self.gpu = gpu
         self.window = 30.0
         self._workers: list[str] = []
-        self.fixed_height: int | None = None  # the layout's (c2tui/layout.py); None: every line
+        self.fixed_height: int | None = None  # the layout's (c2tui/dashboard/layout.py); None: every line
         self._cordoned = False  # as the footer's `o` last said it
 
     def wanted_height(self, st) -> int:

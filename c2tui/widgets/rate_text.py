@@ -77,7 +77,7 @@ def rate_items(st, pal, compact: bool = False) -> list[Line]:
     items = [window_item(r, pal, compact)]
     since = r.since_change_per_min is not None and r.since_change_s is not None
     # below 120 columns there is no room for the Segments panel: the segment before the switch is
-    # said here (from 120 columns the panel keeps it and the running one, c2tui/layout.py)
+    # said here (from 120 columns the panel keeps it and the running one, c2tui/dashboard/layout.py)
     before = compact and since and r.before_per_min is not None
     if before:  # before, then since: the switch reads left to right
         items.append(before_item(r, pal))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from c2tui.app import DashboardApp
+from c2tui.dashboard.app import DashboardApp
 from c2tui.sources.live import AttachSource
 from c2tui.widgets.header_bar import HeaderBar
 from prover import events as ev

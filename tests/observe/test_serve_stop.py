@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession, WSMsgType, WSServerHandshakeError
 
-from c2tui.webserve import SHUTDOWN_S
+from c2tui.dashboard.webserve import SHUTDOWN_S
 from tests.observe.test_serve_guard import _children
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import pytest
 from tests.helpers.fleet_synth import fleet_start, fleet_stream
 from tests.helpers.pty_run import run_in_pty
 
-from c2tui.app import DashboardApp
+from c2tui.dashboard.app import DashboardApp
 from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.history_view import render_history

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static
 
-from c2tui.app import DashboardApp
+from c2tui.dashboard.app import DashboardApp
 from c2tui.sources.replay import ReplaySource
 
 FAILURES = Path(__file__).parent / "recordings" / "synth_failures.jsonl"

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from c2tui.app import DashboardApp
+from c2tui.dashboard.app import DashboardApp
 from c2tui.sources.live import LiveSource
 from c2tui.widgets.quit_dialog import QuitDialog, in_flight
 from prover import events as ev

@@ -6,7 +6,7 @@ import asyncio
 import pytest
 from click.testing import CliRunner
 
-from c2tui.app import DashboardApp
+from c2tui.dashboard.app import DashboardApp
 from c2tui.commands import main
 from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.replay_bar import ReplayBar

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from c2tui.app import DashboardApp
+from c2tui.dashboard.app import DashboardApp
 from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.common import PAUSE
 from c2tui.widgets.event_log import EventLog

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import themes
-from c2tui.compare_app import AlignedClock, compare_app
+from c2tui.dashboard.compare_app import AlignedClock, compare_app
 from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.common import as_text
 from c2tui.widgets.header_bar import header_items

@@ -20,7 +20,7 @@ from textual.css.scalar import Scalar, Unit
 
 import themes
 from c2tui.sources.replay import SPEEDS, ReplaySource
-from c2tui.layout import history_want
+from c2tui.dashboard.layout import history_want
 from c2tui.widgets.common import Line, StateView, flow
 from c2tui.widgets.event_log import EventLog
 from c2tui.widgets.gpu_panel import GpuPanel

@@ -20,9 +20,9 @@ from textual.css.query import NoMatches
 from textual.containers import Horizontal, VerticalScroll
 
 import themes
-from c2tui import layout
+from c2tui.dashboard import layout
 from c2tui.cli import stop_signals
-from c2tui.live_controls import LiveControls
+from c2tui.dashboard.live_controls import LiveControls
 from c2tui.sources.live import Source
 from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.event_log import EventLog
@@ -115,7 +115,7 @@ class DashboardApp(LiveControls, App[None]):
     ]
 
     def __init__(self, source: Source, theme: str = "dark", fps: float = 10.0, prefs: Any = None) -> None:
-        """`prefs` (c2tui/prefs.py): the saved layout, and where `t` and `h` are remembered (None: nowhere)."""
+        """`prefs` (c2tui/dashboard/prefs.py): the saved layout, and where `t` and `h` are remembered (None: nowhere)."""
         super().__init__()
         self.prefs = prefs
         self.source = source
@@ -215,7 +215,7 @@ class DashboardApp(LiveControls, App[None]):
     def _remember(self, **changes: Any) -> None:
         """Keep a preference for the next session (run only: a snapshot or a test passes none)."""
         if self.prefs is not None and any(getattr(self.prefs, k) != v for k, v in changes.items()):
-            from c2tui import prefs
+            from c2tui.dashboard import prefs
 
             self.prefs = self.prefs.model_copy(update=changes)
             prefs.save(self.prefs)
@@ -289,7 +289,7 @@ class DashboardApp(LiveControls, App[None]):
         return panels
 
     def arrange(self, st, panels: list[GpuPanel]) -> None:
-        """Share the screen (c2tui/layout.py): every panel's height from one plan."""
+        """Share the screen (c2tui/dashboard/layout.py): every panel's height from one plan."""
         lanes = max((len(lane_workers(st.gpus[p.gpu])) for p in panels if p.gpu in st.gpus), default=1)
         used = self.query_one(HeaderBar).wanted_height(st) + (1 if self.replay else 0) + 1  # + footer
         used += sum(w.wanted_height(st) for w in self.query(".ops"))  # host RAM, start-up, queues

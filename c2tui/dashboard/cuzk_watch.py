@@ -13,7 +13,7 @@ def watch_cuzk(address: str, status_url: str | None, steer: bool, record: str | 
     import grpc
 
     from c2tui.cli import outpath
-    from c2tui import prefs
+    from c2tui.dashboard import prefs
     from c2tui.sources.cuzk import CuzkSource
     from c2tui.cli.options import check_screen
     from prover import AttachError, RecordingError, RecordingHeader, RecordingWriter
@@ -41,7 +41,7 @@ def watch_cuzk(address: str, status_url: str | None, steer: bool, record: str | 
         source.stop()
         click.echo(f"c2tui attach: no cuzk daemon at {address}: {exc.code().name}: {exc.details()}", err=True)
         sys.exit(2)
-    from c2tui.app import DashboardApp
+    from c2tui.dashboard.app import DashboardApp
 
     app = DashboardApp(source, theme=theme, fps=fps, prefs=saved)
     app.run()
