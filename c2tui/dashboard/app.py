@@ -23,6 +23,7 @@ import themes
 from c2tui.dashboard import layout
 from c2tui.cli import stop_signals
 from c2tui.dashboard.live_controls import LiveControls
+from c2tui.dashboard.quitting import Quitting
 from c2tui.sources.live import Source
 from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.event_log import EventLog
@@ -41,7 +42,6 @@ from c2tui.widgets.health_panel import HealthPanel
 from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable
-from c2tui.widgets.quit_dialog import DRAIN, NOW, QuitDialog, in_flight, record_abandoned
 from c2tui.widgets.replay_bar import ReplayBar
 from prover import KNOBS
 
@@ -82,7 +82,7 @@ def set_display(w: Any, on: bool) -> None:
         w.display = on
 
 
-class DashboardApp(LiveControls, App[None]):
+class DashboardApp(LiveControls, Quitting, App[None]):
     TITLE = "c2tui"
     CSS = themes.stylesheet()
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]
@@ -140,18 +140,6 @@ class DashboardApp(LiveControls, App[None]):
         self.drain_timeout = 600.0
         self._panels: list[GpuPanel] = []  # the GPU panels mounted, in order (_sync_panels)
         self._mounts = 0
-
-    @property
-    def crashed(self) -> bool:
-        """The app stopped on an exception of its own (Textual printed it): never a clean exit,
-        the command says so and exits 3 (before issue 35 a crashed dashboard exited 0)."""
-        return self.return_code not in (None, 0)
-
-    def exit_code(self) -> int:
-        """3 when interrupted (Ctrl-C, quit now) or crashed, else 0 (docs/exit-codes.md)."""
-        if self.crashed:
-            print("error: the dashboard stopped on an internal error (above)", file=sys.stderr)
-        return 3 if self.interrupted or self.crashed else 0
 
     # --- layout -------------------------------------------------------------------------
     def get_default_screen(self) -> Any:
@@ -400,53 +388,5 @@ class DashboardApp(LiveControls, App[None]):
             kernels = self.state.config.get("kernels") if self.state is not None else None
             self.push_screen(HelpScreen(self.replay, kernels if isinstance(kernels, dict) else None))
 
-    # --- quitting: never drop in-flight work without asking (or, on Ctrl-C, without a record) --
-    def _engine(self) -> Any:
-        engine = getattr(self.source, "engine", None)  # None: replay, or attached (q detaches)
-        return None if engine is None or engine.finished else engine
-
-    async def action_quit(self) -> None:
-        engine = self._engine()
-        if self.quit_how == "draining":  # q again while draining: quit now
-            self.action_quit_now()
-            return
-        parts = in_flight(self.source.snapshot()[1]) if engine is not None else []
-        if not parts:
-            self.exit()
-        elif not isinstance(self.screen, QuitDialog):
-            self.push_screen(QuitDialog([p.part for p in parts]), self._quit_choice)
-
-    def _quit_choice(self, choice: str | None) -> None:
-        engine = self._engine()
-        if choice == DRAIN and engine is None:  # it finished while the dialog was up
-            self.exit()
-        elif choice == NOW:
-            self.action_quit_now()
-        elif choice == DRAIN:
-            self.quit_how = "draining"
-            self.notify("draining: in-flight partitions finish, then c2tui quits (q again: quit now)")
-
-            def drain() -> None:
-                done = engine.drain(timeout=self.drain_timeout)
-                self.quit_how = "drained" if done else f"drain timed out after {self.drain_timeout:g}s"
-                self.interrupted = not done
-                self.call_from_thread(self.exit)
-
-            self.run_worker(drain, thread=True, group="quit", name="drain")
-
-    def action_detach(self) -> None:
-        """Attached: leave; the prover and its other clients go on."""
-        self.exit()
-
     def action_partitions(self, action: str) -> None:
         getattr(self.query_one(PartitionTable), f"action_{action}")()
-
-    def action_quit_now(self) -> None:
-        """Ctrl-C, or quit now from the dialog: in-flight work is abandoned (recorded as such)
-        and the command exits 3, as for Ctrl-C of any command (docs/exit-codes.md)."""
-        self.interrupted = True
-        engine = self._engine()
-        if engine is not None:
-            n = record_abandoned(engine, self.source.snapshot()[1], "quit now")
-            self.quit_how = f"quit now ({n} in-flight partition(s) abandoned)" if n else "quit"
-        self.exit()
