@@ -29,7 +29,7 @@ _EXPORTS = {
     "RecordingWriter": "prover.record", "read_recording": "prover.record", "RecordingError": "prover.record",
     "Summary": "prover.fold.summary", "summarize": "prover.fold.summary", "on_off": "prover.fold.segments",
     "GpuState": "prover.fold.parts", "LockState": "prover.fold.parts", "PartitionState": "prover.fold.parts",
-    "PhaseStats": "prover.fold.parts", "Segment": "prover.fold.parts", "RecordingHeader": "prover.record",
+    "PhaseStats": "prover.fold.parts", "Segment": "prover.fold.parts", "HistoryPoint": "prover.fold.history", "RecordingHeader": "prover.record",
     "parse_bytes": "prover.config", "PROFILES": "prover.device.profiles", "SCENARIOS": "prover.device.budget",
     # operators' surfaces
     "AttachClient": "prover.attach.client", "RemoteController": "prover.attach.client",
@@ -93,6 +93,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.fold.parts import PartitionState as PartitionState
     from prover.fold.parts import PhaseStats as PhaseStats
     from prover.fold.parts import Segment as Segment
+    from prover.fold.history import HistoryPoint as HistoryPoint
     from prover.record import RecordingHeader as RecordingHeader
     from prover.config import parse_bytes as parse_bytes
     from prover.device.profiles import PROFILES as PROFILES

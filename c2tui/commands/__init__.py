@@ -13,11 +13,14 @@ import os
 import signal
 import sys
 import threading
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from c2tui.cli.exits import OK, RUN, USAGE
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # name -> module under c2tui.commands (each defines `command`)
 SUBCOMMANDS: dict[str, str] = {
@@ -122,7 +125,7 @@ class _ClosedStdout(io.TextIOBase):
         return False
 
 
-def _pipe_closed(console: Any) -> None:
+def _pipe_closed(console: Console) -> None:
     """rich's Console ends a broken pipe with SystemExit(1), the code for "a proof failed";
     raise it as the OSError it is, for main to say in one line with status 3."""
     console.quiet = True
@@ -136,7 +139,7 @@ def _guard_streams() -> None:
         sys.stderr = open(os.devnull, "w")
     from rich.console import Console
 
-    Console.on_broken_pipe = _pipe_closed  # type: ignore[method-assign]
+    setattr(Console, "on_broken_pipe", _pipe_closed)  # a patch of rich's class, for every console
 
 
 def _say(message: str, code: int) -> int:

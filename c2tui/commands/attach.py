@@ -15,6 +15,7 @@ import sys
 import threading
 
 import click
+from prover import DashboardState
 
 
 
@@ -109,7 +110,7 @@ def _send(client, remote, spec: str) -> None:
         click.echo(f"warning: {warn}", err=True)
 
 
-def _cordon_warning(client, state, spec: str) -> str:
+def _cordon_warning(client, state: DashboardState, spec: str) -> str:
     """What the dashboard says before such a cordon (the last GPU taking work idles the run)."""
     import re
     import time

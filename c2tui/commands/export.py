@@ -51,7 +51,7 @@ def command(file: Path, fmt: str, out: Path, force: bool) -> None:
         if out.suffix == ".gz":
             data = gzip.compress(data, mtime=0)
     if stdout:
-        click.get_binary_stream("stdout").write(data)
+        outpath.write_stdout(data)
     else:
         outpath.write_whole(out, data, force=force)
         click.echo(f"wrote {out} ({len(data):,} bytes)", err=True)

@@ -34,6 +34,7 @@ from c2tui.cli.options import config_from_options, finite, run_options
 from c2tui.text.startup import key_loads, startup_table
 from c2tui.cli.stop_signals import drop_output, interrupting, printed
 from prover import disciplines, starting
+from prover import DashboardState
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
 
@@ -190,7 +191,7 @@ def _open_writer(out: Path, header: Any, force: bool, server: Any, cuzk: Any = N
         sys.exit(RUN)
 
 
-def _locked_progress(slock: threading.Lock, state: Any, el: float) -> Any:
+def _locked_progress(slock: threading.Lock, state: DashboardState, el: float) -> Any:
     with slock:
         return startup_table(state, el) if starting(state) else _progress(state, el)
 
@@ -275,7 +276,7 @@ def _progress_line() -> Live:
     return live
 
 
-def _progress(s: Any, el: float) -> Text:
+def _progress(s: DashboardState, el: float) -> Text:
     k = s.knobs
     return Text.assemble(
         f"{el:6.1f}s ", ("SIMULATED " if s.simulated else "", "bold yellow"),
@@ -288,7 +289,7 @@ def _progress(s: Any, el: float) -> Text:
         "  fallbacks ", (str(s.fallbacks), "yellow" if s.fallbacks else ""), *_rates(s), *key_loads(s))
 
 
-def _rates(s: Any) -> tuple:
+def _rates(s: DashboardState) -> tuple:
     """The windowed rate (named window) and since the last change: what a switch did."""
     r = s.rates()
     since = () if r.since_change_per_min is None else (f", {r.since_change_per_min:.1f} since change "

@@ -107,7 +107,7 @@ def _png_renderer():
 def write_out(out: str, data: bytes, force: bool) -> None:
     """The picture to stdout ('-') or, by the output-path policy, to the file (its name echoed)."""
     if out == "-":
-        click.get_binary_stream("stdout").write(data)
+        outpath.write_stdout(data)
         return
     outpath.write_whole(Path(out), data, force=force)
     click.echo(out)

@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from c2tui.cli.exits import GONE, INVALID, OK, RUN, STARTING, USAGE
+from prover import DashboardState
 
 
 def _gb(n: int) -> str:
@@ -217,7 +218,7 @@ def starting_line(r: Any) -> str:
     return "starting: " + ("; ".join(steps) if steps else "no partition begun yet")
 
 
-def _report(state: Any, lock: threading.Lock, dropped: int) -> Any:
+def _report(state: DashboardState, lock: threading.Lock, dropped: int) -> Any:
     from prover import screen, status_of
 
     with lock:  # the client's thread folds while we read
@@ -260,7 +261,7 @@ class Heard:
         return self._clock() - self.last
 
 
-def stale_after(state: Any) -> float:
+def stale_after(state: DashboardState) -> float:
     """Seconds of silence after which a running prover is stale: it samples VRAM every
     vram_sample_s (RunStarted's config), a start-up step beats every 0.5 s."""
     period = state.config.get("vram_sample_s")
@@ -276,7 +277,7 @@ def stale_line(report: Any, heard: Heard, after: float) -> str | None:
             "stopped (SIGSTOP), hung or unreachable; these figures are from then")
 
 
-def _watch(state: Any, lock: threading.Lock, dropped: int, every: float, ended: threading.Event, as_json: bool,
+def _watch(state: DashboardState, lock: threading.Lock, dropped: int, every: float, ended: threading.Event, as_json: bool,
            heard: Heard) -> Any:
     """Redraw every `every` s until the stream ends; returns the last report. On a terminal one
     frame replaces the last (rich Live, cursor moves, no clearing); elsewhere each is printed.

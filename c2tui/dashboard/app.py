@@ -10,14 +10,16 @@ a knob's new value only when the ModeChange event it causes comes back through t
 from __future__ import annotations
 
 import sys
+from functools import partial
 from typing import Any
 
 from textual.app import App, ComposeResult
 from textual import events
 from textual.binding import Binding
-from textual.css.scalar import Scalar, Unit
+from textual.css.scalar import Scalar
 from textual.css.query import NoMatches
 from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
 
 import themes
 from c2tui.dashboard import layout
@@ -26,6 +28,7 @@ from c2tui.dashboard.live_controls import LiveControls
 from c2tui.dashboard.quitting import Quitting
 from c2tui.sources.live import Source
 from c2tui.sources.replay import ReplaySource
+from c2tui.widgets.common import StateView
 from c2tui.widgets.event_log import EventLog
 from c2tui.widgets.events_screen import EventsScreen
 from c2tui.widgets.experiment_panel import ExperimentScreen
@@ -44,6 +47,7 @@ from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable
 from c2tui.widgets.replay_bar import ReplayBar
 from prover import KNOBS
+from prover import DashboardState
 
 SWITCH_INTERVAL = 0.001  # seconds; see on_mount
 # live controls: the knobs' keys (prover.knobs), then submitting a sector; each goes to the Controller
@@ -80,6 +84,13 @@ def set_style(w: Any, **styles: Any) -> None:
 def set_display(w: Any, on: bool) -> None:
     if w.display != on:  # setting it asks for a layout
         w.display = on
+
+
+class DashboardScreen(Screen[None]):
+    """The dashboard's screen: the GPU panels' box takes the focus first, as before the overview
+    and the panels took focus (a modal screen keeps the app's: its first focusable)."""
+
+    AUTO_FOCUS = "#gpus"
 
 
 class DashboardApp(LiveControls, Quitting, App[None]):
@@ -142,10 +153,8 @@ class DashboardApp(LiveControls, Quitting, App[None]):
         self._mounts = 0
 
     # --- layout -------------------------------------------------------------------------
-    def get_default_screen(self) -> Any:
-        screen = super().get_default_screen()
-        screen.AUTO_FOCUS = "#gpus"  # the GPU panels' box, as before the overview and panels took focus
-        return screen
+    def get_default_screen(self) -> Screen:
+        return DashboardScreen(id="_default")  # as App's, focusing the GPU panels' box first
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
@@ -231,7 +240,7 @@ class DashboardApp(LiveControls, Quitting, App[None]):
         if self.state is not None:
             self.draw(self.state)
 
-    def draw(self, st) -> None:
+    def draw(self, st: DashboardState) -> None:
         self.state = st
         self.frames += 1
         self.query_one(HeaderBar).show(st)
@@ -245,7 +254,7 @@ class DashboardApp(LiveControls, Quitting, App[None]):
         self.query_one(HistoryView).show(st)
         self.query_one(SegmentPanel).show(st)
         self.query_one(GpuOverview).show(st)
-        for w in self.query(".ops"):  # host RAM, start-up, queues by class
+        for w in self.query(".ops").results(StateView):  # host RAM, start-up, queues by class, health
             w.show(st)
         self.query_one(PartitionTable).show(st)
         self.query_one(EventLog).show(st)
@@ -276,19 +285,20 @@ class DashboardApp(LiveControls, Quitting, App[None]):
         self._panels = panels
         return panels
 
-    def arrange(self, st, panels: list[GpuPanel]) -> None:
+    def arrange(self, st: DashboardState, panels: list[GpuPanel]) -> None:
         """Share the screen (c2tui/dashboard/layout.py): every panel's height from one plan."""
         lanes = max((len(lane_workers(st.gpus[p.gpu])) for p in panels if p.gpu in st.gpus), default=1)
         used = self.query_one(HeaderBar).wanted_height(st) + (1 if self.replay else 0) + 1  # + footer
-        used += sum(w.wanted_height(st) for w in self.query(".ops"))  # host RAM, start-up, queues
-        args = dict(ngpu=len(panels), lanes=lanes, segments=len(st.segments), history_first=self.history_first)
-        pl = layout.plan(self.size.width, self.size.height - used, **args)
+        used += sum(w.wanted_height(st) or 0 for w in self.query(".ops").results(StateView))  # host RAM, start-up, queues
+        plan = partial(layout.plan, ngpu=len(panels), lanes=lanes, segments=len(st.segments),
+                       history_first=self.history_first)
+        pl = plan(self.size.width, self.size.height - used)
         # the panels scroll, or a fleet has GPUs without a panel: the overview's lines (its
         # wanted height: a line per GPU or per host, c2tui/widgets/gpu_overview.py) come out of the same height
         overflow = -(-len(panels) // pl.gpu_cols) * pl.panel_h > pl.gpus_h or len(st.gpus) > len(panels)
         ov = self.query_one(GpuOverview)
         if overflow:
-            pl = layout.plan(self.size.width, self.size.height - used - ov.wanted_height(st), **args)
+            pl = plan(self.size.width, self.size.height - used - ov.wanted_height(st))
         if overflow and not ov.overflow:  # where the panels are is known after the layout
             self.call_after_refresh(ov.follow)
         ov.overflow = overflow
@@ -296,8 +306,8 @@ class DashboardApp(LiveControls, Quitting, App[None]):
         set_style(self.query_one("#top"), layout="horizontal" if pl.wide else "vertical", height=pl.top_h)
         box = self.query_one("#gpus")
         set_style(box, height=pl.gpus_h, grid_size_columns=pl.gpu_cols)
-        if box.styles.grid_rows != (rows := (Scalar(pl.panel_h, Unit.CELLS, Unit.CELLS),)):
-            box.styles.grid_rows = rows  # "auto" rows keep a panel's first height
+        if box.styles.grid_rows != (Scalar.from_number(pl.panel_h),):
+            box.styles.grid_rows = [pl.panel_h]  # in cells: "auto" rows keep a panel's first height
         hist = self.query_one(HistoryView)
         set_display(hist, pl.history_h > 0)
         set_style(hist, height=max(1, pl.history_h), width=pl.history_w if pl.wide else "1fr")

@@ -30,6 +30,7 @@ from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.replay_bar import ReplayBar
 from c2tui.widgets.segment_panel import SegmentPanel
 from c2tui.widgets.timeline import lane_workers
+from prover import DashboardState
 
 MAX_PANELS = 2  # GPU panels per column; more GPUs show in the column's history rows
 
@@ -83,16 +84,16 @@ class RunHeader(StateView):
         super().__init__(**kw)
         self.label, self.shift = label, offset
 
-    def _items(self, st) -> list[Line]:
+    def _items(self, st: DashboardState) -> list[Line]:
         pal = self.palette
         here = Line.assemble((self.label, "bold " + pal["info"]), (f" at {fmt_t(st.t)} (aligned +{self.shift:.1f}s)", pal["dim"]))
         return [here, *header_items(st, pal)]
 
-    def wanted_height(self, st) -> int:
+    def wanted_height(self, st: DashboardState) -> int:
         width = self.content_size.width or 40
         return len(flow(self._items(st), width))
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         return flow(self._items(st), width)
 
 
@@ -122,7 +123,7 @@ class RunColumn(Vertical):
         log.can_focus = False  # one clock's keys in the footer, not a column's log keys
         yield log
 
-    def show(self, st, height: int) -> None:
+    def show(self, st: DashboardState, height: int) -> None:
         head = self.query_one(RunHeader)
         head.show(st)
         panels = list(self.query(GpuPanel))

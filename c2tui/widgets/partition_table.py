@@ -17,13 +17,14 @@ from c2tui.widgets.row_hold import HELD, RowHold
 from c2tui.widgets.sector_rows import render_sector_rows, sector_rows
 from c2tui.widgets.row_actions import KEYS as ROW_KEYS, can_steer, step as step_row
 from prover import CANCELLED
+from prover import DashboardState
 
 BAR_MAX = 64
 STATES = ("all", "in flight", "done", "failed")
 SORTS = ("in flight first", "failed first", "by gpu", "by worker", "slowest first")
 
 
-def lock_status(st, p) -> tuple[str, str, float] | None:
+def lock_status(st: DashboardState, p) -> tuple[str, str, float] | None:
     """('wait' | 'hold', lock name, since) for a partition between phases, if any."""
     for g in st.gpus.values():
         for name, lk in g.locks.items():
@@ -37,7 +38,7 @@ def lock_status(st, p) -> tuple[str, str, float] | None:
     return None
 
 
-def lock_gpu(st, p) -> int | None:
+def lock_gpu(st: DashboardState, p) -> int | None:
     for i, g in st.gpus.items():
         for lk in g.locks.values():
             if lk.holder_part == p.part or any(w[0] == p.part for w in lk.waiters.values()):
@@ -45,14 +46,14 @@ def lock_gpu(st, p) -> int | None:
     return None
 
 
-def device_sync_of(st, p):
+def device_sync_of(st: DashboardState, p):
     """The device sync this partition's worker waits in now, if any."""
     g = st.gpus.get(p.gpu) if p.gpu is not None else None
     ds = getattr(g, "device_sync", None)
     return ds if ds is not None and ds.part == p.part else None
 
 
-def sync_note(st, p, sync) -> str:
+def sync_note(st: DashboardState, p, sync) -> str:
     """"device sync behind g0w0 s3p1 41 ms": now, or what this partition's syncs cost."""
     if sync is not None:
         return f"device sync behind {sync.behind} {sync.waited(st.t) * 1000:.0f} ms"
@@ -96,7 +97,7 @@ def phase_labels(bar_w: int) -> str:
     return out[:bar_w]
 
 
-def current_cell(r: Line, st, p, pal, sync) -> None:
+def current_cell(r: Line, st: DashboardState, p, pal, sync) -> None:
     """The 'current' column (15 cells): the phase and its time, a device sync, a lock wait
     or hold, done / FAILED, queued."""
     if sync is not None:  # in the pre-stage, waiting in a device-global sync
@@ -126,7 +127,7 @@ def current_cell(r: Line, st, p, pal, sync) -> None:
             r.append(f"{'cpu/queue':<15}", style=pal["dim"])
 
 
-def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" = None,
+def render_rows(st: DashboardState, pal, width: int, height: int, view: "PartitionView | None" = None,
                 selected: str | None = None, hold: RowHold | None = None) -> list[Line]:
     """The header and the rows that fit: the view's order, or the hold's (rows that hold still
     under a focused cursor, c2tui/widgets/row_hold.py), in a window that keeps `selected` shown."""
@@ -216,7 +217,7 @@ class PartitionView:
     def plain(self) -> bool:
         return self.sort == 0 and self.state == 0 and self.gpu is None and self.worker is None
 
-    def keep(self, st, p) -> bool:
+    def keep(self, st: DashboardState, p) -> bool:
         state = STATES[self.state]
         return ((state == "all" and (p.phases or p.done_t is not None))
                 or (state == "in flight" and p.done_t is None and bool(p.phases))
@@ -225,7 +226,7 @@ class PartitionView:
             and (self.gpu is None or self.gpu == (p.gpu if p.gpu is not None else lock_gpu(st, p))) \
             and (self.worker is None or p.worker == self.worker)  # lock_gpu scans every lock: only when filtering
 
-    def select(self, st) -> list:
+    def select(self, st: DashboardState) -> list:
         parts = [p for p in st.partitions.values() if self.keep(st, p)]
         # the default: in flight in start order, then the most recently finished first
         parts.sort(key=lambda p: (p.done_t is not None, -(p.done_t or 0.0)))
@@ -344,12 +345,12 @@ class PartitionTable(StateView, can_focus=True):
             return can_steer(self.app)
         return True
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         self.state = st
         self._titles_for(st)
         super().show(st)
 
-    def _titles_for(self, st) -> None:
+    def _titles_for(self, st: DashboardState) -> None:
         inflight = sum(1 for p in st.partitions.values() if p.done_t is None and p.phases)
         queued = sum(1 for p in st.partitions.values() if not p.phases and p.done_t is None)
         sub = f"{inflight} in flight · {queued} queued · {st.partitions_ok} ok · {st.partitions_failed} failed"
@@ -361,7 +362,7 @@ class PartitionTable(StateView, can_focus=True):
         how = " · ".join(x for x in (self.view.describe(), HELD if held else "") if x)
         self.set_titles(f"Partitions · {how}" if how else "Partitions", sub)
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         if self.sectors:
             return render_sector_rows(st, self.palette, width, height, self.selected_sector if self.has_focus else None,
                                       self.sector_hold)
