@@ -18,7 +18,8 @@ _EXPORTS = {
     # running
     "Engine": "prover.pipeline.engine", "BackendError": "prover.pipeline.engine",
     "Controller": "prover.pipeline.control.controller", "Knobs": "prover.pipeline.control.controller",
-    "Phases": "prover.pipeline.phases",
+    "Phases": "prover.pipeline.phases", "EngineHandle": "prover.pipeline.run_handle",
+    "KnobFacade": "prover.pipeline.control.knob_facade",
     # configuring
     "RunConfig": "prover.config", "FaultsConfig": "prover.config", "ConfigError": "prover.config",
     "load_config": "prover.config", "KNOBS": "prover.knobs", "Knob": "prover.knobs",
@@ -68,6 +69,8 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.pipeline.control.controller import Controller as Controller
     from prover.pipeline.control.controller import Knobs as Knobs
     from prover.pipeline.phases import Phases as Phases
+    from prover.pipeline.run_handle import EngineHandle as EngineHandle
+    from prover.pipeline.control.knob_facade import KnobFacade as KnobFacade
     from prover.config import RunConfig as RunConfig
     from prover.config import FaultsConfig as FaultsConfig
     from prover.config import ConfigError as ConfigError
@@ -156,10 +159,10 @@ def __getattr__(name: str) -> Any:
     if name in _RENAMED:  # a surface name that would shadow a submodule of the same name
         module, attr = _RENAMED[name]
         return getattr(import_module(module), attr)
-    module = _EXPORTS.get(name)
-    if module is None:
+    where = _EXPORTS.get(name)
+    if where is None:
         raise AttributeError(f"module 'prover' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+    return getattr(import_module(where), name)
 
 
 def __dir__() -> list[str]:

@@ -9,6 +9,8 @@ from typing import Any, Callable, TypeVar
 
 import click
 
+from prover import EngineHandle, RunConfig
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -19,7 +21,7 @@ def cluster_option(func: F) -> F:
              "running Ray cluster; one host engine per node (needs pip install 'c2tui[fleet]')")(func)
 
 
-def make_engine(cfg: Any, cluster: str | None) -> Any:
+def make_engine(cfg: RunConfig, cluster: str | None) -> EngineHandle:
     """The one-host Engine, or a FleetEngine over the cluster; click errors for bad input."""
     from prover import BackendError, ConfigError, Engine
 

@@ -19,6 +19,7 @@ import click
 from c2tui.cli import outpath, stop_signals
 from c2tui.cli.exits import INVALID, RUN, USAGE, OutPath, fail
 from c2tui.cli.options import run_option_names
+from prover import EngineHandle
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,7 +59,7 @@ class Failures:
 class Session:
     def __init__(self) -> None:
         self.link: Any = None
-        self.engine: Any = None
+        self.engine: EngineHandle | None = None
         self.client: Any = None
         self.writer: Any = None
         self.filled: dict[str, Any] = {}  # what the sim defaults filled in

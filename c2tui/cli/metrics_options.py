@@ -16,6 +16,7 @@ from typing import Any, Callable, TypeVar
 import click
 
 from c2tui.cli.options import FiniteRange
+from prover import EngineHandle
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +43,7 @@ def metrics_options(func: F) -> F:
     return func
 
 
-def start_metrics(engine: Any, port: int | None, addr: str) -> Any:
+def start_metrics(engine: EngineHandle, port: int | None, addr: str) -> Any:
     """Attach an exporter to the engine and serve it; None when no port was given."""
     if port is None:
         return None

@@ -33,6 +33,7 @@ from c2tui.cli.metrics_options import metrics_options, start_metrics, stop_metri
 from c2tui.cli.options import config_from_options, finite, run_options
 from c2tui.text.startup import key_loads, startup_table
 from c2tui.cli.stop_signals import drop_output, interrupting, printed
+from prover import EngineHandle
 from prover import disciplines, starting
 from prover import DashboardState
 
@@ -146,7 +147,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     sys.exit(printed(lambda: _report(out, failure, interrupted, quiet), lambda: _report(out, failure, interrupted, True)))
 
 
-def _stopping(live: Any, engine: Any) -> None:
+def _stopping(live: Any, engine: EngineHandle) -> None:
     """Interrupted: say so (the terminal may be gone) and stop the engine cleanly. The progress
     line's last redraw fails too once the terminal closed: an EIO there used to skip the stop
     below, and the run was recorded as "stopped" rather than "interrupted"."""
@@ -162,7 +163,7 @@ def _stopping(live: Any, engine: Any) -> None:
         pass
 
 
-def _close(live: Any, engine: Any, writer: Any, metrics: Any, linger: float, server: Any) -> None:
+def _close(live: Any, engine: EngineHandle, writer: Any, metrics: Any, linger: float, server: Any) -> None:
     """Whatever happened: the engine stopped, the file closed, the listeners gone."""
     if live is not None:
         try:
@@ -196,7 +197,7 @@ def _locked_progress(slock: threading.Lock, state: DashboardState, el: float) ->
         return startup_table(state, el) if starting(state) else _progress(state, el)
 
 
-def _watch(engine: Any, plan: list, writer: Any, duration: float | None, drain_timeout: float, live: Any,
+def _watch(engine: EngineHandle, plan: list, writer: Any, duration: float | None, drain_timeout: float, live: Any,
            progress: Any, t_start: float) -> str | None:
     """Until the run ends: apply the --switch plan on time, stop on a writer error (returned),
     drain once the duration is reached, refresh the progress line."""

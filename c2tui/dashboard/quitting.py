@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from c2tui.widgets.quit_dialog import DRAIN, NOW, QuitDialog, in_flight, record_abandoned
+from prover import EngineHandle
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -39,7 +40,7 @@ class Quitting(_App):
             print("error: the dashboard stopped on an internal error (above)", file=sys.stderr)
         return 3 if self.interrupted or self.crashed else 0
 
-    def _engine(self) -> Any:
+    def _engine(self) -> EngineHandle | None:
         engine = getattr(self.source, "engine", None)  # None: replay, or attached (q detaches)
         return None if engine is None or engine.finished else engine
 
@@ -60,7 +61,7 @@ class Quitting(_App):
             self.exit()
         elif choice == NOW:
             self.action_quit_now()
-        elif choice == DRAIN:
+        elif choice == DRAIN and engine is not None:
             self.quit_how = "draining"
             self.notify("draining: in-flight partitions finish, then c2tui quits (q again: quit now)")
 

@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from prover import events as ev
-from prover import DashboardState
+from prover import DashboardState, EngineHandle, KnobFacade
 
 
 class Source(Protocol):
     kind: str
 
     @property
-    def controller(self) -> Any: ...  # read-only: a source's controller is fixed at its start
+    def controller(self) -> KnobFacade | None: ...  # read-only: a source's controller is fixed at its start
 
     def start(self) -> None: ...
     def stop(self) -> None: ...
@@ -42,7 +42,7 @@ class LiveSource:
 
     kind = "live"
 
-    def __init__(self, engine: Any = None, snapshot_hz: float = 20.0, label: str = "LIVE") -> None:
+    def __init__(self, engine: EngineHandle | None = None, snapshot_hz: float = 20.0, label: str = "LIVE") -> None:
         # snapshots are made on demand: the UI's read asks for the next one, so no copy is
         # made that no frame will show (and at most snapshot_hz of them a second)
         self.engine = engine
@@ -60,7 +60,7 @@ class LiveSource:
             engine.add_sink(self.sink)
 
     @property
-    def controller(self) -> Any:
+    def controller(self) -> KnobFacade | None:
         return getattr(self.engine, "controller", None)
 
     def sink(self, e: ev.Event) -> None:
@@ -140,7 +140,7 @@ class AttachSource(LiveSource):
         self._remote = RemoteController(self.client)
 
     @property
-    def controller(self) -> Any:
+    def controller(self) -> KnobFacade | None:
         return self._remote
 
     @property

@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+from prover import EngineHandle
 from prover import DashboardState
 
 DRAIN, NOW, CANCEL = "drain", "now", "cancel"
@@ -26,7 +27,7 @@ def in_flight(st: DashboardState) -> list[Any]:
                   key=lambda p: (p.sector, p.index))
 
 
-def record_abandoned(engine: Any, st: DashboardState, why: str) -> int:
+def record_abandoned(engine: EngineHandle, st: DashboardState, why: str) -> int:
     """Emit one Note per in-flight partition before the engine stops; returns how many."""
     from prover import events as ev
 
