@@ -11,10 +11,7 @@ from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parents[2]
-
-
 DOORS = ("prover", "prover.experiment")
 
 
