@@ -26,11 +26,17 @@ Command (device: nvidia-h200 or nvidia-h100-x1, one GPU; carry [".main"]; timeou
 
 Writes under --out-dir: before_after.json (every run: its tree, commit, summary figures; per
 size the ratio after/before of the steady verified/min, paired over the pairs, with its 95%
-interval: prover.experiment.stats.paired_ratio over each run's verified partitions and span),
+interval: prover.stats.experiment.paired_ratio over each run's verified partitions and span),
 each run's recording (<size>_<before|after>_<pair>.jsonl.gz) and a table printed last, with
 MET / MISSED for "the ratio interval's low end >= 0.97" at each size. Deadline-aware: a run that
 would end past --budget-s is skipped and said so (fewer pairs: a wider interval, said).
 Exit status 0: every size met; 1: one missed or had fewer than 2 pairs; 2: nothing ran.
+
+The VRAM budget is `card` (the device's memory): right at 2^22 and 2^24, where the key's points
+(2^24: 8.6 GiB), the matrices (0.55 GiB) and 12 plans (2^24: 1.52 GiB each with z's upload form,
+1.99 with z whole) take a fraction of an H100's 80 GB. Not at 2^26 and up, where the resident key
+and the H MSM's scratch leave a small part of it: those sizes are refused here (gpu_host27.py and
+gpu_experiment27.sh give 2^27 runs the room measured after the set-up, docs/scale.md).
 """
 from __future__ import annotations
 
@@ -48,7 +54,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 import harness  # noqa: E402,F401  (the repository root on sys.path: this tree's reader and stats)
 
-from prover.experiment.stats import HoldCount, paired_ratio  # noqa: E402
+from prover.stats.experiment import HoldCount, paired_ratio  # noqa: E402
 from prover.fold.apply import fold  # noqa: E402
 from prover.fold.summary import summarize  # noqa: E402
 from prover.record import read_recording  # noqa: E402
@@ -57,6 +63,7 @@ WORKERS = {22: 8, 24: 12}  # RESULTS' settings at these sizes (2^24: 12, the mos
 START_S = {22: 25.0, 24: 40.0}  # a run's start to its first GPU section (kernels from cache, circuit, key): a guess
 DRAIN_S = 15.0  # in-flight partitions finishing, the process ending
 LOW_END = 0.97
+MAX_CARD_LOG2 = 26  # from here the key is resident on the device: `card` is no budget (the docstring)
 
 
 def _start(log2: int, a: argparse.Namespace) -> float:
@@ -141,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before-abc", default="", choices=("", "host", "gpu"), help="--abc for the before runs ('': none)")
     ap.add_argument("--after-abc", default="", choices=("", "host", "gpu"), help="--abc for the after runs ('': auto)")
     a = ap.parse_args(argv)
+    big = [x for x in a.sizes.split(",") if x.strip().isdigit() and int(x) >= MAX_CARD_LOG2]
+    if big:
+        ap.error(f"--sizes {','.join(big)}: the budget here is the whole card, which does not hold 2^{big[0]}'s "
+                 f"plans beside its resident key; run gpu_host27.py for 2^27")
     deadline = time.time() + a.budget_s
     a.out_dir.mkdir(parents=True, exist_ok=True)
     a.cache_dir.mkdir(parents=True, exist_ok=True)

@@ -19,12 +19,15 @@
 # phase (synthesis = the witness alone) and the r1cs sub-phase. Exit status: the experiment's,
 # then 1 if a check missed.
 #
-# The VRAM budget (BUDGET, default 37GiB): the card's room beside what it does not count, as
-# scale_native.py measured it at 2^27 (docs/scale.md: 59.0 GiB free after the set-up with the
-# key resident, less the H MSM's 20 GiB scratch and a 2 GiB margin). It holds the resident
-# matrices (4.4 GiB) and two partitions' plans (2 x 15.9 GiB: d_a + d_bc + z + z_cls), so a
-# pre-stage overlaps the compute holder. `card` (the device's 140 GiB) would admit plans the card
-# cannot hold beside the key: device OOMs.
+# The VRAM budget (BUDGET, default 33GiB): fixed here (the experiment cannot measure the room after
+# its own set-up), so below scale_parts.card_budget's 35 GiB: docs/scale.md measured 59.0 GiB free
+# after the 2^27 set-up with the key resident; less the H MSM's 20 GiB scratch, 33 GiB leaves a
+# 6 GiB margin for the compute section's other transients (~2 GiB) and a smaller free figure. It
+# holds the resident matrices (4.44 GiB) and two partitions' plans (2 x 12.19 GiB: d_a 4 + d_bc 8
+# + z's upload form 0.19, its field values packed and its classes as bits with ranks): 28.8 GiB,
+# 4.2 to spare, not three (41.0), so a pre-stage overlaps the compute holder. With z whole (15.92
+# GiB a plan) two needed 36.3 GiB, the 37 GiB this script gave before (2 GiB of margin). `card`
+# (the device's 140 GiB) would admit plans the card cannot hold beside the key: device OOMs.
 set -uo pipefail
 OUT=${OUT:?set OUT}
 W=$OUT/e27
@@ -39,7 +42,7 @@ nvidia-smi > "$W/nvidia-smi.txt" 2>&1 || true
 nproc > "$W/nproc.txt"
 timeout "${LIMIT_S:-570}" python3 -m c2tui experiment --backend "$BACKEND" --profile native \
   --constraints-log2 "$LOG2" --modelled-log2 "$LOG2" --gpus 1 --workers-per-gpu 4 --host-threads auto \
-  --vram-budget "${BUDGET:-37GiB}" --abc "${ABC:-gpu}" --seed 1 --partitions 10 \
+  --vram-budget "${BUDGET:-33GiB}" --abc "${ABC:-gpu}" --seed 1 --partitions 10 \
   --arm lock_mode=single,mem_sync=stream --arm lock_mode=two-lock,mem_sync=stream \
   --cycles 3 --hold "$HOLD" --settle "$SETTLE" --design blocks \
   --out "$W/n${LOG2}_experiment.jsonl" --force --json -q > "$W/experiment.json" 2> "$W/stderr.txt"

@@ -8,7 +8,7 @@ Command (device: `nvidia-h200`, needs_h200: the 2^27 key alone is 69 GiB, an H10
 
     PYTHONUNBUFFERED=1 python3 benchmarks/gpu_host27.py --out-dir $OUT/h27 [--arms gpu,host] \
         [--seconds 200] [--host-seconds 90] [--workers 4] [--host-threads auto] [--mode stream] \
-        [--margin-gib 2] [--budget-s 540]
+        [--margin-gib 4] [--budget-s 540]
     python3 benchmarks/gpu_host27.py --out-dir /tmp/h --backend sim --log2 12 --seconds 15 --host-seconds 8   # dry run
 
 What it does: the CUDA kernels compiled; the 2^27 circuit built and a real random set-up on the
@@ -21,11 +21,16 @@ verified by py_arkworks:
   - arm `host` (abc host: the host builds a/b/c and the pre-stage uploads them, as before), for
     `--host-seconds`, where the time left allows (the same machine, after the gpu arm: not
     interleaved, so a comparison, not a ratio with an interval).
-The VRAM budget: what the device has free after the set-up, less the H MSM's scratch (CuPy's pool,
-outside the budget) and `--margin-gib`, as scale_native.py gives its card run; the resident
-matrices (4.4 GiB at 2^27, abc gpu) are inside it. How many partitions' plans fit beside them
-(the gpu plan is d_a + d_bc + z + z_cls: 15.9 GiB at 2^27; the host plan 12.0 GiB) is printed
-before each run: two are what lets a pre-stage overlap the compute holder's kernels.
+The VRAM budget (scale_parts.card_budget, as scale_native.py gives its card run): what the device
+has free after the set-up, less the H MSM's scratch (20 GiB, CuPy's pool, outside the budget) and
+`--margin-gib` (4: the compute section's other transients, ~2 GiB, and the pools' rounding); the
+resident matrices (4.44 GiB at 2^27, abc gpu) are inside it. The arithmetic on the H200 (140.4 GiB;
+docs/scale.md): 59.0 GiB free after the set-up with the key resident, so a 35 GiB budget; the gpu
+plan is d_a 4 + d_bc 8 + z 0.14 (its field values packed) + z_cls 0.04 (its classes as bits with
+ranks) = 12.19 GiB, so 4.44 + 2 x 12.19 = 28.8 GiB: two partitions' plans fit, not three (41.0);
+the host plan (12.0 GiB, no matrices) two as well. Two are what lets a pre-stage overlap the compute
+holder's kernels; the count is printed before each run, and a warning where it is below two. (With
+z uploaded whole, a 15.92 GiB plan, two needed 36.3 GiB: only a 2 GiB margin held them.)
 
 What it writes (under --out-dir, all of it as it is made): scale.json (every figure),
 n27_host_<mode>_w<workers>_abc<arm>.jsonl.gz (a recording an arm: copy them to
@@ -107,26 +112,12 @@ def _verdicts(sm: dict[str, Any]) -> list[tuple[str, bool, str]]:
              f"NVML util {g.get('steady_util_mean')}")]
 
 
-def _room(log2: int, keys: tuple[Any, Any, Any], budget: int | str, abc: str) -> dict[str, Any]:
-    """The VRAM arithmetic before a run: a partition's plan, the resident matrices, how many plans fit."""
-    from prover.device.budget import Sizing
-    from prover.device.profiles import get_profile
-    from prover.pipeline.gpu.resident import matrix_bytes
-
-    circuit = keys[0]
-    plan = Sizing(get_profile("native"), log2, abc=abc, variables=int(circuit.num_vars)).buffers
-    resident = sum(matrix_bytes(circuit).values()) if abc == "gpu" else 0
-    fits = (budget - resident) // sum(plan.values()) if isinstance(budget, int) else None
-    return {"plan_bytes": plan, "plan_gib": round(sum(plan.values()) / GIB, 2), "resident_gib": round(resident / GIB, 2),
-            "budget_gib": round(budget / GIB, 1) if isinstance(budget, int) else budget, "plans_that_fit": fits}
-
-
 def _budget(doc: Any, log2: int, backend: str, margin_gib: float) -> int | str:
     """The card's room for the run: free after the set-up, less the H MSM's scratch and a margin."""
     if backend != "cuda":
         return "card"
     free = SN.free_device()
-    card = int((free - (SP.needs(log2)["msm_scratch"] + margin_gib) * GIB) // GIB) * GIB
+    card = SP.card_budget(free, log2, margin_gib)
     doc.put("card_budget_gib", {"budget": card / GIB, "device_free_gib": round(free / GIB, 1),
                                 "msm_scratch_gib": round(SP.needs(log2)["msm_scratch"], 1), "margin_gib": margin_gib})
     return card
@@ -185,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--host-threads", default="auto", help="N or auto (16 cores / the workers)")
     ap.add_argument("--mode", default="stream", help="bench_native.MODES: stream (two-lock + stream), reserved, ...")
-    ap.add_argument("--margin-gib", type=float, default=2.0, help="VRAM left free beside the budget and the MSM scratch")
+    ap.add_argument("--margin-gib", type=float, default=SP.MARGIN_GIB,
+                    help="VRAM left free beside the budget and the MSM scratch")
     ap.add_argument("--budget-s", type=float, default=540.0, help="wall seconds for the whole call")
     ap.add_argument("--backend", default="cuda", choices=("cuda", "sim"), help="sim: a CPU dry run of the plumbing")
     a = ap.parse_args(argv)
@@ -223,10 +215,13 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, dict[str, Any]] = {}
     for i, abc in enumerate(arms):
         name = f"n{a.log2}_host_{a.mode}_w{a.workers}_abc{abc}"
-        room = _room(a.log2, keys, budget, abc)
+        room = SP.room(keys[0], budget, abc)
         doc.put(f"room_{abc}", room)
         print(f"abc {abc}: plan {room['plan_gib']} GiB a partition, {room['resident_gib']} GiB resident, budget "
               f"{room['budget_gib']} GiB: {room['plans_that_fit']} partitions' plans fit", flush=True)
+        if isinstance(room["plans_that_fit"], int) and room["plans_that_fit"] < 2:
+            print(f"WARNING abc {abc}: fewer than two plans fit: no pre-stage can overlap the compute holder "
+                  "(a smaller --margin-gib, or less on the device)", flush=True)
         cfg = {"backend": a.backend, "profile": "native", "constraints_log2": a.log2, "modelled_log2": a.log2, "seed": 1,
                "verify_share": 1.0, "time_scale": 1.0, "b_g2": "auto", "class_log2_offset": {"winning": 0, "window": 0},
                "kernels": {"key_resident": "device", "key_cache_write": False}, **BN.MODES[a.mode],

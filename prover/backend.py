@@ -251,10 +251,10 @@ class Fallback:
         return self._try("ntt_h", NTT_H_STAGED, lambda: self.primary.ntt_h_staged(d_a, d_b, d_c),
                          lambda: self.reference.ntt_h(*(host_arrays(host) if host is not None else (d_a, d_b, d_c))))
 
-    def r1cs(self, mats: Any, z: Any, cls: Any, outs: tuple[Any, Any, Any]) -> bool:
-        """A.z, B.z, C.z launched into `outs`; False (noted) where the primary cannot or failed:
-        the caller makes them on the host."""
-        return bool(self._try("r1cs", R1CS, lambda: self.primary.r1cs(mats, z, cls, outs) or True, lambda: False))
+    def r1cs(self, mats: Any, vals: Any, tab: Any, outs: tuple[Any, Any, Any]) -> bool:
+        """A.z, B.z, C.z launched into `outs` from z's upload form (vals, tab); False (noted) where the
+        primary cannot or failed: the caller makes them on the host."""
+        return bool(self._try("r1cs", R1CS, lambda: self.primary.r1cs(mats, vals, tab, outs) or True, lambda: False))
 
     def r1cs_arrays(self, plan: Any) -> dict[str, np.ndarray]:
         return self.primary.r1cs_arrays(plan)  # asked only where `r1cs` is a capability (the primary's)

@@ -372,9 +372,10 @@ class BaseDevice:
         partition) that this device uploads fastest from; None: let synthesis allocate."""
         return None
 
-    def host_witness(self, worker: str, num_vars: int) -> tuple[Any, Any] | None:
-        """Host arrays for a worker's z ((num_vars, 4) uint64) and its classes ((num_vars,) uint8),
-        reused, that this device uploads fastest from (abc gpu); None: the worker's own."""
+    def host_zpack(self, worker: str, num_vars: int, capacity: int) -> tuple[Any, Any] | None:
+        """Host arrays for a worker's z's upload form (prover/host/zpack.py: its (words, 3) uint32
+        table for `num_vars` variables and (capacity, 4) uint64 field values), reused, that this
+        device uploads fastest from (abc gpu); None: fresh ones each partition."""
         return None
 
     def close(self) -> None:

@@ -15,8 +15,11 @@ a budget must hold one partition beside them.
 
 A partition's buffers (`Sizing.buffers`) depend on where a/b/c are made (the `abc` knob):
     host   d_a (32 B a row), d_bc (64 B a row): a, b, c built by the host and uploaded;
-    gpu    the same, and z (32 B a variable) and z_cls (its density classes, 1 B a variable):
-           z and its classes uploaded, the R1CS kernel writes a, b, c into d_a and d_bc.
+    gpu    the same, and z's upload form (prover/host/zpack.py): z (its field values packed, 32 B
+           each, room for the circuit's field variables: ~3.5% of the family's variables) and
+           z_cls (its classes as bits with a rank a 32 variables: 12 B a 32 variables); they go
+           up, the R1CS kernel writes a, b, c into d_a and d_bc. z and a class byte a variable
+           (33 B) took 4.21 GB a partition at 2^27; the form takes 0.20 GB.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from typing import Any
 
 from prover import bounds
 from prover.device.profiles import Profile
+from prover.host import zpack
 
 SCENARIOS: dict[str, str] = {
     "card": "the profile's card memory (native: the device's total memory)",
@@ -104,8 +108,8 @@ def gib(n: int) -> str:
 
 
 ABC = ("host", "gpu")  # where a partition's a = A.z, b = B.z, c = C.z are made (the abc knob, resolved)
-Z_BYTES_PER_VAR, CLS_BYTES_PER_VAR = 32, 1  # z (canonical Fr) and its density class, on the device
 FAMILY_VARS_PER_ROW = 0.9502  # the circuit family's variables a domain row (docs/scale.md, measured 2^16..2^27)
+FAMILY_FIELD_VARS_PER_ROW = 36 / 1024  # its field variables a row (Circuit.field_vars: 4 a round, 9 rounds a 1024-row lane)
 
 
 @dataclass(frozen=True)
@@ -117,18 +121,27 @@ class Sizing:
 
     profile: Profile
     log2: int  # the modelled size
-    abc: str = "host"  # where a, b, c are made (ABC): gpu adds z and its classes to the plan
+    abc: str = "host"  # where a, b, c are made (ABC): gpu adds z's upload form to the plan
     variables: int | None = None  # the circuit's variables at the modelled size (None: the family's share)
+    field_vars: int | None = None  # of them, those that may hold a field value (None: the family's share)
 
     @property
     def buffers(self) -> dict[str, int]:
         """A partition's buffers by name, as the pre-stage allocates them: d_a, d_bc, and with
-        abc gpu z and z_cls (the module docstring)."""
+        abc gpu z and z_cls, z's upload form (the module docstring)."""
         out = dict(self.profile.buffer_bytes(self.log2))
         if self.abc == "gpu":
-            nv = self.variables if self.variables is not None else int(FAMILY_VARS_PER_ROW * (1 << self.log2))
-            out.update(z=Z_BYTES_PER_VAR * nv, z_cls=CLS_BYTES_PER_VAR * nv)
+            rows = 1 << self.log2
+            nv = self.variables if self.variables is not None else int(FAMILY_VARS_PER_ROW * rows)
+            nf = self.field_vars if self.field_vars is not None else int(FAMILY_FIELD_VARS_PER_ROW * rows)
+            out.update(z=zpack.vals_bytes(max(1, nf)), z_cls=zpack.tab_bytes(nv))
         return out
+
+    @property
+    def upload(self) -> int:
+        """What a partition's pre-stage uploads at most: a, b, c (abc host), or z's form (abc gpu)."""
+        b = self.buffers
+        return b["z"] + b["z_cls"] if self.abc == "gpu" else b["d_a"] + b["d_bc"]
 
     @property
     def need(self) -> int:

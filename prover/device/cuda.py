@@ -118,7 +118,7 @@ class CudaDevice(BaseDevice):
             self._spin = cp.RawKernel(_SPIN_SRC, "c2tui_spin")
             self.clock_khz = self._calibrate()
         self._host_bufs: dict[str, tuple[Any, ...]] = {}  # worker -> page-locked a, b, c (host_out)
-        self._witness_bufs: dict[str, tuple[Any, ...]] = {}  # worker -> page-locked z, classes (host_witness)
+        self._zpack_bufs: dict[str, tuple[Any, ...]] = {}  # worker -> page-locked z's upload form (host_zpack)
         self._pinned_ptrs: set[tuple[int, int]] = set()  # (address, bytes) of the page-locked arrays handed out
         self._host_lock = threading.Lock()
         self._nvml: _Nvml | None = None
@@ -198,7 +198,7 @@ class CudaDevice(BaseDevice):
 
     def upload(self, stream: Stream, puts: list[Put], modelled_s: float) -> Kernel:
         """The buffers touched (a memset), then each host array copied into its buffer at its
-        offset, queued on the worker's stream: from page-locked memory (host_out, host_witness)
+        offset, queued on the worker's stream: from page-locked memory (host_out, host_zpack)
         a DMA the host does not wait for here (`wait` on the returned kernel does); from
         pageable memory the stream is synchronised before this returns (the array must stay
         alive until it is copied)."""
@@ -268,20 +268,25 @@ class CudaDevice(BaseDevice):
 
         return self._pinned_set(((rows, 4), np.uint64, "a, b, c", 3))
 
-    def host_witness(self, worker: str, num_vars: int) -> tuple[Any, Any] | None:
-        """Page-locked z and its classes for `worker` (abc gpu, kernels.pinned_host): the pre-stage's
-        upload of them is a DMA queued on the worker's stream; reused partition after partition
-        (a smaller class writes their first rows). None when off or the host cannot pin that much."""
+    def host_zpack(self, worker: str, num_vars: int, capacity: int) -> tuple[Any, Any] | None:
+        """Page-locked arrays for `worker`'s z's upload form (abc gpu, kernels.pinned_host): its table
+        and its field values (prover/host/zpack.py); the pre-stage's upload of them is a DMA queued
+        on the worker's stream; reused partition after partition (a smaller class writes their
+        first rows). None when off or the host cannot pin that much. z and its classes stay
+        pageable: only the host reads them (prep_msm)."""
         import numpy as np
+
+        from prover.host import zpack
 
         if not self.pinned_host or num_vars <= 0:
             return None
         with self._host_lock:
-            got = self._witness_bufs.get(worker)
-            if got is None or (got and got[0].shape[0] != num_vars):
-                z = self._pinned_set(((num_vars, 4), np.uint64, "z", 1))
-                cls = self._pinned_set(((num_vars,), np.uint8, "z's classes", 1)) if z else ()
-                got = self._witness_bufs[worker] = (z[0], cls[0]) if z and cls else ()
+            got = self._zpack_bufs.get(worker)
+            shape = (zpack.words(num_vars), zpack.TAB_COLS)
+            if got is None or (got and got[0].shape != shape):
+                tab = self._pinned_set((shape, np.uint32, "z's upload form", 1))
+                vals = self._pinned_set(((max(1, capacity), 4), np.uint64, "z's field values", 1)) if tab else ()
+                got = self._zpack_bufs[worker] = (tab[0], vals[0]) if tab and vals else ()
         return (got[0], got[1]) if got else None
 
     def _pinned_set(self, spec: tuple[tuple[int, ...], Any, str, int]) -> tuple[Any, ...]:
@@ -397,7 +402,7 @@ class CudaDevice(BaseDevice):
     def close(self) -> None:
         with self._host_lock:
             self._host_bufs.clear()  # their pages go back to CuPy's pinned pool
-            self._witness_bufs.clear()
+            self._zpack_bufs.clear()
             self._pinned_ptrs.clear()
         try:
             with self.dev:

@@ -20,9 +20,10 @@ Assumptions (not measured facts; named so they can be argued with):
   r1cs 33 ms: A.z, B.z, C.z on the GPU (abc gpu), scaled from the kernel's measured 0.13 ms for
       2^20 rows on an H200 (RESULTS, issue 38: x 128 to 2^27 = 17 ms) and doubled for the 5070 Ti
       as the h200 profile halves the kernels; modelled, not measured on a 5070 Ti.
-With abc gpu the pre-stage uploads z and its classes (33 B a variable, 0.95 variables a row)
+With abc gpu the pre-stage uploads z's upload form (prover/host/zpack.py: 12 B a 32 variables and
+32 B a field value; the family's 0.95 variables and 0.035 field variables a row: ~1.5 B a row)
 where it uploaded a, b, c (96 B a row): its time and the fallback's upload scale by those bytes
-(`times(upload_share=...)`), and the r1cs time is spent inside it.
+(`times(upload_share=...)`: ~0.015), and the r1cs time is spent inside it.
 Add a profile by adding a `Profile(...)` to PROFILES (or `register_profile`).
 """
 from __future__ import annotations
@@ -61,7 +62,7 @@ class Profile:
 
     def times(self, log2: int | None = None, upload_share: float = 1.0) -> dict[str, float]:
         """Seconds per partition at `log2`; `upload_share`: the pre-stage's bytes against a, b, c's
-        (abc gpu uploads z and its classes: ~0.33), which its upload times scale by."""
+        (abc gpu uploads z's upload form: ~0.015), which its upload times scale by."""
         f = self.scale(log2 if log2 is not None else self.modelled_log2)
         keys = ("synthesis", "prep_msm", "prestage", "ntt_h", "msm", "epilogue", "fallback_upload",
                 "b_g2_msm_cpu", "b_g2_msm_gpu", "assemble", "verify", "device_sync_overhead", "r1cs")

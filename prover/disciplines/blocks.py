@@ -38,7 +38,7 @@ class Part(Protocol):
 
 class Staged(Protocol):
     """What a GPU section uploads: the synthesis's a, b, c (host arrays; None where the GPU makes
-    them, abc gpu: then its z and density classes go up, read by the section where present)."""
+    them, abc gpu: then z's upload form goes up (its `zpack`), read by the section where present)."""
 
     @property
     def a(self) -> Any: ...

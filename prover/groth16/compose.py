@@ -209,13 +209,14 @@ class GpuCompute:
         """The matrix over its device arrays (allocated and uploaded by the caller)."""
         return self._backend.r1cs_matrix(plan, arrays)
 
-    def r1cs(self, mats: Any, z: Any, cls: Any, outs: tuple[Any, Any, Any] | None) -> bool:
-        """A.z, B.z, C.z into the device views `outs`, launched on the current stream; False where
-        they are not made there (no kernel, no resident matrices or views, or the kernel failed:
-        the fallback says so), and the caller makes them on the host."""
-        if not self._r1cs or mats is None or z is None or cls is None or outs is None:
+    def r1cs(self, mats: Any, vals: Any, tab: Any, outs: tuple[Any, Any, Any] | None) -> bool:
+        """A.z, B.z, C.z into the device views `outs`, launched on the current stream, from z's upload
+        form on the device (prover/host/zpack.py: `vals` its field values, `tab` its table); False
+        where they are not made there (no kernel, no resident matrices or views, or the kernel
+        failed: the fallback says so), and the caller makes them on the host."""
+        if not self._r1cs or mats is None or vals is None or tab is None or outs is None:
             return False
-        return bool(self._backend.r1cs(mats, z, cls, outs))
+        return bool(self._backend.r1cs(mats, vals, tab, outs))
 
     def msm_g1(self, prep: Any, h: Any, pk: Any) -> Any:
         return self._msm_g1(prep, h, pk)

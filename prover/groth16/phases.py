@@ -31,6 +31,7 @@ from prover.settings import KernelSettings
 from prover.groth16 import prep_nb as host_prep
 from prover.groth16 import witness_nb as host_witness
 from prover.host.matvec import matvec_many as host_matvec_many
+from prover.host import zpack_nb as host_zpack
 
 # circuit and keys --------------------------------------------------------------------------------
 def make_circuit(constraints_log2: int, seed: int) -> Circuit:
@@ -60,11 +61,16 @@ def synthesize(circuit: Circuit, instance: int, out: tuple[np.ndarray, np.ndarra
 
 
 def witness(circuit: Circuit, instance: int, z: np.ndarray | None = None, threads: int = 1,
-            cls: np.ndarray | None = None) -> Synthesis:
+            cls: np.ndarray | None = None, pack: bool | tuple[np.ndarray, np.ndarray] = False) -> Synthesis:
     """synthesize's witness alone (z, the publics, the classes; a, b, c None): what a partition's
-    host builds when the GPU makes a, b, c (abc=gpu). z, cls: a worker's arrays to reuse."""
+    host builds when the GPU makes a, b, c (abc=gpu). z, cls: a worker's arrays to reuse. pack:
+    also z's upload form (prover/host/zpack.py, room for the circuit's field variables), into a
+    worker's (table, values) arrays when given (page-locked on CUDA), else fresh ones."""
     z, public, classes = host_witness.generate_witness(circuit, instance, z, threads, cls)
-    return Synthesis(z=z, public_inputs=public, a=None, b=None, c=None, density=classes)
+    zp = None
+    if pack is not False:
+        zp = host_zpack.pack(z, classes, circuit.field_vars, None if pack is True else pack, threads)
+    return Synthesis(z=z, public_inputs=public, a=None, b=None, c=None, density=classes, zpack=zp)
 
 
 def products(circuit: Circuit, syn: Synthesis, out: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,

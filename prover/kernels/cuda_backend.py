@@ -57,10 +57,11 @@ class CudaBackend:
     def r1cs_matrix(self, plan: Any, arrays: dict[str, Any]) -> r1cs.DeviceMatrix:
         return r1cs.DeviceMatrix(plan, arrays)
 
-    def r1cs(self, mats: Any, z: Any, cls: Any, outs: Any) -> bool:
-        """A.z, B.z, C.z into `outs` (device (rows, 4) uint64 views), launched on the current stream."""
+    def r1cs(self, mats: Any, vals: Any, tab: Any, outs: Any) -> bool:
+        """A.z, B.z, C.z into `outs` (device (rows, 4) uint64 views), launched on the current stream;
+        z in its upload form on the device (prover/host/zpack.py: its field values, its table)."""
         for m, out in zip(mats, outs):
-            r1cs.matvec_gpu(m, z, cls, out=out, ks=self.settings)
+            r1cs.matvec_gpu(m, vals, tab, out=out, ks=self.settings)
         return True
 
     # MSM ----------------------------------------------------------------------------------

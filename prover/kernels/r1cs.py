@@ -1,12 +1,13 @@
 """The R1CS products A.z, B.z, C.z on the device (cuda/r1cs.cu), from the host kernel's recoding of
 each matrix (prover/host/matvec.py's MatrixPlan, made once per circuit): the host's largest share
 of a partition (three sparse products), moved to a kernel of ~0.1 ms per 2^20 rows, so that a
-worker uploads z and its density classes instead of a, b and c.
+worker uploads z's compact form (prover/host/zpack.py: a table of its classes and ranks, its field
+values packed) instead of a, b and c.
 
     arrays = device_arrays(circuit.a.host_plan)         # the host arrays of its device form, by name
     dm = DeviceMatrix(plan, {name: device array})       # over arrays already on the device (counted
                                                         # by the device's allocator: the GPU's room)
-    matvec_gpu(dm, d_z, d_cls, stream, out=d_a)         # (rows, 4) uint64 canonical, on the device
+    matvec_gpu(dm, d_vals, d_tab, stream, out=d_a)      # (rows, 4) uint64 canonical, on the device
 
 `device_matrix(plan)` uploads them itself (tests and benchmarks only: the engine allocates through
 its device). Same bytes as ``prover.host.matvec.matvec`` (a sum mod r is unique). CuPy is imported
@@ -94,16 +95,17 @@ def device_matrix(plan: MatrixPlan, stream: Any = None) -> DeviceMatrix:
     return dm
 
 
-def matvec_gpu(dm: DeviceMatrix | MatrixPlan, z: Any, cls: Any, stream: Any = None, out: Any = None,
+def matvec_gpu(dm: DeviceMatrix | MatrixPlan, vals: Any, tab: Any, stream: Any = None, out: Any = None,
                ks: KernelSettings | None = None) -> Any:
-    """M . z on the device: z a canonical FrArray ((n, 4) uint64, numpy or cupy), cls its density
-    classes (uint8). Returns a cupy (rows, 4) uint64 array (`out` when given); launches only."""
+    """M . z on the device, z in its upload form (prover/host/zpack.py; numpy or cupy arrays): `vals`
+    its field values packed ((k, 4) uint64, canonical), `tab` its (words, 3) uint32 table of ones,
+    others and ranks. Returns a cupy (rows, 4) uint64 array (`out` when given); launches only."""
     cp = _cp()
     if isinstance(dm, MatrixPlan):
         dm = device_matrix(dm, stream)
     with _stream_ctx(stream):
-        d_z = cp.asarray(z).view(cp.uint64).reshape(-1, 4)
-        d_cls = cp.asarray(cls).view(cp.uint8).reshape(-1)
+        d_vals = cp.asarray(vals).view(cp.uint64).reshape(-1, 4)
+        d_tab = cp.asarray(tab).view(cp.uint32).reshape(-1)
         if out is None:
             out = cp.empty((dm.rows, 4), dtype=cp.uint64)
         elif out.shape != (dm.rows, 4) or out.dtype != cp.uint64:
@@ -111,6 +113,6 @@ def matvec_gpu(dm: DeviceMatrix | MatrixPlan, z: Any, cls: Any, stream: Any = No
         a = dm.arrays
         k = loader.get_kernel("r1cs.cu", "r1cs_matvec", (), ks)
         k(_grid(dm.rows, 128), (128,), (a["indptr"], a["cols"], a["codes"], a["small_plain"], a["small_mont"],
-                                        a["big_plain"], a["big_mont"], a["big_pos"], np.uint32(dm.nbig), d_z, d_cls,
+                                        a["big_plain"], a["big_mont"], a["big_pos"], np.uint32(dm.nbig), d_vals, d_tab,
                                         out, np.uint32(dm.rows)))
     return out

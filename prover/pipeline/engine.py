@@ -21,6 +21,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Callable
 
 from prover import backend as compute_backend
@@ -29,7 +30,7 @@ from prover.field import blocks
 from prover import placement
 from prover.config import ConfigError, RunConfig
 from prover.device.base import BaseDevice, Stopped
-from prover.device.budget import CLS_BYTES_PER_VAR, Z_BYTES_PER_VAR, Sizing, gib
+from prover.device.budget import Sizing, gib
 from prover.device.profiles import get_profile
 from prover.disciplines import b_g2
 from prover.events.bus import EventBus, Sink
@@ -337,26 +338,31 @@ class Engine(RunHandle):
 
     def _times(self) -> dict[int | None, dict[str, float]]:
         """Modelled phase times by proved size (a smaller class's phases are shorter); None: the run's.
-        With abc gpu the pre-stage uploads z and its classes, not a, b, c: its times scale by the bytes."""
+        With abc gpu the pre-stage uploads z's form, not a, b, c: its times scale by the bytes."""
         share = self._upload_share()
         return {None: self.profile.times(self.modelled_log2, share),
                 **{z.log2: self.profile.times(z.modelled_log2, share) for z in self.config.class_sizes.values()}}
 
     def _upload_share(self) -> float:
-        """The pre-stage's upload against a, b, c's (96 B a row): z and its classes (abc gpu)."""
+        """The pre-stage's upload against a, b, c's (96 B a row): z's form (abc gpu; its buffers whole)."""
         if self.config.abc != "gpu":
             return 1.0
-        per_var = Z_BYTES_PER_VAR + CLS_BYTES_PER_VAR
-        nv = self.sizing.variables
-        rows = 1 << self.modelled_log2
-        return per_var * (nv if nv is not None else 0.9502 * rows) / (96 * rows)
+        sizing = self.sizing if self.sizing.abc == "gpu" else replace(self.sizing, abc="gpu")  # before the circuit
+        return sizing.upload / (96 << self.modelled_log2)
 
     def _sizing(self, circuit: Any) -> Sizing:
-        """A partition's plan: the run's circuit's variables at the modelled size, where a/b/c are made."""
-        nv = getattr(circuit, "num_vars", None)
-        scale = 2.0 ** (self.modelled_log2 - self.config.constraints_log2)
+        """A partition's plan: the run's circuit's variables (and field variables) at the modelled
+        size, where a/b/c are made: a family member's counted at that size from its shape (a small
+        proved member's shares are not a large one's), another circuit's scaled."""
+        nv, nf = getattr(circuit, "num_vars", None), getattr(circuit, "field_vars", None)
+        if hasattr(circuit, "layout") and self.modelled_log2 != self.config.constraints_log2:
+            from prover.groth16.circuit import family_counts
+
+            nv, nf = family_counts(self.modelled_log2)
+        scale = 1.0 if hasattr(circuit, "layout") else 2.0 ** (self.modelled_log2 - self.config.constraints_log2)
         return Sizing(self.profile, self.modelled_log2, abc=self.config.abc,
-                      variables=int(nv * scale) if isinstance(nv, int) else None)
+                      variables=int(nv * scale) if isinstance(nv, int) else None,
+                      field_vars=int(nf * scale) if isinstance(nf, int) else None)
 
     def _matrix_scale(self, log2: int) -> float:
         """A class's modelled size over its proved one (its resident matrices' bytes are counted modelled)."""

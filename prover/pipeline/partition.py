@@ -93,6 +93,7 @@ class PartitionFlow:
         self.jobs = jobs or JobBoard()  # cancel / requeue flags, read at the CPU phase boundaries
         self.disciplines = create()  # lock_mode -> its strategy (config validation refused the rest)
         self._z: dict[str, Any] = {}  # worker -> its reused witness array (native runs)
+        self._cls: dict[str, Any] = {}  # worker -> its reused classes array (native runs, abc gpu)
         self.abc = config.abc if config.abc in ("host", "gpu") else "host"  # the engine resolved auto
         self.resident: ResidentR1cs | None = None  # the circuits' matrices on the GPUs (abc gpu; the engine's)
         # worker -> (phase, part, gpu, t0): what the watchdog looks at
@@ -217,41 +218,49 @@ class PartitionFlow:
         """Synthesis into this worker's buffers, reused partition after partition (a worker
         proves one at a time, and nothing reads them after its partition): z, and a, b, c
         from the device (page-locked on CUDA: the pre-stage upload is then a DMA); where the GPU
-        makes a, b, c (abc gpu), the witness alone, z and its classes page-locked on CUDA. Native
-        runs only: the modelled ones prove small circuits, where fresh arrays cost nothing."""
+        makes a, b, c (abc gpu), the witness and z's upload form (prover/host/zpack.py), the form
+        page-locked on CUDA (z and its classes stay on the host for prep_msm). Native runs only:
+        the modelled ones prove small circuits, where fresh arrays cost nothing."""
         circuit = p.key.circuit
-        kw: dict[str, Any] = {"threads": self.host_threads()}
-        make = self.P.witness if self.abc == "gpu" else self.P.synthesize
+        gpu = self.abc == "gpu"
+        kw: dict[str, Any] = {"threads": self.host_threads(), **({"pack": True} if gpu else {})}
+        make = self.P.witness if gpu else self.P.synthesize
         if self.config.profile != "native":
             return make(circuit, p.instance, **kw)
         num_vars = getattr(circuit, "num_vars", None)
-        if self.abc == "gpu":
-            pinned = self.seats[g].device.host_witness(w, self._run_vars(circuit)) if isinstance(num_vars, int) else None
-            if pinned is not None and isinstance(num_vars, int):  # a smaller class writes their first rows
-                kw["z"], kw["cls"] = pinned[0][:num_vars], pinned[1][:num_vars]
-                return make(circuit, p.instance, **kw)
+        if not isinstance(num_vars, int):
+            return make(circuit, p.instance, **kw)
+        if gpu:  # a smaller class writes the first rows of the run's circuit's arrays
+            run = self._run_circuit(circuit)
+            pinned = self.seats[g].device.host_zpack(w, int(run.num_vars), int(getattr(run, "field_vars", 0)))
+            kw["pack"] = pinned if pinned is not None else True
+            kw["cls"] = self._reused(self._cls, w, (num_vars,), np.uint8)
         else:
             out = self.seats[g].device.host_out(w, 1 << self.config.constraints_log2)  # the run's size: the largest class's
             rows = getattr(circuit, "domain_size", 1 << self.config.constraints_log2)
             if out is not None:
                 kw["out"] = tuple(o[:rows] for o in out)  # a smaller class writes the first rows (still page-locked)
-        if isinstance(num_vars, int):
-            z = self._z.get(w)
-            if z is None or z.shape[0] != num_vars:
-                z = self._z[w] = np.empty((num_vars, 4), dtype=np.uint64)
-            kw["z"] = z
+        kw["z"] = self._reused(self._z, w, (num_vars, 4), np.uint64)
         return make(circuit, p.instance, **kw)
 
-    def _run_vars(self, circuit: Any) -> int:
-        """The run's circuit's variables (the largest class's: a worker's witness buffers are sized
-        for it and reused by the smaller ones)."""
+    @staticmethod
+    def _reused(bufs: dict[str, Any], w: str, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A worker's own host array of that shape, made once and reused (its pages stay mapped)."""
+        a = bufs.get(w)
+        if a is None or a.shape != shape:
+            a = bufs[w] = np.empty(shape, dtype=dtype)
+        return a
+
+    def _run_circuit(self, circuit: Any) -> Any:
+        """The run's circuit (the largest class's: a worker's buffers are sized for it and reused by
+        the smaller ones); `circuit` where the key ring has none."""
         entry = getattr(self.keys, "entry", None)
         if entry is not None:
             try:
-                return int(entry(self.config.constraints_log2).circuit.num_vars)
+                return entry(self.config.constraints_log2).circuit
             except KeyError:
                 pass
-        return int(circuit.num_vars)
+        return circuit
 
     def _gpu_section_retried(self, w: str, g: int, p: Partition, syn: Any, result: dict[str, Any]) -> Future:
         """An OOM inside the GPU section waits for room and tries again (prep_msm keeps running)."""
@@ -293,20 +302,25 @@ class PartitionFlow:
         """The pre-stage's r1cs sub-phase (abc gpu), on the worker's stream after z's upload: a, b,
         c made into d_a and d_bc by the R1CS kernel over the circuit's matrices resident on this
         GPU (True); where the GPU cannot (a simulated one, no kernels, the kernel failed: said by
-        the fallback), on the host in the same sub-phase, kept on the section for NTT-H (False).
-        Its modelled time is the profile's r1cs."""
+        the fallback; a witness with more field values than the plan holds: said here), on the
+        host in the same sub-phase, kept on the section for NTT-H (False). Its modelled time is
+        the profile's r1cs."""
         circuit = s.part.key.circuit
         placed = self.resident.get(s.g, int(getattr(circuit, "constraints_log2", -1))) if self.resident else None
         mats = placed.mats if placed is not None else None
+        zp = getattr(s.syn, "zpack", None)
+        if mats is not None and zp is not None and not zp.fits:  # not for this circuit family (Circuit.field_vars)
+            self.emit(ev.Note, level="warn", text=f"{s.part.id}: {zp.count} field values in z, room for "
+                      f"{len(zp.vals)} in its upload form: a, b, c made on the host")
+            mats = None
         impl = self.pv.gpu.impl if mats is not None else s.dev.impl_label
 
         def run() -> Any:
-            if mats is not None:
+            if mats is not None and zp is not None:
                 by = {b.name: b for b in bufs}
-                nv = int(circuit.num_vars)
-                z = s.dev.view(by["z"], (nv, 4), np.uint64)
-                cls = s.dev.view(by["z_cls"], (nv,), np.uint8)
-                if self.pv.gpu.r1cs(mats, z, cls, s.dev.staged_views(bufs, int(circuit.domain_size))):
+                vals = s.dev.view(by["z"], (by["z"].nbytes // 32, 4), np.uint64)
+                tab = s.dev.view(by["z_cls"], (zp.tab.size,), np.uint32)
+                if self.pv.gpu.r1cs(mats, vals, tab, s.dev.staged_views(bufs, int(circuit.domain_size))):
                     return None
             return self.P.products(circuit, s.syn, threads=self.host_threads())
 

@@ -2,9 +2,10 @@
 with no device: they run in the next one).
 
 A native engine run proves through the new path: the circuit's matrices resident in the room
-(owner r1cs:2^N, allocated through the device), each partition's pre-stage uploading z and its
-classes from page-locked memory and the R1CS kernel writing a, b, c into d_a and d_bc, NTT-H
-reading them in place. Every proof verified, 0 OOM, the host never made a partition's a, b, c,
+(owner r1cs:2^N, allocated through the device), each partition's pre-stage uploading z's compact
+form (prover/host/zpack.py: the field values into z, the table of classes and ranks into z_cls)
+from page-locked memory and the R1CS kernel writing a, b, c into d_a and d_bc, NTT-H reading them
+in place. Every proof verified, 0 OOM, the host never made a partition's a, b, c,
 the kernel's a, b, c equal to the host products bit for bit, and the VRAM plan what was
 allocated: every partition's Alloc events are Sizing.buffers, the resident ones the bytes the
 room held, and CuPy's pool handed out at least that (its blocks rounded up, no more than a few
@@ -67,6 +68,15 @@ def _run(log2: int, parts: int, workers: int, lock_mode: str, tmp_path, monkeypa
                 seen.append(tuple(cp.asnumpy(x) for x in (d_a, d_b, d_c)))
         return real_ntt(d_a, d_b, d_c, stream, ks)
 
+    handed: list[bool] = []  # z's form: whether each worker's arrays were page-locked (host_zpack)
+    real_zpack = CudaDevice.host_zpack
+
+    def host_zpack(self, worker, num_vars, capacity):
+        got = real_zpack(self, worker, num_vars, capacity)
+        handed.append(got is not None and all(self._pinned(a) for a in got))
+        return got
+
+    monkeypatch.setattr(CudaDevice, "host_zpack", host_zpack)
     monkeypatch.setattr(CudaDevice, "_device_alloc", alloc)
     monkeypatch.setattr(P, "products", lambda c, *a, **k: built.append(c.constraints_log2) or real_products(c, *a, **k))
     monkeypatch.setattr(PartitionFlow, "_host_abc", host_abc)
@@ -78,6 +88,7 @@ def _run(log2: int, parts: int, workers: int, lock_mode: str, tmp_path, monkeypa
     eng = Engine(cfg, [chk])
     eng.start()
     assert eng.wait(540)
+    eng.zpack_pinned = handed  # type: ignore[attr-defined]
     return chk, eng, real, built, wants, seen
 
 
@@ -101,16 +112,19 @@ def test_native_2_22_proves_through_the_r1cs_path(lock_mode, tmp_path, monkeypat
     assert len(r1cs) == parts and {e.impl for e in r1cs} == {"cuda"}
     # the VRAM plan is what was allocated
     plan = eng.sizing.buffers
+    circuit = eng.keys.entry(log2).circuit
     assert set(plan) == {"d_a", "d_bc", "z", "z_cls"}
+    assert plan["z"] == 32 * circuit.field_vars and plan["z_cls"] == 12 * (-(-circuit.num_vars // 32))
     by_part: dict = {}
     for e in chk.events:
         if e.kind == "alloc" and e.part is not None:
             by_part.setdefault(e.part, {})[e.name] = e.bytes
     assert len(by_part) == parts and all(b == plan for b in by_part.values())
     resident = {name: n for owner, name, n, _ in real if owner == f"r1cs:2^{log2}"}
-    assert resident == matrix_bytes(eng.keys.entry(log2).circuit)
+    assert resident == matrix_bytes(circuit)
     assert all(asked <= gave <= asked + POOL_ROUND for _, _, asked, gave in real), real[:8]
     assert all(d.pool.used == 0 for d in eng.devices.values())
+    assert len(eng.zpack_pinned) == parts and all(eng.zpack_pinned)  # the upload a DMA from page-locked memory
 
 
 @pytest.mark.timeout(600)

@@ -53,7 +53,11 @@ def test_sim_proves_with_the_gpu_plan_and_the_matrices_resident(lock_mode):
     plan = eng.sizing.buffers
     assert list(plan) == ["d_a", "d_bc", "z", "z_cls"] and all(b == plan for b in parts.values())
     tiny = get_profile("tiny")
-    assert plan["d_a"] == 32 << tiny.modelled_log2 and plan["z"] == 32 * eng.sizing.variables
+    assert plan["d_a"] == 32 << tiny.modelled_log2 and plan["z"] == 32 * eng.sizing.field_vars  # z's form
+    assert plan["z_cls"] == 12 * (-(-eng.sizing.variables // 32))
+    from prover.groth16.circuit import family_counts  # the modelled member's own counts, not 2^8's scaled
+
+    assert (eng.sizing.variables, eng.sizing.field_vars) == family_counts(tiny.modelled_log2)
     assert resident == {"r1cs:2^8": matrix_bytes(eng.keys.entry(8).circuit, 2.0 ** (tiny.modelled_log2 - 8))}
     # the sub-phase inside every pre-stage (or a fallback's ntt_h), its modelled time at least
     subs = [e for e in chk.events if e.kind == "phase_end" and e.phase.value == "r1cs"]
@@ -76,14 +80,16 @@ def test_sim_proves_with_the_gpu_plan_and_the_matrices_resident(lock_mode):
 
 @pytest.mark.timeout(60)
 def test_the_modelled_upload_is_z_and_its_classes():
-    """The pre-stage's modelled time scales by its bytes: z and its classes (33 B a variable) where
-    a, b, c were 96 B a row; the fallback's upload likewise; r1cs at the profile's."""
+    """The pre-stage's modelled time scales by its bytes: z's upload form (12 B a 32 variables, 32 B
+    a field value; before the circuit is made, the family's 0.9502 variables and 36/1024 field
+    values a row) where a, b, c were 96 B a row; the fallback's upload likewise; r1cs at the profile's."""
     host = Engine(load_config(None, backend="sim", profile="rtx5070ti-16g", abc="host"), [], phases=NullPhases())
     gpu = Engine(load_config(None, backend="sim", profile="rtx5070ti-16g", abc="gpu"), [], phases=NullPhases())
     th, tg = host._times()[None], gpu._times()[None]
     assert th["prestage"] == pytest.approx(0.018) and th["r1cs"] == pytest.approx(0.033)
-    assert tg["prestage"] == pytest.approx(0.018 * 33 * 0.9502 / 96, rel=0.01)
-    assert tg["fallback_upload"] == pytest.approx(4.0 * 33 * 0.9502 / 96, rel=0.01)
+    share = (12 / 32 * 0.9502 + 32 * 36 / 1024) / 96  # 1.6% of a, b, c's bytes (z whole was 33%)
+    assert tg["prestage"] == pytest.approx(0.018 * share, rel=0.01)
+    assert tg["fallback_upload"] == pytest.approx(4.0 * share, rel=0.01)
 
 
 @pytest.mark.timeout(240)

@@ -1,7 +1,8 @@
 """a/b/c made on the GPU (abc gpu, issue 41) end to end on the CPU emulator (tests/helpers/cudaemu):
 the engine on backend cuda with a real CudaDevice over the emulated CuPy (its pools, streams and
 views), the circuit's matrices resident in each GPU's room, every partition's pre-stage uploading
-z and its classes and the real R1CS kernel (cuda/r1cs.cu) writing a, b, c into d_a and d_bc, which
+z's compact form (prover/host/zpack.py: the table of classes and ranks into z_cls, the field values
+packed into z) and the real R1CS kernel (cuda/r1cs.cu) writing a, b, c into d_a and d_bc, which
 NTT-H then reads in place. Every proof verifies; the host never builds a, b, c; the plan allocated
 is Sizing.buffers' and the resident bytes the room held; 0 OOM and every invariant.
 
@@ -40,9 +41,9 @@ def _standin_module(seen: list):
         def r1cs_matrix(self, plan, arrays):
             return r1cs.DeviceMatrix(plan, arrays)
 
-        def r1cs(self, mats, z, cls, outs):
+        def r1cs(self, mats, vals, tab, outs):
             for m, out in zip(mats, outs):
-                r1cs.matvec_gpu(m, z, cls, out=out)
+                r1cs.matvec_gpu(m, vals, tab, out=out)
             return True
 
         def ntt_h_staged(self, d_a, d_b, d_c, host=None):
@@ -79,7 +80,9 @@ def _check_plan(chk: InvariantChecker, eng) -> None:
     assert chk.final() == [], chk.final()
     assert chk.kinds["oom"] == 0 and st.proofs_failed == 0 and st.proofs_ok == len(chk.done)
     plan = eng.sizing.buffers
-    assert set(plan) == {"d_a", "d_bc", "z", "z_cls"}
+    circuit = eng.keys.entry(8).circuit
+    assert set(plan) == {"d_a", "d_bc", "z", "z_cls"}  # z's form: its field values, its table a 32 variables
+    assert plan["z"] == 32 * circuit.field_vars and plan["z_cls"] == 12 * (-(-circuit.num_vars // 32))
     by_part: dict = {}
     resident = {}
     for e in chk.events:
@@ -88,7 +91,7 @@ def _check_plan(chk: InvariantChecker, eng) -> None:
         elif e.kind == "alloc":
             resident[e.name] = e.bytes
     assert by_part and all(bufs == plan for bufs in by_part.values()), (by_part, plan)
-    assert resident == matrix_bytes(eng.keys.entry(8).circuit)
+    assert resident == matrix_bytes(circuit)
     r1cs = [e for e in chk.events if e.kind == "phase_start" and e.phase.value == "r1cs"]
     assert len(r1cs) == len(by_part) and {e.impl for e in r1cs} == {"cuda"}
     assert st.knobs["abc"] == "gpu"
@@ -112,14 +115,50 @@ def test_the_engine_proves_with_a_b_c_made_by_the_r1cs_kernel(cuda_emulator, mon
         return h
 
     monkeypatch.setattr(PartitionFlow, "_host_abc", host_abc)
+    from prover.device.cuda import CudaDevice
+
+    handed, real_zpack = [], CudaDevice.host_zpack
+
+    def host_zpack(self, worker, num_vars, capacity):  # z's form: each worker's page-locked arrays
+        got = real_zpack(self, worker, num_vars, capacity)
+        handed.append((worker, got, all(self._pinned(a) for a in got)))
+        return got
+
+    monkeypatch.setattr(CudaDevice, "host_zpack", host_zpack)
     chk, eng = _run(dict(partitions=3, workers_per_gpu=2, lock_mode="two-lock", mem_sync="stream"), tmp_path)
     _check_plan(chk, eng)
     # nothing made a partition's a, b, c on the host (host_bytes' probe of the family, 2^14, is no partition)
     assert 8 not in built and len(seen) == len(hosts) == 3
+    assert len(handed) == 3 and all(ok for _, _, ok in handed)  # page-locked: the upload a DMA, not waited for
+    circuit = eng.keys.entry(8).circuit
+    assert all(len(got[1]) == circuit.field_vars for _, got, _ in handed)
+    by_worker = {}
+    for w, got, _ in handed:  # made once a worker, reused partition after partition
+        assert by_worker.setdefault(w, got[0]) is got[0]
     for views, want in zip(seen, hosts):  # the kernel's a, b, c are the host products' bytes
         assert all(np.array_equal(v, w) for v, w in zip(views, want))
     notes = [e.text for e in chk.events if e.kind == "note" and e.text.startswith("host RAM:")]
     assert notes and "a/b/c made on the GPU" in notes[0] and "abc " not in notes[0].split("(")[1]
+
+
+@pytest.mark.timeout(300)
+def test_a_witness_with_more_field_values_than_the_plan_holds_is_proved_on_the_host_in_words(
+        cuda_emulator, monkeypatch, tmp_path):  # noqa: F811
+    """Not this family (Circuit.field_vars bounds every witness of it, test_zpack.py): a plan with
+    room for one field value fewer gives a form that does not fit; the r1cs sub-phase says so in a
+    note and makes a, b, c on the host; every proof verifies, 0 OOM."""
+    from prover.fold.apply import fold
+    from prover.groth16.circuit import Circuit
+
+    monkeypatch.setitem(sys.modules, "prover.kernels.cuda_backend", _standin_module([]))
+    real = Circuit.field_vars
+    monkeypatch.setattr(Circuit, "field_vars", property(lambda c: real.fget(c) - 1))
+    chk, eng = _run(dict(partitions=2, workers_per_gpu=1, lock_mode="two-lock", mem_sync="stream"), tmp_path)
+    st = fold(chk.events)
+    assert chk.final() == [] and chk.kinds["oom"] == 0 and st.proofs_ok == 2 and st.proofs_failed == 0
+    notes = [e.text for e in chk.events if e.kind == "note" and "field values in z" in e.text]
+    assert len(notes) == 2 and all("a, b, c made on the host" in t and "\n" not in t for t in notes), notes
+    assert {e.impl for e in chk.events if e.kind == "phase_start" and e.phase.value == "r1cs"} != {"cuda"}
 
 
 @pytest.mark.timeout(600)
@@ -142,7 +181,7 @@ def test_a_failed_r1cs_kernel_falls_back_to_the_host_in_words():
         name, impl = "cuda", "cuda"
         capabilities = B.ReferenceBackend.capabilities | {B.R1CS}
 
-        def r1cs(self, mats, z, cls, outs):
+        def r1cs(self, mats, vals, tab, outs):
             raise RuntimeError("CUDA_ERROR_ILLEGAL_ADDRESS (double)")
 
         def device_key(self):

@@ -4,9 +4,9 @@ slot, the pre-stage's alloc + upload, the device-global sync, the fallback and O
 Its locks are the GPU's LockSet behind the room's gate (`GatedLocks`).
 
 The pre-stage (`upload`) allocates the partition's plan (`Sizing.buffers`) and fills it, as
-the run's `abc` says: host, a, b, c (synthesis made them) into d_a and d_bc's halves; gpu, z and
-its classes into z and z_cls, then the flow's r1cs sub-phase makes a, b, c into d_a and d_bc on
-the same stream (the R1CS kernel over the circuit's matrices resident on this GPU). Either way
+the run's `abc` says: host, a, b, c (synthesis made them) into d_a and d_bc's halves; gpu, z's
+upload form (prover/host/zpack.py: its field values into z, its table of classes and ranks into
+z_cls), then the flow's r1cs sub-phase makes a, b, c into d_a and d_bc on the same stream (the R1CS kernel over the circuit's matrices resident on this GPU). Either way
 the compute section finds a, b, c in the buffers (`abc_in_bufs`), or, where the GPU could not
 make them, on the host (`abc_host`)."""
 from __future__ import annotations
@@ -96,8 +96,8 @@ class SeatSection:
     # --- the device ------------------------------------------------------------------------------------
     def upload(self, modelled_s: float) -> list[Buffer]:
         """Its partition's buffers, room taken whole first (a pre-stage's is earmarked already),
-        allocated and filled on its stream (the module docstring: a, b, c, or z and its classes
-        and the r1cs sub-phase); on a failure every piece goes back at once."""
+        allocated and filled on its stream (the module docstring: a, b, c, or z's upload form and
+        the r1cs sub-phase); on a failure every piece goes back at once."""
         dev, stream, room = self.dev, self.stream, self.seat.room
         bufs: list[Buffer] = []
         room.take(self.ticket, in_compute=COMPUTE in self.locks.held_by(self.w))
@@ -119,12 +119,15 @@ class SeatSection:
             raise
 
     def _puts(self, bufs: list[Buffer]) -> list[Put]:
-        """What goes up, where: z and its classes (abc gpu), or a, b, c (a at d_a + 0, b at d_bc + 0,
-        c at d_bc + nbytes/2); arrays a stand-in synthesis lacks are left out."""
+        """What goes up, where: z's upload form (abc gpu: the field values written, the table), or
+        a, b, c (a at d_a + 0, b at d_bc + 0, c at d_bc + nbytes/2); arrays a stand-in synthesis
+        lacks are left out."""
         by = {b.name: b for b in bufs}
         syn = self.syn
         if self.seat.room.sizing.abc == "gpu":
-            pieces = [("z", 0, getattr(syn, "z", None)), ("z_cls", 0, getattr(syn, "density", None))]
+            zp = getattr(syn, "zpack", None)
+            vals, tab = (zp.vals[: min(zp.count, len(zp.vals))], zp.tab) if zp is not None else (None, None)
+            pieces = [("z", 0, vals), ("z_cls", 0, tab)]
         else:
             half = by["d_bc"].nbytes // 2
             pieces = [("d_a", 0, syn.a), ("d_bc", 0, syn.b), ("d_bc", half, syn.c)]

@@ -42,11 +42,11 @@ def host_total_bytes() -> int:
 
 
 def worker_bytes(num_vars: int, log2: int, scale: float, pinned_prep: bool = False,
-                 real_circuit: bool = True, abc_on_host: bool = True) -> dict[str, int]:
-    """One worker's host buffers: witness, a/b/c (where the host builds them), prep_msm's splits
-    (prover/groth16/host_bytes.py)."""
+                 real_circuit: bool = True, abc_on_host: bool = True, field_vars: int | None = None) -> dict[str, int]:
+    """One worker's host buffers: witness, a/b/c (where the host builds them) or z's upload form
+    (where the GPU does), prep_msm's splits (prover/groth16/host_bytes.py)."""
     return host_bytes.worker_bytes(num_vars, log2, scale, pinned_prep=pinned_prep, real_circuit=real_circuit,
-                                   abc_on_host=abc_on_host)
+                                   abc_on_host=abc_on_host, field_vars=field_vars)
 
 
 class KeyRoom(Protocol):
@@ -246,10 +246,12 @@ def size_host_ram(host: HostRam, emit: Emit, circuit: Any, config: Any, modelled
     num_vars = getattr(circuit, "num_vars", 1 << proved)
     pinned = backend == "cuda" and config.kernels.pinned_host
     real = hasattr(circuit, "layout")  # NullPhases' stand-in has no witness to measure prep on
-    on_host = getattr(config, "abc", "host") != "gpu"  # abc gpu: the GPU makes a/b/c, the witness goes up page-locked
-    sizes = worker_bytes(int(num_vars), proved, scale, pinned_prep=pinned, real_circuit=real, abc_on_host=on_host)
-    host.configure({k: v for k, v in sizes.items() if v or k != "abc"},  # a/b/c made on the GPU: no part
-                   frozenset({"abc" if on_host else "witness", "prep"}) if pinned else frozenset())
+    on_host = getattr(config, "abc", "host") != "gpu"  # abc gpu: the GPU makes a/b/c, z's form goes up page-locked
+    nf = getattr(circuit, "field_vars", None)
+    sizes = worker_bytes(int(num_vars), proved, scale, pinned_prep=pinned, real_circuit=real, abc_on_host=on_host,
+                         field_vars=int(nf) if isinstance(nf, int) else None)
+    host.configure({k: v for k, v in sizes.items() if v or k not in ("abc", "zpack")},  # the path not taken: no part
+                   frozenset({"abc" if on_host else "zpack", "prep"}) if pinned else frozenset())
     if native:  # real bytes: with the budget off, the host's RAM is the ceiling (held back, never OOM-killed)
         host.set_guard(int(GUARD_SHARE * host_total_bytes()))
 
