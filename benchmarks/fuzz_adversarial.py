@@ -506,7 +506,7 @@ def _drip_serve(n: int, every: float, stop: threading.Event) -> tuple[str, bool]
 
     from aiohttp import ClientSession, ClientTimeout, web
 
-    from c2tui.webserve import GuardedServer
+    from c2tui.dashboard.webserve import GuardedServer
 
     async def go() -> bool:
         server = GuardedServer("true", host="127.0.0.1", port=0, title="t", max_provers=1)

@@ -292,7 +292,7 @@ def metrics_probe(rng: random.Random) -> tuple[str, bool]:
 def serve_probe(rng: random.Random) -> tuple[str, bool]:
     from aiohttp.test_utils import TestClient, TestServer
 
-    from c2tui.webserve import GuardedServer
+    from c2tui.dashboard.webserve import GuardedServer
 
     origin = rng.choice(["http://evil.example", "null", "file://", "http://127.0.0.1.evil.example", "https://x"])
 

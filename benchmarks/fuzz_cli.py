@@ -1,5 +1,5 @@
 """Fuzz every `c2tui` subcommand with bad arguments, configs, proof files and recordings
-(issue 16): each case must end with a documented exit status (c2tui/exits.py: 0..3), no
+(issue 16): each case must end with a documented exit status (c2tui/cli/exits.py: 0..3), no
 traceback, an error that is one line (the output's last line names it), within a time box,
 and with nothing written outside its own target directory. Seeded, so a failure reproduces.
 
@@ -213,7 +213,7 @@ def run_any(c: dict, w: Path, box_s: float, rng: random.Random | None = None) ->
 def no_screen() -> Any:
     """DashboardApp.run as a no-op for one case, and back after it: a patch that outlived the
     case once broke every snapshot test that ran after the fuzz in the same process (issue 35)."""
-    from c2tui.app import DashboardApp
+    from c2tui.dashboard.app import DashboardApp
 
     real = DashboardApp.__dict__.get("run")
     DashboardApp.run = lambda self, *a, **k: None  # type: ignore[method-assign]
@@ -243,7 +243,7 @@ def _recording_alive(args: list[str], w: Path, within_s: float = 2.0) -> bool:
 def run_case(args: list[str], w: Path, box_s: float) -> dict:
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     before = {p for p in w.rglob("*") if "target" not in p.relative_to(w).parts}
 
@@ -310,7 +310,7 @@ def fixtures(base: Path) -> tuple[Path, bytes]:
     """A good proof directory and a good recording to mutate."""
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     good_rec = base_recording(base / "good.jsonl")
     good_proof = base / "proof"

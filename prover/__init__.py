@@ -18,7 +18,8 @@ _EXPORTS = {
     # running
     "Engine": "prover.pipeline.engine", "BackendError": "prover.pipeline.engine",
     "Controller": "prover.pipeline.control.controller", "Knobs": "prover.pipeline.control.controller",
-    "Phases": "prover.pipeline.phases",
+    "Phases": "prover.pipeline.phases", "EngineHandle": "prover.pipeline.run_handle",
+    "KnobFacade": "prover.pipeline.control.knob_facade",
     # configuring
     "RunConfig": "prover.config", "FaultsConfig": "prover.config", "ConfigError": "prover.config",
     "load_config": "prover.config", "KNOBS": "prover.knobs", "Knob": "prover.knobs",
@@ -29,7 +30,7 @@ _EXPORTS = {
     "RecordingWriter": "prover.record", "read_recording": "prover.record", "RecordingError": "prover.record",
     "Summary": "prover.fold.summary", "summarize": "prover.fold.summary", "on_off": "prover.fold.segments",
     "GpuState": "prover.fold.parts", "LockState": "prover.fold.parts", "PartitionState": "prover.fold.parts",
-    "PhaseStats": "prover.fold.parts", "Segment": "prover.fold.parts", "RecordingHeader": "prover.record",
+    "PhaseStats": "prover.fold.parts", "Segment": "prover.fold.parts", "HistoryPoint": "prover.fold.history", "RecordingHeader": "prover.record",
     "parse_bytes": "prover.config", "PROFILES": "prover.device.profiles", "SCENARIOS": "prover.device.budget",
     # operators' surfaces
     "AttachClient": "prover.attach.client", "RemoteController": "prover.attach.client",
@@ -68,6 +69,8 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.pipeline.control.controller import Controller as Controller
     from prover.pipeline.control.controller import Knobs as Knobs
     from prover.pipeline.phases import Phases as Phases
+    from prover.pipeline.run_handle import EngineHandle as EngineHandle
+    from prover.pipeline.control.knob_facade import KnobFacade as KnobFacade
     from prover.config import RunConfig as RunConfig
     from prover.config import FaultsConfig as FaultsConfig
     from prover.config import ConfigError as ConfigError
@@ -93,6 +96,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.fold.parts import PartitionState as PartitionState
     from prover.fold.parts import PhaseStats as PhaseStats
     from prover.fold.parts import Segment as Segment
+    from prover.fold.history import HistoryPoint as HistoryPoint
     from prover.record import RecordingHeader as RecordingHeader
     from prover.config import parse_bytes as parse_bytes
     from prover.device.profiles import PROFILES as PROFILES
@@ -155,10 +159,10 @@ def __getattr__(name: str) -> Any:
     if name in _RENAMED:  # a surface name that would shadow a submodule of the same name
         module, attr = _RENAMED[name]
         return getattr(import_module(module), attr)
-    module = _EXPORTS.get(name)
-    if module is None:
+    where = _EXPORTS.get(name)
+    if where is None:
         raise AttributeError(f"module 'prover' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+    return getattr(import_module(where), name)
 
 
 def __dir__() -> list[str]:

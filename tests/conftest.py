@@ -7,7 +7,7 @@ import tempfile
 
 import pytest
 
-# the dashboard keeps its theme and layout in the user's config dir (c2tui/prefs.py): tests,
+# the dashboard keeps its theme and layout in the user's config dir (c2tui/dashboard/prefs.py): tests,
 # and the commands they run in subprocesses, keep theirs in a directory of their own instead
 os.environ.setdefault("C2TUI_CONFIG_DIR", tempfile.mkdtemp(prefix="c2tui-test-prefs-"))
 

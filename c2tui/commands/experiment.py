@@ -10,7 +10,7 @@ Headless like `record` (the prover starts and stops with it), or on a prover run
 `--listen` (`--attach`: its knobs are set back as they were at the end).
 The recording (--out) carries the experiment as events.
 
-Exit status (c2tui/exits.py): 0 done; 1 a proof or partition failed during it; 2 bad input
+Exit status (c2tui/cli/exits.py): 0 done; 1 a proof or partition failed during it; 2 bad input
 (one line naming it); 3 it could not finish (interrupted, the run ended, a knob refused, the
 recording could not be written): what was counted is still printed.
 """
@@ -22,8 +22,8 @@ from typing import Any
 
 import click
 
-from c2tui.experiment_session import Session, finish, run_line, session_options
-from c2tui.options import FiniteRange, run_options
+from c2tui.cli.experiment_session import Session, finish, run_line, session_options
+from c2tui.cli.options import FiniteRange, run_options
 
 DESIGN_HELP = "abab: the arms in the order given, every cycle; blocks: each cycle's order drawn from --seed (drift cannot favour an arm)"
 SETTLE_GIVEN_HOLD = 5.0  # --settle's value with --hold S and no --settle (as before --hold auto)
@@ -79,7 +79,7 @@ def command(arms: list[Any], cycles: int, hold_s: float | None, settle_s: float 
             quiet: bool, **kwargs: Any) -> None:
     """Compare knob settings on one live prover, with intervals."""
     from prover import experiment
-    from c2tui.experiment_view import Progress
+    from c2tui.text.experiment import Progress
 
     if hold_s is not None and settle_s is None:
         settle_s = min(SETTLE_GIVEN_HOLD, hold_s / 2)
@@ -120,7 +120,7 @@ def _first_error(exc: Exception) -> str:
 
 def _report(result: Any, design: Any, session: Session, failure: str | None, out: Path | None, as_json: bool,
             plan: Any = None) -> None:
-    from c2tui.experiment_view import print_experiment
+    from c2tui.text.experiment import print_experiment
 
     info = session.run_info()
     hold = "auto (no pilot finished)" if design.hold_s is None else f"{design.hold_s:g} s"

@@ -5,7 +5,7 @@ started for that page with the same run options: each browser tab gets its own d
 over its own embedded prover, stopped when the tab closes (its process group killed after a
 grace period, however the tab went away). Only the page's own origin (or --allow-origin) may
 open the websocket; at most --max-provers at once (a clear page past that); terminal sizes
-clamped (c2tui/webserve.py). Loopback by default: whoever can reach the page can steer the
+clamped (c2tui/dashboard/webserve.py). Loopback by default: whoever can reach the page can steer the
 prover, so another address is the operator's explicit choice.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any
 
 import click
 
-from c2tui.exits import RUN, USAGE, fail
-from c2tui.metrics_options import bind_address
-from c2tui.options import check_screen, config_from_options, run_option_names, run_options
+from c2tui.cli.exits import RUN, USAGE, fail
+from c2tui.cli.metrics_options import bind_address
+from c2tui.cli.options import check_screen, config_from_options, run_option_names, run_options
 
 MAX_PROVERS = 8  # --max-provers' top: each is a whole prover (~200 MB and a core)
 
@@ -77,7 +77,7 @@ def command(theme: str, fps: float, port: int, host: str, max_provers: int, allo
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        from c2tui.webserve import GuardedServer
+        from c2tui.dashboard.webserve import GuardedServer
     except ImportError:
         fail("c2tui serve needs textual-serve: pip install 'c2tui[serve]'", USAGE)
     sock = _bind(host, port)  # before the banner: `--host 8.8.8.8` is one line, no "serving" said first

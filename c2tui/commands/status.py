@@ -20,7 +20,8 @@ from typing import Any
 
 import click
 
-from c2tui.exits import GONE, INVALID, OK, RUN, STARTING, USAGE
+from c2tui.cli.exits import GONE, INVALID, OK, RUN, STARTING, USAGE
+from prover import DashboardState
 
 
 def _gb(n: int) -> str:
@@ -70,7 +71,7 @@ def health_lines(r: Any) -> list[Any]:
     """Alerts met now, why classes wait, the host's CPUs and each GPU's NVML health, a line each."""
     from rich.text import Text
 
-    from c2tui.status_health import status_health_lines
+    from c2tui.text.status_health import status_health_lines
 
     return [Text(t, style=st) for t, st in status_health_lines(r)]
 
@@ -217,7 +218,7 @@ def starting_line(r: Any) -> str:
     return "starting: " + ("; ".join(steps) if steps else "no partition begun yet")
 
 
-def _report(state: Any, lock: threading.Lock, dropped: int) -> Any:
+def _report(state: DashboardState, lock: threading.Lock, dropped: int) -> Any:
     from prover import screen, status_of
 
     with lock:  # the client's thread folds while we read
@@ -260,7 +261,7 @@ class Heard:
         return self._clock() - self.last
 
 
-def stale_after(state: Any) -> float:
+def stale_after(state: DashboardState) -> float:
     """Seconds of silence after which a running prover is stale: it samples VRAM every
     vram_sample_s (RunStarted's config), a start-up step beats every 0.5 s."""
     period = state.config.get("vram_sample_s")
@@ -276,7 +277,7 @@ def stale_line(report: Any, heard: Heard, after: float) -> str | None:
             "stopped (SIGSTOP), hung or unreachable; these figures are from then")
 
 
-def _watch(state: Any, lock: threading.Lock, dropped: int, every: float, ended: threading.Event, as_json: bool,
+def _watch(state: DashboardState, lock: threading.Lock, dropped: int, every: float, ended: threading.Event, as_json: bool,
            heard: Heard) -> Any:
     """Redraw every `every` s until the stream ends; returns the last report. On a terminal one
     frame replaces the last (rich Live, cursor moves, no clearing); elsewhere each is printed.
@@ -288,7 +289,7 @@ def _watch(state: Any, lock: threading.Lock, dropped: int, every: float, ended: 
     from rich.live import Live
     from rich.text import Text
 
-    from c2tui.stop_signals import sleep_until
+    from c2tui.cli.stop_signals import sleep_until
 
     console = _console()
     report = _report(state, lock, dropped)

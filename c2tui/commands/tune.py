@@ -21,8 +21,8 @@ from typing import Any
 import click
 
 from c2tui.commands.experiment import AutoOr
-from c2tui.experiment_session import Session, finish, run_line, session_options
-from c2tui.options import FiniteRange, run_options
+from c2tui.cli.experiment_session import Session, finish, run_line, session_options
+from c2tui.cli.options import FiniteRange, run_options
 
 
 def parse_workers(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
@@ -94,7 +94,7 @@ def command(search: tuple[str, ...], workers: tuple[int, int] | None, values: di
             token_file: str | None, name: str, quiet: bool, **kwargs: Any) -> None:
     """Find the fastest knob setting on this machine, with experiments."""
     from prover import experiment
-    from c2tui.experiment_view import Progress
+    from c2tui.text.experiment import Progress
 
     if apply_best and attach is None:
         raise click.UsageError("--apply needs --attach: a headless tune's prover ends with it (its best is "
@@ -146,7 +146,7 @@ def budget_line(plan: Any, space: Any) -> str:
 
 
 def _report(result: Any, session: Session, failure: str | None, as_json: bool, out: Path | None) -> None:
-    from c2tui.experiment_view import print_tune
+    from c2tui.text.experiment import print_tune
 
     info = session.run_info()
     doc = {"command": "tune", "run": info, **(result.model_dump(mode="json") if result is not None else {}),

@@ -17,6 +17,7 @@ from textual.screen import Screen
 
 from c2tui.widgets.common import Line, StateView
 from c2tui.widgets.key_footer import KeyFooter
+from prover import DashboardState
 
 VERDICT = {"faster": "ok", "slower": "fail", "no difference detected": "warn", "too few cycles": "dim", "baseline": "dim",
            "no verdict": "warn"}
@@ -157,13 +158,13 @@ def render_experiments(experiments: Any, pal: Any, width: int, height: int, can_
 class ExperimentPanel(StateView):
     DEFAULT_CSS = "ExperimentPanel { height: 1fr; border: round $primary; }"
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         xs = st.experiments.views(st.t)
         self.set_titles("Experiment", f"{len(xs)} experiment{'s' if len(xs) != 1 else ''} in this run · "
                                       "verified/min per arm, 95% intervals")
         super().show(st)
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         engine = getattr(self.app, "_engine", lambda: None)()  # where `n` works (ExperimentScreen.check_action)
         can_start = engine is not None and not getattr(getattr(self.app, "source", None), "readonly", False)
         return render_experiments(st.experiments.views(st.t), self.palette, width, height, can_start)
@@ -171,7 +172,7 @@ class ExperimentPanel(StateView):
 
 class ExperimentScreen(Screen[None]):
     """The panel on the whole screen; it follows the app's latest snapshot (as `e` does). `n`
-    starts an experiment on the prover this dashboard runs, `s` stops it (c2tui/experiment_start.py)."""
+    starts an experiment on the prover this dashboard runs, `s` stops it (c2tui/widgets/experiment_start.py)."""
 
     BINDINGS = [Binding("x,q,escape", "dismiss", "close"), Binding("n", "new", "new experiment"),
                 Binding("s", "stop", "stop it"), Binding("question_mark", "app.help", "help", key_display="?")]
@@ -180,15 +181,15 @@ class ExperimentScreen(Screen[None]):
         """`n` and `s` where an experiment can start here: a prover this dashboard runs (not a replay)."""
         if action in ("new", "stop"):
             engine = getattr(self.app, "_engine", lambda: None)()
-            return engine is not None and not getattr(self.app.source, "readonly", False)
+            return engine is not None and not getattr(getattr(self.app, "source", None), "readonly", False)
         return True
 
     def action_new(self) -> None:
-        from c2tui.experiment_start import EXAMPLE, control_of
+        from c2tui.widgets.experiment_start import EXAMPLE, control_of
         from c2tui.widgets.filter_prompt import FilterPrompt
 
         ctl = control_of(self.app)
-        if ctl is None or getattr(self.app.source, "readonly", False):
+        if ctl is None or getattr(getattr(self.app, "source", None), "readonly", False):
             self.notify("an experiment starts here only on the prover this dashboard runs; against a --listen "
                         "prover: c2tui experiment --attach ADDRESS --arm ... --arm ...", severity="warning")
         elif ctl.running:
@@ -198,7 +199,7 @@ class ExperimentScreen(Screen[None]):
                                               value=EXAMPLE, placeholder=EXAMPLE), self._begin)
 
     def _begin(self, text: str | None) -> None:
-        from c2tui.experiment_start import BadExperiment, control_of, design_of
+        from c2tui.widgets.experiment_start import BadExperiment, control_of, design_of
 
         ctl = control_of(self.app)
         if not text or ctl is None:

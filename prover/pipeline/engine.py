@@ -58,7 +58,7 @@ from prover.pipeline.workers import Monitor, WorkerPool
 # On a GPU the compute-lock holder gives the GIL up at every launch and stream sync, then waits
 # for it behind the other workers' Python glue: up to the switch interval (5 ms by default) each
 # time. Native 2^22 on the H200 held the compute lock 97% of the run at 50% NVML utilisation.
-# A shorter interval hands the GIL back sooner (the dashboard does the same, c2tui/app.py).
+# A shorter interval hands the GIL back sooner (the dashboard does the same, c2tui/dashboard/app.py).
 GIL_SWITCH_S = 0.0005
 
 __all__ = ["BackendError", "Engine", "Sink", "resolve_backend"]

@@ -148,7 +148,7 @@ class RecordingWriter:
 def _open_locked(path: Path, force: bool) -> int:
     """Open for writing under an exclusive lock; truncate only once the lock is ours, so a
     second writer (with or without force) never damages the first one's file."""
-    # never through a symbolic link, never a device or FIFO (c2tui/outpath.py says the same
+    # never through a symbolic link, never a device or FIFO (c2tui/cli/outpath.py says the same
     # up front; this holds for every caller, and against a swap between check and open)
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | (0 if force else os.O_EXCL)
     try:

@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from c2tui.commands.status import STALE_MIN_S
-from c2tui.exits import GONE
+from c2tui.cli.exits import GONE
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))

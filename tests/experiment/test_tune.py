@@ -134,7 +134,7 @@ def test_a_budget_too_small_for_a_full_confirmation_is_refused_with_the_time_it_
 def test_races_with_holds_too_short_drop_and_adopt_nothing_and_say_why() -> None:
     """A settle shorter than the arms' lag: no race gives a verdict, so no arm is dropped as
     slower and nothing is adopted; the result says why rather than "no setting was faster"."""
-    from c2tui.experiment_view import found_line
+    from c2tui.text.experiment import found_line
 
     fp = FakeProver(lambda k: 150.0 if k["lock_mode"] == "reserved" else 50.0, START, seed=1, regular=True, lag_s=6.0)
     res = _tuner(fp, None, search=("lock_mode",), values={"lock_mode": ["two-lock", "reserved"]}).run()

@@ -5,7 +5,7 @@ import io
 
 from rich.console import Console
 
-from c2tui.experiment_view import print_experiment, print_tune
+from c2tui.text.experiment import print_experiment, print_tune
 from prover.stats.experiment import HoldCount, analyse
 from prover.experiment.tune import Step, TuneResult
 
@@ -70,7 +70,7 @@ def test_a_leader_the_confirmation_did_not_confirm_is_said_exactly_never_no_chan
 def test_piped_tables_keep_every_column_and_never_cut_a_number(monkeypatch) -> None:
     """Piped (not a TTY, no COLUMNS), the tables are 140 wide: nothing cut; squeezed to 50
     columns, a cell folds onto the next line, never ends in an ellipsis."""
-    from c2tui.experiment_view import out_console
+    from c2tui.text.experiment import out_console
 
     monkeypatch.delenv("COLUMNS", raising=False)
     c = out_console()
@@ -90,7 +90,7 @@ def test_finish_says_why_and_exits_3_when_not_finished(capsys) -> None:
 
     import pytest
 
-    from c2tui.experiment_session import Session, finish
+    from c2tui.cli.experiment_session import Session, finish
 
     s = Session()
     with pytest.raises(SystemExit) as ex:

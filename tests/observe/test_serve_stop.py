@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession, WSMsgType, WSServerHandshakeError
 
-from c2tui.webserve import SHUTDOWN_S
+from c2tui.dashboard.webserve import SHUTDOWN_S
 from tests.observe.test_serve_guard import _children
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +73,7 @@ def test_serve_stops_its_tabs_and_their_provers_on_a_stop_signal(sig: int) -> No
 def test_an_address_not_of_this_machine_is_one_line_before_any_banner() -> None:
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     r = CliRunner().invoke(main, ["serve", "--host", "192.0.2.1", "--port", "8123"])  # TEST-NET-1: never ours
     assert r.exit_code == 2, r.output

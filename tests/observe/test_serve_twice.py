@@ -9,8 +9,8 @@ import socket
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
-from c2tui.webserve import GuardedServer
+from c2tui.commands import main
+from c2tui.dashboard.webserve import GuardedServer
 
 
 def test_serve_starts_on_an_open_loop_after_one_was_closed(monkeypatch: pytest.MonkeyPatch) -> None:

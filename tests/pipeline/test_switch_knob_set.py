@@ -9,7 +9,7 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from prover import events as ev
 from prover.config import load_config
 from prover.fold.apply import fold

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input
 
-from c2tui.experiment_start import BadExperiment, design_of
+from c2tui.widgets.experiment_start import BadExperiment, design_of
 from c2tui.widgets.experiment_panel import ExperimentPanel, ExperimentScreen
 from tests.tui.test_controls import make, running, sync, until
 

@@ -17,8 +17,8 @@ import pytest
 from tests.helpers.fleet_synth import fleet_start, fleet_stream
 from tests.helpers.pty_run import run_in_pty
 
-from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.history_view import render_history
 from prover import events as ev
@@ -166,7 +166,7 @@ def test_every_panels_empty_state_is_drawn(tmp_path, tail):
     """A screenshot of a recording that has (almost) nothing: every panel draws its empty state."""
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     head = ['{"kind":"c2tui-recording","schema_version":3}',
             '{"kind":"run_started","t":0,"backend":"sim","simulated":true,"profile":"p","proved_log2":8,'

@@ -105,7 +105,7 @@ def _events(lines: list[str]) -> list:
 @pytest.mark.parametrize("name", ["huge in a host-health list", "NaN in a host-health list", "a cordon of a partition",
                                   "arms and knobs of different lengths", "health of gpu255 in a 2-GPU run"])
 def test_the_renderers_never_assume_the_reader(name: str) -> None:
-    from c2tui.summary_view import render
+    from c2tui.text.summary import render
     from c2tui.widgets.health_panel import host_line
     from c2tui.widgets.common import sparkline
 
@@ -117,7 +117,7 @@ def test_the_renderers_never_assume_the_reader(name: str) -> None:
     events = _events(CASES[name][0])
     st = fold(events)
     Console(file=io.StringIO(), width=140).print(render(summarize(st)))
-    from c2tui.compare_view import CompareView
+    from c2tui.text.compare import CompareView
     from prover.fold.compare import compare
 
     Console(file=io.StringIO(), width=140).print(CompareView(compare([("a", events), ("b", events)])))

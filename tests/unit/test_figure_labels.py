@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import themes
-from c2tui.segment_view import ratio_text
+from c2tui.text.segments import ratio_text
 from c2tui.widgets.rate_text import window_item
 from prover import events as ev
 from prover.fold.apply import fold

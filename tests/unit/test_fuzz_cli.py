@@ -55,7 +55,7 @@ def test_every_subcommand_fails_cleanly_on_bad_input(goods: tuple[Path, bytes, P
 def test_the_fuzz_leaves_the_app_as_it_found_it(goods: tuple[Path, bytes, Path]) -> None:
     """Issue 35: the fuzz replaced DashboardApp.run for the whole test process, so the snapshot
     tests that ran after it in one pytest process failed (CI passed only by file order)."""
-    from c2tui.app import DashboardApp
+    from c2tui.dashboard.app import DashboardApp
     from textual.app import App
 
     proof, rec, base = goods

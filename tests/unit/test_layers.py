@@ -107,3 +107,43 @@ def test_the_statistics_are_a_leaf_and_the_fold_stands_below_the_experiments() -
 
     assert {m for m in imports("stats") if not m.startswith("prover.stats")} == set()
     assert {m for m in imports("fold") if m.startswith("prover.experiment")} == set()
+
+
+# c2tui's rooms, from the top floor down: a room imports only rooms on a floor below its own
+# (issue 43). cli/, sources/ and widgets/ import nothing of c2tui; text/ stands on widgets/
+# (the OOM words) and cli/ (a report's file); the dashboard on sources/, widgets/ and cli/.
+C2TUI_FLOORS = (("__main__",), ("commands",), ("dashboard", "text"), ("cli", "sources", "widgets"))
+
+
+def test_no_import_circle_between_files_in_c2tui() -> None:
+    """No two files of c2tui/ import each other round a loop, TYPE_CHECKING and in-function
+    imports included (the experiment view and the summary view did, before issue 43)."""
+    from tests.helpers.module_graph import circles, room_circles
+
+    assert circles("c2tui") == []
+    assert room_circles("c2tui") == {}
+
+
+def test_c2tui_rooms_import_only_the_floors_below() -> None:
+    """commands -> dashboard, text -> cli, sources, widgets: every import between two rooms of
+    c2tui/ runs down C2TUI_FLOORS, none sideways on one floor or back up, and every room is on
+    a floor (a new room is placed there on purpose)."""
+    from tests.helpers.module_graph import graph
+
+    floor = {room: i for i, rooms in enumerate(C2TUI_FLOORS) for room in rooms}
+
+    def room(module: str) -> str:
+        return module.split(".")[1] if "." in module else ""
+
+    rooms = {room(m) for m in graph("c2tui")} - {""}
+    assert rooms <= set(floor), f"c2tui rooms on no floor of C2TUI_FLOORS: {sorted(rooms - set(floor))}"
+    up = sorted(f"{m} -> {d}" for m, deps in graph("c2tui").items() for d in deps
+                if room(m) and room(d) and room(m) != room(d) and floor[room(d)] <= floor[room(m)])
+    assert up == [], up
+
+
+def test_the_c2tuis_root_holds_at_most_twelve_modules() -> None:
+    """c2tui/ keeps its rooms by job (commands/, dashboard/, text/, sources/, cli/, widgets/);
+    issue 43: 33 flat modules before."""
+    root = sorted(p.name for p in (ROOT / "c2tui").glob("*.py"))
+    assert len(root) <= 12, root

@@ -52,7 +52,7 @@ def test_no_process_global_settings():
 
 
 def test_msm_max_c_has_a_run_option(tmp_path):
-    from c2tui.options import config_from_options
+    from c2tui.cli.options import config_from_options
 
     assert config_from_options(msm_max_c=9).kernels.msm_max_c == 9
     f = tmp_path / "c.toml"

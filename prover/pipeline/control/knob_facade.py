@@ -1,6 +1,7 @@
 """The controllers' convenience methods, defined once: `set_lock_mode(...)` ... `resume()`
 over the one `set(knob, value, source, **where)` each controller face implements (the
-engine's Controller, the fleet's FleetController with `target=`, attach's RemoteController).
+engine's Controller, the fleet's FleetController with `target=`, attach's RemoteController),
+and the `apply(spec, source)` each has, declared here so a caller holding any face may call it.
 """
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from typing import Any
 class KnobFacade:
     def set(self, knob: str, value: Any, source: str = "controller", **where: Any) -> bool:
         raise NotImplementedError  # pragma: no cover - every face has its own
+
+    def apply(self, spec: str, source: str = "switch") -> bool:
+        """A knob set, `submit` or a job action as one change (each face has its own)."""
+        raise NotImplementedError  # pragma: no cover
 
     def set_lock_mode(self, mode: str, source: str = "controller", **where: Any) -> bool:
         return self.set("lock_mode", mode, source, **where)

@@ -3,10 +3,20 @@ and changes nothing on screen by itself; the knob's new value shows when its Mod
 back through the fold. A mixin of DashboardApp, kept apart so the app file holds the layout."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from c2tui.widgets.common import truthy
-from prover import JOB_ACTIONS, KNOBS, parse_target
+from prover import JOB_ACTIONS, KNOBS, DashboardState, parse_target
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from c2tui.sources.live import Source
+    from c2tui.widgets.row_actions import RowAction
+
+    _App = App[None]  # a mixin of DashboardApp: the type checker reads it as the app it is
+else:
+    _App = object
 
 
 def words(name: str) -> str:
@@ -44,11 +54,11 @@ def prompt_spec(text: str) -> tuple[str, str]:
         raise ValueError(f"{text.strip()!r}: type a job action ({JOB_FORMS}) or a knob set ({SET_FORM})") from exc
 
 
-class LiveControls:
+class LiveControls(_App):
     """The actions behind the live keys (prover.knobs' table, submit, job actions)."""
 
-    state: Any
-    source: Any
+    state: DashboardState | None
+    source: Source
     errors: list[str]
 
     def _knob(self, name: str, default: str = "") -> str:
@@ -134,31 +144,34 @@ class LiveControls:
             if spec:
                 self._control("apply", spec, what=what)
 
-        from c2tui.row_actions import prompt_forms
+        from c2tui.widgets.row_actions import prompt_forms
 
         forms = prompt_forms(self.state) or JOB_FORMS  # what exists now (a row action: Tab, ↑ ↓, c x r o)
         self.push_screen(FilterPrompt(f"job action, or knob set like {SET_FORM} (recorded as key)", "", forms), done)
 
     def row_action(self, part: str, key: str) -> None:
-        """A row action on a selected partition (c2tui/row_actions.py): asks, naming what it will
+        """A row action on a selected partition (c2tui/widgets/row_actions.py): asks, naming what it will
         do, then goes through the controller as the prompt does; nothing that does not exist now."""
-        from c2tui.row_actions import row_action
+        from c2tui.widgets.row_actions import row_action
 
-        self._confirm(row_action(self.state, part, key))
+        if self.state is not None:  # a row is selected only on a drawn state
+            self._confirm(row_action(self.state, part, key))
 
     def sector_action(self, sector: int, key: str) -> None:
         """A row action on a selected sector row: `c` / `x` cancel it; `r` `o` say why not."""
-        from c2tui.row_actions import sector_action
+        from c2tui.widgets.row_actions import sector_action
 
-        self._confirm(sector_action(self.state, sector, key))
+        if self.state is not None:  # a row is selected only on a drawn state
+            self._confirm(sector_action(self.state, sector, key))
 
     def gpu_action(self, gpu: int) -> None:
         """`o` on a selected GPU (its panel focused, or its overview line): cordon / uncordon it."""
-        from c2tui.row_actions import gpu_action
+        from c2tui.widgets.row_actions import gpu_action
 
-        self._confirm(gpu_action(self.state, gpu))
+        if self.state is not None:  # a row is selected only on a drawn state
+            self._confirm(gpu_action(self.state, gpu))
 
-    def _confirm(self, got: Any) -> None:
+    def _confirm(self, got: RowAction | str) -> None:
         """A RowAction: ask (ConfirmAction), `y` sends it; a sentence: why there is none, said."""
         from c2tui.widgets.confirm_action import ConfirmAction
 

@@ -10,19 +10,25 @@ a knob's new value only when the ModeChange event it causes comes back through t
 from __future__ import annotations
 
 import sys
+from functools import partial
 from typing import Any
 
 from textual.app import App, ComposeResult
 from textual import events
 from textual.binding import Binding
-from textual.css.scalar import Scalar, Unit
+from textual.css.scalar import Scalar
 from textual.css.query import NoMatches
 from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
 
 import themes
-from c2tui import layout, stop_signals
-from c2tui.live_controls import LiveControls
-from c2tui.sources import ReplaySource, Source
+from c2tui.dashboard import layout
+from c2tui.cli import stop_signals
+from c2tui.dashboard.live_controls import LiveControls
+from c2tui.dashboard.quitting import Quitting
+from c2tui.sources.live import Source
+from c2tui.sources.replay import ReplaySource
+from c2tui.widgets.common import StateView
 from c2tui.widgets.event_log import EventLog
 from c2tui.widgets.events_screen import EventsScreen
 from c2tui.widgets.experiment_panel import ExperimentScreen
@@ -39,9 +45,9 @@ from c2tui.widgets.health_panel import HealthPanel
 from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.help_screen import HelpScreen
 from c2tui.widgets.partition_table import PartitionTable
-from c2tui.widgets.quit_dialog import DRAIN, NOW, QuitDialog, in_flight, record_abandoned
 from c2tui.widgets.replay_bar import ReplayBar
 from prover import KNOBS
+from prover import DashboardState
 
 SWITCH_INTERVAL = 0.001  # seconds; see on_mount
 # live controls: the knobs' keys (prover.knobs), then submitting a sector; each goes to the Controller
@@ -80,7 +86,14 @@ def set_display(w: Any, on: bool) -> None:
         w.display = on
 
 
-class DashboardApp(LiveControls, App[None]):
+class DashboardScreen(Screen[None]):
+    """The dashboard's screen: the GPU panels' box takes the focus first, as before the overview
+    and the panels took focus (a modal screen keeps the app's: its first focusable)."""
+
+    AUTO_FOCUS = "#gpus"
+
+
+class DashboardApp(LiveControls, Quitting, App[None]):
     TITLE = "c2tui"
     CSS = themes.stylesheet()
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]
@@ -113,7 +126,7 @@ class DashboardApp(LiveControls, App[None]):
     ]
 
     def __init__(self, source: Source, theme: str = "dark", fps: float = 10.0, prefs: Any = None) -> None:
-        """`prefs` (c2tui/prefs.py): the saved layout, and where `t` and `h` are remembered (None: nowhere)."""
+        """`prefs` (c2tui/dashboard/prefs.py): the saved layout, and where `t` and `h` are remembered (None: nowhere)."""
         super().__init__()
         self.prefs = prefs
         self.source = source
@@ -139,23 +152,9 @@ class DashboardApp(LiveControls, App[None]):
         self._panels: list[GpuPanel] = []  # the GPU panels mounted, in order (_sync_panels)
         self._mounts = 0
 
-    @property
-    def crashed(self) -> bool:
-        """The app stopped on an exception of its own (Textual printed it): never a clean exit,
-        the command says so and exits 3 (before issue 35 a crashed dashboard exited 0)."""
-        return self.return_code not in (None, 0)
-
-    def exit_code(self) -> int:
-        """3 when interrupted (Ctrl-C, quit now) or crashed, else 0 (docs/exit-codes.md)."""
-        if self.crashed:
-            print("error: the dashboard stopped on an internal error (above)", file=sys.stderr)
-        return 3 if self.interrupted or self.crashed else 0
-
     # --- layout -------------------------------------------------------------------------
-    def get_default_screen(self) -> Any:
-        screen = super().get_default_screen()
-        screen.AUTO_FOCUS = "#gpus"  # the GPU panels' box, as before the overview and panels took focus
-        return screen
+    def get_default_screen(self) -> Screen:
+        return DashboardScreen(id="_default")  # as App's, focusing the GPU panels' box first
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
@@ -213,7 +212,7 @@ class DashboardApp(LiveControls, App[None]):
     def _remember(self, **changes: Any) -> None:
         """Keep a preference for the next session (run only: a snapshot or a test passes none)."""
         if self.prefs is not None and any(getattr(self.prefs, k) != v for k, v in changes.items()):
-            from c2tui import prefs
+            from c2tui.dashboard import prefs
 
             self.prefs = self.prefs.model_copy(update=changes)
             prefs.save(self.prefs)
@@ -241,7 +240,7 @@ class DashboardApp(LiveControls, App[None]):
         if self.state is not None:
             self.draw(self.state)
 
-    def draw(self, st) -> None:
+    def draw(self, st: DashboardState) -> None:
         self.state = st
         self.frames += 1
         self.query_one(HeaderBar).show(st)
@@ -255,7 +254,7 @@ class DashboardApp(LiveControls, App[None]):
         self.query_one(HistoryView).show(st)
         self.query_one(SegmentPanel).show(st)
         self.query_one(GpuOverview).show(st)
-        for w in self.query(".ops"):  # host RAM, start-up, queues by class
+        for w in self.query(".ops").results(StateView):  # host RAM, start-up, queues by class, health
             w.show(st)
         self.query_one(PartitionTable).show(st)
         self.query_one(EventLog).show(st)
@@ -286,19 +285,20 @@ class DashboardApp(LiveControls, App[None]):
         self._panels = panels
         return panels
 
-    def arrange(self, st, panels: list[GpuPanel]) -> None:
-        """Share the screen (c2tui/layout.py): every panel's height from one plan."""
+    def arrange(self, st: DashboardState, panels: list[GpuPanel]) -> None:
+        """Share the screen (c2tui/dashboard/layout.py): every panel's height from one plan."""
         lanes = max((len(lane_workers(st.gpus[p.gpu])) for p in panels if p.gpu in st.gpus), default=1)
         used = self.query_one(HeaderBar).wanted_height(st) + (1 if self.replay else 0) + 1  # + footer
-        used += sum(w.wanted_height(st) for w in self.query(".ops"))  # host RAM, start-up, queues
-        args = dict(ngpu=len(panels), lanes=lanes, segments=len(st.segments), history_first=self.history_first)
-        pl = layout.plan(self.size.width, self.size.height - used, **args)
+        used += sum(w.wanted_height(st) or 0 for w in self.query(".ops").results(StateView))  # host RAM, start-up, queues
+        plan = partial(layout.plan, ngpu=len(panels), lanes=lanes, segments=len(st.segments),
+                       history_first=self.history_first)
+        pl = plan(self.size.width, self.size.height - used)
         # the panels scroll, or a fleet has GPUs without a panel: the overview's lines (its
         # wanted height: a line per GPU or per host, c2tui/widgets/gpu_overview.py) come out of the same height
         overflow = -(-len(panels) // pl.gpu_cols) * pl.panel_h > pl.gpus_h or len(st.gpus) > len(panels)
         ov = self.query_one(GpuOverview)
         if overflow:
-            pl = layout.plan(self.size.width, self.size.height - used - ov.wanted_height(st), **args)
+            pl = plan(self.size.width, self.size.height - used - ov.wanted_height(st))
         if overflow and not ov.overflow:  # where the panels are is known after the layout
             self.call_after_refresh(ov.follow)
         ov.overflow = overflow
@@ -306,8 +306,8 @@ class DashboardApp(LiveControls, App[None]):
         set_style(self.query_one("#top"), layout="horizontal" if pl.wide else "vertical", height=pl.top_h)
         box = self.query_one("#gpus")
         set_style(box, height=pl.gpus_h, grid_size_columns=pl.gpu_cols)
-        if box.styles.grid_rows != (rows := (Scalar(pl.panel_h, Unit.CELLS, Unit.CELLS),)):
-            box.styles.grid_rows = rows  # "auto" rows keep a panel's first height
+        if box.styles.grid_rows != (Scalar.from_number(pl.panel_h),):
+            box.styles.grid_rows = [pl.panel_h]  # in cells: "auto" rows keep a panel's first height
         hist = self.query_one(HistoryView)
         set_display(hist, pl.history_h > 0)
         set_style(hist, height=max(1, pl.history_h), width=pl.history_w if pl.wide else "1fr")
@@ -398,53 +398,5 @@ class DashboardApp(LiveControls, App[None]):
             kernels = self.state.config.get("kernels") if self.state is not None else None
             self.push_screen(HelpScreen(self.replay, kernels if isinstance(kernels, dict) else None))
 
-    # --- quitting: never drop in-flight work without asking (or, on Ctrl-C, without a record) --
-    def _engine(self) -> Any:
-        engine = getattr(self.source, "engine", None)  # None: replay, or attached (q detaches)
-        return None if engine is None or engine.finished else engine
-
-    async def action_quit(self) -> None:
-        engine = self._engine()
-        if self.quit_how == "draining":  # q again while draining: quit now
-            self.action_quit_now()
-            return
-        parts = in_flight(self.source.snapshot()[1]) if engine is not None else []
-        if not parts:
-            self.exit()
-        elif not isinstance(self.screen, QuitDialog):
-            self.push_screen(QuitDialog([p.part for p in parts]), self._quit_choice)
-
-    def _quit_choice(self, choice: str | None) -> None:
-        engine = self._engine()
-        if choice == DRAIN and engine is None:  # it finished while the dialog was up
-            self.exit()
-        elif choice == NOW:
-            self.action_quit_now()
-        elif choice == DRAIN:
-            self.quit_how = "draining"
-            self.notify("draining: in-flight partitions finish, then c2tui quits (q again: quit now)")
-
-            def drain() -> None:
-                done = engine.drain(timeout=self.drain_timeout)
-                self.quit_how = "drained" if done else f"drain timed out after {self.drain_timeout:g}s"
-                self.interrupted = not done
-                self.call_from_thread(self.exit)
-
-            self.run_worker(drain, thread=True, group="quit", name="drain")
-
-    def action_detach(self) -> None:
-        """Attached: leave; the prover and its other clients go on."""
-        self.exit()
-
     def action_partitions(self, action: str) -> None:
         getattr(self.query_one(PartitionTable), f"action_{action}")()
-
-    def action_quit_now(self) -> None:
-        """Ctrl-C, or quit now from the dialog: in-flight work is abandoned (recorded as such)
-        and the command exits 3, as for Ctrl-C of any command (docs/exit-codes.md)."""
-        self.interrupted = True
-        engine = self._engine()
-        if engine is not None:
-            n = record_abandoned(engine, self.source.snapshot()[1], "quit now")
-            self.quit_how = f"quit now ({n} in-flight partition(s) abandoned)" if n else "quit"
-        self.exit()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from prover import DashboardState
 
 KEYS = {"c": "cancel the selected partition, or the selected sector row", "x": "cancel its sector",
         "r": "requeue the selected partition", "o": "cordon / uncordon its GPU"}
@@ -47,7 +48,7 @@ def _live(p: Any) -> bool:
     return p.done_t is None
 
 
-def row_action(st: Any, part: str, key: str) -> RowAction | str:
+def row_action(st: DashboardState, part: str, key: str) -> RowAction | str:
     """The action `key` means on partition `part` now, or why there is none (a sentence)."""
     p = st.partitions.get(part)
     what = {"c": "cancel", "x": "cancel_sector", "r": "requeue", "o": "cordon"}.get(key)
@@ -72,12 +73,12 @@ def row_action(st: Any, part: str, key: str) -> RowAction | str:
     return gpu_action(st, p.gpu)
 
 
-def _unfinished(st: Any, sector: int) -> list[str]:
+def _unfinished(st: DashboardState, sector: int) -> list[str]:
     return sorted((q.part for q in st.partitions.values() if q.sector == sector and _live(q)),
                   key=lambda n: st.partitions[n].index)
 
 
-def _cancel_sector(st: Any, sector: int) -> RowAction | str:
+def _cancel_sector(st: DashboardState, sector: int) -> RowAction | str:
     left = _unfinished(st, sector) if sector >= 0 else []
     if not left:
         return f"sector s{sector} is finished: nothing left to cancel"
@@ -85,7 +86,7 @@ def _cancel_sector(st: Any, sector: int) -> RowAction | str:
                                           f"({', '.join(left[:6])}{' …' if len(left) > 6 else ''})")
 
 
-def sector_action(st: Any, sector: int, key: str) -> RowAction | str:
+def sector_action(st: DashboardState, sector: int, key: str) -> RowAction | str:
     """The action `key` means on sector row `sector` now (`c` or `x`: cancel it), or why there
     is none: requeue and cordon act on a partition or a GPU, not on a sector."""
     if key in ("c", "x"):
@@ -97,7 +98,7 @@ def sector_action(st: Any, sector: int, key: str) -> RowAction | str:
     return f"s{sector}: no such sector action"
 
 
-def gpu_action(st: Any, g: int) -> RowAction | str:
+def gpu_action(st: DashboardState, g: int) -> RowAction | str:
     """Cordon GPU `g` (uncordon a cordoned one); cordoning the last GPU taking work warns."""
     if g not in st.gpus:
         return f"gpu{g}: no such GPU on screen now"
@@ -110,7 +111,7 @@ def gpu_action(st: Any, g: int) -> RowAction | str:
                      warn)
 
 
-def prompt_forms(st: Any) -> str:
+def prompt_forms(st: DashboardState | None) -> str:
     """The job prompt's examples from what exists now (a live partition, its sector, the GPUs
     that can be cordoned or uncordoned); the fixed forms where the run has none yet."""
     forms: list[str] = []

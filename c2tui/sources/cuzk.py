@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from c2tui.sources import LiveSource
+from c2tui.sources.live import LiveSource
 
 
 class CuzkController:

@@ -19,8 +19,8 @@ from textual.containers import Horizontal, Vertical
 from textual.css.scalar import Scalar, Unit
 
 import themes
-from c2tui.sources import SPEEDS, ReplaySource
-from c2tui.layout import history_want
+from c2tui.sources.replay import SPEEDS, ReplaySource
+from c2tui.dashboard.layout import history_want
 from c2tui.widgets.common import Line, StateView, flow
 from c2tui.widgets.event_log import EventLog
 from c2tui.widgets.gpu_panel import GpuPanel
@@ -30,6 +30,7 @@ from c2tui.widgets.key_footer import KeyFooter
 from c2tui.widgets.replay_bar import ReplayBar
 from c2tui.widgets.segment_panel import SegmentPanel
 from c2tui.widgets.timeline import lane_workers
+from prover import DashboardState
 
 MAX_PANELS = 2  # GPU panels per column; more GPUs show in the column's history rows
 
@@ -83,16 +84,16 @@ class RunHeader(StateView):
         super().__init__(**kw)
         self.label, self.shift = label, offset
 
-    def _items(self, st) -> list[Line]:
+    def _items(self, st: DashboardState) -> list[Line]:
         pal = self.palette
         here = Line.assemble((self.label, "bold " + pal["info"]), (f" at {fmt_t(st.t)} (aligned +{self.shift:.1f}s)", pal["dim"]))
         return [here, *header_items(st, pal)]
 
-    def wanted_height(self, st) -> int:
+    def wanted_height(self, st: DashboardState) -> int:
         width = self.content_size.width or 40
         return len(flow(self._items(st), width))
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         return flow(self._items(st), width)
 
 
@@ -122,7 +123,7 @@ class RunColumn(Vertical):
         log.can_focus = False  # one clock's keys in the footer, not a column's log keys
         yield log
 
-    def show(self, st, height: int) -> None:
+    def show(self, st: DashboardState, height: int) -> None:
         head = self.query_one(RunHeader)
         head.show(st)
         panels = list(self.query(GpuPanel))
@@ -190,7 +191,7 @@ class CompareApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._on_theme_changed)
         self.set_interval(1.0 / self.fps, self.tick)
         self.call_after_refresh(self.draw)
-        from c2tui import stop_signals
+        from c2tui.cli import stop_signals
 
         stop_signals.on_loop(self.action_quit_now)  # SIGINT, SIGTERM, SIGHUP: as Ctrl-C
 

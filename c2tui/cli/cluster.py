@@ -9,6 +9,8 @@ from typing import Any, Callable, TypeVar
 
 import click
 
+from prover import EngineHandle, RunConfig
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -19,15 +21,15 @@ def cluster_option(func: F) -> F:
              "running Ray cluster; one host engine per node (needs pip install 'c2tui[fleet]')")(func)
 
 
-def make_engine(cfg: Any, cluster: str | None) -> Any:
+def make_engine(cfg: RunConfig, cluster: str | None) -> EngineHandle:
     """The one-host Engine, or a FleetEngine over the cluster; click errors for bad input."""
     from prover import BackendError, ConfigError, Engine
 
     if cluster is None:
         try:
             return Engine(cfg)
-        except BackendError as exc:  # the run cannot start here: exit 3 (c2tui/exits.py)
-            from c2tui.exits import RUN, fail
+        except BackendError as exc:  # the run cannot start here: exit 3 (c2tui/cli/exits.py)
+            from c2tui.cli.exits import RUN, fail
 
             fail(str(exc), RUN)
         except ConfigError as exc:  # a setting this host cannot have (class_gpus naming a GPU it lacks): 2
@@ -43,6 +45,6 @@ def make_engine(cfg: Any, cluster: str | None) -> Any:
     try:
         return FleetEngine(cfg, cluster)
     except ClusterError as exc:
-        from c2tui.exits import RUN, fail
+        from c2tui.cli.exits import RUN, fail
 
         fail(str(exc), RUN)  # the cluster could not start: the run cannot start (3)

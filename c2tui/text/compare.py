@@ -8,9 +8,9 @@ from typing import Any, Callable
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
 
-from c2tui.experiment_view import experiment_parts
-from c2tui.fit_table import fit_tables
-from c2tui.segment_view import segment_tables
+from c2tui.text.experiment import experiment_parts
+from c2tui.text.fit_table import fit_tables
+from c2tui.text.segments import segment_tables
 from prover import Comparison, ComparedRun
 from prover import on_off
 from prover import Summary

@@ -34,7 +34,7 @@ def report_text(sm: Any) -> str:
 
     from rich.console import Console
 
-    from c2tui.summary_view import render
+    from c2tui.text.summary import render
 
     buf = io.StringIO()
     Console(file=buf, width=140, color_system=None, force_terminal=False).print(render(sm))
@@ -42,7 +42,7 @@ def report_text(sm: Any) -> str:
 
 
 def write_report(sm: Any, path: Path, force: bool) -> None:
-    """Written whole or not at all (c2tui/outpath.py; a failure is one line, exit 3)."""
-    from c2tui import outpath
+    """Written whole or not at all (c2tui/cli/outpath.py; a failure is one line, exit 3)."""
+    from c2tui.cli import outpath
 
     outpath.write_whole(path, report_text(sm).encode("utf-8"), force=force)

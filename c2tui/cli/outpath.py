@@ -16,10 +16,11 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO, Callable, cast
 
 import click
 
-from c2tui.exits import RUN, fail
+from c2tui.cli.exits import RUN, fail
 
 _KINDS = ((stat.S_ISDIR, "is a directory"), (stat.S_ISCHR, "is a device node, not a file"),
           (stat.S_ISBLK, "is a device node, not a file"), (stat.S_ISFIFO, "is a FIFO, not a file"),
@@ -66,6 +67,14 @@ def check(path: Path, what: str, *, force: bool = False) -> Path:
     if why is not None:
         raise click.BadParameter(why, param_hint=what)
     return path
+
+
+def write_stdout(data: bytes) -> None:
+    """'-': the bytes to stdout's binary stream as click finds it (a pipe, a CliRunner's, a
+    closed stdout's stand-in, whose write fails in one line). click 8.2 declares
+    get_binary_stream through its module's __getattr__, untyped: typed here, once."""
+    stream = cast(Callable[[str], BinaryIO], getattr(click, "get_binary_stream"))("stdout")
+    stream.write(data)
 
 
 def write_whole(path: Path, data: bytes, *, force: bool = False) -> None:

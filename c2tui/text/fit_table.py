@@ -3,13 +3,17 @@
 Rich shrinks a table that is too wide by wrapping cells ("verifie…", "139.8" / "GiB" on two
 rows when piped). Here a table's columns are instead spread over as many tables as the width
 needs, each repeating the key column(s), with every cell no_wrap: the same numbers, a
-narrower layout. Widths are known exactly because every cell is plain text.
+narrower layout. Widths are known exactly because every cell is plain text. The console they
+print on has the terminal's width, else COLUMNS, else 140 (summary_console).
 """
 from __future__ import annotations
 
-from typing import Sequence
+import os
+import sys
+from typing import Any, Sequence
 
 from rich.cells import cell_len
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -54,3 +58,10 @@ def fit_tables(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]
             t.add_row(*(Text(r[i]) for i in cols), style="bold" if bold_last and k == len(rows) - 1 else None)
         out.append(t)
     return out
+
+
+def summary_console(**kw: Any) -> Console:
+    """The console summaries print on: the terminal's width on a TTY, else COLUMNS when set,
+    else 140 (logs, pipes). The tables fold to that width (summary, compare, experiment)."""
+    cols = os.environ.get("COLUMNS", "")
+    return Console(width=None if sys.stdout.isatty() or cols.isdigit() else 140, **kw)

@@ -16,9 +16,10 @@ from typing import Any, Callable, TypeVar
 
 import click
 
-from c2tui import outpath, stop_signals
-from c2tui.exits import INVALID, RUN, USAGE, OutPath, fail
-from c2tui.options import run_option_names
+from c2tui.cli import outpath, stop_signals
+from c2tui.cli.exits import INVALID, RUN, USAGE, OutPath, fail
+from c2tui.cli.options import run_option_names
+from prover import EngineHandle
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,7 +59,7 @@ class Failures:
 class Session:
     def __init__(self) -> None:
         self.link: Any = None
-        self.engine: Any = None
+        self.engine: EngineHandle | None = None
         self.client: Any = None
         self.writer: Any = None
         self.filled: dict[str, Any] = {}  # what the sim defaults filled in
@@ -87,8 +88,8 @@ class Session:
 
     def _embedded(self, kwargs: dict[str, Any], out: Path | None, force: bool) -> None:
         from prover import ConfigError, RecordingHeader, experiment
-        from c2tui.cluster import make_engine
-        from c2tui.options import config_from_options
+        from c2tui.cli.cluster import make_engine
+        from c2tui.cli.options import config_from_options
 
         try:
             cfg = config_from_options(**kwargs)

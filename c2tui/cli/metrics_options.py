@@ -15,7 +15,8 @@ from typing import Any, Callable, TypeVar
 
 import click
 
-from c2tui.options import FiniteRange
+from c2tui.cli.options import FiniteRange
+from prover import EngineHandle
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +43,7 @@ def metrics_options(func: F) -> F:
     return func
 
 
-def start_metrics(engine: Any, port: int | None, addr: str) -> Any:
+def start_metrics(engine: EngineHandle, port: int | None, addr: str) -> Any:
     """Attach an exporter to the engine and serve it; None when no port was given."""
     if port is None:
         return None
@@ -52,7 +53,7 @@ def start_metrics(engine: Any, port: int | None, addr: str) -> Any:
     try:
         bound = exp.start(port, addr)
     except OSError as exc:
-        from c2tui.exits import USAGE, fail
+        from c2tui.cli.exits import USAGE, fail
 
         fail(f"--metrics-port: {exc}", USAGE)  # a busy or forbidden port is a bad option (2)
     engine.add_sink(exp.sink)

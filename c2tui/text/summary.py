@@ -4,16 +4,14 @@ width (the terminal, COLUMNS, or 140 when piped): where a table is too wide its 
 split over several tables, each repeating the key column, so no value is ever wrapped."""
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
 
-from c2tui.fit_table import fit_tables
-from c2tui.experiment_view import experiment_parts
-from c2tui.segment_view import segment_tables
+from c2tui.text.fit_table import fit_tables, summary_console
+from c2tui.text.experiment import experiment_parts
+from c2tui.text.segments import segment_tables
 from c2tui.widgets.alerts import oom_words
 
 from prover import KNOBS, Phase, Summary, on_off
@@ -132,13 +130,6 @@ def verdict(sm: Summary) -> tuple[str, str]:
     return "no proofs made", "yellow"
 
 
-def summary_console(**kw: Any) -> Console:
-    """The console summaries print on: the terminal's width on a TTY, else COLUMNS when set,
-    else 140 (logs, pipes). The tables fold to that width (SummaryView)."""
-    cols = os.environ.get("COLUMNS", "")
-    return Console(width=None if sys.stdout.isatty() or cols.isdigit() else 140, **kw)
-
-
 def print_summary(sm: Summary) -> None:
     summary_console().print(render(sm))
 
@@ -227,7 +218,7 @@ def build(sm: Summary, width: int) -> list[Any]:
                         *fit_tables("per phase (wall time)", ["phase", "count", "mean", "max", "total", "failed"], prows,
                                     width, left={0}),
                         *segment_tables(sm.segments, width)]
-    parts += experiment_parts(sm.experiments)  # the arms of any experiment the run held (c2tui/experiment_view.py)
+    parts += experiment_parts(sm.experiments)  # the arms of any experiment the run held (c2tui/text/experiment.py)
     if sm.errors:
         parts.append(Text("errors:\n" + "\n".join(f"  {e}" for e in sm.errors), style="red"))
     return parts

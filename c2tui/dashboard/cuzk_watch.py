@@ -1,4 +1,4 @@
-"""`c2tui attach --cuzk ADDR`: open the dashboard on a cuzk daemon (c2tui/cuzk_source.py)."""
+"""`c2tui attach --cuzk ADDR`: open the dashboard on a cuzk daemon (c2tui/sources/cuzk.py)."""
 from __future__ import annotations
 
 import sys
@@ -12,9 +12,10 @@ def watch_cuzk(address: str, status_url: str | None, steer: bool, record: str | 
                token_file: str | None, theme: str | None, fps: float) -> None:
     import grpc
 
-    from c2tui import outpath, prefs
-    from c2tui.cuzk_source import CuzkSource
-    from c2tui.options import check_screen
+    from c2tui.cli import outpath
+    from c2tui.dashboard import prefs
+    from c2tui.sources.cuzk import CuzkSource
+    from c2tui.cli.options import check_screen
     from prover import AttachError, RecordingError, RecordingHeader, RecordingWriter
     from prover import read_token
 
@@ -40,7 +41,7 @@ def watch_cuzk(address: str, status_url: str | None, steer: bool, record: str | 
         source.stop()
         click.echo(f"c2tui attach: no cuzk daemon at {address}: {exc.code().name}: {exc.details()}", err=True)
         sys.exit(2)
-    from c2tui.app import DashboardApp
+    from c2tui.dashboard.app import DashboardApp
 
     app = DashboardApp(source, theme=theme, fps=fps, prefs=saved)
     app.run()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 import click
+from prover import EngineHandle
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,7 +26,7 @@ def listen_options(func: F) -> F:
                              "or tcp://127.0.0.1:PORT with a token)")(func)
 
 
-def start_listening(engine: Any, listen: str | None, token_file: str | None, header: dict | None = None,
+def start_listening(engine: EngineHandle, listen: str | None, token_file: str | None, header: dict | None = None,
                     readonly_token_file: str | None = None) -> Any:
     """An AttachServer serving `engine` at `listen` (None: no server). Bad or busy address -> exit 2."""
     if listen is None:

@@ -32,7 +32,7 @@ class EventStore(Sequence[ev.Event]):
         self.times = array("d")  # each event's t, for seeking (bisect) without parsing
         self._chunks: list[bytes] = []  # zlib of CHUNK lines joined by b"\n"
         self._open: list[bytes] = []  # the lines of the chunk being filled
-        self._cached = (-1, [])  # (chunk index, its lines) of the last chunk read
+        self._cached: tuple[int, list[bytes]] = (-1, [])  # (chunk index, its lines) of the last chunk read
         self.stored_bytes = 0  # compressed bytes held (the store's cost besides `times`)
 
     # --- filling (the reader's `lines` callback) -----------------------------------------------

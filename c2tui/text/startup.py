@@ -10,9 +10,10 @@ from rich.console import Group
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
+from prover import DashboardState
 
 
-def startup_table(s: Any, el: float) -> Group:
+def startup_table(s: DashboardState, el: float) -> Group:
     t = Table.grid(padding=(0, 1))
     for name, step in s.startup.steps.items():
         running = step.t1 is None
@@ -24,7 +25,7 @@ def startup_table(s: Any, el: float) -> Group:
     return Group(Text(f"{el:6.1f}s start-up", style="bold"), t)
 
 
-def key_loads(s: Any) -> tuple:
+def key_loads(s: DashboardState) -> tuple:
     """Text parts for the progress line: each key loading (its share and what it does) and
     the partitions waiting for a key."""
     parts: list = []

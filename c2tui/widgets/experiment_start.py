@@ -17,6 +17,7 @@ import threading
 from typing import Any
 
 from pydantic import ValidationError
+from prover import EngineHandle
 
 EXAMPLE = "--arm lock_mode=two-lock,mem_sync=stream --arm lock_mode=reserved --cycles 4 --hold auto --precision 0.2"
 SETTLE_GIVEN_HOLD = 5.0  # --settle with --hold S and no --settle (the command's)
@@ -69,7 +70,7 @@ def _hold(text: str) -> float | None:
 class DashboardExperiment:
     """At most one experiment at a time on one engine; `outcome` says how the last one ended."""
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: EngineHandle) -> None:
         self.engine = engine
         self.stop = threading.Event()
         self.thread: threading.Thread | None = None

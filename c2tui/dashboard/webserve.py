@@ -218,8 +218,11 @@ class GuardedServer(Server):
             return web.Response(status=503, text=f"c2tui serve: all {self.max_provers} dashboard(s) are in use")
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=1 << 16)
         width, height = clamp_size(request.query.get("width", "80"), request.query.get("height", "24"))
+        async def close() -> None:  # the service awaits a close that returns nothing (aiohttp's says if it closed)
+            await websocket.close()
+
         service = GuardedAppService(self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
-                                    close=websocket.close, download_manager=self.download_manager, debug=self.debug)
+                                    close=close, download_manager=self.download_manager, debug=self.debug)
         self.active.add(service)
         self.tabs[websocket] = service
         try:

@@ -173,7 +173,7 @@ def config_from_options(**kwargs: Any) -> Any:
     if cfg.cache_dir is not None:  # every command that runs a prover: `run --cache-dir /dev/null` was taken
         from pathlib import Path
 
-        from c2tui.exits import writable_dir
+        from c2tui.cli.exits import writable_dir
 
         writable_dir(Path(cfg.cache_dir), "--cache-dir")
     return cfg

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich.table import Table
+from rich.text import Text
 
-from c2tui.fit_table import fit_tables
+from c2tui.text.fit_table import fit_tables
 from c2tui.widgets.alerts import oom_words
 from prover import on_off
 from prover import SegmentSummary
@@ -68,7 +69,7 @@ def segment_row(s: SegmentSummary, knobs: Sequence[str], origin: float | None = 
 
 
 def segment_tables(segs: Sequence[SegmentSummary], width: int, title: str | None = None,
-                   origin: float | None = None) -> list[Table]:
+                   origin: float | None = None) -> list[Table | Text]:
     """The segments, split over tables if the width needs it; nothing for a run without any."""
     if not segs:
         return []

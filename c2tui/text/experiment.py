@@ -12,6 +12,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from c2tui.text.fit_table import summary_console
+
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no difference detected": "yellow",
                  "too few cycles": "yellow", "no verdict": "yellow", "baseline": "dim", "not confirmed": "yellow"}
 
@@ -48,8 +50,6 @@ def legend(result: Any) -> list[str]:
 
 def out_console() -> Console:
     """The terminal's width on a TTY, else COLUMNS, else 140 (a pipe, a log): as summaries."""
-    from c2tui.summary_view import summary_console
-
     return summary_console()
 
 

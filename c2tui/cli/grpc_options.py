@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 import click
+from prover import EngineHandle
 
 F = TypeVar("F", bound=Callable[..., Any])
 KEYS = ("grpc", "grpc_token_file", "grpc_readonly_token_file", "grpc_no_token", "grpc_readonly",
@@ -53,7 +54,7 @@ def _host_port(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def start_grpc(engine: Any, kwargs: dict) -> Any:
+def start_grpc(engine: EngineHandle, kwargs: dict) -> Any:
     """The cuzk server for `engine` (before engine.start()), from the options popped off kwargs."""
     o = {k: kwargs.pop(k, None) for k in KEYS}
     if o["grpc"] is None and o["status_listen"] is None:
