@@ -6,7 +6,9 @@
 #    kernel through z's packed form bit-equal to the host products, a native 2^22 engine run with
 #    a/b/c made on the GPU under every discipline, the staged NTT-H over the kernel's a, b, c
 #    ($OUT/smoke.txt). 240 s at most.
-# 2. host27: benchmarks/gpu_host27.py at 2^27 with the time left (both arms where the smoke
+# 2. host27: benchmarks/gpu_host27.py at 2^27 until CALL_S (480 s: the session's 30 device minutes
+#    also hold gpu_experiment27.sh and the GPU suite) from the start (both arms, the host one where
+#    time is left, where the smoke
 #    passed; the host arm alone where it failed: abc gpu would only fail its proofs).
 set -uo pipefail
 OUT=${OUT:?set OUT}
@@ -21,7 +23,7 @@ smoke=$?
 tail -25 "$OUT/smoke.txt"
 echo "smoke rc $smoke after $(( $(date +%s) - start )) s"
 arms=gpu,host; [ "$smoke" -eq 0 ] || arms=host
-left=$(( ${CALL_S:-585} - ($(date +%s) - start) ))
+left=$(( ${CALL_S:-480} - ($(date +%s) - start) ))
 echo "host27: arms $arms, budget $left s"
 python3 benchmarks/gpu_host27.py --out-dir "$OUT/h27" --arms "$arms" --budget-s "$(( left - 15 ))" \
   --seconds "${GPU_SECONDS:-170}" --host-seconds "${HOST_SECONDS:-70}" 2>&1 | tee "$OUT/host27.txt" | tail -60
