@@ -65,7 +65,7 @@ class AttachClient:
     def connect(self, timeout: float = 5.0) -> wire.Welcome:
         a = self.address
         try:
-            if a.tcp:
+            if a.path is None:  # Address.tcp, spelled out so the Unix branch has its path as a str
                 s = socket.create_connection((a.host, a.port), timeout=timeout)
             else:
                 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

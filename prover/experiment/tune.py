@@ -29,7 +29,7 @@ import math
 import random
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, Field
 
@@ -198,12 +198,13 @@ class Tuner:
         reserve = self.plan.confirm_cycles * 2 * self.plan.hold_s + self.plan.settle_s
         steps: list[Step] = []
         todo = [k for k in ORDER if len(self.space.knobs.get(k, ())) > 1]
+        weights = {k: weight(len(self.space.knobs[k])) for k in todo}
         for i, knob in enumerate(todo):
             if self.stop.is_set():
                 break
-            share = (deadline - reserve - self.clock()) * self._weight(knob) / sum(self._weight(k) for k in todo[i:])
+            share = (deadline - reserve - self.clock()) * weights[knob] / sum(weights[k] for k in todo[i:])
             t_end = self.clock() + share
-            for values in self._candidates(knob, best):
+            for values in self._candidates(knob, self.space.knobs[knob], best):
                 step = self._race(knob, values, best, t_end)
                 if step is None:
                     continue
@@ -220,13 +221,11 @@ class Tuner:
                 self.link.set(k, v)
         return self._result(start, best, found, steps, confirm, apply and not self.stop.is_set(), self.clock() - t0)
 
-    def _weight(self, knob: str) -> int:
-        return weight(len(self.space.knobs[knob]))
-
-    def _candidates(self, knob: str, best: dict[str, Any]) -> Any:
+    @staticmethod
+    def _candidates(knob: str, values: list[Any], best: dict[str, Any]) -> Iterator[list[Any]]:
         """The value sets raced for one knob: all of them, or (a wide worker range) a spread of
-        GRID, then the values around the best of those."""
-        values = self.space.knobs[knob]
+        GRID, then the values around the best of those (`best` read again after the spread's
+        race: run() adopts its leader in between)."""
         if len(values) <= GRID:
             yield values
             return
@@ -247,7 +246,8 @@ class Tuner:
         hold = self.plan.hold_s
         runner = self._runner(arms, f"tune: {knob}", "race", cycles=max(MIN_ROUNDS, int((t_end - self.clock()) // (len(arms) * hold))))
         resolved = runner.begin()
-        alive, dropped, rounds, i = list(range(len(arms))), {}, 0, 0
+        alive, rounds, i = list(range(len(arms))), 0, 0
+        dropped: dict[str, str] = {}  # value -> why it left the race
         reason = "done"
         try:
             while len(alive) > 1 and not self.stop.is_set():

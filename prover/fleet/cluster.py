@@ -55,7 +55,7 @@ def _loopback() -> None:
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     consts = sys.modules.get("ray._private.ray_constants")
     if consts is not None:  # Ray was imported already (a second fleet in one process)
-        consts.ENABLE_RAY_CLUSTER = False
+        setattr(consts, "ENABLE_RAY_CLUSTER", False)  # a module found at run time: ModuleType declares no such name
 
 
 def import_ray() -> Any:

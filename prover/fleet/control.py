@@ -65,9 +65,12 @@ class FleetController(KnobFacade):
         """The fleet-wide value before any host starts (a resolved "auto"): nothing is sent."""
         self._knobs = replace(self._knobs, **{knob: KNOBS[knob].check(value)})
 
-    def set(self, knob: str, value: Any, source: str = "controller", target: str | None = None) -> bool:
+    def set(self, knob: str, value: Any, source: str = "controller", target: str | None = None, **where: Any) -> bool:
         """Set one knob on the fleet (target None or 'fleet'), a host ('h1') or a GPU ('gpu3');
-        True if the fleet-wide value changed (a host or GPU target: True)."""
+        True if the fleet-wide value changed (a host or GPU target: True). `**where` is
+        KnobFacade's (its helpers pass target= through it); only target= is a fleet's."""
+        if where:
+            raise TypeError(f"FleetController.set takes target=, not {', '.join(where)}")
         if knob not in KNOBS:
             raise ValueError(f"unknown knob {knob!r}; known: {', '.join(KNOBS)}")
         value = KNOBS[knob].check(value)

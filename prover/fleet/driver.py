@@ -318,7 +318,8 @@ class FleetEngine(RunHandle):
             self._waiting.extendleft(reversed(lost))
         if emit_first is not None:
             self._forward([emit_first])
-        closing = {"lock_released": ev.LockReleased, "free": ev.Free}
+        # declared: mypy joins the two classes' pydantic constructors, not their common base
+        closing: dict[str, type[ev._Ev]] = {"lock_released": ev.LockReleased, "free": ev.Free}
         for kind, fields in self.held.closing(name, self.now()):
             self.emit(closing[kind], host=name, **fields)
         self.emit(ev.HostLeft, host=name, reason=reason, lost=True, requeued=lost)

@@ -98,6 +98,7 @@ class HostRuntime:
         self._lock = threading.Lock()
         self._shift = 0.0
         self.engine = Engine(cfg, sinks=[self._sink], phases=phases, external=True)
+        assert self.engine.inbox is not None  # external=True: partitions come in through the engine's inbox
         self.inbox = self.engine.inbox
         self.config = cfg
 

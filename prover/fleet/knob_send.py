@@ -10,7 +10,7 @@ Controller records the ModeChange there as for any other change.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Mapping, Protocol, Sequence
 
 from prover.knobs import KNOBS
 
@@ -32,8 +32,9 @@ class Fleet(Protocol):
     sched: Any  # the Scheduler: its `slots`, GPU -> the host that has it
     cluster: Any
 
-    def joined(self) -> dict[str, Host]: ...  # a copy: the hosts that joined, by name
-    def starting(self) -> list[Host]: ...  # the hosts spawned and not joined yet
+    # read-only views (Mapping, Sequence): the driver's dict and list of its own Host dataclass fit
+    def joined(self) -> Mapping[str, Host]: ...  # a copy: the hosts that joined, by name
+    def starting(self) -> Sequence[Host]: ...  # the hosts spawned and not joined yet
 
 
 def send(fleet: Fleet, knob: str, value: Any, source: str, target: str | None) -> None:

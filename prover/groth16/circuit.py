@@ -121,8 +121,9 @@ class _Rows:
         self.next_row += count
         return rows
 
-    def add(self, mat: str, rows: np.ndarray, cols: np.ndarray, coeffs: np.ndarray | int | fr.FrArray) -> None:
-        """Add one term to each of ``rows``; coeffs are small ints or an FrArray."""
+    def add(self, mat: str, rows: np.ndarray, cols: np.ndarray | int, coeffs: np.ndarray | int | fr.FrArray) -> None:
+        """Add one term to each of ``rows``; cols an index array or one variable (0: the constant
+        one), broadcast against rows; coeffs are small ints or an FrArray."""
         is_fr = isinstance(coeffs, np.ndarray) and coeffs.ndim == 2 and coeffs.dtype == np.uint64
         small = np.zeros((), np.int64) if is_fr else np.asarray(coeffs, np.int64)
         rows, cols, small = (x.ravel() for x in np.broadcast_arrays(np.asarray(rows, np.int64), np.asarray(cols, np.int64), small))

@@ -68,17 +68,22 @@ def _content_hash(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
+def _held(a: np.ndarray) -> Callable[[], np.ndarray]:
+    """An array already on the host, as the writer's maker of it."""
+    return lambda: a
+
+
 def _key_items(pk: ProvingKey, vk: VerifyingKey, circuit: Circuit) -> dict[str, Callable[[], np.ndarray]]:
     """Every array of the file by name, each made when called (a resident query downloaded)."""
     items: dict[str, Callable[[], np.ndarray]] = {}
     for k, v in pk.arrays().items():
-        items[f"pk_{k}"] = (lambda v=v: v) if isinstance(v, np.ndarray) else v.to_host
-    for k, v in vk.arrays().items():
-        items[f"vk_{k}"] = lambda v=v: v
+        items[f"pk_{k}"] = _held(v) if isinstance(v, np.ndarray) else v.to_host
+    for k, a in vk.arrays().items():
+        items[f"vk_{k}"] = _held(a)
     meta = np.array([CACHE_FORMAT, pk.num_inputs], dtype=np.int64)
     label = np.frombuffer(vk.setup_label.encode(), np.uint8)  # the file says how its key was made
     digest = np.frombuffer(bytes.fromhex(circuit.digest()), np.uint8)
-    items |= {"meta": lambda: meta, "setup_label": lambda: label, "circuit_digest": lambda: digest}
+    items |= {"meta": _held(meta), "setup_label": _held(label), "circuit_digest": _held(digest)}
     return items
 
 
@@ -127,12 +132,13 @@ def load_keys(path: Path, circuit: Circuit, upload: Upload | None = None) -> tup
         if meta is None or int(meta[0]) != CACHE_FORMAT or "circuit_digest" not in data.files \
                 or bytes(data["circuit_digest"]).hex() != circuit.digest():
             raise ValueError("written for another circuit or format")
+        # a resident key's presence bits, read as its queries go up (made exactly when upload is given)
         presence = np.zeros(circuit.num_vars, dtype=np.uint8) if upload is not None else None
         for name in sorted(f for f in data.files if f != "sha256"):
             a = data[name]
             _hash_one(h, name, a)
             query = name[3:]
-            if upload is not None and name.startswith("pk_") and query in QUERIES:
+            if upload is not None and presence is not None and name.startswith("pk_") and query in QUERIES:
                 if query != "h_query":
                     bit = np.uint8(1 << prep_nb.QUERIES.index(query[:-6]))
                     prep_nb.mark_present(a, bit, int(meta[1]) if query == "l_query" else 0, presence)

@@ -45,7 +45,7 @@ def mark_present(points: np.ndarray, bit: np.uint8, offset: int, out: np.ndarray
 def presence(pk: ProvingKey) -> np.ndarray:
     """(num_vars,) uint8 presence bits of the A, B_G1, B_G2 and L query points per variable
     (a resident key carries them from its set-up)."""
-    if getattr(pk, "presence", None) is not None:
+    if pk.presence is not None:
         return pk.presence
     key = id(pk)
     with _cache_lock:  # held while a first reading runs: every worker wants the same bits
@@ -56,7 +56,7 @@ def presence(pk: ProvingKey) -> np.ndarray:
         for q, name in enumerate(QUERIES):
             points = np.ascontiguousarray(getattr(pk, f"{name}_query"))
             _present_rows(points, np.uint8(1 << q), pk.num_inputs if name == "l" else 0, out)
-        _cache[key] = (weakref.ref(pk, lambda _r, k=key: _pop(k)), out)
+        _cache[key] = (weakref.ref(pk, lambda _r: _pop(key)), out)
         return out
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from prover.kernels import fixed_base, msm, ntt, pinned, r1cs, setup_gpu
 from prover.kernels.cupy_util import _cp
+from prover.kernels.msm import DevicePoints, Pending  # annotations: in the class, `msm` names the method below
 from prover.settings import KernelSettings
 
 _QUERY_GROUP = {"h": "g1", "l": "g1", "a": "g1", "b_g1": "g1", "b_g2": "g2"}
@@ -65,7 +66,7 @@ class CudaBackend:
         return True
 
     # MSM ----------------------------------------------------------------------------------
-    def points(self, pk: Any, query: str) -> msm.DevicePoints:
+    def points(self, pk: Any, query: str) -> DevicePoints:
         """A key's query uploaded (Montgomery form on the device); the H query with its window
         shifts precomputed where msm_precompute allows. The upload is waited for: other
         workers' streams read the points next."""
@@ -79,11 +80,11 @@ class CudaBackend:
         _cp().cuda.get_current_stream().synchronize()
         return pts
 
-    def msm(self, points: msm.DevicePoints, scalars: Any, group: str, rows: Any = None) -> msm.Pending:
+    def msm(self, points: DevicePoints, scalars: Any, group: str, rows: Any = None) -> Pending:
         pts = points if rows is None else points.take(rows)
         return msm.msm_launch(pts, scalars, group=group, ks=self.settings)
 
-    def batch_add(self, points: msm.DevicePoints, rows: Any, group: str) -> msm.Pending:
+    def batch_add(self, points: DevicePoints, rows: Any, group: str) -> Pending:
         return msm.batch_add_launch(points, rows, group=group, ks=self.settings)
 
     # setup, host memory -------------------------------------------------------------------

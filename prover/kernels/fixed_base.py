@@ -14,18 +14,26 @@ bytes, numpy or cupy); G1 xy (n, 96) uint8, G2 xy (n, 192) uint8 (x.c0, x.c1, y.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from prover.kernels.cupy_util import _as_u32_rows, _cp, _stream_ctx
 from prover.kernels.msm import DevicePoints, _gk
+from prover.settings import KernelSettings
+
+if TYPE_CHECKING:  # the binding itself loads with the first table
+    from py_arkworks_bls12381 import G1Point, G2Point
 
 FB_K = 8  # outputs a thread; must equal FB_K in fixed_base.cuh (the kernels' default)
 FB_TPB = 128
 TABLE_WINDOWS = 32  # byte-windows of a 256-bit scalar
 _BYTES = {"g1": 96, "g2": 192}
 
-_tables: dict[tuple[int, str, bytes], object] = {}
+P = TypeVar("P", "G1Point", "G2Point")  # one group at a time: G1 + G2 is not defined
+
+# a base's table on a device, by (device id, group, base bytes, the settings it was uploaded with)
+_tables: dict[tuple[int, str, bytes, KernelSettings | None], DevicePoints] = {}
 _tables_lock = threading.Lock()
 
 
@@ -37,17 +45,8 @@ def _base_bytes(base_xy) -> bytes:
     return np.asarray(base_xy, dtype=np.uint8).tobytes()
 
 
-def fixed_base_table(group: str, base_xy) -> np.ndarray:
-    """tab[w*256 + d] = d * 2^(8w) * B as canonical xy bytes (8192, 96 or 192); d = 0 -> zeros."""
-    import py_arkworks_bls12381 as ark
-
-    cls = {"g1": ark.G1Point, "g2": ark.G2Point}[group]
-    nbytes = _BYTES[group]
-    base = _base_bytes(base_xy)
-    if len(base) != nbytes:
-        raise ValueError(f"a {group} base is {nbytes} bytes, got {len(base)}")
-    rows = [bytes(nbytes)] * (TABLE_WINDOWS * 256)
-    bw = cls.from_xy_bytes_unchecked_le(base)
+def _fill_windows(rows: list[bytes], bw: P) -> None:
+    """rows[w*256 + d] = d * 2^(8w) * bw's xy bytes, d in 1..255 (one group at a time)."""
     for w in range(TABLE_WINDOWS):
         acc = bw
         rows[w * 256 + 1] = acc.to_xy_bytes_le()
@@ -55,10 +54,25 @@ def fixed_base_table(group: str, base_xy) -> np.ndarray:
             acc = acc + bw
             rows[w * 256 + d] = acc.to_xy_bytes_le()
         bw = acc + bw  # 256 * bw
+
+
+def fixed_base_table(group: str, base_xy) -> np.ndarray:
+    """tab[w*256 + d] = d * 2^(8w) * B as canonical xy bytes (8192, 96 or 192); d = 0 -> zeros."""
+    import py_arkworks_bls12381 as ark
+
+    nbytes = _BYTES[group]
+    base = _base_bytes(base_xy)
+    if len(base) != nbytes:
+        raise ValueError(f"a {group} base is {nbytes} bytes, got {len(base)}")
+    rows = [bytes(nbytes)] * (TABLE_WINDOWS * 256)
+    if group == "g1":
+        _fill_windows(rows, ark.G1Point.from_xy_bytes_unchecked_le(base))
+    else:
+        _fill_windows(rows, ark.G2Point.from_xy_bytes_unchecked_le(base))
     return np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(TABLE_WINDOWS * 256, nbytes).copy()
 
 
-def _table_on_device(group: str, base: bytes, stream, ks=None):
+def _table_on_device(group: str, base: bytes, stream: object, ks: KernelSettings | None = None) -> DevicePoints:
     cp = _cp()
     key = (cp.cuda.Device().id, group, base, ks)
     with _tables_lock:

@@ -60,8 +60,8 @@ def queue_families(s: DashboardState, lab: Any, gauge: Gauge, counter: Any) -> I
     oldest = gauge("queue_oldest_seconds", "age of the oldest queued partition of the class (0: none)", ["class"], lab)
     overdue = gauge("sectors_overdue", "unfinished sectors past their deadline", ["class"], lab)
     late = {c: 0 for c in s.queues.classes}
-    for _, c, _ in s.queues.overdue(s.t):
-        late[c] = late.get(c, 0) + 1
+    for _, cls, _ in s.queues.overdue(s.t):
+        late[cls] = late.get(cls, 0) + 1
     for name, c in s.queues.classes.items():
         parts.add_metric(lab.v(name, "queued"), len(c.queued))
         parts.add_metric(lab.v(name, "in_flight"), len(c.in_flight))
