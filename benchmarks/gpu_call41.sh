@@ -2,6 +2,8 @@
 # Issue 41's first device call (2026-12-08): the new GPU paths checked, then the seed's own size.
 #   device: nvidia-h200, needs_h200 (the 2^27 key alone is 69 GiB); timeout_s 600
 #   command: OUT=$OUT bash benchmarks/gpu_call41.sh            (wheels installed first, see gpu-wheels)
+#   where no H200 can be had (issue 41 names this): LOG2=26 on nvidia-h100-x1 (the 2^26 key, ~35 GiB,
+#   fits its 80 GB)
 # 1. smoke: the GPU tests of what no device has run yet (written 2026-12-07 without one): the R1CS
 #    kernel through z's packed form bit-equal to the host products, a native 2^22 engine run with
 #    a/b/c made on the GPU under every discipline, the staged NTT-H over the kernel's a, b, c
@@ -25,5 +27,5 @@ echo "smoke rc $smoke after $(( $(date +%s) - start )) s"
 arms=gpu,host; [ "$smoke" -eq 0 ] || arms=host
 left=$(( ${CALL_S:-480} - ($(date +%s) - start) ))
 echo "host27: arms $arms, budget $left s"
-python3 benchmarks/gpu_host27.py --out-dir "$OUT/h27" --arms "$arms" --budget-s "$(( left - 15 ))" \
+python3 benchmarks/gpu_host27.py --out-dir "$OUT/h${LOG2:-27}" --log2 "${LOG2:-27}" --arms "$arms" --budget-s "$(( left - 15 ))" \
   --seconds "${GPU_SECONDS:-170}" --host-seconds "${HOST_SECONDS:-70}" 2>&1 | tee "$OUT/host27.txt" | tail -60
