@@ -61,7 +61,7 @@ def test_watch_redraws_in_place_and_stops_when_the_stream_ends(monkeypatch):
         return real(state, lk, dropped)
 
     monkeypatch.setattr(st, "_report", report)
-    last = st._watch(s, lock, 0, 0.1, ended, as_json=False)
+    last = st._watch(s, lock, 0, 0.1, ended, as_json=False, heard=st.Heard())
     raw = out.getvalue()
     assert last.backend == "sim" and len(frames) >= 3
     assert "\x1b[2J" not in raw and "\x1b[H" not in raw  # never a cleared screen: no flicker
