@@ -22,9 +22,10 @@ def size_label(st: DashboardState) -> str:
 
 
 def header_items(st: DashboardState, pal, source_label: str = "", theme: str = "", compact: bool = False,
-                 stand_ins: bool = False) -> list[Line]:
+                 stand_ins: bool = False, before: bool | None = None) -> list[Line]:
     """The header's items in order; `stand_ins`: then the widest "before" and "since" where no
-    switch has brought them yet (rate_text.stand_ins: the height keeps their room)."""
+    switch has brought them yet (rate_text.stand_ins: the height keeps their room); `before`:
+    the segment before the last switch said here (None: where compact, below 120 columns)."""
     k = st.knobs
     items: list[Line] = []
     ident = Line()
@@ -58,7 +59,7 @@ def header_items(st: DashboardState, pal, source_label: str = "", theme: str = "
     if truthy(k.get("paused", "false")):
         items.append(Line(f" {PAUSE} PAUSED ", style=f"bold reverse {pal['warn']}"))
     # --- figures -------------------------------------------------------------------------
-    items += rate_items(st, pal, compact)
+    items += rate_items(st, pal, compact, before)
     proofs = Line.assemble(("proofs ", pal["dim"]), (f"✓{st.proofs_ok}", "bold " + pal["ok"]), " ",
                            (f"✗{st.proofs_failed}", ("bold reverse " if st.proofs_failed else "") + pal["fail"]))
     if st.proofs_unchecked:  # made but never verified: neither ok nor failed
@@ -76,20 +77,24 @@ def header_items(st: DashboardState, pal, source_label: str = "", theme: str = "
     items.append(Line.assemble(("t ", pal["dim"]), (fmt_clock(st.t), "bold")))
     if theme:
         items.append(Line.assemble(("theme ", pal["dim"]), (theme, "bold")))
-    return items + (rate_stand_ins(st, compact) if stand_ins else [])
+    return items + (rate_stand_ins(st, compact, before) if stand_ins else [])
 
 
 class HeaderBar(StateView):
     DEFAULT_CSS = "HeaderBar { height: 1; }"
 
     source_label: str = ""
+    # the segment before the last switch said here: None below 120 columns only; the dashboard
+    # sets True where the Segments panel has no row for it at any width (app.arrange)
+    say_before: bool | None = None
     _kept: tuple[int, int] = (0, 0)  # (width, lines): never fewer lines at one width
 
     def _items(self, st: DashboardState, stand_ins: bool = False) -> list[Line]:
         # the theme's name costs a line at 80 columns; `t` and the help name it there
         wide = self.app.size.width >= 120
         theme = getattr(self.app, "theme_name", "") if wide else ""
-        return header_items(st, self.palette, self.source_label, theme, compact=not wide, stand_ins=stand_ins)
+        return header_items(st, self.palette, self.source_label, theme, compact=not wide, stand_ins=stand_ins,
+                            before=self.say_before)
 
     def wanted_height(self, state: DashboardState) -> int:
         """Fixed for a width: the lines the items take with room kept for those that come and
