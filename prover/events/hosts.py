@@ -42,7 +42,7 @@ class HostRamInfo(_Ev):
 
 class HostRam(_Ev):
     """Host bytes one owner holds under one name, absolute (0: given back). Owners: `key`
-    (the proving key, name its size), `pinned`, a worker id (names witness, abc, prep)."""
+    (the proving key, name its size), `pinned`, a worker id (names witness, abc, zpack, prep)."""
 
     kind: Literal["host_ram"] = "host_ram"
     owner: str
