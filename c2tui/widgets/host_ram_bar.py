@@ -76,7 +76,8 @@ def render_host_ram(st: DashboardState, pal, width: int) -> list[Line]:
         leg.append(f"held back {len(h.waiters)} ({', '.join(sorted(h.waiters))}) {fmt_secs(st.t - oldest)}  ",
                    style="bold " + pal["warn"])
     leg.append(f"waits {h.waits}", style=pal["dim"])
-    leg.append(f"  {'modelled' if h.modelled else 'native'} 2^{h.log2}", style=pal["sim" if h.modelled else "info"])
+    if h.log2:  # 0: not known (a watched cuzk daemon: the header names its circuits)
+        leg.append(f"  {'modelled' if h.modelled else 'native'} 2^{h.log2}", style=pal["sim" if h.modelled else "info"])
     leg.truncate(width, overflow="ellipsis")
     return [bar, leg]
 
