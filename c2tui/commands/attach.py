@@ -112,19 +112,17 @@ def _send(client, remote, spec: str) -> None:
 
 def _cordon_warning(client, state: DashboardState, spec: str) -> str:
     """What the dashboard says before such a cordon (the last GPU taking work idles the run)."""
-    import re
     import time
 
-    m = re.fullmatch(r"\s*cordon\s*=\s*(?:gpu)?(\d{1,4})\s*", spec)
-    if m is None:
+    from c2tui.widgets.row_actions import typed_cordon
+
+    if not spec.strip().lower().startswith("cordon"):
         return ""
-    end = time.monotonic() + 10
+    end = time.monotonic() + 10  # the history replay first: which GPUs still take work
     while not client.live and client.end_reason is None and time.monotonic() < end:
         time.sleep(0.02)
-    from c2tui.widgets.row_actions import gpu_action
-
-    action = gpu_action(state, int(m.group(1)))
-    return getattr(action, "warn", "")
+    action = typed_cordon(state, spec)
+    return action.warn if action is not None else ""
 
 
 def _raw(client) -> None:

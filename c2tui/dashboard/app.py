@@ -243,12 +243,12 @@ class DashboardApp(LiveControls, Quitting, App[None]):
     def draw(self, st: DashboardState) -> None:
         self.state = st
         self.frames += 1
-        self.query_one(HeaderBar).show(st)
         if self.replay:
             src: ReplaySource = self.source  # type: ignore[assignment]
             self.query_one(ReplayBar).show(src.position, src.start_t, src.end_t, src.playing, src.speed)
         panels = self._sync_panels(sorted(st.gpus)[:MAX_GPU_PANELS])  # a fleet's 800 GPUs: the first hosts'
         self.arrange(st, panels)
+        self.query_one(HeaderBar).show(st)  # after arrange: it decides whether the header says the before
         for p in panels:
             p.show(st)
         self.query_one(HistoryView).show(st)
@@ -288,17 +288,15 @@ class DashboardApp(LiveControls, Quitting, App[None]):
     def arrange(self, st: DashboardState, panels: list[GpuPanel]) -> None:
         """Share the screen (c2tui/dashboard/layout.py): every panel's height from one plan."""
         lanes = max((len(lane_workers(st.gpus[p.gpu])) for p in panels if p.gpu in st.gpus), default=1)
-        used = self.query_one(HeaderBar).wanted_height(st) + (1 if self.replay else 0) + 1  # + footer
-        used += sum(w.wanted_height(st) or 0 for w in self.query(".ops").results(StateView))  # host RAM, start-up, queues
-        plan = partial(layout.plan, ngpu=len(panels), lanes=lanes, segments=len(st.segments),
-                       history_first=self.history_first)
-        pl = plan(self.size.width, self.size.height - used)
-        # the panels scroll, or a fleet has GPUs without a panel: the overview's lines (its
-        # wanted height: a line per GPU or per host, c2tui/widgets/gpu_overview.py) come out of the same height
-        overflow = -(-len(panels) // pl.gpu_cols) * pl.panel_h > pl.gpus_h or len(st.gpus) > len(panels)
-        ov = self.query_one(GpuOverview)
-        if overflow:
-            pl = plan(self.size.width, self.size.height - used - ov.wanted_height(st))
+        head, ov = self.query_one(HeaderBar), self.query_one(GpuOverview)
+        # the switch's before and after at every size (issue 44): where the Segments panel would
+        # have no row for the segment before (it hidden, or one row: 8 GPUs at 120x40), the
+        # header says it; decided as after a switch (two segments), so a switch moves nothing
+        head.say_before = None
+        pl, overflow = self._plan(st, panels, lanes, ov, segments=max(2, len(st.segments)))
+        if not layout.keeps_before(pl):
+            head.say_before = True
+        pl, overflow = self._plan(st, panels, lanes, ov, segments=len(st.segments))
         if overflow and not ov.overflow:  # where the panels are is known after the layout
             self.call_after_refresh(ov.follow)
         ov.overflow = overflow
@@ -324,6 +322,21 @@ class DashboardApp(LiveControls, Quitting, App[None]):
         set_style(log, height="1fr" if pl.wide else max(1, pl.events_h))  # wide: beside the partitions
         for p in panels:
             p.fixed_height = pl.panel_h
+
+    def _plan(self, st: DashboardState, panels: list[GpuPanel], lanes: int, ov: GpuOverview,
+              segments: int) -> tuple[layout.Plan, bool]:
+        """The plan for the height the header (as it is set now), the replay bar, the footer and
+        the ops rows leave; and whether the GPUs overflow their panels (the overview's lines then
+        come out of the same height: a line per GPU or per host, c2tui/widgets/gpu_overview.py)."""
+        used = self.query_one(HeaderBar).wanted_height(st) + (1 if self.replay else 0) + 1  # + footer
+        used += sum(w.wanted_height(st) or 0 for w in self.query(".ops").results(StateView))  # host RAM, start-up, queues
+        plan = partial(layout.plan, ngpu=len(panels), lanes=lanes, segments=segments, history_first=self.history_first)
+        pl = plan(self.size.width, self.size.height - used)
+        # the panels scroll, or a fleet has GPUs without a panel
+        overflow = -(-len(panels) // pl.gpu_cols) * pl.panel_h > pl.gpus_h or len(st.gpus) > len(panels)
+        if overflow:
+            pl = plan(self.size.width, self.size.height - used - ov.wanted_height(st))
+        return pl, overflow
 
     # --- which keys apply ---------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

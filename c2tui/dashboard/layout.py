@@ -43,6 +43,12 @@ class Plan:
         return max(self.gpus_h, self.history_h) if self.wide else self.gpus_h + self.history_h
 
 
+def keeps_before(pl: Plan) -> bool:
+    """Whether the Segments panel has rows for the segment before a switch and the one running
+    (border, its header line, two rows); where not, the header says the before (issue 44)."""
+    return pl.segments_h >= SEGMENTS_MIN + 1
+
+
 def panel_full(lanes: int) -> int:
     """A GPU panel with every line and one lane per worker, and the timeline's axis."""
     return PANEL_CHROME + PANEL_FIXED + max(1, lanes) + 1

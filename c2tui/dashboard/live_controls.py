@@ -141,10 +141,15 @@ class LiveControls(_App):
             except ValueError as exc:  # said here, in one line naming the forms
                 self.notify(str(exc), severity="error")
                 return
-            if spec:
-                self._control("apply", spec, what=what)
+            if not spec:
+                return
+            cordon = typed_cordon(self.state, spec) if self.state is not None else None
+            if cordon is not None and cordon.warn:  # the last GPU taking work: asked as `o` asks (issue 44)
+                self._confirm(cordon)
+                return
+            self._control("apply", spec, what=what)
 
-        from c2tui.widgets.row_actions import prompt_forms
+        from c2tui.widgets.row_actions import prompt_forms, typed_cordon
 
         forms = prompt_forms(self.state) or JOB_FORMS  # what exists now (a row action: Tab, ↑ ↓, c x r o)
         self.push_screen(FilterPrompt(f"job action, or knob set like {SET_FORM} (recorded as key)", "", forms), done)

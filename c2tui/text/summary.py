@@ -54,6 +54,8 @@ def knobs_lines(sm: Summary) -> str:
     and changed by attach read `knobs: lock_mode=single`, the end's alone, not said so."""
     start = sm.knobs_at_start or sm.knobs
     changes = [f"{sg.t0:.1f} s {sg.change}" for sg in sm.segments if sg.change]
+    if not start and not sm.knobs and not changes:  # a watched cuzk daemon reports none
+        return "knobs: not reported\n"
     if start == sm.knobs and not changes:
         return f"knobs (unchanged through the run): {knob_list(sm.knobs)}\n"
     more = f"; +{len(changes) - CHANGES_SHOWN} more (segments below)" if len(changes) > CHANGES_SHOWN else ""
@@ -68,7 +70,7 @@ def _host_ram_line(sm: Summary) -> str:
     h = sm.host_ram
     if h is None:
         return ""
-    what = f"modelled 2^{h.log2}" if h.modelled else f"native 2^{h.log2}"
+    what = ("modelled" if h.modelled else "native") + (f" 2^{h.log2}" if h.log2 else "")  # 0: not known (cuzk)
     budget = f" of the {_gib(h.budget)} budget" if h.budget else " (no budget)"
     dev = sum(z.device_bytes for z in sm.keys.sizes) if sm.keys else 0
     key = (f"circuits {_gib(h.circuits)}, " if h.circuits else "") + f"key {_gib(h.key)}" + (
@@ -169,11 +171,16 @@ def _rates_line(sm: Summary) -> Text:
         + f", stalls {sm.stalls}, mode changes {sm.mode_changes}")
 
 
+def _sizes(sm: Summary) -> str:
+    """0 is not known (a watched cuzk daemon names its circuits, never their log2)."""
+    return f"proved 2^{sm.proved_log2}, modelled 2^{sm.modelled_log2}" if sm.proved_log2 else "sizes unknown"
+
+
 def _head(sm: Summary) -> Text:
     sim = " [SIMULATED]" if sm.simulated else ""
     head = Text.assemble(
         (f"c2tui run summary{sim}\n", "bold"),
-        f"backend {sm.backend}, profile {sm.profile}, proved 2^{sm.proved_log2}, modelled 2^{sm.modelled_log2}, "
+        f"backend {sm.backend}, profile {sm.profile}, {_sizes(sm)}, "
         f"time scale {sm.time_scale:g}, {sm.duration_s:.1f} s, ended: {sm.end_reason or 'no (recording cut short)'}\n",
     )
     head.append(knobs_lines(sm))

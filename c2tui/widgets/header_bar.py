@@ -10,9 +10,22 @@ from prover import screen
 from prover import DashboardState
 
 
+def circuits(st: DashboardState) -> list[str]:
+    """A watched cuzk daemon's circuit ids (porep-32g): those it held at the start and the SRS
+    it holds since (prover/cuzk/watch.py)."""
+    ids = st.config.get("circuits")
+    held = st.host_ram.owners.get("key", {})
+    return sorted({*(str(c) for c in ids if c), *held} if isinstance(ids, list) else set(held))
+
+
 def size_label(st: DashboardState) -> str:
     """What was proved beside what is modelled: "proved 2^10 · modelled 2^27 (rtx5070ti-16g)",
-    or "native 2^22" when nothing is modelled."""
+    or "native 2^22" when nothing is modelled; a size not known (0: a watched cuzk daemon names
+    its circuits, never their log2) is the circuit ids it gives, or "sizes unknown"."""
+    if not st.proved_log2:
+        ids = circuits(st)
+        return f"{st.profile} {' '.join(ids[:4])}" + (" …" if len(ids) > 4 else "") if ids else \
+            f"{st.profile}, sizes unknown"
     if st.profile == "native":
         extra = "" if st.modelled_log2 in (0, st.proved_log2) else f" · buffers 2^{st.modelled_log2}"
         return f"native 2^{st.proved_log2}{extra}"
@@ -22,9 +35,10 @@ def size_label(st: DashboardState) -> str:
 
 
 def header_items(st: DashboardState, pal, source_label: str = "", theme: str = "", compact: bool = False,
-                 stand_ins: bool = False) -> list[Line]:
+                 stand_ins: bool = False, before: bool | None = None) -> list[Line]:
     """The header's items in order; `stand_ins`: then the widest "before" and "since" where no
-    switch has brought them yet (rate_text.stand_ins: the height keeps their room)."""
+    switch has brought them yet (rate_text.stand_ins: the height keeps their room); `before`:
+    the segment before the last switch said here (None: where compact, below 120 columns)."""
     k = st.knobs
     items: list[Line] = []
     ident = Line()
@@ -45,11 +59,10 @@ def header_items(st: DashboardState, pal, source_label: str = "", theme: str = "
         up, lost = sum(h.alive for h in st.hosts.values()), sum(h.lost for h in st.hosts.values())
         items.append(Line.assemble(("fleet ", pal["dim"]), (f"{up} hosts", "bold"), (f" · {len(st.gpus)} GPUs", pal["dim"]),
                                    *(((f" · {lost} lost", "bold " + pal["fail"]),) if lost else ())))
-    lm = k.get("lock_mode", "?")
-    items.append(Line.assemble(("lock ", pal["dim"]), (lm, "bold " + (pal["warn"] if lm == "single" else pal["ok"]))))
-    ms = k.get("mem_sync", "?")
-    items.append(Line.assemble(("mem_sync ", pal["dim"]), (ms, "bold " + (pal["fail"] if ms == "device" else pal["ok"]))))
-    items.append(Line.assemble(("workers " if compact else "workers/gpu ", pal["dim"]), (k.get("workers_per_gpu", "?"), "bold")))
+    if st.config.get("source") == "cuzk":  # its GetStatus and /status say no lock discipline and no knobs
+        items.append(Line.assemble(("lock ", pal["dim"]), ("unknown", "bold")))
+    else:
+        items += knob_items(k, pal, compact)
     if "prestage" in k:
         on = truthy(k["prestage"])
         items.append(Line.assemble(("prestage ", pal["dim"]), ("on" if on else "off", "bold" if on else "bold " + pal["warn"])))
@@ -58,7 +71,7 @@ def header_items(st: DashboardState, pal, source_label: str = "", theme: str = "
     if truthy(k.get("paused", "false")):
         items.append(Line(f" {PAUSE} PAUSED ", style=f"bold reverse {pal['warn']}"))
     # --- figures -------------------------------------------------------------------------
-    items += rate_items(st, pal, compact)
+    items += rate_items(st, pal, compact, before)
     proofs = Line.assemble(("proofs ", pal["dim"]), (f"✓{st.proofs_ok}", "bold " + pal["ok"]), " ",
                            (f"✗{st.proofs_failed}", ("bold reverse " if st.proofs_failed else "") + pal["fail"]))
     if st.proofs_unchecked:  # made but never verified: neither ok nor failed
@@ -76,20 +89,31 @@ def header_items(st: DashboardState, pal, source_label: str = "", theme: str = "
     items.append(Line.assemble(("t ", pal["dim"]), (fmt_clock(st.t), "bold")))
     if theme:
         items.append(Line.assemble(("theme ", pal["dim"]), (theme, "bold")))
-    return items + (rate_stand_ins(st, compact) if stand_ins else [])
+    return items + (rate_stand_ins(st, compact, before) if stand_ins else [])
+
+
+def knob_items(k: dict[str, str], pal, compact: bool) -> list[Line]:
+    lm, ms = k.get("lock_mode", "?"), k.get("mem_sync", "?")
+    return [Line.assemble(("lock ", pal["dim"]), (lm, "bold " + (pal["warn"] if lm == "single" else pal["ok"]))),
+            Line.assemble(("mem_sync ", pal["dim"]), (ms, "bold " + (pal["fail"] if ms == "device" else pal["ok"]))),
+            Line.assemble(("workers " if compact else "workers/gpu ", pal["dim"]), (k.get("workers_per_gpu", "?"), "bold"))]
 
 
 class HeaderBar(StateView):
     DEFAULT_CSS = "HeaderBar { height: 1; }"
 
     source_label: str = ""
+    # the segment before the last switch said here: None below 120 columns only; the dashboard
+    # sets True where the Segments panel has no row for it at any width (app.arrange)
+    say_before: bool | None = None
     _kept: tuple[int, int] = (0, 0)  # (width, lines): never fewer lines at one width
 
     def _items(self, st: DashboardState, stand_ins: bool = False) -> list[Line]:
         # the theme's name costs a line at 80 columns; `t` and the help name it there
         wide = self.app.size.width >= 120
         theme = getattr(self.app, "theme_name", "") if wide else ""
-        return header_items(st, self.palette, self.source_label, theme, compact=not wide, stand_ins=stand_ins)
+        return header_items(st, self.palette, self.source_label, theme, compact=not wide, stand_ins=stand_ins,
+                            before=self.say_before)
 
     def wanted_height(self, state: DashboardState) -> int:
         """Fixed for a width: the lines the items take with room kept for those that come and

@@ -1,6 +1,6 @@
 """The host-RAM bar (beside the GPUs' VRAM bars; host memory is the host's, not a GPU's):
-the proving keys by size (hot █, loading ░; largest first), each worker's buffers (witness,
-a/b/c, prep) in its colour, free and the budget mark, the workers the budget holds back and
+the proving keys by size (hot █, loading ░; largest first), each worker's buffers (witness ▒,
+a/b/c █ or, where the GPU builds them, z's upload form zpack ▄; prep ▓) in its colour, free and the budget mark, the workers the budget holds back and
 for how long; a second line names the keys by size and state, a load's progress and who
 waits for a key. Modelled figures say so. Hidden while the run has said nothing about host
 memory (older recordings)."""
@@ -11,7 +11,10 @@ from c2tui.widgets.alerts import MARK, STYLE, set_level
 from prover import budget_of, is_key, screen
 from prover import DashboardState
 
-CHAR = {"witness": "▒", "abc": "█", "prep": "▓"}
+# a worker's buffers (prover/groth16/host_bytes.py); zpack (z's upload form, where the GPU builds
+# a/b/c and abc is 0) in abc's colour with a char of its own: it had abc's █, read as a/b/c
+CHAR = {"witness": "▒", "abc": "█", "zpack": "▄", "prep": "▓"}
+ALT = ("abc", "zpack")  # the worker's second colour
 KEY_STYLES = ("info", "assemble", "verify", "prep_msm")  # a key size each, largest first
 
 
@@ -25,7 +28,7 @@ def host_parts(h, pal, loading: frozenset[str] = frozenset()) -> list[tuple[int,
     parts = [(n, "░" if owner in loading else "█", key_style(pal, i)) for i, (owner, n) in enumerate(h.keys().items())]
     for owner in sorted((o for o in h.owners if not is_key(o)), key=lambda o: (worker_index(o), o)):
         for name, n in sorted(h.owners[owner].items()):
-            parts.append((n, CHAR.get(name, "█"), pal.worker(worker_index(owner), alt=name == "abc")))
+            parts.append((n, CHAR.get(name, "█"), pal.worker(worker_index(owner), alt=name in ALT)))
     return parts
 
 
@@ -73,7 +76,8 @@ def render_host_ram(st: DashboardState, pal, width: int) -> list[Line]:
         leg.append(f"held back {len(h.waiters)} ({', '.join(sorted(h.waiters))}) {fmt_secs(st.t - oldest)}  ",
                    style="bold " + pal["warn"])
     leg.append(f"waits {h.waits}", style=pal["dim"])
-    leg.append(f"  {'modelled' if h.modelled else 'native'} 2^{h.log2}", style=pal["sim" if h.modelled else "info"])
+    if h.log2:  # 0: not known (a watched cuzk daemon: the header names its circuits)
+        leg.append(f"  {'modelled' if h.modelled else 'native'} 2^{h.log2}", style=pal["sim" if h.modelled else "info"])
     leg.truncate(width, overflow="ellipsis")
     return [bar, leg]
 

@@ -3,9 +3,10 @@ window with its proofs and 95% interval, "settling 4 of 10 proofs (30 s)" while
 the window the header names holds fewer than the fold's SETTLE_PROOFS (said as a count, issue
 44: "settling (4 proofs)" read like warm-up for most of a default sim run); the segment before
 the last knob change ("before 98.1/min") beside the rate since it, so a switch's before
-and after stand together below 120 columns, where the Segments panel has no room (from 120 it
-keeps the segment before and the one running); the mean since start labelled as such. The
-interval method: docs/figures.md."""
+and after stand together wherever the Segments panel has no room for the segment before: below
+120 columns, and from 120 where the layout hides the panel or gives it one row (8 GPUs at
+120x40; the dashboard decides, c2tui/dashboard/app.py's arrange); the mean since start labelled
+as such. The interval method: docs/figures.md."""
 from __future__ import annotations
 
 from c2tui.widgets.common import Line
@@ -70,16 +71,18 @@ WIDEST_SINCE = "since lock_mode→two-lock 9999 s ago 9999.9/min [9999–9999] 9
 WIDEST_BEFORE = "before 9999.9/min"
 
 
-def rate_items(st: DashboardState, pal, compact: bool = False) -> list[Line]:
+def rate_items(st: DashboardState, pal, compact: bool = False, before: bool | None = None) -> list[Line]:
     """What a switch did: verified/min over the recent window (named), the segment before the
-    last knob change (below 120 columns) and since it, and the mean since start, labelled as
-    such (it carries warm-up and set-up)."""
+    last knob change (`before`: where the Segments panel cannot show it; None: below 120
+    columns) and since it, and the mean since start, labelled as such (it carries warm-up and
+    set-up)."""
     r = st.rates()
     items = [window_item(r, pal, compact)]
     since = r.since_change_per_min is not None and r.since_change_s is not None
-    # below 120 columns there is no room for the Segments panel: the segment before the switch is
-    # said here (from 120 columns the panel keeps it and the running one, c2tui/dashboard/layout.py)
-    before = compact and since and r.before_per_min is not None
+    # where the Segments panel has no room for it, the segment before the switch is said here
+    # (below 120 columns always; from 120 the panel keeps it and the running one where the
+    # layout gives it two rows, c2tui/dashboard/layout.py keeps_before)
+    before = (compact if before is None else before) and since and r.before_per_min is not None
     if before:  # before, then since: the switch reads left to right
         items.append(before_item(r, pal))
     if since:
@@ -89,11 +92,12 @@ def rate_items(st: DashboardState, pal, compact: bool = False) -> list[Line]:
     return items
 
 
-def stand_ins(st: DashboardState, compact: bool = False) -> list[Line]:
+def stand_ins(st: DashboardState, compact: bool = False, before: bool | None = None) -> list[Line]:
     """The widest "before" and "since" a switch would bring, where there are none yet: the header
     counts their room so a switch does not change its height and move every panel (a pause,
     stalls or the end may still add a line, once; the height never shrinks at a width)."""
     r = st.rates()
     since = r.since_change_per_min is not None and r.since_change_s is not None
-    out = [Line(WIDEST_BEFORE)] if compact and not (since and r.before_per_min is not None) else []
+    say_before = compact if before is None else before
+    out = [Line(WIDEST_BEFORE)] if say_before and not (since and r.before_per_min is not None) else []
     return out + ([Line(WIDEST_SINCE)] if not since else [])

@@ -111,6 +111,23 @@ def gpu_action(st: DashboardState, g: int) -> RowAction | str:
                      warn)
 
 
+def typed_cordon(st: DashboardState, spec: str) -> RowAction | None:
+    """The question `o` asks, for a cordon typed (the `a` prompt, `attach --send cordon=1`): its
+    warn says where the GPU is the last one taking work. None for any other spec, a GPU not in
+    the run or one already cordoned (the controller answers those in its own words)."""
+    from prover import parse_target
+
+    action, _, target = spec.partition("=")
+    if action.strip().lower() != "cordon":
+        return None
+    try:
+        _, g = parse_target("cordon", target)
+    except ValueError:
+        return None
+    got = gpu_action(st, g)
+    return got if isinstance(got, RowAction) and got.spec.startswith("cordon=") else None
+
+
 def prompt_forms(st: DashboardState | None) -> str:
     """The job prompt's examples from what exists now (a live partition, its sector, the GPUs
     that can be cordoned or uncordoned); the fixed forms where the run has none yet."""

@@ -102,9 +102,18 @@ class JobTable:
         with self.cond:
             return self._by_part.get(part)
 
-    def add(self, job: Job) -> None:
-        """Before its sector is submitted: its events may come before submit_sector returns."""
+    def left_of(self, job: Job) -> list[str]:
+        """Its partitions not ended yet (the sink changes the set as they end)."""
         with self.cond:
+            return sorted(job.left)
+
+    def add(self, job: Job) -> None:
+        """Before its sector is submitted: its events may come before submit_sector returns.
+        A job id in the table already is refused (it would orphan that job's partitions): the
+        servicer looks its request id up and adds in one step."""
+        with self.cond:
+            if job.job_id in self._jobs:
+                raise ValueError(f"job {job.job_id!r} is in the table already")
             self._jobs[job.job_id] = job
             self._open += 1
 
@@ -130,6 +139,9 @@ class JobTable:
         with self.cond:
             if self._jobs.pop(job.job_id, None) is not None and not job.done:
                 self._open -= 1
+            for p in job.parts:  # bound before the engine refused it: nothing may name it now
+                if self._by_part.get(p) is job:
+                    del self._by_part[p]
 
     def wait(self, job: Job, timeout: float | None, alive: Callable[[], bool]) -> bool:
         """Until the job ended (True), timeout passed or alive() turned false (False)."""

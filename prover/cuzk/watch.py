@@ -10,7 +10,8 @@ gpu_workers a worker `g{gpu}w{id}`; each pipeline a sector (SectorSubmitted, sou
 `cuzk:JOB`) of its partitions; a partition's `synthesizing` a synthesis phase, `gpu` an MSM
 phase on the GPU worker proving it (cuzk's GPU section, NTT and MSM, is one phase here),
 `done` / `failed` its end (PartitionDone with synth_ms and gpu_ms, ProofResult unchecked: we
-did not verify cuzk's proof); each SRS allocation host RAM held by `key`. A transition the
+did not verify cuzk's proof); each SRS allocation host RAM held by `key`; the circuit ids it
+holds at the start in RunStarted's config (`circuits`; proved_log2 0: cuzk gives no log2). A transition the
 poll missed (two states in 500 ms) is filled in, in order, at the poll's time. A stubbed field
 (cuzk's SRS sizes and pinned bytes are 0, every SRS HOT) is shown as the daemon says it, and
 said once in a Note.
@@ -62,8 +63,14 @@ class CuzkWatch:
 
     def _start(self, add: Any, status: Any, snap: dict | None) -> None:
         self.started = True
+        # cuzk names its sizes by circuit id (porep-32g; ours porep-2^8), never in constraints: the
+        # log2 fields say 0, unknown, and `circuits` what it says (the header shows them); its lock
+        # discipline and knobs it does not report at all
+        ids = [s.circuit_id for s in status.loaded_srs] + [
+            str(a.get("circuit_id", "")) for a in (snap or {}).get("allocations", {}).get("srs", [])]
+        circuits = sorted({c[:64] for c in ids if c})[:16]
         add(ev.RunStarted, backend="cuda", simulated=False, profile="cuzk", proved_log2=0, modelled_log2=0,
-            gpus=len(status.gpus), config={"source": "cuzk", "address": self.address})
+            gpus=len(status.gpus), config={"source": "cuzk", "address": self.address, "circuits": circuits})
         for g in status.gpus:
             add(ev.GpuInfo, gpu=g.ordinal, name=g.name or f"GPU {g.ordinal}", total_bytes=g.vram_total_bytes,
                 budget_bytes=g.vram_total_bytes, simulated=False, nvml=True)

@@ -37,12 +37,12 @@ class HostRamInfo(_Ev):
     kind: Literal["host_ram_info"] = "host_ram_info"
     total_bytes: int = Field(ge=0, description="the host's physical memory")
     modelled: bool = True
-    log2: int = Field(description="the size the host bytes are for")
+    log2: int = Field(description="the size the host bytes are for (0: unknown, a watched cuzk daemon's)")
 
 
 class HostRam(_Ev):
     """Host bytes one owner holds under one name, absolute (0: given back). Owners: `key`
-    (the proving key, name its size), `pinned`, a worker id (names witness, abc, prep)."""
+    (the proving key, name its size), `pinned`, a worker id (names witness, abc, zpack, prep)."""
 
     kind: Literal["host_ram"] = "host_ram"
     owner: str

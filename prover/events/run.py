@@ -16,8 +16,8 @@ class RunStarted(_Ev):
     backend: Literal["sim", "cuda"]
     simulated: bool
     profile: str
-    proved_log2: int = Field(description="constraints_log2 of the circuit really proved")
-    modelled_log2: int = Field(description="size whose timings/VRAM the device models")
+    proved_log2: int = Field(description="constraints_log2 of the circuit really proved (0: unknown, a watched cuzk daemon's)")
+    modelled_log2: int = Field(description="size whose timings/VRAM the device models (0: none or unknown)")
     gpus: int
     config: dict[str, Any] = Field(default_factory=dict)
 

@@ -16,9 +16,12 @@ from __future__ import annotations
 import logging
 import os
 import re
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from prover.fleet.errors import ClusterError  # noqa: F401 - the door's name for it (prover.ClusterError)
 
@@ -66,6 +69,31 @@ def import_ray() -> Any:
     return ray
 
 
+@contextmanager
+def _callers_sigterm(ray: Any) -> Iterator[None]:
+    """SIGTERM stays the caller's while Ray starts and after: the head node Ray starts in this
+    process and ray.init each set their own SIGTERM handler (kill Ray's processes, sys.exit(1)),
+    so `record --cluster` ended on SIGTERM with 1 and a Ray log line where every command says 3,
+    its recording closed whole. Ray's processes still go: at exit (its atexit hook) or at our
+    shutdown. Ray's setter is set aside while it starts, and the caller's handler put back after
+    (in case Ray set it some other way). Main thread only (signals are set there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    utils = getattr(getattr(ray, "_private", None), "utils", None)
+    setter = getattr(utils, "set_sigterm_handler", None)
+    old = signal.getsignal(signal.SIGTERM)
+    if setter is not None:
+        utils.set_sigterm_handler = lambda handler: None
+    try:
+        yield
+    finally:
+        if setter is not None:
+            utils.set_sigterm_handler = setter
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
 class Cluster:
     """The Ray side of one fleet run: connect, list nodes, spawn host actors, shut down."""
 
@@ -96,32 +124,40 @@ class Cluster:
             from prover.fleet.gpus import NOSET_ENV
 
             env[NOSET_ENV] = os.environ[NOSET_ENV] = "1"  # the host actors pin their GPU themselves
-        try:
-            if self.kind == "local":
-                from ray.cluster_utils import Cluster as RayCluster
+        with _callers_sigterm(ray):
+            try:
+                self._start(ray, arg, env)
+            except ClusterError:
+                raise
+            except KeyboardInterrupt:  # a stop signal while it starts: what started goes, then the caller's exit
+                self.shutdown()
+                raise
+            except Exception as exc:
+                self.shutdown()
+                raise ClusterError(f"--cluster: cannot start or reach the Ray cluster: {exc}") from None
 
-                self.local = RayCluster(initialize_head=True, connect=False,
-                                        head_node_args={**self._node_args(), "include_dashboard": False})
-                self._claim(self.local.head_node)
-                for _ in range(int(arg) - 1):
-                    self.add_local_node(wait=False)
-                self.local.wait_for_nodes()
-                ray.init(address=self.local.address, _node_ip_address="127.0.0.1", log_to_driver=False,
-                         logging_level=logging.WARNING, runtime_env={"env_vars": env})
-            else:
-                ray.init(address=str(arg), log_to_driver=False, logging_level=logging.WARNING)
-        except ClusterError:
-            raise
-        except Exception as exc:
-            self.shutdown()
-            raise ClusterError(f"--cluster: cannot start or reach the Ray cluster: {exc}") from None
+    def _start(self, ray: Any, arg: int | str, env: dict[str, str]) -> None:
+        if self.kind == "local":
+            from ray.cluster_utils import Cluster as RayCluster
+
+            self.local = RayCluster(initialize_head=True, connect=False,
+                                    head_node_args={**self._node_args(), "include_dashboard": False})
+            self._claim(self.local.head_node)
+            for _ in range(int(arg) - 1):
+                self.add_local_node(wait=False)
+            self.local.wait_for_nodes()
+            ray.init(address=self.local.address, _node_ip_address="127.0.0.1", log_to_driver=False,
+                     logging_level=logging.WARNING, runtime_env={"env_vars": env})
+        else:
+            ray.init(address=str(arg), log_to_driver=False, logging_level=logging.WARNING)
 
     def add_local_node(self, wait: bool = True) -> Any:
         """One more node of a local cluster (a late joiner in tests); returns Ray's node."""
         if self.devices and len(self.device_of) >= len(self.devices):
             raise ClusterError(f"no GPU left for another local node: {len(self.devices)} node(s) have the "
                                f"{len(self.devices)} GPU(s) this cluster was given")
-        return self._claim(self.local.add_node(wait=wait, **self._node_args()))
+        with _callers_sigterm(self.ray):  # each node Ray starts here sets its SIGTERM handler
+            return self._claim(self.local.add_node(wait=wait, **self._node_args()))
 
     def _claim(self, node: Any) -> Any:
         """Node i of a local cuda cluster gets the i-th GPU."""

@@ -47,3 +47,32 @@ def test_read_only_by_default(daemon) -> None:
     src = CuzkSource(daemon.address, daemon.status_url)
     assert src.readonly and src.controller is None
     src.stop()
+
+
+def test_the_header_and_summary_say_what_the_daemon_gives_not_2_to_the_0() -> None:
+    """cuzk names its sizes by circuit id (porep-32g) and reports no lock discipline or knobs: the
+    header said "native 2^0" (host RAM too) and "lock ? mem_sync ? workers/gpu ?". Now the ids
+    it gives, "lock unknown", no made-up size; without /status (GetStatus only) the ids of its
+    loaded SRS."""
+    import themes
+    from c2tui.text.summary import _head, _host_ram_line, knobs_lines
+    from c2tui.widgets.header_bar import header_items
+    from c2tui.widgets.host_ram_bar import render_host_ram
+    from prover.cuzk.watch import CuzkWatch
+    from prover.fold.summary import summarize
+    from tests.cuzk.fake_daemon import FakeCuzk
+
+    pal = themes.load("dark").palette
+    fake = FakeCuzk()
+    for snap in (fake.snapshot(), None):
+        evs = CuzkWatch("unix:///x.sock").step(0.01, fake.get_status(None, None), snap)
+        st = fold_events(evs)
+        head = " ".join(ln.plain for ln in header_items(st, pal))
+        assert "cuzk porep-32g" in head and "lock unknown" in head, head
+        assert "2^0" not in head and "?" not in head and "mem_sync" not in head
+        if snap is not None:
+            assert "2^" not in "".join(ln.plain for ln in render_host_ram(st, pal, 120))
+    sm = summarize(fold_events(CuzkWatch("unix:///x.sock").step(0.01, fake.get_status(None, None), fake.snapshot())))
+    assert knobs_lines(sm) == "knobs: not reported\n"
+    text = _head(sm).plain + _host_ram_line(sm)
+    assert "sizes unknown" in text and "host RAM (native)" in text and "2^0" not in text

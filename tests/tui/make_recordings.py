@@ -131,6 +131,23 @@ def abc_gpu(path: Path) -> None:
             g.write(f.read())
 
 
+def eight_switch(path: Path) -> None:
+    """8 GPUs x 3 workers, two-lock for 6 s then `--switch 6:lock_mode=single` (issue 44: at
+    120x40 the layout has no room for the Segments panel, so the header says the segment
+    before beside the rate since the switch). Real 2^8 proofs, health off, gzipped."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg, plain = Path(tmp) / "eight.toml", Path(tmp) / "eight_switch.jsonl"
+        cfg.write_text("health_sample_s = 0\n")
+        subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--gpus", "8",
+                        "--workers-per-gpu", "3", "--constraints-log2", "8", "--time-scale", "0.3", "--duration", "10",
+                        "--switch", "6:lock_mode=single", "--config", str(cfg), "--seed", "1", "--quiet", "--force",
+                        "--out", str(plain)], check=True, cwd=HERE.parent.parent)
+        with open(plain, "rb") as f, open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as g:
+            g.write(f.read())
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     synth(OUT / "synth_failures.jsonl", gpus=2, workers_per_gpu=3, sectors=2,
@@ -151,6 +168,7 @@ def main() -> None:
     keys(OUT / "keys.jsonl")
     vram_leak(OUT / "vram_leak.jsonl.gz")
     abc_gpu(OUT / "abc_gpu.jsonl.gz")
+    eight_switch(OUT / "eight_switch.jsonl.gz")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 
 

@@ -1,6 +1,7 @@
 """Pilot test of the operators' keys (issue 26), one app: `W` submits a WinningPoSt sector
 through the controller (recorded with source key) and the queue line shows the class; `a`
-opens the job prompt, and `cordon 0` / `uncordon 0` go through the controller to the fold."""
+opens the job prompt, and `cordon 0` (asked first: the one GPU is the last taking work) /
+`uncordon 0` go through the controller to the fold."""
 from __future__ import annotations
 
 import pytest
@@ -35,7 +36,12 @@ async def test_shift_w_submits_winning_and_a_cordons_through_the_controller():
         sub = next(e for e in rec.events if isinstance(e, ev.SectorSubmitted) and e.proof_class == "winning")
         assert sub.source == "key" and sub.partitions == 1
         await until(pilot, lambda: "winning" in app.query_one(QueueBar).render().plain)
-        await type_job(app, pilot, "cordon 0")
+        await type_job(app, pilot, "cordon 0")  # the one GPU: the last taking work, so it asks first (issue 44)
+        from c2tui.widgets.confirm_action import ConfirmAction
+
+        await until(pilot, lambda: isinstance(app.screen, ConfirmAction))
+        assert "last GPU taking work" in app.screen.warn
+        await pilot.press("y")
         await until(pilot, lambda: any(isinstance(e, ev.JobAction) for e in rec.events))
         act = next(e for e in rec.events if isinstance(e, ev.JobAction))
         assert (act.action, act.target, act.source) == ("cordon", "gpu0", "key")

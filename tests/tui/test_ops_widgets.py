@@ -40,3 +40,20 @@ def test_the_health_row_shows_what_nvml_and_proc_read_and_nothing_on_sim():
     host, gpu = (ln.plain for ln in render_health(st, PAL, 160, 5))
     assert host.startswith("host 16 CPUs") and "(/proc)" in host
     assert gpu.startswith("GPU0 nvml ") and "/700 W" in gpu and "SM 1980/1980 MHz" in gpu and "mine" in gpu
+
+
+def test_a_workers_zpack_has_a_bar_char_of_its_own():
+    """zpack (z's upload form where the GPU builds a/b/c, prover/groth16/host_bytes.py) drew as
+    abc's █, read as a/b/c built on the host: now ▄ in abc's colour, beside witness ▒ and prep ▓."""
+    from c2tui.widgets.host_ram_bar import host_parts, render_host_ram
+
+    gib = 1 << 30
+    held = [ev.HostRam(t=1.0, owner="g0w0", name=n, bytes=b * gib) for n, b in
+            (("witness", 4), ("abc", 0), ("zpack", 2), ("prep", 2))]
+    st = fold([START, *held])
+    chars = {ch for n, ch, _ in host_parts(st.host_ram, PAL) if n}
+    assert chars == {"▒", "▄", "▓"}
+    styles = {ch: style for _, ch, style in host_parts(st.host_ram, PAL)}
+    assert styles["▄"] == PAL.worker(0, alt=True) != styles["▒"]  # abc's colour (abc is 0 beside zpack)
+    bar = render_host_ram(st, PAL, 80)[0].plain
+    assert "▄" in bar and "█" not in bar.removeprefix("host RAM ")

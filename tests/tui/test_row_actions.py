@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from c2tui.dashboard.app import DashboardApp
-from c2tui.widgets.row_actions import RowAction, gpu_action, prompt_forms, row_action, sector_action
+from c2tui.widgets.row_actions import RowAction, gpu_action, prompt_forms, row_action, sector_action, typed_cordon
 from c2tui.widgets.confirm_action import ConfirmAction
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.sector_rows import render_sector_rows, sector_rows
@@ -195,3 +195,44 @@ def test_a_focused_gpu_panel_with_its_cordon_confirmation(snap_compare):
 
     assert snap_compare(DashboardApp(FrozenLive(_state(4.5).view())), press=["o"], run_before=before,
                         terminal_size=(120, 40))
+
+
+def test_a_typed_cordon_is_the_question_o_asks():
+    """`a` `cordon 0` and `attach --send cordon=gpu0` (typed_cordon): the same RowAction as `o`,
+    warning where the GPU is the last taking work; other specs and GPUs not in the run: none."""
+    early, later = _state(1.0).view(), _state(4.5).view()  # gpu1 cordoned at 1.5 s
+    assert typed_cordon(later, "cordon=0") == gpu_action(later, 0) and "last GPU" in typed_cordon(later, "cordon=gpu0").warn
+    assert not typed_cordon(early, "cordon=0").warn
+    assert typed_cordon(later, "cordon=1") is None  # already cordoned: the controller says so
+    assert typed_cordon(later, "cordon=7") is None and typed_cordon(later, "cancel=s0") is None
+    assert typed_cordon(later, "cordon=x") is None
+
+
+@sync
+async def test_the_a_prompts_cordon_of_the_last_gpu_asks_with_the_warning():
+    """The typed `cordon 0` while gpu1 is cordoned: the question with the warning (`n` sends
+    nothing, `y` sends it); a typed cordon that idles nothing goes at once, as before."""
+    from tests.tui.test_controls_ops import type_job
+
+    src = FrozenLive(_state(4.5).view())
+    app = DashboardApp(src)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for answer in ("n", "y"):
+            await type_job(app, pilot, "cordon 0")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmAction))
+            assert "last GPU taking work" in app.screen.warn
+            await pilot.press(answer)
+            await until(pilot, lambda: not isinstance(app.screen, ConfirmAction))
+            if answer == "n":
+                await pilot.pause()
+                assert src.controller.calls == []
+        await until(pilot, lambda: bool(src.controller.calls))
+    assert src.controller.calls == [("cordon=0", "key")]
+
+    src = FrozenLive(_state(1.0).view())
+    app = DashboardApp(src)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await type_job(app, pilot, "cordon 1")
+        await until(pilot, lambda: bool(src.controller.calls))
+        assert not isinstance(app.screen, ConfirmAction)
+    assert src.controller.calls == [("cordon=1", "key")]

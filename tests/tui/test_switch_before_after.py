@@ -20,6 +20,8 @@ from prover.record import read_recording
 
 SWITCH = Path(__file__).parent / "recordings" / "switch_device_stream.jsonl.gz"  # device -> stream at 8.05 s
 AFTER = 10.0  # 2 s after the switch: the new segment has no proof yet
+EIGHT = Path(__file__).parent / "recordings" / "eight_switch.jsonl.gz"  # 8 GPUs, two-lock -> single at 6.05 s
+EIGHT_AFTER = 8.0  # 2 s after it: one round of 8 proofs since
 
 
 def _pal():
@@ -83,3 +85,37 @@ def test_right_after_a_switch_at_80x24(snap_compare):
     """80x24: no room for the Segments panel; the header's line says before 98/min, then since
     the switch, settling 0 of 10 proofs."""
     assert snap_compare(_app(), terminal_size=(80, 24))
+
+
+def test_eight_gpus_at_120x40_leave_no_row_for_the_segment_before():
+    """The plan at 8 GPUs, 120x40, after a switch: the panels take the rows the Segments panel
+    would need, so the header must say the before (keeps_before is the dashboard's test)."""
+    for used in (6, 7, 8, 9):
+        assert not layout.keeps_before(layout.plan(120, 40 - used, ngpu=8, lanes=3, segments=2))
+        assert layout.keeps_before(layout.plan(120, 40 - used, ngpu=1, lanes=3, segments=2))
+
+
+def test_eight_gpus_at_120x40_the_header_says_before_and_since():
+    """120 columns are wide for the header, yet with 8 GPUs the Segments panel is hidden: the
+    header says the segment before's rate, then the rate since the switch (issue 44)."""
+    async def go():
+        app = DashboardApp(ReplaySource.from_file(EIGHT, at=EIGHT_AFTER, playing=False), theme="dark")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            seg = app.query_one("SegmentPanel")
+            return app.query_one("HeaderBar").render().plain, seg.display and seg.region.height
+
+    import asyncio
+
+    header, seg_rows = asyncio.run(go())
+    assert not seg_rows
+    text = " ".join(header.split())
+    assert "before " in text and "since lock_mode→single" in text, text
+    assert text.index("before ") < text.index("since lock_mode")
+
+
+def test_right_after_a_switch_8_gpus_at_120x40(snap_compare):
+    """8 GPUs at 120x40, 2 s after two-lock -> single: no room for the Segments panel; the
+    header says the segment before's rate beside the rate since the switch."""
+    app = DashboardApp(ReplaySource.from_file(EIGHT, at=EIGHT_AFTER, playing=False), theme="dark")
+    assert snap_compare(app, terminal_size=(120, 40))
