@@ -10,7 +10,9 @@ same knobs (two-lock + stream, the card's room, --workers, profile
 native, proved = modelled size, every proof verified by py_arkworks; the after tree's
 host_threads at its default, auto), for --seconds after its first partition; runs alternate
 B A A B B A ... so drift hits both alike; both trees share one key cache (the key format is the
-same), so only the first run of a size sets its key up.
+same), so only the first run of a size sets its key up. Before the pairs, one uncounted run a tree
+(`--no-warm-up` drops it) compiles that tree's numba kernels and sets the key up: without it the
+first run of a fresh tree ended before its first proof (2026-12-08, H100, pair 0's before).
 
 Prepare the before tree here (git archive of the code alone, ~2 MB), and carry it:
 
@@ -89,7 +91,8 @@ def run_one(tree: Path, log2: int, a: argparse.Namespace, out: Path, which: str 
     abc = a.before_abc if which == "before" else a.after_abc
     if abc:  # where a/b/c are made (a tree before the knob takes none)
         cmd[cmd.index("--seed"):cmd.index("--seed")] = ["--abc", abc]
-    env = dict(os.environ, PYTHONPATH=str(tree.resolve()))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(  # the tree first; the wheels (pydantic ...) stay
+        p for p in (str(tree.resolve()), os.environ.get("PYTHONPATH", "")) if p))
     t0 = time.time()
     res = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=a.seconds + 300)
     row: dict[str, Any] = {"tree": str(tree), "rc": res.returncode, "wall_s": round(time.time() - t0, 1),
@@ -125,7 +128,12 @@ def ratio(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """after / before, paired over the pairs both ran in (log rates, t interval)."""
     def holds(which: str) -> list[HoldCount]:
         return [HoldCount(arm=int(which == "after"), cycle=r["pair"], window_s=r["span_s"], verified=r["verified"])
-                for r in runs if r["which"] == which and "verified" in r]
+                for r in runs if r["which"] == which and r["pair"] in whole]
+
+    # a pair counts where both its runs ended well and verified: a run that proved nothing (it
+    # ended before its first proof) is no rate of 0 (2026-12-08, H100: pair 0's before)
+    good = lambda w: {r["pair"] for r in runs if r["which"] == w and r["rc"] == 0 and r.get("verified")}  # noqa: E731
+    whole = good("before") & good("after")
     r, ci, n = paired_ratio(holds("before"), holds("after"))
     return {"ratio": r, "ci": ci, "pairs": n, "met": bool(ci and ci[0] >= LOW_END and n >= 2)}
 
@@ -143,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget-s", type=float, default=560.0)
     ap.add_argument("--start-s", type=float, default=None, help="a run's start to its first GPU section (default: "
                     "2^22 25 s, 2^24 40 s)")
+    ap.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                    help="no uncounted first run a tree (it compiles that tree's numba kernels and sets the key up)")
     ap.add_argument("--backend", default="cuda", choices=("cuda", "sim"))
     ap.add_argument("--cache-dir", type=Path, default=Path(".cache/keys_ba"))
     ap.add_argument("--before-abc", default="", choices=("", "host", "gpu"), help="--abc for the before runs ('': none)")
@@ -164,6 +174,14 @@ def main(argv: list[str] | None = None) -> int:
     path = a.out_dir / "before_after.json"
     for log2 in (int(s) for s in a.sizes.split(",")):
         runs: list[dict[str, Any]] = []
+        if a.warm_up:  # each tree's first run compiles its numba kernels and writes the key cache: not counted
+            doc.setdefault("warm_up", {})[str(log2)] = warm = {}
+            for which in ("before", "after"):
+                row = run_one(trees[which], log2, argparse.Namespace(**{**vars(a), "seconds": 1.0, "warm_s": 0.0}),
+                              a.out_dir / f"warm_{which}.jsonl", which)
+                warm[which] = {k: row.get(k) for k in ("rc", "wall_s", "verified")}
+                (a.out_dir / f"warm_{which}.jsonl.gz").unlink(missing_ok=True)
+                print(f"2^{log2} warm-up {which}: rc {row['rc']} in {row['wall_s']} s (not counted)", flush=True)
         for pair, which in order(a.pairs):
             need = _start(log2, a) + a.warm_s + a.seconds + DRAIN_S
             if time.time() + need > deadline:

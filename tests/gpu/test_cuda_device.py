@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.gpu
@@ -55,7 +56,7 @@ def test_info_nvml_and_budget_real_allocations():
     used0 = d.device_memory()[0]
     a = d.alloc("w0", "p0", "d_bc", 12 * GiB, s)
     b = d.alloc("w1", "p1", "d_bc", 12 * GiB, s)
-    d.upload(s, [a], [], 0.0)
+    d.upload(s, [(a, 0, np.zeros(0, np.uint8))], 0.0)  # the buffer touched, nothing copied
     s.handle.synchronize()
     if d.nvml:
         assert d.device_memory()[0] - used0 >= 20 * GiB  # real memory behind the bookkeeping
@@ -73,7 +74,7 @@ def test_device_sync_waits_for_other_streams_stream_alloc_does_not():
     d.launch(busy, "kernel", 1.0, None)  # 1 s of real GPU work on another worker's stream
     t0 = time.monotonic()
     buf = d.alloc("mine", "p", "d_a", 4 * GiB, mine)
-    k = d.upload(mine, [buf], [], 0.0)
+    k = d.upload(mine, [(buf, 0, np.zeros(0, np.uint8))], 0.0)
     d.wait(k)
     t_stream = time.monotonic() - t0
     t1 = time.monotonic()
