@@ -239,6 +239,12 @@ def _schedule(seed: int, keep: int, max_open: int, end_run: bool, monkeypatch) -
         mon.join(10)
     problems.extend(_check(table, max_open, keep))
     assert not problems, problems[:5]
+    _check_end(table, eng, held, by_rid, keep, end_run)
+
+
+def _check_end(table: JobTable, eng: Any, held: list[Any], by_rid: dict[str, set[int]], keep: int,
+               end_run: bool) -> None:
+    """After the run: none bound twice, none lost, every job ended and counted once."""
     # none bound twice: one job per request id while kept (all are, when keep is large)
     if keep >= len(held):
         twice = {rid: n for rid, n in by_rid.items() if len(n) > 1}
