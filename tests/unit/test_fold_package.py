@@ -9,38 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import module_graph
+
 ROOT = Path(__file__).resolve().parents[2]
 PROVER = ROOT / "prover"
-
-
-def _modules() -> dict[str, Path]:
-    out = {}
-    for f in PROVER.rglob("*.py"):
-        parts = f.relative_to(ROOT).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        out[name] = f
-    return out
-
-
-def _graph() -> dict[str, set[str]]:
-    """module -> the prover modules it imports (every import statement, however guarded)."""
-    mods = _modules()
-    graph: dict[str, set[str]] = {}
-    for name, f in mods.items():
-        pkg = name if f.name == "__init__.py" else name.rsplit(".", 1)[0]
-        deps: set[str] = set()
-        for n in ast.walk(ast.parse(f.read_text())):
-            if isinstance(n, ast.Import):
-                deps |= {a.name for a in n.names}
-            elif isinstance(n, ast.ImportFrom):
-                base = n.module or ""
-                if n.level:
-                    up = pkg.split(".")[: len(pkg.split(".")) - (n.level - 1)]
-                    base = ".".join(up + ([n.module] if n.module else []))
-                # `from package import sub` names the submodule where there is one
-                deps |= {f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in n.names}
-        graph[name] = {d for d in deps if d in mods and d != name}
-    return graph
 
 
 def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> list[str] | None:
@@ -57,7 +29,7 @@ def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> list[str] | N
 
 
 def test_nothing_under_fold_imports_a_module_that_imports_it_back() -> None:
-    graph = _graph()
+    graph = module_graph.graph("prover")
     back = []
     for name in sorted(m for m in graph if m.startswith("prover.fold")):
         for dep in sorted(graph[name]):
