@@ -7,14 +7,18 @@ worker, found on its partition's GPU), its lock waits, the holder's wait for its
 between its NTT-H and its MSMs (single's barrier), waits for host RAM, the compute lock's
 holds, the workers present, and the host's cores (HostHealth).
 
-Cost: the fold runs at 100k+ events/s and the view at 10 Hz for every GPU, so the window is
-kept in one-second buckets (label -> seconds in that second), each closed span spread over the
-seconds it covered; a reading sums the window's ~30 buckets plus the spans still open, never a
-list of spans. Time before a GPU's first compute acquire is not counted (as the rates: every
-GPU idles behind its first synthesis); the run's totals start there too.
+Cost: the fold runs at 100k+ events/s and half its events are a pace event, so an event does
+O(1) work in place: a closed span adds into the one-second buckets of the seconds it covered
+(label -> [seconds, spans ended, their seconds]; most spans end in the second they began: one
+bucket) and into the kept buckets' sums; a reading takes those sums less the one or two
+buckets the window has left, plus the spans still open (never a list of spans), and the view
+reads a GPU at most every 0.5 s of fold time. Time before a GPU's first compute acquire is
+not counted (as the rates: every GPU idles behind its first synthesis); the run's totals start
+there too.
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -30,15 +34,11 @@ MIN_SPAN_S = 5.0  # less of the window seen since the first GPU section: settlin
 HELD, WORKERS = "(held)", "(workers)"  # keys beside the labels: compute held (buckets), workers present (readings)
 
 
-@dataclass
-class Bucket:
-    """One second of a GPU: by key (labels, HELD), [seconds in it, spans that ended in it, their seconds]."""
-
-    sec: int
-    data: dict[str, list[float]] = field(default_factory=dict)
+# a second's or the run's figures of one key: [seconds in it, spans that ended in it, their seconds]
+Acc = list
 
 
-def _acc(d: dict[str, list[float]], key: str) -> list[float]:
+def _acc(d: dict[str, Acc], key: str) -> Acc:
     got = d.get(key)
     if got is None:
         got = d[key] = [0.0, 0, 0.0]
@@ -47,38 +47,63 @@ def _acc(d: dict[str, list[float]], key: str) -> list[float]:
 
 @dataclass
 class GpuPace:
-    """One GPU's recent seconds, what is open now, and its whole-run totals."""
+    """One GPU's recent seconds, what is open now, and what the seconds no longer kept held."""
 
-    buckets: dict[int, Bucket] = field(default_factory=dict)  # second -> its bucket, the window's
-    opened: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)  # (worker, key) -> (start, label)
+    buckets: dict[int, dict[str, Acc]] = field(default_factory=dict)  # second -> key (labels, HELD) -> its Acc
+    # worker -> label -> when its span began (a phase's name, B_G2_GPU for b_g2_msm on the GPU,
+    # "wait:<lock>", PREP_WAIT, HOST_RAM_WAIT): what is open now, no object made an event
+    opened: dict[str, dict[str, float]] = field(default_factory=dict)
     hold_open: float | None = None
     workers: set[str] = field(default_factory=set)
     first_t: float | None = None  # its first worker's start
     first_compute_t: float | None = None  # nothing is counted before it
     presence: list[tuple[float, int]] = field(default_factory=list)  # (t, workers from t on), recent changes
     worker_s: float = 0.0  # workers present x seconds since first_compute_t, up to presence[-1]'s t
-    # by key, as a Bucket's: the kept buckets summed (a reading subtracts the one or two the window
-    # has left, instead of adding ~30 up at every view), and what they forgot (the run's, with kept)
-    kept: dict[str, list[float]] = field(default_factory=dict)
-    old: dict[str, list[float]] = field(default_factory=dict)
+    # by key: the kept buckets summed, a span at a time (a reading subtracts the one or two the
+    # window has left, instead of adding ~30 up at every reading), and what the dropped buckets
+    # held with the parts of spans older than the kept seconds (the run's: old + kept)
+    kept: dict[str, Acc] = field(default_factory=dict)
+    old: dict[str, Acc] = field(default_factory=dict)
 
-    def bucket(self, sec: int, keep_from: float) -> Bucket:
-        """The bucket of second `sec` (made where missing; older ones than `keep_from` dropped then)."""
-        b = self.buckets.get(sec)
-        if b is None:
-            for gone in [k for k in self.buckets if k + 1 < keep_from]:
-                self._forget(self.buckets.pop(gone))
-            b = self.buckets[sec] = Bucket(sec)
+    low: int = 0  # no bucket is older than this second (the next to drop, once the window leaves it)
+
+    def bucket(self, sec: int, keep_from: float) -> dict[str, Acc]:
+        """A new bucket for second `sec` (the ones older than `keep_from` dropped first: each
+        second once, from `low` on, not a scan of the kept ones at every new second)."""
+        buckets = self.buckets
+        if self.low + 1 < keep_from:
+            if keep_from - self.low > 2 * len(buckets) + 2:  # a long quiet stretch: a scan is shorter
+                for k in [k for k in buckets if k + 1 < keep_from]:
+                    self._forget(buckets.pop(k))
+                self.low = math.ceil(keep_from - 1)  # what is left: k + 1 >= keep_from
+            else:
+                low = self.low
+                while low + 1 < keep_from:
+                    gone = buckets.pop(low, None)
+                    if gone is not None:
+                        self._forget(gone)
+                    low += 1
+                self.low = low
+        if sec < self.low:  # a span's time before the latest event's (workers' events interleave)
+            self.low = sec
+        b = buckets[sec] = {}
         return b
 
-    def _forget(self, b: Bucket) -> None:
-        for k, d in b.data.items():
-            kept, old = self.kept[k], _acc(self.old, k)
-            for i in range(3):
-                kept[i] -= d[i]
-                old[i] += d[i]
+    def _forget(self, b: dict[str, Acc]) -> None:
+        kept, old = self.kept, self.old
+        for k, d in b.items():
+            s, n, dur = d
+            k_acc, o_acc = kept[k], old.get(k)
+            if o_acc is None:
+                o_acc = old[k] = [0.0, 0, 0.0]
+            k_acc[0] -= s
+            k_acc[1] -= n
+            k_acc[2] -= dur
+            o_acc[0] += s
+            o_acc[1] += n
+            o_acc[2] += dur
 
-    def totals(self) -> dict[str, list[float]]:
+    def totals(self) -> dict[str, Acc]:
         """The run's, by key: [seconds, spans ended, their seconds] since the first compute acquire."""
         out = {k: list(v) for k, v in self.old.items()}
         for k, v in self.kept.items():
@@ -139,18 +164,19 @@ def window_pace(g: GpuPace, gpu: int, now: float, window_s: float, host: deque, 
     span = max(0.0, now - lo)
     seconds = {k: v[0] for k, v in g.kept.items()}
     ended = {k: [v[1], v[2]] for k, v in g.kept.items()}
-    for b in g.buckets.values():  # the kept buckets the window has left, or left in part
-        if b.sec >= lo:
+    for sec, data in g.buckets.items():  # the kept buckets the window has left, or left in part
+        if sec >= lo:
             continue
-        out = min(1.0, lo - b.sec)  # the part of the window's first second before it (spread evenly)
-        for k, d in b.data.items():
+        out = min(1.0, lo - sec)  # the part of the window's first second before it (spread evenly)
+        for k, d in data.items():
             seconds[k] -= out * d[0]
             if out >= 1.0:
                 ended[k][0] -= d[1]
                 ended[k][1] -= d[2]
     if g.first_compute_t is not None:  # what is open now counts up to now
-        for a, label in g.opened.values():
-            seconds[label] = seconds.get(label, 0.0) + _overlap(a, now, lo, now)
+        for spans in g.opened.values():
+            for label, a in spans.items():
+                seconds[label] = seconds.get(label, 0.0) + _overlap(a, now, lo, now)
         if g.hold_open is not None:
             seconds[HELD] = seconds.get(HELD, 0.0) + _overlap(g.hold_open, now, lo, now)
     seconds = {k: v for k, v in seconds.items() if v > 1e-9}
@@ -199,8 +225,9 @@ def _verdict(gpu: int, span: float, seconds: dict[str, float], ended: dict[str, 
 def _add(g: GpuPace, t0: float, t1: float, key: str, keep_from: float) -> None:
     """A span of `key` over [t0, t1] closed: its seconds after the first compute acquire into the
     buckets of the seconds it covered (those still kept; an older part straight into the run's),
-    and its end counted in its last second (the mean a partition). The fold's hot path: one
-    bucket lookup and one list a second it covers."""
+    and its end counted in its last second (the mean a partition); the kept sums by the whole
+    span. The fold's hot path: most spans end in the second they began, one bucket and one Acc;
+    a longer one an Acc a second."""
     first = g.first_compute_t
     if first is None or t1 <= first:
         return
@@ -208,23 +235,44 @@ def _add(g: GpuPace, t0: float, t1: float, key: str, keep_from: float) -> None:
     if a < keep_from:  # a span longer than the window: its part before the kept seconds
         _acc(g.old, key)[0] += (t1 if t1 < keep_from else keep_from) - a
         a = keep_from
-    kept = _acc(g.kept, key)
-    buckets = g.buckets
-    sec, last = int(a), int(t1)  # times are >= 0: int() floors
-    d = None
-    while sec < t1:
-        part = (t1 if t1 < sec + 1 else sec + 1) - (a if a > sec else sec)
-        b = buckets.get(sec) or g.bucket(sec, keep_from)
-        d = _acc(b.data, key)
-        d[0] += part
-        kept[0] += part
-        sec += 1
-    if d is None or sec - 1 != last:
-        d = _acc((buckets.get(last) or g.bucket(last, keep_from)).data, key)
-    d[1] += 1
-    d[2] += t1 - t0
+    kept = g.kept.get(key)
+    if kept is None:
+        kept = g.kept[key] = [0.0, 0, 0.0]
+    kept[0] += t1 - a
     kept[1] += 1
     kept[2] += t1 - t0
+    buckets = g.buckets
+    sec, last = int(a), int(t1)  # times are >= 0: int() floors
+    if sec == last:
+        b = buckets.get(sec)
+        if b is None:
+            b = g.bucket(sec, keep_from)
+        d = b.get(key)
+        if d is None:
+            b[key] = [t1 - a, 1, t1 - t0]
+        else:
+            d[0] += t1 - a
+            d[1] += 1
+            d[2] += t1 - t0
+        return
+    # over several seconds: the first in part, those between whole, the last in part with its end
+    _cell(g, sec, key, keep_from)[0] += sec + 1 - a
+    for between in range(sec + 1, last):
+        _cell(g, between, key, keep_from)[0] += 1.0
+    d = _cell(g, last, key, keep_from)
+    d[0] += t1 - last  # 0 where t1 is on the second's boundary: its end is counted there
+    d[1] += 1
+    d[2] += t1 - t0
+
+
+def _cell(g: GpuPace, sec: int, key: str, keep_from: float) -> Acc:
+    b = g.buckets.get(sec)
+    if b is None:
+        b = g.bucket(sec, keep_from)
+    d = b.get(key)
+    if d is None:
+        d = b[key] = [0.0, 0, 0.0]
+    return d
 
 
 def _presence(p: PaceState, g: GpuPace, t: float) -> None:
@@ -238,73 +286,130 @@ def _presence(p: PaceState, g: GpuPace, t: float) -> None:
         del g.presence[0]
 
 
-def _open(p: PaceState, gpu: int, worker: str, key: str, t: float, label: str | None = None) -> None:
+def _spans(g: GpuPace, worker: str) -> dict[str, float]:
+    """The worker's open spans on the GPU (made on first sight)."""
+    spans = g.opened.get(worker)
+    if spans is None:
+        spans = g.opened[worker] = {}
+    return spans
+
+
+def _open(p: PaceState, gpu: int, worker: str, key: str, t: float) -> None:
     g = p.gpus.get(gpu) or p.gpu(gpu)
     if g.first_t is None:
         g.first_t = t
-    g.opened[(worker, key)] = (t, label or key)
+    _spans(g, worker)[key] = t
 
 
 def _close(p: PaceState, gpu: int, worker: str, key: str, t: float, t0: float | None = None) -> None:
     g = p.gpus.get(gpu) or p.gpu(gpu)
-    start, label = g.opened.pop((worker, key), (t0, key))
+    spans = g.opened.get(worker)
+    start = spans.pop(key, t0) if spans is not None else t0
     if start is not None:
-        _add(g, start, t, label, t - p.window_s - 1)
+        _add(g, start, t, key, t - p.window_s - 1)
 
 
 def _gpu_of(p: PaceState, e: ev.PhaseStart | ev.PhaseEnd, w: World) -> int | None:
-    """The phase's GPU; prep_msm runs off the GPU (its partition's), and older recordings say
-    none for the host phases (the worker's)."""
-    if e.gpu is not None:
-        return e.gpu
+    """A phase's GPU where its event names none: prep_msm runs off the GPU (its partition's),
+    and older recordings say none for the host phases (the worker's)."""
     part = w.partitions.get(e.part)
-    return part.gpu if part is not None and part.gpu is not None else p.worker_gpu.get(e.worker)
+    if part is not None and part.gpu is not None:
+        return part.gpu
+    return p.worker_gpu.get(e.worker)
 
 
-_NAME = {ph: ph.value for ph in Phase}  # a dict lookup: Enum.value is a property, slow on the hot path
+# The handlers below run for half the fold's events: each reads an event's fields once, keeps
+# Phase members in module names (a class attribute of an Enum is a descriptor call) and names a
+# phase by its `_value_` (`.value` is a property), and adds a closed span in place (`_add`).
+_MSM, _NTT_H, _B_G2 = Phase.msm, Phase.ntt_h, Phase.b_g2_msm
+_B_G2_HOST = _B_G2._value_
+_WAIT: dict[str, str] = {}  # lock -> "wait:lock", made once a lock
+
+
+def _wait_key(lock: str) -> str:
+    key = _WAIT[lock] = f"wait:{lock}"
+    return key
 
 
 def _phase_start(p: PaceState, e: ev.PhaseStart, w: World) -> None:
-    gpu = e.gpu if e.gpu is not None else _gpu_of(p, e, w)
+    gpu = e.gpu
     if gpu is None:
-        return
-    ph = e.phase
-    if ph is Phase.msm:
-        _close(p, gpu, e.worker, PREP_WAIT, e.t)
-    gpu_b_g2 = ph is Phase.b_g2_msm and e.impl != "cpu"  # a kernel under compute, not host work
-    _open(p, gpu, e.worker, _NAME[ph], e.t, B_G2_GPU if gpu_b_g2 else None)
+        gpu = _gpu_of(p, e, w)
+        if gpu is None:
+            return
+    g = p.gpus.get(gpu) or p.gpu(gpu)
+    ph, t, spans = e.phase, e.t, g.opened.get(e.worker)
+    if spans is None:
+        spans = _spans(g, e.worker)
+    if ph is _MSM:  # the holder's wait for its prep_msm ends where its MSMs start
+        got = spans.pop(PREP_WAIT, None)
+        if got is not None:
+            _add(g, got, t, PREP_WAIT, t - p.window_s - 1)
+    if g.first_t is None:
+        g.first_t = t
+    if ph is _B_G2:  # a kernel under compute, not host work, where it runs on the GPU: one span either way
+        spans.pop(_B_G2_HOST, None)
+        spans.pop(B_G2_GPU, None)
+        spans[B_G2_GPU if e.impl != "cpu" else _B_G2_HOST] = t
+    else:
+        spans[ph._value_] = t
 
 
 def _phase_end(p: PaceState, e: ev.PhaseEnd, w: World) -> None:
-    gpu = e.gpu if e.gpu is not None else _gpu_of(p, e, w)
+    gpu = e.gpu
     if gpu is None:
-        return
-    t = e.t
-    _close(p, gpu, e.worker, _NAME[e.phase], t, t - e.duration)
-    if e.phase is Phase.ntt_h and e.ok:  # until its MSMs start, the holder waits for its prep_msm
-        _open(p, gpu, e.worker, PREP_WAIT, t)
+        gpu = _gpu_of(p, e, w)
+        if gpu is None:
+            return
+    g = p.gpus.get(gpu) or p.gpu(gpu)
+    ph, t = e.phase, e.t
+    label = ph._value_
+    spans = g.opened.get(e.worker)
+    start = None if spans is None else spans.pop(label, None)
+    if start is None and ph is _B_G2 and spans is not None:
+        start = spans.pop(B_G2_GPU, None)
+        if start is not None:
+            label = B_G2_GPU
+    _add(g, t - e.duration if start is None else start, t, label, t - p.window_s - 1)
+    if ph is _NTT_H and e.ok:  # until its MSMs start, the holder waits for its prep_msm
+        if g.first_t is None:
+            g.first_t = t
+        _spans(g, e.worker)[PREP_WAIT] = t
 
 
 def _lock_requested(p: PaceState, e: ev.LockRequested, w: World) -> None:
-    _open(p, e.gpu, e.worker, f"wait:{e.lock}", e.t)
+    gpu, t = e.gpu, e.t
+    g = p.gpus.get(gpu) or p.gpu(gpu)
+    if g.first_t is None:
+        g.first_t = t
+    spans = g.opened.get(e.worker)
+    if spans is None:
+        spans = _spans(g, e.worker)
+    spans[_WAIT.get(e.lock) or _wait_key(e.lock)] = t
 
 
 def _lock_acquired(p: PaceState, e: ev.LockAcquired, w: World) -> None:
-    g = p.gpu(e.gpu)
-    if e.lock == COMPUTE and g.first_compute_t is None:
-        g.first_compute_t = e.t
-    _close(p, e.gpu, e.worker, f"wait:{e.lock}", e.t, e.t - e.wait)
-    if e.lock == COMPUTE:
-        g.hold_open = e.t
+    gpu, t, lock = e.gpu, e.t, e.lock
+    g = p.gpus.get(gpu) or p.gpu(gpu)
+    compute = lock == COMPUTE
+    if compute and g.first_compute_t is None:
+        g.first_compute_t = t
+    key = _WAIT.get(lock) or _wait_key(lock)
+    spans = g.opened.get(e.worker)
+    start = None if spans is None else spans.pop(key, None)
+    _add(g, t - e.wait if start is None else start, t, key, t - p.window_s - 1)
+    if compute:
+        g.hold_open = t
 
 
 def _lock_released(p: PaceState, e: ev.LockReleased, w: World) -> None:
     if e.lock != COMPUTE:
         return
-    g = p.gpu(e.gpu)
-    start = g.hold_open if g.hold_open is not None else e.t - e.hold
+    t = e.t
+    g = p.gpus.get(e.gpu) or p.gpu(e.gpu)
+    start = g.hold_open if g.hold_open is not None else t - e.hold
     g.hold_open = None
-    _add(g, start, e.t, HELD, e.t - p.window_s - 1)
+    _add(g, start, t, HELD, t - p.window_s - 1)
 
 
 def _worker_started(p: PaceState, e: ev.WorkerStarted, w: World) -> None:
@@ -322,8 +427,8 @@ def _worker_stopped(p: PaceState, e: ev.WorkerStopped, w: World) -> None:
     if p.worker_gpu.get(e.worker) == e.gpu:
         del p.worker_gpu[e.worker]
     _presence(p, g, e.t)
-    for key in [k for k in g.opened if k[0] == e.worker]:  # a stopped worker's spans end with it
-        _close(p, e.gpu, e.worker, key[1], e.t)
+    for label, start in g.opened.pop(e.worker, {}).items():  # a stopped worker's spans end with it
+        _add(g, start, e.t, label, e.t - p.window_s - 1)
 
 
 def _host_ram_wait(p: PaceState, e: ev.HostRamWait, w: World) -> None:
