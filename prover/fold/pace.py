@@ -9,8 +9,9 @@ holds, the workers present, and the host's cores (HostHealth).
 
 Cost: the fold runs at 100k+ events/s and half its events are a pace event, so an event does
 O(1) work in place: a closed span adds into the one-second buckets of the seconds it covered
-(label -> [seconds, spans ended, their seconds]; most spans end in the second they began: one
-bucket) and into the kept buckets' sums; a reading takes those sums less the one or two
+([seconds, spans ended, their seconds] for each label, in one flat list a second; most spans
+end in the second they began: one bucket) and into the kept buckets' sums, and allocates
+nothing the garbage collector keeps counting; a reading takes those sums less the one or two
 buckets the window has left, plus the spans still open (never a list of spans), and the view
 reads a GPU at most every 0.5 s of fold time. Time before a GPU's first compute acquire is
 not counted (as the rates: every GPU idles behind its first synthesis); the run's totals start
@@ -34,7 +35,7 @@ MIN_SPAN_S = 5.0  # less of the window seen since the first GPU section: settlin
 HELD, WORKERS = "(held)", "(workers)"  # keys beside the labels: compute held (buckets), workers present (readings)
 
 
-# a second's or the run's figures of one key: [seconds in it, spans that ended in it, their seconds]
+# the run's figures of one key: [seconds, spans ended, their seconds]
 Acc = list
 
 
@@ -47,27 +48,42 @@ def _acc(d: dict[str, Acc], key: str) -> Acc:
 
 @dataclass
 class GpuPace:
-    """One GPU's recent seconds, what is open now, and what the seconds no longer kept held."""
+    """One GPU's recent seconds, what is open now, and what the seconds no longer kept held.
 
-    buckets: dict[int, dict[str, Acc]] = field(default_factory=dict)  # second -> key (labels, HELD) -> its Acc
-    # worker -> label -> when its span began (a phase's name, B_G2_GPU for b_g2_msm on the GPU,
-    # "wait:<lock>", PREP_WAIT, HOST_RAM_WAIT): what is open now, no object made an event
-    opened: dict[str, dict[str, float]] = field(default_factory=dict)
+    A second's bucket and the kept sums are flat lists: for each key (a label or HELD) at its
+    offset, [seconds, spans ended, their seconds]; one list a second, not a dict of one list a
+    key (those were ~10 objects a GPU a second for the garbage collector to count: at 64 GPUs
+    they doubled its collections)."""
+
+    keys: dict[str, int] = field(default_factory=dict)  # key -> its offset, the first seen first
+    buckets: dict[int, list[float]] = field(default_factory=dict)  # second -> its figures, by offset
+    # (worker, key) -> when its span began: what is open now, the first opened first (a key: a
+    # phase's name, "wait:<lock>", PREP_WAIT, HOST_RAM_WAIT); b_g2_gpu: the workers whose open
+    # b_g2_msm runs on the GPU (its label B_G2_GPU)
+    opened: dict[tuple[str, str], float] = field(default_factory=dict)
+    b_g2_gpu: set[str] = field(default_factory=set)
     hold_open: float | None = None
     workers: set[str] = field(default_factory=set)
     first_t: float | None = None  # its first worker's start
     first_compute_t: float | None = None  # nothing is counted before it
     presence: list[tuple[float, int]] = field(default_factory=list)  # (t, workers from t on), recent changes
     worker_s: float = 0.0  # workers present x seconds since first_compute_t, up to presence[-1]'s t
-    # by key: the kept buckets summed, a span at a time (a reading subtracts the one or two the
-    # window has left, instead of adding ~30 up at every reading), and what the dropped buckets
-    # held with the parts of spans older than the kept seconds (the run's: old + kept)
-    kept: dict[str, Acc] = field(default_factory=dict)
+    # the kept buckets summed (by offset), a span at a time: a reading subtracts the one or two
+    # the window has left instead of adding ~30 up; and by key, what the dropped buckets held
+    # with the parts of spans older than the kept seconds (the run's: old + kept)
+    kept: list[float] = field(default_factory=list)
     old: dict[str, Acc] = field(default_factory=dict)
-
     low: int = 0  # no bucket is older than this second (the next to drop, once the window leaves it)
 
-    def bucket(self, sec: int, keep_from: float) -> dict[str, Acc]:
+    def key(self, key: str) -> int:
+        """A key's offset, made on first sight (every bucket grows by its three figures)."""
+        i = self.keys[key] = len(self.kept)
+        self.kept += (0.0, 0.0, 0.0)
+        for b in self.buckets.values():
+            b += (0.0, 0.0, 0.0)
+        return i
+
+    def bucket(self, sec: int, keep_from: float) -> list[float]:
         """A new bucket for second `sec` (the ones older than `keep_from` dropped first: each
         second once, from `low` on, not a scan of the kept ones at every new second)."""
         buckets = self.buckets
@@ -86,30 +102,34 @@ class GpuPace:
                 self.low = low
         if sec < self.low:  # a span's time before the latest event's (workers' events interleave)
             self.low = sec
-        b = buckets[sec] = {}
+        b = buckets[sec] = [0.0] * len(self.kept)
         return b
 
-    def _forget(self, b: dict[str, Acc]) -> None:
+    def _forget(self, b: list[float]) -> None:
         kept, old = self.kept, self.old
-        for k, d in b.items():
-            s, n, dur = d
-            k_acc, o_acc = kept[k], old.get(k)
-            if o_acc is None:
-                o_acc = old[k] = [0.0, 0, 0.0]
-            k_acc[0] -= s
-            k_acc[1] -= n
-            k_acc[2] -= dur
-            o_acc[0] += s
-            o_acc[1] += n
-            o_acc[2] += dur
+        for k, i in self.keys.items():
+            s, n, dur = b[i], b[i + 1], b[i + 2]
+            if not (s or n):
+                continue
+            kept[i] -= s
+            kept[i + 1] -= n
+            kept[i + 2] -= dur
+            o = old.get(k)
+            if o is None:
+                o = old[k] = [0.0, 0, 0.0]
+            o[0] += s
+            o[1] += n
+            o[2] += dur
 
     def totals(self) -> dict[str, Acc]:
         """The run's, by key: [seconds, spans ended, their seconds] since the first compute acquire."""
         out = {k: list(v) for k, v in self.old.items()}
-        for k, v in self.kept.items():
+        kept = self.kept
+        for k, i in self.keys.items():
             o = _acc(out, k)
-            for i in range(3):
-                o[i] += v[i]
+            o[0] += kept[i]
+            o[1] += kept[i + 1]
+            o[2] += kept[i + 2]
         return out
 
 
@@ -162,21 +182,22 @@ def window_pace(g: GpuPace, gpu: int, now: float, window_s: float, host: deque, 
     start = g.first_compute_t if g.first_compute_t is not None else g.first_t
     lo = max(now - window_s, start if start is not None else now)
     span = max(0.0, now - lo)
-    seconds = {k: v[0] for k, v in g.kept.items()}
-    ended = {k: [v[1], v[2]] for k, v in g.kept.items()}
-    for sec, data in g.buckets.items():  # the kept buckets the window has left, or left in part
+    kept = g.kept
+    seconds = {k: kept[i] for k, i in g.keys.items()}
+    ended = {k: [kept[i + 1], kept[i + 2]] for k, i in g.keys.items()}
+    for sec, b in g.buckets.items():  # the kept buckets the window has left, or left in part
         if sec >= lo:
             continue
         out = min(1.0, lo - sec)  # the part of the window's first second before it (spread evenly)
-        for k, d in data.items():
-            seconds[k] -= out * d[0]
+        for k, i in g.keys.items():
+            seconds[k] -= out * b[i]
             if out >= 1.0:
-                ended[k][0] -= d[1]
-                ended[k][1] -= d[2]
+                ended[k][0] -= b[i + 1]
+                ended[k][1] -= b[i + 2]
     if g.first_compute_t is not None:  # what is open now counts up to now
-        for spans in g.opened.values():
-            for label, a in spans.items():
-                seconds[label] = seconds.get(label, 0.0) + _overlap(a, now, lo, now)
+        for (worker, key), a in g.opened.items():
+            label = B_G2_GPU if key == _B_G2_HOST and worker in g.b_g2_gpu else key
+            seconds[label] = seconds.get(label, 0.0) + _overlap(a, now, lo, now)
         if g.hold_open is not None:
             seconds[HELD] = seconds.get(HELD, 0.0) + _overlap(g.hold_open, now, lo, now)
     seconds = {k: v for k, v in seconds.items() if v > 1e-9}
@@ -235,44 +256,35 @@ def _add(g: GpuPace, t0: float, t1: float, key: str, keep_from: float) -> None:
     if a < keep_from:  # a span longer than the window: its part before the kept seconds
         _acc(g.old, key)[0] += (t1 if t1 < keep_from else keep_from) - a
         a = keep_from
-    kept = g.kept.get(key)
-    if kept is None:
-        kept = g.kept[key] = [0.0, 0, 0.0]
-    kept[0] += t1 - a
-    kept[1] += 1
-    kept[2] += t1 - t0
+    i = g.keys.get(key)
+    if i is None:
+        i = g.key(key)
+    kept = g.kept
+    kept[i] += t1 - a
+    kept[i + 1] += 1
+    kept[i + 2] += t1 - t0
     buckets = g.buckets
     sec, last = int(a), int(t1)  # times are >= 0: int() floors
     if sec == last:
         b = buckets.get(sec)
         if b is None:
             b = g.bucket(sec, keep_from)
-        d = b.get(key)
-        if d is None:
-            b[key] = [t1 - a, 1, t1 - t0]
-        else:
-            d[0] += t1 - a
-            d[1] += 1
-            d[2] += t1 - t0
+        b[i] += t1 - a
+        b[i + 1] += 1
+        b[i + 2] += t1 - t0
         return
     # over several seconds: the first in part, those between whole, the last in part with its end
-    _cell(g, sec, key, keep_from)[0] += sec + 1 - a
+    b = buckets.get(sec)
+    (b if b is not None else g.bucket(sec, keep_from))[i] += sec + 1 - a
     for between in range(sec + 1, last):
-        _cell(g, between, key, keep_from)[0] += 1.0
-    d = _cell(g, last, key, keep_from)
-    d[0] += t1 - last  # 0 where t1 is on the second's boundary: its end is counted there
-    d[1] += 1
-    d[2] += t1 - t0
-
-
-def _cell(g: GpuPace, sec: int, key: str, keep_from: float) -> Acc:
-    b = g.buckets.get(sec)
+        b = buckets.get(between)
+        (b if b is not None else g.bucket(between, keep_from))[i] += 1.0
+    b = buckets.get(last)
     if b is None:
-        b = g.bucket(sec, keep_from)
-    d = b.get(key)
-    if d is None:
-        d = b[key] = [0.0, 0, 0.0]
-    return d
+        b = g.bucket(last, keep_from)
+    b[i] += t1 - last  # 0 where t1 is on the second's boundary: its end is counted there
+    b[i + 1] += 1
+    b[i + 2] += t1 - t0
 
 
 def _presence(p: PaceState, g: GpuPace, t: float) -> None:
@@ -286,25 +298,16 @@ def _presence(p: PaceState, g: GpuPace, t: float) -> None:
         del g.presence[0]
 
 
-def _spans(g: GpuPace, worker: str) -> dict[str, float]:
-    """The worker's open spans on the GPU (made on first sight)."""
-    spans = g.opened.get(worker)
-    if spans is None:
-        spans = g.opened[worker] = {}
-    return spans
-
-
 def _open(p: PaceState, gpu: int, worker: str, key: str, t: float) -> None:
     g = p.gpus.get(gpu) or p.gpu(gpu)
     if g.first_t is None:
         g.first_t = t
-    _spans(g, worker)[key] = t
+    g.opened[(worker, key)] = t
 
 
 def _close(p: PaceState, gpu: int, worker: str, key: str, t: float, t0: float | None = None) -> None:
     g = p.gpus.get(gpu) or p.gpu(gpu)
-    spans = g.opened.get(worker)
-    start = spans.pop(key, t0) if spans is not None else t0
+    start = g.opened.pop((worker, key), t0)
     if start is not None:
         _add(g, start, t, key, t - p.window_s - 1)
 
@@ -338,21 +341,19 @@ def _phase_start(p: PaceState, e: ev.PhaseStart, w: World) -> None:
         if gpu is None:
             return
     g = p.gpus.get(gpu) or p.gpu(gpu)
-    ph, t, spans = e.phase, e.t, g.opened.get(e.worker)
-    if spans is None:
-        spans = _spans(g, e.worker)
+    ph, t, worker = e.phase, e.t, e.worker
     if ph is _MSM:  # the holder's wait for its prep_msm ends where its MSMs start
-        got = spans.pop(PREP_WAIT, None)
+        got = g.opened.pop((worker, PREP_WAIT), None)
         if got is not None:
             _add(g, got, t, PREP_WAIT, t - p.window_s - 1)
     if g.first_t is None:
         g.first_t = t
-    if ph is _B_G2:  # a kernel under compute, not host work, where it runs on the GPU: one span either way
-        spans.pop(_B_G2_HOST, None)
-        spans.pop(B_G2_GPU, None)
-        spans[B_G2_GPU if e.impl != "cpu" else _B_G2_HOST] = t
-    else:
-        spans[ph._value_] = t
+    g.opened[(worker, ph._value_)] = t
+    if ph is _B_G2:  # a kernel under compute, not host work, where it runs on the GPU
+        if e.impl != "cpu":
+            g.b_g2_gpu.add(worker)
+        else:
+            g.b_g2_gpu.discard(worker)
 
 
 def _phase_end(p: PaceState, e: ev.PhaseEnd, w: World) -> None:
@@ -362,19 +363,20 @@ def _phase_end(p: PaceState, e: ev.PhaseEnd, w: World) -> None:
         if gpu is None:
             return
     g = p.gpus.get(gpu) or p.gpu(gpu)
-    ph, t = e.phase, e.t
-    label = ph._value_
-    spans = g.opened.get(e.worker)
-    start = None if spans is None else spans.pop(label, None)
-    if start is None and ph is _B_G2 and spans is not None:
-        start = spans.pop(B_G2_GPU, None)
-        if start is not None:
-            label = B_G2_GPU
-    _add(g, t - e.duration if start is None else start, t, label, t - p.window_s - 1)
+    ph, t, worker = e.phase, e.t, e.worker
+    name = ph._value_
+    start = g.opened.pop((worker, name), None)
+    if start is None:
+        _add(g, t - e.duration, t, name, t - p.window_s - 1)
+    elif ph is _B_G2 and worker in g.b_g2_gpu:
+        g.b_g2_gpu.discard(worker)
+        _add(g, start, t, B_G2_GPU, t - p.window_s - 1)
+    else:
+        _add(g, start, t, name, t - p.window_s - 1)
     if ph is _NTT_H and e.ok:  # until its MSMs start, the holder waits for its prep_msm
         if g.first_t is None:
             g.first_t = t
-        _spans(g, e.worker)[PREP_WAIT] = t
+        g.opened[(worker, PREP_WAIT)] = t
 
 
 def _lock_requested(p: PaceState, e: ev.LockRequested, w: World) -> None:
@@ -382,10 +384,7 @@ def _lock_requested(p: PaceState, e: ev.LockRequested, w: World) -> None:
     g = p.gpus.get(gpu) or p.gpu(gpu)
     if g.first_t is None:
         g.first_t = t
-    spans = g.opened.get(e.worker)
-    if spans is None:
-        spans = _spans(g, e.worker)
-    spans[_WAIT.get(e.lock) or _wait_key(e.lock)] = t
+    g.opened[(e.worker, _WAIT.get(e.lock) or _wait_key(e.lock))] = t
 
 
 def _lock_acquired(p: PaceState, e: ev.LockAcquired, w: World) -> None:
@@ -395,8 +394,7 @@ def _lock_acquired(p: PaceState, e: ev.LockAcquired, w: World) -> None:
     if compute and g.first_compute_t is None:
         g.first_compute_t = t
     key = _WAIT.get(lock) or _wait_key(lock)
-    spans = g.opened.get(e.worker)
-    start = None if spans is None else spans.pop(key, None)
+    start = g.opened.pop((e.worker, key), None)
     _add(g, t - e.wait if start is None else start, t, key, t - p.window_s - 1)
     if compute:
         g.hold_open = t
@@ -427,8 +425,10 @@ def _worker_stopped(p: PaceState, e: ev.WorkerStopped, w: World) -> None:
     if p.worker_gpu.get(e.worker) == e.gpu:
         del p.worker_gpu[e.worker]
     _presence(p, g, e.t)
-    for label, start in g.opened.pop(e.worker, {}).items():  # a stopped worker's spans end with it
-        _add(g, start, e.t, label, e.t - p.window_s - 1)
+    for key in [k for k in g.opened if k[0] == e.worker]:  # a stopped worker's spans end with it
+        label = B_G2_GPU if key[1] == _B_G2_HOST and e.worker in g.b_g2_gpu else key[1]
+        _add(g, g.opened.pop(key), e.t, label, e.t - p.window_s - 1)
+    g.b_g2_gpu.discard(e.worker)
 
 
 def _host_ram_wait(p: PaceState, e: ev.HostRamWait, w: World) -> None:
