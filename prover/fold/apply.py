@@ -144,7 +144,7 @@ def _phase_failed(s: DashboardState, e: ev.PhaseEnd, p: PartitionState, st: Phas
 
 def _lock_requested(s: DashboardState, e: ev.LockRequested, _: Any) -> None:
     g = s.gpus.get(e.gpu) or s.gpu(e.gpu)
-    g.lock(e.lock).waiters[e.worker] = (e.part, e.t)
+    (g.locks.get(e.lock) or g.lock(e.lock)).waiters[e.worker] = (e.part, e.t)
     lane(g, e.worker, _WAITING.get(e.lock) or _waiting(e.lock), e.t)
 
 
@@ -158,7 +158,7 @@ def _waiting(lock: str) -> str:
 
 def _lock_acquired(s: DashboardState, e: ev.LockAcquired, _: Any) -> None:
     g = s.gpus.get(e.gpu) or s.gpu(e.gpu)
-    lk = g.lock(e.lock)
+    lk = g.locks.get(e.lock) or g.lock(e.lock)
     t, wait = e.t, e.wait
     lk.waiters.pop(e.worker, None)
     lk.holder, lk.holder_part, lk.since = e.worker, e.part, t
@@ -173,7 +173,7 @@ def _lock_acquired(s: DashboardState, e: ev.LockAcquired, _: Any) -> None:
 
 def _lock_released(s: DashboardState, e: ev.LockReleased, _: Any) -> None:
     g = s.gpus.get(e.gpu) or s.gpu(e.gpu)
-    lk = g.lock(e.lock)
+    lk = g.locks.get(e.lock) or g.lock(e.lock)
     lk.hold_total += e.hold
     if e.lock == COMPUTE:
         g.last_release_t, g.util_at_last = e.t, (g.util_sum, g.util_n)
@@ -280,16 +280,17 @@ def _partition_done(s: DashboardState, e: ev.PartitionDone, _: Any) -> None:
     else:
         s.partitions_failed += 1
         s.note("error", f"{e.part} failed: {e.reason}", e)
-    if p.gpu is not None:
-        s.gpu(p.gpu).done += 1
-        s.gpu(p.gpu).verified += e.ok and p.verified is True
+    g = None if p.gpu is None else s.gpus.get(p.gpu) or s.gpu(p.gpu)
+    if g is not None:
+        g.done += 1
+        g.verified += e.ok and p.verified is True
     if e.ok and p.verified is True:
         s.first_ok_t = e.t if s.first_ok_t is None else s.first_ok_t
         s.last_ok_t = e.t
         keep = 2 * s.rate_window_s
         s.ok_times.add(e.t, keep)
-        if p.gpu is not None:
-            s.gpu(p.gpu).ok_times.add(e.t, keep)
+        if g is not None:
+            g.ok_times.add(e.t, keep)
 
 
 def _stall(s: DashboardState, e: ev.Stall, _: Any) -> None:
