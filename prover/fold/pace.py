@@ -259,12 +259,19 @@ def _add(g: GpuPace, t0: float, t1: float, key: str, keep_from: float) -> None:
     i = g.keys.get(key)
     if i is None:
         i = g.key(key)
-    kept = g.kept
+    kept, buckets = g.kept, g.buckets
+    sec, last = int(a), int(t1)  # times are >= 0: int() floors
+    if sec > last:  # begun a second after it ended (events out of time order): its end, no seconds
+        b = buckets.get(last)
+        if b is None:
+            b = g.bucket(last, keep_from)
+        for d in (kept, b):
+            d[i + 1] += 1
+            d[i + 2] += t1 - t0
+        return
     kept[i] += t1 - a
     kept[i + 1] += 1
     kept[i + 2] += t1 - t0
-    buckets = g.buckets
-    sec, last = int(a), int(t1)  # times are >= 0: int() floors
     if sec == last:
         b = buckets.get(sec)
         if b is None:
