@@ -11,7 +11,7 @@ unmeasured warm-up run (the process's first engine compiles kernels and uploads 
 alternate ABBA for --pairs pairs:
   A  the engine with a RecordingWriter sink (headless `c2tui record`; both sides also keep the
      events in a list, for the fold's summary);
-  B  the same plus the attach server on a Unix socket (c2tui.listen.start_listening, as
+  B  the same plus the attach server on a Unix socket (c2tui.cli.listen.start_listening, as
      `record --listen` wires it) and a separate process running `python -m c2tui attach SOCK`,
      the real dashboard at its default 10 Hz on a 200x60 pty (TERM xterm-256color) whose
      output `cat` drains into a file (the terminal). The client has connected and drawn
@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
 from bench_native import ListSink, MemoPhases, device_total, free_cached_blocks  # noqa: E402
-from c2tui.listen import start_listening  # noqa: E402
+from c2tui.cli.listen import start_listening  # noqa: E402
 from prover.config import load_config  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter  # noqa: E402

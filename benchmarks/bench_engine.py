@@ -145,7 +145,7 @@ def bench_seed(parts: int, scale: float) -> dict:
 def bench_storm(seconds: float, seed: int = 1) -> dict:
     """Issue 7's storm: mode switches every 10 ms, workers up and down, faults injected, on
     2 simulated GPUs (tiny profile, no math), for `seconds`; then a drain. Invariants are
-    checked from the event stream (tests/pipeline/invariants.py)."""
+    checked from the event stream (tests/helpers/invariants.py)."""
     import random
 
     from tests.helpers.invariants import InvariantChecker

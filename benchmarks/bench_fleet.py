@@ -9,7 +9,7 @@
    - wire: pickling + unpickling each host's batch (what Ray moves), events/s of CPU time;
    - driver: the merge (sort of each round's batches) + the fold (prover/state.py), events/s
      of CPU time (process_time, robust to other load on the machine);
-   - frame: the dashboard (c2tui.app, headless run_test) drawing that 800-GPU state, our part
+   - frame: the dashboard (c2tui.dashboard.app, headless run_test) drawing that 800-GPU state, our part
      (widgets drawing their lines) and a full repaint to ANSI, at 200x60.
 2. overhead: the same 2 sim GPUs proved for real (Groth16 at 2^8, every proof verified), in
    one process (Engine) and as a fleet of one Ray node (FleetEngine, local:1), alternating
@@ -84,8 +84,8 @@ def bench_scale(hosts: int, until: float, poll_s: float = 0.05, distinct: int = 
 
 async def _frames(st: DashboardState, size: tuple[int, int], frames: int) -> dict:
     from bench_tui import build_and_repaint
-    from c2tui.app import DashboardApp
-    from c2tui.sources import ReplaySource
+    from c2tui.dashboard.app import DashboardApp
+    from c2tui.sources.replay import ReplaySource
     from c2tui.widgets.common import StateView
 
     snap = st.view(partitions=96)

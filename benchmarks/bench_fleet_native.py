@@ -16,7 +16,7 @@ opened there), per GPU the compute-held share and NVML utilisation of the steady
 proofs verified/failed. <out-dir>/fleet_native.json gets every run, the ratios of every
 local:N to local:1 (issue 15 asks local:2 >= 1.9x, issue 27 local:4 >= 3.8x, local:8 >= 7.6x)
 and that table in Markdown (table_md). What happens during the window (fleet_during.py):
-  --attach N  local:N once more, serving `--listen` (c2tui.listen); the real dashboard
+  --attach N  local:N once more, serving `--listen` (c2tui.cli.listen); the real dashboard
               (`c2tui attach`, its own process, a 200x60 pty at 10 Hz) attached for the middle
               third: its cost = that window's rate against the windows before and after it
   --kill N    local:N once more; halfway, a worker node with work pending is removed from the
@@ -61,7 +61,7 @@ import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/
 
 from bench_attach_native import LIVE, Client  # noqa: E402
 from bench_native import ListSink, wait_first  # noqa: E402
-from c2tui.listen import start_listening  # noqa: E402
+from c2tui.cli.listen import start_listening  # noqa: E402
 from fleet_during import attached, exactly_once, gpu_table, kill_node  # noqa: E402
 from prover.config import load_config  # noqa: E402
 from prover.record import RecordingHeader, RecordingWriter  # noqa: E402

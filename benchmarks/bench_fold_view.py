@@ -54,7 +54,7 @@ def worker(tree: str, n_passes: int = 3) -> dict:
         def view(s):
             return s.view(partitions=96)
     else:
-        from c2tui.sources import fast_snapshot
+        from c2tui.sources import fast_snapshot  # a tree before the fold's view (its c2tui/sources.py)
 
         def view(s):
             return fast_snapshot(s, partitions=96)

@@ -24,7 +24,7 @@ import numpy as np
 
 import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
-from prover.kernels import gpu_phases as gp  # noqa: E402
+from prover.kernels import fixed_base, msm, ntt  # noqa: E402
 from prover.settings import KernelSettings  # noqa: E402
 from prover.field.ref import R_MOD, fr_random  # noqa: E402
 
@@ -111,18 +111,18 @@ def bench_msm_acc(args, dp_all, d_s_all, stream, res: dict, save, sizes: str) ->
     specs, g = [x for x in args.msm_acc.split(",") if x], dp_all.group
     for L in logs(sizes) if specs else []:
         n, row = 1 << L, {"log_n": L}
-        sub = gp.DevicePoints.__new__(gp.DevicePoints)
+        sub = msm.DevicePoints.__new__(msm.DevicePoints)
         sub.group, sub.n, sub.pre, sub.d, sub.ks = g, n, None, dp_all.d[:n], dp_all.ks
         kinds = [("plain", sub)] + ([("pre", sub.precompute(stream=stream))] if args.precompute else [])
         for (kind, pts), spec in [(kp, sp) for kp in kinds for sp in specs]:
-            p = gp.DevicePoints.__new__(gp.DevicePoints)
+            p = msm.DevicePoints.__new__(msm.DevicePoints)
             p.group, p.n, p.pre, p.d, p.ks = g, n, pts.pre, pts.d, acc_settings(spec, dp_all.ks)
             with stream:
-                t = timed(lambda: gp._msm_device(p, d_s_all[:n], stream, device_final=False), stream,
+                t = timed(lambda: msm._msm_device(p, d_s_all[:n], stream, device_final=False), stream,
                           args.reps if L < 24 else 3)
-                row[f"{kind}_result_{spec}"] = gp.msm_bytes(p, d_s_all[:n], stream).hex()
+                row[f"{kind}_result_{spec}"] = msm.msm_bytes(p, d_s_all[:n], stream).hex()
                 marks: list = []
-                gp._msm_device(p, d_s_all[:n], stream, marks=marks)
+                msm._msm_device(p, d_s_all[:n], stream, marks=marks)
             stream.synchronize()
             row[f"{kind}_ms_{spec}"] = statistics.median(t)
             row[f"{kind}_stages_{spec}"] = {marks[i + 1][0]: round(cp.cuda.get_elapsed_time(marks[i][1], marks[i + 1][1]), 3)
@@ -185,8 +185,8 @@ def main() -> int:
         (out_dir / args.name).write_text(json.dumps(res, indent=1))
 
     # compile the default builds (NVRTC; CuPy caches them on disk afterwards)
-    builds = (("ntt.cu", args.ntt, lambda: gp._nk("ntt_pass")), ("msm_g1.cu", args.msm, lambda: gp._gk("g1", "msm_digits")),
-              ("msm_g2.cu", args.g2, lambda: gp._gk("g2", "msm_digits")))
+    builds = (("ntt.cu", args.ntt, lambda: ntt._nk("ntt_pass")), ("msm_g1.cu", args.msm, lambda: msm._gk("g1", "msm_digits")),
+              ("msm_g2.cu", args.g2, lambda: msm._gk("g2", "msm_digits")))
     for m, wanted, first in builds:
         if not wanted:
             continue
@@ -205,7 +205,7 @@ def main() -> int:
             a0 = cp.asarray(fr_random(n, rng)).view(cp.uint32).reshape(n, 8)
             b0, c0 = cp.asarray(fr_random(n, rng)).view(cp.uint32).reshape(n, 8), cp.asarray(fr_random(n, rng)).view(cp.uint32).reshape(n, 8)
             a, b, c, tmp = a0.copy(), b0.copy(), c0.copy(), cp.empty_like(a0)
-        plan = gp.ntt_plan(L, stream, ks)
+        plan = ntt.ntt_plan(L, stream, ks)
         with stream:
             t_ntt = timed(lambda: plan._run_passes(a, plan.tw_fwd, dif=False), stream, args.reps)
             t_nat = timed(lambda: plan.ntt(a, tmp), stream, args.reps)
@@ -232,7 +232,7 @@ def main() -> int:
         del a0, b0, c0, a, b, c, tmp
         save()
         cp.get_default_memory_pool().free_all_blocks()
-    gp._plans.clear()
+    ntt._plans.clear()
     ks_run = KernelSettings(ntt_variant=args.ntt_variant)  # the build the later sections use
     cp.get_default_memory_pool().free_all_blocks()
 
@@ -245,23 +245,23 @@ def main() -> int:
         xy_all, objs = random_points("g1", nmax, 4096, 1)
         s_all = fr_random(nmax, rng)
         log(f"G1 inputs 2^{max(msm_logs)} made in {time.perf_counter() - t0:.1f} s")
-        dp_all = gp.DevicePoints("g1", xy_all, stream)
+        dp_all = msm.DevicePoints("g1", xy_all, stream)
         with stream:
             d_s_all = cp.asarray(s_all)
         stream.synchronize()
         for L in msm_logs:
             n = 1 << L
             d_s = d_s_all[:n]
-            row = {"log_n": L, "c": gp.msm_window_bits(n)}
+            row = {"log_n": L, "c": msm.msm_window_bits(n)}
             for v in args.msm_variants.split(","):
                 with stream:
-                    t = timed(lambda: gp._msm_device(dp_all, d_s, stream, variant=v, device_final=False), stream,
+                    t = timed(lambda: msm._msm_device(dp_all, d_s, stream, variant=v, device_final=False), stream,
                               args.reps if L < 24 else 3)
                     e2e = []
                     for _ in range(2):
                         stream.synchronize()
                         t0 = time.perf_counter()
-                        got = gp.msm_bytes(dp_all, d_s, stream, variant=v)
+                        got = msm.msm_bytes(dp_all, d_s, stream, variant=v)
                         e2e.append((time.perf_counter() - t0) * 1e3)
                 row[f"gpu_ms_{v}"] = statistics.median(t)
                 row[f"end_to_end_ms_{v}"] = min(e2e)
@@ -270,22 +270,22 @@ def main() -> int:
             row["variants_agree"] = len({row[f"result_{v}"] for v in args.msm_variants.split(",")}) == 1
             if args.precompute:  # the same MSM over precomputed window shifts of the first n points
                 with stream:
-                    sub = gp.DevicePoints.__new__(gp.DevicePoints)
+                    sub = msm.DevicePoints.__new__(msm.DevicePoints)
                     sub.group, sub.n, sub.pre, sub.d, sub.ks = "g1", n, None, dp_all.d[:n], dp_all.ks
                     e0, e1 = cp.cuda.Event(), cp.cuda.Event()
                     e0.record(stream)
                     pre = sub.precompute(stream=stream)
                     e1.record(stream)
                     e1.synchronize()
-                    t = timed(lambda: gp._msm_device(pre, d_s, stream, device_final=False), stream, args.reps if L < 24 else 3)
-                    got = gp.msm_bytes(pre, d_s, stream)
+                    t = timed(lambda: msm._msm_device(pre, d_s, stream, device_final=False), stream, args.reps if L < 24 else 3)
+                    got = msm.msm_bytes(pre, d_s, stream)
                 row |= {"gpu_ms_pre": statistics.median(t), "precompute_ms": cp.cuda.get_elapsed_time(e0, e1),
                         "pre_c": pre.pre[0], "pre_windows": pre.pre[1], "pre_mib": pre.nbytes >> 20,
                         "pre_agrees": got.hex() == row[f"result_{args.msm_variants.split(',')[0]}"]}
                 if L == max(msm_logs):
                     marks = []
                     with stream:
-                        gp._msm_device(pre, d_s, stream, marks=marks)
+                        msm._msm_device(pre, d_s, stream, marks=marks)
                     stream.synchronize()
                     row["pre_stages_ms"] = {marks[i + 1][0]: cp.cuda.get_elapsed_time(marks[i][1], marks[i + 1][1])
                                             for i in range(len(marks) - 1)}
@@ -310,14 +310,14 @@ def main() -> int:
         d_sw = d_s_all[: 1 << Ls]
         for c in logs(args.window):
             with stream:
-                t = timed(lambda: gp._msm_device(dp_all, d_sw, stream, c=c), stream, 2)
+                t = timed(lambda: msm._msm_device(dp_all, d_sw, stream, c=c), stream, 2)
             res.setdefault("msm_g1_window_sweep", []).append({"log_n": Ls, "c": c, "gpu_ms": statistics.median(t)})
             log(f"  window sweep 2^{Ls} c={c}: {statistics.median(t):.2f} ms")
             save()
         # stage breakdown at the largest size
         marks: list = []
         with stream:
-            gp._msm_device(dp_all, d_s_all, stream, marks=marks, variant=args.msm_variants.split(",")[-1])
+            msm._msm_device(dp_all, d_s_all, stream, marks=marks, variant=args.msm_variants.split(",")[-1])
         stream.synchronize()
         br = {marks[i + 1][0]: cp.cuda.get_elapsed_time(marks[i][1], marks[i + 1][1]) for i in range(len(marks) - 1)}
         res["msm_g1_breakdown"] = {"log_n": max(msm_logs), "stages_ms": br}
@@ -332,7 +332,7 @@ def main() -> int:
             mask = cp.asarray(rng.random(n) < 0.3)
             dp = dp_all
             with stream:
-                t = timed(lambda: gp._batch_add_device(dp, mask[:n], stream), stream, 3)
+                t = timed(lambda: msm._batch_add_device(dp, mask[:n], stream), stream, 3)
             res["batch_add_g1"].append({"log_n": L, "ones_fraction": 0.3, "gpu_ms": statistics.median(t)})
             log(f"batch add G1 2^{L} (30% ones): {statistics.median(t):.2f} ms")
             save()
@@ -353,16 +353,16 @@ def main() -> int:
                 a0 = cp.asarray(fr_random(n, rng)); b0 = cp.asarray(fr_random(n, rng)); c0 = cp.asarray(fr_random(n, rng))  # noqa: E702
                 a, b, c = a0.copy(), b0.copy(), c0.copy()
             tail_pts = dp_all.take(tail_idx, stream)  # a gathered subset: .pre None, the key's settings
-            gp.ntt_plan(L, stream, ks_run)
+            ntt.ntt_plan(L, stream, ks_run)
 
             def section():
                 a[...] = a0; b[...] = b0; c[...] = c0  # noqa: E702
-                h = gp.ntt_h_device(a, b, c, stream, ks_run)
+                h = ntt.ntt_h_device(a, b, c, stream, ks_run)
                 v = args.msm_variants.split(",")[-1]
-                gp._msm_device(dp_all, h[: n - 1], stream, variant=v, device_final=False)   # H query
+                msm._msm_device(dp_all, h[: n - 1], stream, variant=v, device_final=False)   # H query
                 for _ in range(3):                                                          # A, B_G1, L
-                    gp._batch_add_device(dp_all, d_ones, stream)
-                    gp._msm_device(tail_pts, d_tail_s, stream, variant=v, device_final=False)
+                    msm._batch_add_device(dp_all, d_ones, stream)
+                    msm._msm_device(tail_pts, d_tail_s, stream, variant=v, device_final=False)
 
             with stream:
                 t = timed(section, stream, 2)
@@ -380,16 +380,16 @@ def main() -> int:
         nmax = 1 << max(g2_logs)
         xy2, objs2 = random_points("g2", nmax, 1024, 2)
         s2 = fr_random(nmax, rng)
-        dp2 = gp.DevicePoints("g2", xy2, stream)
+        dp2 = msm.DevicePoints("g2", xy2, stream)
         with stream:
             d_s2 = cp.asarray(s2)
         for L in g2_logs:
             n = 1 << L
-            row = {"log_n": L, "c": gp.msm_window_bits(n)}
+            row = {"log_n": L, "c": msm.msm_window_bits(n)}
             for v in args.msm_variants.split(","):
                 with stream:
-                    t = timed(lambda: gp._msm_device(dp2, d_s2[:n], stream, variant=v, device_final=False), stream, 3)
-                    got = gp.msm_bytes(dp2, d_s2[:n], stream, variant=v)
+                    t = timed(lambda: msm._msm_device(dp2, d_s2[:n], stream, variant=v, device_final=False), stream, 3)
+                    got = msm.msm_bytes(dp2, d_s2[:n], stream, variant=v)
                 row[f"gpu_ms_{v}"] = statistics.median(t)
                 row[f"result_{v}"] = got.hex()
             row["gpu_ms"] = min(row[f"gpu_ms_{v}"] for v in args.msm_variants.split(","))
@@ -414,9 +414,9 @@ def main() -> int:
         n = 1 << L
         base = np.frombuffer((ark.G1Point() * ark.Scalar(99)).to_xy_bytes_le(), dtype=np.uint8)
         s = cp.asarray(fr_random(n, rng))
-        gp.fixed_base_g1_gpu(base, s[:4], stream)  # table
+        fixed_base.fixed_base_g1_gpu(base, s[:4], stream)  # table
         with stream:
-            t = timed(lambda: gp.fixed_base_g1_gpu(base, s, stream, out_device=True), stream, 3)
+            t = timed(lambda: fixed_base.fixed_base_g1_gpu(base, s, stream, out_device=True), stream, 3)
         res["fixed_base_g1"].append({"log_n": L, "gpu_ms": statistics.median(t)})
         log(f"fixed-base G1 2^{L}: {statistics.median(t):.2f} ms")
         save()

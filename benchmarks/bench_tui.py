@@ -40,8 +40,9 @@ import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/
 
 from rich.console import Console  # noqa: E402
 
-from c2tui.app import DashboardApp  # noqa: E402
-from c2tui.sources import LiveSource, ReplaySource  # noqa: E402
+from c2tui.dashboard.app import DashboardApp  # noqa: E402
+from c2tui.sources.live import LiveSource  # noqa: E402
+from c2tui.sources.replay import ReplaySource  # noqa: E402
 from c2tui.widgets.common import StateView  # noqa: E402
 from c2tui.widgets.header_bar import HeaderBar  # noqa: E402
 from prover.fold.model import DashboardState  # noqa: E402

@@ -33,7 +33,7 @@ import numpy as np
 import harness
 
 from prover.field.ref import fr_random
-from prover.kernels import gpu_phases as gp
+from prover.kernels import msm, ntt
 from prover.settings import KernelSettings
 
 DEFAULT_VARIANTS = ("base:;eo_k:field_mul=eo_k;eo_k2:field_mul=eo_k2;eo_sq2:field_mul=eo_sq2;"
@@ -142,7 +142,7 @@ def ntt_figures(L: int, variants, reps: int, stream, res, save, with_h: bool, rn
             a0, b0, c0 = x0, cp.asarray(fr_random(n, rng)).view(cp.uint32).reshape(n, 8), x0[::-1].copy()
     nat, nr, hh = {}, {}, {}
     for name, ks in distinct(variants, NTT_FIELDS):
-        plan = gp.ntt_plan(L, stream, ks)
+        plan = ntt.ntt_plan(L, stream, ks)
         with stream:
             x, tmp, y = x0.copy(), cp.empty_like(x0), x0.copy()
         nat[name] = (events(stream, lambda p=plan, x=x, t=tmp: p.ntt(x, t, fused=True)),
@@ -172,7 +172,7 @@ def ntt_figures(L: int, variants, reps: int, stream, res, save, with_h: bool, rn
         race(f"ntt_nr_2^{L}", nr, reps, stream, res, save)
         if with_h:
             race(f"ntt_h_2^{L}", hh, max(3, reps // 2), stream, res, save)
-    gp._plans.clear()
+    ntt._plans.clear()
     free_pool()
 
 
@@ -184,7 +184,7 @@ def _nr_once(plan, x0):
 
 def view(points, ks: KernelSettings):
     """The same device points under another build's settings (no copy)."""
-    p = gp.DevicePoints.__new__(gp.DevicePoints)
+    p = msm.DevicePoints.__new__(msm.DevicePoints)
     p.group, p.n, p.pre, p.d, p.ks = points.group, points.n, points.pre, points.d, ks
     return p
 
@@ -199,7 +199,7 @@ def msm_figures(group: str, logs: list[int], pre_logs: list[int], variants, reps
         return
     nmax = 1 << max(logs + pre_logs)
     xy, _ = random_points(group, nmax, 4096 if group == "g1" else 1024, 1)
-    dp = gp.DevicePoints(group, xy, stream)
+    dp = msm.DevicePoints(group, xy, stream)
     with stream:
         d_s = cp.asarray(fr_random(nmax, rng))
     msm_vars = distinct(variants, MSM_FIELDS)
@@ -216,8 +216,8 @@ def msm_figures(group: str, logs: list[int], pre_logs: list[int], variants, reps
         setups = {}
         for name, ks in msm_vars:
             p = view(sub, ks)
-            setups[name] = (events(stream, lambda p=p: gp._msm_device(p, s, stream, device_final=False)),
-                            lambda p=p: gp.msm_bytes(p, s, stream).hex()[:32])
+            setups[name] = (events(stream, lambda p=p: msm._msm_device(p, s, stream, device_final=False)),
+                            lambda p=p: msm.msm_bytes(p, s, stream).hex()[:32])
         with stream:
             race(f"msm_{group}{'_pre' if kind == 'pre' else ''}_2^{L}", setups, reps if L < 24 else max(5, reps // 2),
                  stream, res, save)

@@ -9,7 +9,7 @@ of events (all on the driver's clock, `eng.now()`):
     gpu_table(rows)                                          # the RESULTS table, per run and GPU
 
 The dashboard is the real one in its own process (bench_attach_native.Client: `c2tui attach
-SOCK` on a 200x60 pty, 10 Hz) against the fleet's attach server (c2tui.listen, as `record
+SOCK` on a 200x60 pty, 10 Hz) against the fleet's attach server (c2tui.cli.listen, as `record
 --cluster ... --listen` wires it). Its cost: B's rate against the mean of the two A windows
 around it, in one run (one cluster start-up, no drift between separate runs).
 """

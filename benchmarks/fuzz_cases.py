@@ -292,7 +292,7 @@ def metrics_probe(rng: random.Random) -> tuple[str, bool]:
 def serve_probe(rng: random.Random) -> tuple[str, bool]:
     from aiohttp.test_utils import TestClient, TestServer
 
-    from c2tui.webserve import GuardedServer
+    from c2tui.dashboard.webserve import GuardedServer
 
     origin = rng.choice(["http://evil.example", "null", "file://", "http://127.0.0.1.evil.example", "https://x"])
 
@@ -314,7 +314,10 @@ def run_probe(name: str, rng: random.Random, w: Path) -> dict:
     err = io.StringIO()  # a server thread's traceback on stderr is this probe's failure, not the next case's
     with contextlib.redirect_stderr(err):
         try:
+            from fuzz_adversarial import PROBES as DRIPS  # issue 44's
             from fuzz_trust import PROBES  # issue 35's probes
+
+            PROBES = {**PROBES, **DRIPS}
 
             probes = {"attach_probe": lambda: attach_probe(rng, w), "metrics_probe": lambda: metrics_probe(rng),
                       "serve_probe": lambda: serve_probe(rng), **{k: (lambda f=f: f(rng, w)) for k, f in PROBES.items()}}

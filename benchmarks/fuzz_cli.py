@@ -1,5 +1,5 @@
 """Fuzz every `c2tui` subcommand with bad arguments, configs, proof files and recordings
-(issue 16): each case must end with a documented exit status (c2tui/exits.py: 0..3), no
+(issue 16): each case must end with a documented exit status (c2tui/cli/exits.py: 0..3), no
 traceback, an error that is one line (the output's last line names it), within a time box,
 and with nothing written outside its own target directory. Seeded, so a failure reproduces.
 
@@ -20,6 +20,14 @@ Issue 35 added benchmarks/fuzz_trust.py's classes (FIFO and device inputs, typed
 recordings, strict TOML, names and addresses; probes of stalled clients, DNS rebinding and
 the page's outside loads) and a memory check: no case may take the fuzz (or a child it waited
 for) past MEMORY_MB. DashboardApp.run is a no-op during a case only, never after it.
+
+Issue 44 added benchmarks/fuzz_adversarial.py's classes, those its adversarial run found the fuzz
+never drew: the four commands experiment, tune, compare and status (experiments and tunes also
+attached to a live prover whose knobs were set by hand: its knobs after must be those before;
+status also against a server that goes away mid-watch, whose exit 5 is status's own); stop
+signals to real processes (dashboards in a pty, record, experiment, attach --raw, status
+--watch: 3, the terminal put back, run_ended); values varied inside a recording's lists and
+maps; clients that drip their request a byte at a time.
 """
 from __future__ import annotations
 
@@ -40,6 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 import harness  # noqa: E402,F401  (the repository root on sys.path: benchmarks/harness.py)
 
+import fuzz_adversarial  # noqa: E402
 import fuzz_cases  # noqa: E402
 import fuzz_trust  # noqa: E402
 from fuzz_inputs import base_recording, mutate  # noqa: E402
@@ -153,7 +162,7 @@ def case(cmd: str, rng: random.Random, w: Path, good_proof: Path, good_rec: byte
 CLASSIC = ["prove", "verify", "record", "summary", "screenshot", "replay", "run"]
 EXTRA = ["export", "config", "attach", "serve", "metrics", "writers", "crafted", "stdout",
          "attach_probe", "metrics_probe", "serve_probe"]
-COMMANDS = CLASSIC + EXTRA + fuzz_trust.CLASSES  # issue 35's classes: benchmarks/fuzz_trust.py
+COMMANDS = CLASSIC + EXTRA + fuzz_trust.CLASSES + fuzz_adversarial.CLASSES  # issue 35's, issue 44's
 MEMORY_MB = 1024  # no process of the fuzz may pass this (the fuzz's own, in-process cases included)
 
 
@@ -183,6 +192,8 @@ def make_case(cmd: str, rng: random.Random, w: Path, good_proof: Path, good_rec:
         return fuzz_trust.names_case(rng, w)
     if cmd == "stdout":
         return fuzz_cases.stdout_case(rng, str(rec))
+    if cmd in fuzz_adversarial.CLASSES:
+        return fuzz_adversarial.make(cmd, rng, w, str(rec), fuzz_cases.busy_port())
     if cmd.endswith("_probe"):
         return {"kind": "probe", "cmd": cmd, "args": [cmd], "expect": 0}
     return fuzz_cases.option_case(cmd, rng, w, str(rec), _value)
@@ -193,6 +204,8 @@ def run_any(c: dict, w: Path, box_s: float, rng: random.Random | None = None) ->
         return fuzz_cases.run_sub(c, w, box_s)
     if c["kind"] == "probe":
         return fuzz_cases.run_probe(c["cmd"], rng or random.Random(0), w)
+    if c["kind"] == "adv":
+        return fuzz_adversarial.run_adv(c, w, box_s, run_case)
     return run_case(c["args"], w, box_s) | {"expect": c["expect"]}
 
 
@@ -200,7 +213,7 @@ def run_any(c: dict, w: Path, box_s: float, rng: random.Random | None = None) ->
 def no_screen() -> Any:
     """DashboardApp.run as a no-op for one case, and back after it: a patch that outlived the
     case once broke every snapshot test that ran after the fuzz in the same process (issue 35)."""
-    from c2tui.app import DashboardApp
+    from c2tui.dashboard.app import DashboardApp
 
     real = DashboardApp.__dict__.get("run")
     DashboardApp.run = lambda self, *a, **k: None  # type: ignore[method-assign]
@@ -230,7 +243,7 @@ def _recording_alive(args: list[str], w: Path, within_s: float = 2.0) -> bool:
 def run_case(args: list[str], w: Path, box_s: float) -> dict:
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     before = {p for p in w.rglob("*") if "target" not in p.relative_to(w).parts}
 
@@ -281,7 +294,8 @@ def judge(res: dict) -> list[str]:
     bad = ["memory"] if res.get("over_memory") else []
     if res["traceback"]:
         bad.append("traceback")
-    if res["code"] not in DOCUMENTED:
+    documented = DOCUMENTED | ({4, 5} if (res.get("args") or [""])[0] == "status" else set())  # status's own
+    if res["code"] not in documented:
         bad.append("exit")
     elif res.get("expect") is not None and res["code"] != res["expect"]:
         bad.append("wrong_exit")
@@ -296,7 +310,7 @@ def fixtures(base: Path) -> tuple[Path, bytes]:
     """A good proof directory and a good recording to mutate."""
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     good_rec = base_recording(base / "good.jsonl")
     good_proof = base / "proof"

@@ -5,8 +5,9 @@ clear error. Seeded, so a failure reproduces.
 
 Recordings: (a) random bytes after a valid prefix, (b) random byte flips anywhere in a real
 recording, (c) lines of valid JSON shaped like events with wrong, missing or extra fields,
-(d) headers of other schema versions or no header. Each read must return the valid prefix
-and, when it stops early, an error naming the line. Configs: random override dicts and
+(d) headers of other schema versions or no header, (e) values varied inside the lists and maps
+of a run's events (benchmarks/fuzz_adversarial.py). Each read must return the valid prefix
+and, when it stops early, an error naming the line; what it returns is folded and summarised. Configs: random override dicts and
 random TOML text; each must give a RunConfig or a ConfigError.
 """
 from __future__ import annotations
@@ -55,6 +56,13 @@ def check_recording(path: Path, data: bytes, stats: dict) -> None:
             stats["crashes"].append(f"error without a line: {rec.error}"[:200])
     else:
         stats["accepted"] += 1
+    try:  # what the reader took, the fold and the summary take too (issue 44: they once assumed more)
+        from prover.fold.apply import fold
+        from prover.fold.summary import summarize
+
+        summarize(fold(rec.events))
+    except Exception as exc:  # noqa: BLE001 - counted, with its words
+        stats["crashes"].append(f"fold/summary: {type(exc).__name__}: {exc}"[:200])
 
 
 def mutate(rng: random.Random, good: bytes, mode: int) -> bytes:
@@ -110,8 +118,11 @@ def main() -> None:
         tmp = Path(d)
         good = base_recording(tmp / "good.jsonl")
         rec = {"accepted": 0, "clean_errors": 0, "crashes": []}
+        from fuzz_adversarial import inside_recording  # issue 44: values inside lists and maps
+
         for i in range(args.cases):
-            check_recording(tmp / "f.jsonl", mutate(rng, good, i % 4), rec)
+            data = mutate(rng, good, i % 5) if i % 5 < 4 else Path(inside_recording(rng, tmp)).read_bytes()
+            check_recording(tmp / "f.jsonl", data, rec)
         cfg = {"accepted": 0, "clean_errors": 0, "crashes": []}
         fuzz_config(rng, args.cases, cfg, tmp)
     out["recordings"], out["configs"] = rec, cfg

@@ -206,7 +206,7 @@ def stalled_probe(rng: random.Random, w: Path) -> tuple[str, bool]:
 
 
 def _guarded(**kw: Any) -> Any:
-    from c2tui.webserve import GuardedServer
+    from c2tui.dashboard.webserve import GuardedServer
 
     server = GuardedServer("true", port=0, title="t", max_provers=1, **kw)
     server.console.quiet = True

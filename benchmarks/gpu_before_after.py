@@ -1,10 +1,12 @@
-"""Issue 41: the 2^22 and 2^24 rates not lower than before the host threads: an interleaved
-before/after, natively, in ONE device call. WRITTEN BEFORE IT WAS RUN (session of 2026-12-07, no
-device lent).
+"""Issue 41: the 2^22 and 2^24 rates not lower than before: an interleaved before/after,
+natively, in ONE device call. WRITTEN BEFORE IT WAS RUN (sessions of 2026-12-07, no device lent).
 
-Before: main as it was when issue 41's branch left it (a84f0be), or any other tree; after: this
-tree. Each run is its own process in its tree (`python3 -m c2tui record` with that tree as the
-working directory), the same knobs (two-lock + stream, the card's room, --workers, profile
+Before: main before a/b/c moved to the GPU (915c6e3: the host threads merged, a/b/c built on the
+host and uploaded), or any other tree (a84f0be: before the host threads too); after: this tree,
+where `abc` auto makes a/b/c on the GPU (the R1CS kernel over the resident matrices). Or one tree
+both ways: `--before-tree . --before-abc host` (the same code, the knob apart). Each run is its
+own process in its tree (`python3 -m c2tui record` with that tree as the working directory), the
+same knobs (two-lock + stream, the card's room, --workers, profile
 native, proved = modelled size, every proof verified by py_arkworks; the after tree's
 host_threads at its default, auto), for --seconds after its first partition; runs alternate
 B A A B B A ... so drift hits both alike; both trees share one key cache (the key format is the
@@ -12,7 +14,7 @@ same), so only the first run of a size sets its key up.
 
 Prepare the before tree here (git archive of the code alone, ~2 MB), and carry it:
 
-    mkdir -p .main && git archive a84f0be prover c2tui themes pyproject.toml | tar -x -C .main
+    mkdir -p .main && git archive 915c6e3 prover c2tui themes pyproject.toml | tar -x -C .main
     echo /.main/ >> "$(git rev-parse --git-common-dir)/info/exclude"
 
 Command (device: nvidia-h200 or nvidia-h100-x1, one GPU; carry [".main"]; timeout_s 600):
@@ -24,11 +26,17 @@ Command (device: nvidia-h200 or nvidia-h100-x1, one GPU; carry [".main"]; timeou
 
 Writes under --out-dir: before_after.json (every run: its tree, commit, summary figures; per
 size the ratio after/before of the steady verified/min, paired over the pairs, with its 95%
-interval: prover.experiment.stats.paired_ratio over each run's verified partitions and span),
+interval: prover.stats.experiment.paired_ratio over each run's verified partitions and span),
 each run's recording (<size>_<before|after>_<pair>.jsonl.gz) and a table printed last, with
 MET / MISSED for "the ratio interval's low end >= 0.97" at each size. Deadline-aware: a run that
 would end past --budget-s is skipped and said so (fewer pairs: a wider interval, said).
 Exit status 0: every size met; 1: one missed or had fewer than 2 pairs; 2: nothing ran.
+
+The VRAM budget is `card` (the device's memory): right at 2^22 and 2^24, where the key's points
+(2^24: 8.6 GiB), the matrices (0.55 GiB) and 12 plans (2^24: 1.52 GiB each with z's upload form,
+1.99 with z whole) take a fraction of an H100's 80 GB. Not at 2^26 and up, where the resident key
+and the H MSM's scratch leave a small part of it: those sizes are refused here (gpu_host27.py and
+gpu_experiment27.sh give 2^27 runs the room measured after the set-up, docs/scale.md).
 """
 from __future__ import annotations
 
@@ -46,7 +54,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 import harness  # noqa: E402,F401  (the repository root on sys.path: this tree's reader and stats)
 
-from prover.experiment.stats import HoldCount, paired_ratio  # noqa: E402
+from prover.stats.experiment import HoldCount, paired_ratio  # noqa: E402
 from prover.fold.apply import fold  # noqa: E402
 from prover.fold.summary import summarize  # noqa: E402
 from prover.record import read_recording  # noqa: E402
@@ -55,6 +63,7 @@ WORKERS = {22: 8, 24: 12}  # RESULTS' settings at these sizes (2^24: 12, the mos
 START_S = {22: 25.0, 24: 40.0}  # a run's start to its first GPU section (kernels from cache, circuit, key): a guess
 DRAIN_S = 15.0  # in-flight partitions finishing, the process ending
 LOW_END = 0.97
+MAX_CARD_LOG2 = 26  # from here the key is resident on the device: `card` is no budget (the docstring)
 
 
 def _start(log2: int, a: argparse.Namespace) -> float:
@@ -69,7 +78,7 @@ def _commit(tree: Path) -> str:
         return "(not a git checkout: a git archive)"
 
 
-def run_one(tree: Path, log2: int, a: argparse.Namespace, out: Path) -> dict[str, Any]:
+def run_one(tree: Path, log2: int, a: argparse.Namespace, out: Path, which: str = "after") -> dict[str, Any]:
     """One `c2tui record` in `tree`; its recording read back with this tree's reader."""
     workers = a.workers or WORKERS.get(log2, 8)
     cmd = [sys.executable, "-m", "c2tui", "record", "--backend", a.backend, "--profile", "native",
@@ -77,6 +86,9 @@ def run_one(tree: Path, log2: int, a: argparse.Namespace, out: Path) -> dict[str
            "--lock-mode", "two-lock", "--mem-sync", "stream", "--vram-budget", "card", "--seed", "1",
            "--duration", str(_start(log2, a) + a.warm_s + a.seconds),  # counted from the engine's start
            "--cache-dir", str(a.cache_dir.resolve()), "--out", str(out), "-q"]
+    abc = a.before_abc if which == "before" else a.after_abc
+    if abc:  # where a/b/c are made (a tree before the knob takes none)
+        cmd[cmd.index("--seed"):cmd.index("--seed")] = ["--abc", abc]
     env = dict(os.environ, PYTHONPATH=str(tree.resolve()))
     t0 = time.time()
     res = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=a.seconds + 300)
@@ -133,12 +145,19 @@ def main(argv: list[str] | None = None) -> int:
                     "2^22 25 s, 2^24 40 s)")
     ap.add_argument("--backend", default="cuda", choices=("cuda", "sim"))
     ap.add_argument("--cache-dir", type=Path, default=Path(".cache/keys_ba"))
+    ap.add_argument("--before-abc", default="", choices=("", "host", "gpu"), help="--abc for the before runs ('': none)")
+    ap.add_argument("--after-abc", default="", choices=("", "host", "gpu"), help="--abc for the after runs ('': auto)")
     a = ap.parse_args(argv)
+    big = [x for x in a.sizes.split(",") if x.strip().isdigit() and int(x) >= MAX_CARD_LOG2]
+    if big:
+        ap.error(f"--sizes {','.join(big)}: the budget here is the whole card, which does not hold 2^{big[0]}'s "
+                 f"plans beside its resident key; run gpu_host27.py for 2^27")
     deadline = time.time() + a.budget_s
     a.out_dir.mkdir(parents=True, exist_ok=True)
     a.cache_dir.mkdir(parents=True, exist_ok=True)
     trees = {"before": a.before_tree, "after": a.after_tree}
-    doc: dict[str, Any] = {"what": "issue 41: before/after the host threads, interleaved, native", "argv": sys.argv,
+    doc: dict[str, Any] = {"what": "issue 41: before/after (a/b/c on the GPU), interleaved, native", "argv": sys.argv,
+                           "abc": {"before": a.before_abc or "(not passed)", "after": a.after_abc or "auto"},
                            "machine": harness.machine(gpu=a.backend == "cuda"),
                            "trees": {k: {"path": str(v), "commit": _commit(v)} for k, v in trees.items()},
                            "sizes": {}, "skipped": []}
@@ -150,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             if time.time() + need > deadline:
                 doc["skipped"].append(f"2^{log2} pair {pair} {which}: {deadline - time.time():.0f}s left < ~{need:.0f}s")
                 continue
-            row = run_one(trees[which], log2, a, a.out_dir / f"n{log2}_{which}_{pair}.jsonl")
+            row = run_one(trees[which], log2, a, a.out_dir / f"n{log2}_{which}_{pair}.jsonl", which)
             runs.append({"pair": pair, "which": which, **row})
             print(f"2^{log2} pair {pair} {which}: {row.get('per_min')}/min ({row.get('verified')} in "
                   f"{row.get('span_s')} s), rc {row['rc']}, proofs failed {row.get('proofs_failed')}, "

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Issue 41: the disciplines told apart at the seed's own size. `c2tui experiment` at 2^27 on ONE
-# H200, native, 16 host cores (host_threads auto: 16 / 4 workers): single against two-lock +
-# stream, 3 cycles of 60 s holds (15 s settle), randomised blocks, so that each arm counts >= 30
-# verified proofs (single at ~15/min: 3 x 45 s x 15/min = 34). WRITTEN BEFORE IT WAS RUN (session
-# of 2026-12-07, no device lent); the next session runs it as ONE device call of <= 10 minutes:
+# H200, native, 16 host cores (host_threads auto: 16 / 4 workers), a/b/c made on the GPU (--abc
+# gpu: the circuit's matrices resident, the host builds the witness alone): single against
+# two-lock + stream, 3 cycles of 60 s holds (15 s settle), randomised blocks, so that each arm
+# counts >= 30 verified proofs (single at ~15/min: 3 x 45 s x 15/min = 34). WRITTEN BEFORE IT WAS
+# RUN (sessions of 2026-12-07, no device lent); the next session runs it as ONE device call of
+# <= 10 minutes:
 #
 #   device: nvidia-h200 (needs_h200: the 2^27 key alone is 69 GiB, an H100 cannot hold it)
 #   command: OUT=$OUT bash benchmarks/gpu_experiment27.sh        (timeout_s 600)
@@ -13,8 +15,19 @@
 # the ratio two-lock+stream / single with its interval, paired over cycles), n27_experiment.jsonl.gz
 # (every event: copy to benchmarks/recordings/h200/experiment/ and commit), stderr.txt,
 # nvidia-smi.txt, and check.txt: MET / MISSED for "each arm >= 30 proofs" and "the ratio's
-# interval excludes 1", every proof verified, 0 OOM. Exit status: the experiment's, then 1 if
-# a check missed.
+# interval excludes 1", every proof verified, 0 OOM, each arm's host work a partition phase by
+# phase (synthesis = the witness alone) and the r1cs sub-phase. Exit status: the experiment's,
+# then 1 if a check missed.
+#
+# The VRAM budget (BUDGET, default 33GiB): fixed here (the experiment cannot measure the room after
+# its own set-up), so below scale_parts.card_budget's 35 GiB: docs/scale.md measured 59.0 GiB free
+# after the 2^27 set-up with the key resident; less the H MSM's 20 GiB scratch, 33 GiB leaves a
+# 6 GiB margin for the compute section's other transients (~2 GiB) and a smaller free figure. It
+# holds the resident matrices (4.44 GiB) and two partitions' plans (2 x 12.19 GiB: d_a 4 + d_bc 8
+# + z's upload form 0.19, its field values packed and its classes as bits with ranks): 28.8 GiB,
+# 4.2 to spare, not three (41.0), so a pre-stage overlaps the compute holder. With z whole (15.92
+# GiB a plan) two needed 36.3 GiB, the 37 GiB this script gave before (2 GiB of margin). `card`
+# (the device's 140 GiB) would admit plans the card cannot hold beside the key: device OOMs.
 set -uo pipefail
 OUT=${OUT:?set OUT}
 W=$OUT/e27
@@ -29,7 +42,7 @@ nvidia-smi > "$W/nvidia-smi.txt" 2>&1 || true
 nproc > "$W/nproc.txt"
 timeout "${LIMIT_S:-570}" python3 -m c2tui experiment --backend "$BACKEND" --profile native \
   --constraints-log2 "$LOG2" --modelled-log2 "$LOG2" --gpus 1 --workers-per-gpu 4 --host-threads auto \
-  --vram-budget card --seed 1 --partitions 10 \
+  --vram-budget "${BUDGET:-33GiB}" --abc "${ABC:-gpu}" --seed 1 --partitions 10 \
   --arm lock_mode=single,mem_sync=stream --arm lock_mode=two-lock,mem_sync=stream \
   --cycles 3 --hold "$HOLD" --settle "$SETTLE" --design blocks \
   --out "$W/n${LOG2}_experiment.jsonl" --force --json -q > "$W/experiment.json" 2> "$W/stderr.txt"
@@ -71,6 +84,10 @@ try:
     for g in sm.gpus:
         if g.pace is not None:
             print(f"pace gpu{g.gpu} over the run: {g.pace.sentence()}")
+    means = {k: round(v.mean, 4) for k, v in sm.phases.items()}
+    print("phase means over the run (s; synthesis = the witness alone with abc gpu, r1cs inside the pre-stage):",
+          {k: means.get(k) for k in ("synthesis", "prep_msm", "prestage", "r1cs", "ntt_h", "msm", "b_g2_msm",
+                                     "assemble", "verify")})
 except Exception as exc:
     ok = False
     print(f"MISSED the recording could not be read: {exc}")

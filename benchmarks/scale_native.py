@@ -16,6 +16,10 @@ Parts (comma separated):
           on the device, no cache written), timed per step, and one real proof with its GPU
           phases timed one primitive at a time and verified
   card    at the largest size that set up: two-lock + stream, the card's room as the budget
+          (scale_parts.card_budget: free after the set-up less the H MSM's 20 GiB scratch and a
+          4 GiB margin; at 2^27 on the H200 59.0 - 24 = 35 GiB, which holds the matrices (4.44)
+          and two partitions' plans of 12.19 GiB, abc auto = gpu with z's upload form: 28.8 GiB,
+          not three; with z whole, 15.92 GiB a plan, it held one)
   seed    the seed's scenario at the largest size: a 24 GiB budget, 3 workers; two-lock + device,
           two-lock + stream, narrow, reserved (each with its fallbacks, device-sync waits and
           verified rate)
@@ -89,10 +93,10 @@ def free_device() -> int:
 
 def drop_plans(keep_log2: int | None = None) -> None:
     """The NTT plans (twiddles, 64 B a row) of other sizes off the device."""
-    from prover.kernels import gpu_phases
+    from prover.kernels import ntt
 
-    for key in [k for k in gpu_phases._plans if keep_log2 is None or k[1] != keep_log2]:
-        del gpu_phases._plans[key]
+    for key in [k for k in ntt._plans if keep_log2 is None or k[1] != keep_log2]:
+        del ntt._plans[key]
 
 
 def check_small(doc: Doc, ks: Any, L: int = 14) -> None:
@@ -335,12 +339,16 @@ def main(argv: list[str] | None = None) -> int:
         # the card's room for pre-stages: what is free beside the resident key and the NTT plan,
         # less the H MSM's scratch (CuPy's pool, outside the budget) and a margin
         free = free_device()
-        card = ((free - int((SP.needs(L)["msm_scratch"] + 4) * GIB)) // GIB) * GIB
+        card = SP.card_budget(free, L)
+        room = SP.room(keys[0], card, "gpu" if BACKEND[0] == "cuda" else "host")  # abc auto on CUDA: gpu
         doc.put("card_budget_gib", {"budget": card / GIB, "device_free_gib": round(free / GIB, 1),
-                                    "msm_scratch_gib": round(SP.needs(L)["msm_scratch"], 1)})
-        if "card" in parts and card < 96 << L:
+                                    "msm_scratch_gib": round(SP.needs(L)["msm_scratch"], 1),
+                                    "margin_gib": SP.MARGIN_GIB, "room": room})
+        print(f"card budget {card / GIB:.0f} GiB: plan {room['plan_gib']} GiB a partition beside "
+              f"{room['resident_gib']} GiB resident: {room['plans_that_fit']} plans fit", flush=True)
+        if "card" in parts and not room["plans_that_fit"]:
             doc.skip(f"n{L}_stream_card", f"{card / GIB:.0f} GiB of room beside the key and the MSM scratch < one "
-                     f"pre-stage ({(96 << L) / GIB:.0f} GiB)")
+                     f"partition's plan ({room['plan_gib']} GiB) beside {room['resident_gib']} GiB of matrices")
             parts.discard("card")
         run_engines(doc, plans(parts, L, a.workers, a.card_workers, card), keys, a.out_dir, a.seconds, deadline, peaks)
     doc.put("peaks_gib", peaks.close())

@@ -110,6 +110,41 @@ def needs(log2: int, num_vars: int | None = None) -> dict[str, float]:
             "host_proof": (64 * nv + 96 * n) / GIB}
 
 
+# The VRAM a 2^27 run gives its partitions (docs/scale.md, "Device memory at 2^27"). On the H200
+# (140.4 GiB) the resident key (69.0), the NTT plan (8.0) and the context leave 59.0 GiB free after
+# the set-up (measured, 2026-12-03). Outside the budget: the H MSM's scratch (20 GiB, CuPy's pool)
+# and MARGIN_GIB for what else the compute section takes from the pool (the tail MSMs', batch
+# additions' and B over G2's transients, ~2 GiB) and the pools' rounding. Inside it: the circuit's
+# matrices (abc gpu, 4.44 GiB) and the partitions' plans: 12.19 GiB each with z's upload form
+# (d_a 4 + d_bc 8 + z's field values 0.14 + its table 0.04), so 59.0 - 20 - 4 = 35 GiB holds two
+# (28.8 GiB) and not three (41.0): a pre-stage overlaps the compute holder, as two-lock needs. With
+# z whole (33 B a variable: a 15.92 GiB plan) two needed 36.3 GiB: a 2 GiB margin, nothing for the
+# pool's transients. abc host: 12.0 GiB a plan, no matrices: two fit, not three.
+MARGIN_GIB = 4.0
+
+
+def card_budget(free: int, log2: int, margin_gib: float = MARGIN_GIB) -> int:
+    """The partitions' VRAM budget: `free` device bytes after the set-up, less the H MSM's scratch
+    and `margin_gib`, in whole GiB (0 where nothing is left)."""
+    return max(0, int((free - (needs(log2)["msm_scratch"] + margin_gib) * GIB) // GIB) * GIB)
+
+
+def room(circuit: Any, budget: int | str, abc: str, log2: int | None = None) -> dict[str, Any]:
+    """The VRAM arithmetic before a run: a partition's plan by buffer (Sizing.buffers for this
+    circuit), the resident matrices (abc gpu), how many plans the budget holds beside them."""
+    from prover.device.budget import Sizing
+    from prover.device.profiles import get_profile
+    from prover.pipeline.gpu.resident import matrix_bytes
+
+    L = circuit.constraints_log2 if log2 is None else log2
+    plan = Sizing(get_profile("native"), L, abc=abc, variables=int(circuit.num_vars),
+                  field_vars=int(getattr(circuit, "field_vars", 0)) or None).buffers
+    resident = sum(matrix_bytes(circuit).values()) if abc == "gpu" else 0
+    fits = (budget - resident) // sum(plan.values()) if isinstance(budget, int) else None
+    return {"plan_bytes": plan, "plan_gib": round(sum(plan.values()) / GIB, 2), "resident_gib": round(resident / GIB, 2),
+            "budget_gib": round(budget / GIB, 1) if isinstance(budget, int) else budget, "plans_that_fit": fits}
+
+
 def compile_kernels(ks: Any) -> dict[str, float]:
     """Seconds to compile (or load from CuPy's cache) each CUDA module the run uses."""
     from prover.kernels import loader

@@ -109,7 +109,7 @@ def table(d: Path) -> str:
     r1 = load(d / "r1cs.json")
     for row in (r1 or {}).get("rows", []):
         lines.append(f"R1CS products 2^{row.get('log2')}: host {row.get('host_matvecs_ms')} ms ({row.get('host_matvecs_cpu_ms')} "
-                     f"CPU ms, one thread), GPU {row.get('gpu_matvecs_ms')} ms + z/cls upload {row.get('gpu_upload_z_cls_ms')} "
+                     f"CPU ms, one thread), GPU {row.get('gpu_matvecs_ms')} ms + z upload {row.get('gpu_upload_zpack_ms', row.get('gpu_upload_z_cls_ms'))} "
                      f"ms, equal={row.get('equal')}")
     sc = load(d / "sass_counts.json")
     if sc:

@@ -1,3 +1,3 @@
-from c2tui.cli import main
+from c2tui.commands import main
 
 main()

@@ -17,19 +17,20 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     # running
     "Engine": "prover.pipeline.engine", "BackendError": "prover.pipeline.engine",
-    "Controller": "prover.pipeline.controller", "Knobs": "prover.pipeline.controller",
-    "Phases": "prover.pipeline.phases",
+    "Controller": "prover.pipeline.control.controller", "Knobs": "prover.pipeline.control.controller",
+    "Phases": "prover.pipeline.phases", "EngineHandle": "prover.pipeline.run_handle",
+    "KnobFacade": "prover.pipeline.control.knob_facade",
     # configuring
     "RunConfig": "prover.config", "FaultsConfig": "prover.config", "ConfigError": "prover.config",
     "load_config": "prover.config", "KNOBS": "prover.knobs", "Knob": "prover.knobs",
     "parse_switch": "prover.knobs", "parse_knob_set": "prover.knob_set", "knob_set_text": "prover.knob_set",
     "KernelSettings": "prover.settings",
     # events, recordings, state
-    "Phase": "prover.events", "Event": "prover.events", "DashboardState": "prover.fold.model",
+    "Phase": "prover.events", "SUB_PHASES": "prover.events", "Event": "prover.events", "DashboardState": "prover.fold.model",
     "RecordingWriter": "prover.record", "read_recording": "prover.record", "RecordingError": "prover.record",
     "Summary": "prover.fold.summary", "summarize": "prover.fold.summary", "on_off": "prover.fold.segments",
     "GpuState": "prover.fold.parts", "LockState": "prover.fold.parts", "PartitionState": "prover.fold.parts",
-    "PhaseStats": "prover.fold.parts", "Segment": "prover.fold.parts", "RecordingHeader": "prover.record",
+    "PhaseStats": "prover.fold.parts", "Segment": "prover.fold.parts", "HistoryPoint": "prover.fold.history", "RecordingHeader": "prover.record",
     "parse_bytes": "prover.config", "PROFILES": "prover.device.profiles", "SCENARIOS": "prover.device.budget",
     # operators' surfaces
     "AttachClient": "prover.attach.client", "RemoteController": "prover.attach.client",
@@ -47,7 +48,7 @@ _EXPORTS = {
     # operators' resources and actions (host RAM, start-up, classes, jobs, status)
     "budget_of": "prover.fold.host_ram", "is_key": "prover.fold.host_ram", "starting": "prover.fold.model",
     "CANCELLED": "prover.fold.jobs",
-    "parse_target": "prover.pipeline.jobs", "proof_class": "prover.classes", "status_of": "prover.fold.status",
+    "parse_target": "prover.pipeline.queue.jobs", "proof_class": "prover.classes", "status_of": "prover.fold.status",
     # proving one circuit outside the engine (c2tui prove / verify)
     "default_cache_dir": "prover.groth16.setup",
     "InputError": "prover.inputs", "open_input": "prover.inputs", "read_input": "prover.inputs",  # bounded reads
@@ -59,15 +60,17 @@ _EXPORTS = {
 _MODULES = {"events": "prover.events", "disciplines": "prover.disciplines", "groth16_phases": "prover.groth16.phases", "proof_files": "prover.groth16.export"}
 _MODULES["experiment"] = "prover.experiment"  # experiments and the tuner (c2tui experiment, tune)
 _MODULES["screen"] = "prover.observe.screen"  # the alert thresholds judged on screen (issue 36)
-_RENAMED = {"compare_runs": ("prover.fold.compare", "compare"), "fold_events": ("prover.fold.apply", "fold"), "JOB_ACTIONS": ("prover.pipeline.jobs", "ACTIONS")}
+_RENAMED = {"compare_runs": ("prover.fold.compare", "compare"), "fold_events": ("prover.fold.apply", "fold"), "JOB_ACTIONS": ("prover.pipeline.queue.jobs", "ACTIONS")}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES) + sorted(_RENAMED)
 
 if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the door stays lazy)
     from prover.pipeline.engine import Engine as Engine
     from prover.pipeline.engine import BackendError as BackendError
-    from prover.pipeline.controller import Controller as Controller
-    from prover.pipeline.controller import Knobs as Knobs
+    from prover.pipeline.control.controller import Controller as Controller
+    from prover.pipeline.control.controller import Knobs as Knobs
     from prover.pipeline.phases import Phases as Phases
+    from prover.pipeline.run_handle import EngineHandle as EngineHandle
+    from prover.pipeline.control.knob_facade import KnobFacade as KnobFacade
     from prover.config import RunConfig as RunConfig
     from prover.config import FaultsConfig as FaultsConfig
     from prover.config import ConfigError as ConfigError
@@ -79,6 +82,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.knob_set import knob_set_text as knob_set_text
     from prover.settings import KernelSettings as KernelSettings
     from prover.events import Phase as Phase
+    from prover.events import SUB_PHASES as SUB_PHASES
     from prover.events import Event as Event
     from prover.fold.model import DashboardState as DashboardState
     from prover.record import RecordingWriter as RecordingWriter
@@ -92,6 +96,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.fold.parts import PartitionState as PartitionState
     from prover.fold.parts import PhaseStats as PhaseStats
     from prover.fold.parts import Segment as Segment
+    from prover.fold.history import HistoryPoint as HistoryPoint
     from prover.record import RecordingHeader as RecordingHeader
     from prover.config import parse_bytes as parse_bytes
     from prover.device.profiles import PROFILES as PROFILES
@@ -122,7 +127,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.fold.host_ram import is_key as is_key
     from prover.fold.model import starting as starting
     from prover.fold.jobs import CANCELLED as CANCELLED
-    from prover.pipeline.jobs import parse_target as parse_target
+    from prover.pipeline.queue.jobs import parse_target as parse_target
     from prover.classes import proof_class as proof_class
     from prover.fold.status import status_of as status_of
     from prover.groth16.setup import default_cache_dir as default_cache_dir
@@ -145,7 +150,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     # renamed
     from prover.fold.compare import compare as compare_runs
     from prover.fold.apply import fold as fold_events
-    from prover.pipeline.jobs import ACTIONS as JOB_ACTIONS
+    from prover.pipeline.queue.jobs import ACTIONS as JOB_ACTIONS
 
 
 def __getattr__(name: str) -> Any:
@@ -154,10 +159,10 @@ def __getattr__(name: str) -> Any:
     if name in _RENAMED:  # a surface name that would shadow a submodule of the same name
         module, attr = _RENAMED[name]
         return getattr(import_module(module), attr)
-    module = _EXPORTS.get(name)
-    if module is None:
+    where = _EXPORTS.get(name)
+    if where is None:
         raise AttributeError(f"module 'prover' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+    return getattr(import_module(where), name)
 
 
 def __dir__() -> list[str]:

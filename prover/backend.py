@@ -14,7 +14,10 @@ that re-runs a failed call on the reference); ``points(pk, query)`` a proving ke
 it (uploaded once); ``msm(points, scalars, group, rows=None)`` and ``batch_add(points, rows,
 group)`` launched now and read later (``Pending.fetch()`` waits and downloads under the GPU
 section and returns the host step, run after it); ``fixed_base(base_xy, coeffs, group)``;
-``intt(x)``; ``pin(array)`` page-locked host copies; ``to_host(x)``; ``lane(k)`` a context in
+``intt(x)``; ``pin(array)`` page-locked host copies; ``to_host(x)``; the R1CS products on the device
+(capability ``r1cs``: ``r1cs_arrays(plan)`` a matrix's device form as host arrays by name,
+``r1cs_matrix(plan, arrays)`` that form over device arrays allocated by the caller, ``r1cs(mats, z,
+cls, outs)`` A.z, B.z, C.z launched into `outs`); ``lane(k)`` a context in
 which launches go to the backend's k-th lane (k = 0: the caller's stream), so that independent
 MSMs overlap on the device (capability ``lanes``; without it the composition runs them in order).
 """
@@ -42,9 +45,18 @@ LANES = "lanes"  # launches inside lane(k) run beside the caller's stream (else 
 # the key set-up's steps on the device, arrays kept there (setup_lagrange, setup_qap, setup_combo,
 # setup_scale, setup_points, setup_nonzero: prover/groth16/setup_device.py composes them)
 SETUP_DEVICE = "setup_device"
+R1CS = "r1cs"  # A.z, B.z, C.z on the device over a circuit's resident matrices (abc gpu)
 ALL = frozenset({NTT_H, NTT_H_STAGED, INTT, MSM_G1, MSM_G2, BATCH_ADD_G1, BATCH_ADD_G2, FIXED_BASE_G1,
-                 FIXED_BASE_G2, PINNED, LANES, SETUP_DEVICE})
+                 FIXED_BASE_G2, PINNED, LANES, SETUP_DEVICE, R1CS})
 _NOTED_FAILURES = 3
+
+
+Host = tuple[Any, Any, Any] | Callable[[], tuple[Any, Any, Any]]  # a, b, c on the host, or how to make them
+
+
+def host_arrays(host: Host) -> tuple[Any, Any, Any]:
+    """a, b, c on the host: as given, or made now (the GPU made them: abc gpu)."""
+    return host() if callable(host) else host
 
 
 class Pending(Protocol):
@@ -58,7 +70,7 @@ class Backend(Protocol):
     capabilities: frozenset[str]
 
     def ntt_h(self, a: Any, b: Any, c: Any) -> Any: ...
-    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any, host: tuple[Any, Any, Any] | None = None) -> Any: ...
+    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any, host: Host | None = None) -> Any: ...
     def intt(self, x: np.ndarray) -> np.ndarray: ...
     def points(self, pk: Any, query: str) -> Any: ...
     def msm(self, points: Any, scalars: Any, group: str, rows: Any = None) -> Pending: ...
@@ -121,12 +133,12 @@ class ReferenceBackend:
     """The CPU reference: numpy Fr and NTT (prover.field), py_arkworks MSMs."""
 
     name, impl = "reference", "cpu-reference"
-    capabilities = ALL - {NTT_H_STAGED, PINNED, LANES, SETUP_DEVICE}
+    capabilities = ALL - {NTT_H_STAGED, PINNED, LANES, SETUP_DEVICE, R1CS}
 
     def ntt_h(self, a: Any, b: Any, c: Any) -> np.ndarray:
         return ntt.ntt_h(on_host(a), on_host(b), on_host(c))
 
-    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any, host: tuple[Any, Any, Any] | None = None) -> np.ndarray:
+    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any, host: Host | None = None) -> np.ndarray:
         return self.ntt_h(d_a, d_b, d_c)
 
     def intt(self, x: np.ndarray) -> np.ndarray:
@@ -233,12 +245,22 @@ class Fallback:
         return self._try("ntt_h", NTT_H, lambda: self.primary.ntt_h(a, b, c),
                          lambda: self.reference.ntt_h(a, b, c))
 
-    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any, host: tuple[Any, Any, Any] | None = None) -> Any:
+    def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any, host: Host | None = None) -> Any:
         # the views may be half-transformed when the GPU call fails: the reference then reads
-        # the host arrays, never the views
-        back = host or (d_a, d_b, d_c)
+        # the host arrays, never the views (made then, where the GPU made a, b, c: abc gpu)
         return self._try("ntt_h", NTT_H_STAGED, lambda: self.primary.ntt_h_staged(d_a, d_b, d_c),
-                         lambda: self.reference.ntt_h(*back))
+                         lambda: self.reference.ntt_h(*(host_arrays(host) if host is not None else (d_a, d_b, d_c))))
+
+    def r1cs(self, mats: Any, vals: Any, tab: Any, outs: tuple[Any, Any, Any]) -> bool:
+        """A.z, B.z, C.z launched into `outs` from z's upload form (vals, tab); False (noted) where the
+        primary cannot or failed: the caller makes them on the host."""
+        return bool(self._try("r1cs", R1CS, lambda: self.primary.r1cs(mats, vals, tab, outs) or True, lambda: False))
+
+    def r1cs_arrays(self, plan: Any) -> dict[str, np.ndarray]:
+        return self.primary.r1cs_arrays(plan)  # asked only where `r1cs` is a capability (the primary's)
+
+    def r1cs_matrix(self, plan: Any, arrays: dict[str, Any]) -> Any:
+        return self.primary.r1cs_matrix(plan, arrays)
 
     def intt(self, x: np.ndarray) -> np.ndarray:
         return self._try("intt", INTT, lambda: self.primary.to_host(self.primary.intt(x)),

@@ -9,6 +9,7 @@ docs/exit-codes.md lists them.
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, Callable, TypeVar
 
 from pydantic import AfterValidator
@@ -131,22 +132,201 @@ _NUMBERS: dict[str, tuple[float, float]] = {
 
 def event_problem(e: Any) -> str | None:
     """The first field of an event over its bound (numbers by _NUMBERS, names and ids to
-    MAX_ID_LEN, lists to MAX_LIST), as one line; None when every field is within. One place for
-    what a recording or a peer may claim (issue 35: budget_bytes 10^400 was an OverflowError in
-    summary, a 1 MB part name hung the renderers)."""
-    for k, v in e.__dict__.items():
-        if v is None or type(v) is bool:
+    MAX_ID_LEN, lists and maps to MAX_LIST), looking inside lists, maps and nested models with
+    the same bounds (an item of `cpu_busy` within 0..1, of `gpus` a GPU index), and at the
+    shapes an event's fields must agree on (_shape_problem), as one line; None when every field
+    is within. One place for what a recording or a peer may claim (issue 35: budget_bytes
+    10^400 was an OverflowError in summary, a 1 MB part name hung the renderers; issue 44: a
+    1e308 inside a host-health list overflowed a sparkline, NaN there was "a bad --at")."""
+    return _fields_problem(e.__dict__, "") or (_shape_problem(e) if e.kind in _SHAPED else None)
+
+
+def _number_problem(name: str, v: int | float, lo: float, hi: float) -> str | None:
+    if lo <= v <= hi:  # NaN fails both
+        return None
+    said = f"{v:.6g}" if type(v) is float else f"{v}" if abs(v) < 10**30 else f"an integer of {int(v).bit_length()} bits"
+    return f"{name}={said} is outside {lo:g}..{hi:g} (prover/bounds.py)"
+
+
+def _fields_problem(fields: dict[str, Any], where: str) -> str | None:
+    for k, v in fields.items():  # the reader's hot loop: numbers and names first, and cheaply
+        tv = type(v)
+        if v is None or tv is bool:
             continue
-        if type(v) in (int, float):
-            lo, hi = _NUMBERS.get(k, (-MAX_BYTES, MAX_BYTES))
-            if not lo <= v <= hi:  # NaN fails both
-                said = f"{v:.6g}" if type(v) is float else f"{v}" if abs(v) < 10**30 else f"an integer of {v.bit_length()} bits"
-                return f"{k}={said} is outside {lo:g}..{hi:g} (prover/bounds.py)"
-        elif isinstance(v, str) and len(v) > MAX_ID_LEN and k not in _TEXTS:
-            return f"{k} is {len(v)} characters long, over the bound of {MAX_ID_LEN} for a name (prover/bounds.py)"
-        elif isinstance(v, list) and len(v) > MAX_LIST:
-            return over(f"{k} with items", len(v), MAX_LIST)
+        if tv is int or tv is float or isinstance(v, (int, float)):
+            lo, hi = _NUMBERS.get(k, _ANY)
+            if lo <= v <= hi:  # NaN fails both
+                continue
+            return _number_problem(where + k, v, lo, hi)
+        if tv is str or isinstance(v, str):  # (a str enum too: a phase)
+            if len(v) > MAX_ID_LEN and k not in _TEXTS:
+                return f"{where + k} is {len(v)} characters long, over the bound of {MAX_ID_LEN} for a name (prover/bounds.py)"
+            continue
+        bad = _free_problem(where + k, v) if k in _FREE else _inside_problem(where + k, k, v)
+        if bad is not None:
+            return bad
+    return None
+
+
+def _inside_problem(name: str, k: str, v: Any) -> str | None:
+    """A list, map or nested model of a typed field: its items within the field's item bound."""
+    if isinstance(v, (list, dict)) and len(v) > MAX_LIST:
+        return over(f"{name} with items", len(v), MAX_LIST)
+    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else None
+    if items is None:  # a nested model (GpuHealth.procs' ProcMem): its own fields, by their names
+        return _fields_problem(getattr(v, "__dict__", {}), name + ".")
+    lo, hi = _ITEMS.get(k, _ANY)
+    longest = MAX_TEXT_LEN if k in _LABELS else MAX_ID_LEN
+    for key, x in items:
+        at = f"{name}[{key!r}]" if isinstance(key, str) else f"{name}[{key}]"
+        if isinstance(key, str) and len(key) > MAX_ID_LEN:
+            return f"{name} has a key of {len(key)} characters, over the bound of {MAX_ID_LEN} (prover/bounds.py)"
+        if x is None or type(x) is bool:
+            continue
+        if isinstance(x, (int, float)):
+            bad = _number_problem(at, x, lo, hi)
+        elif isinstance(x, str):
+            bad = (f"{at} is {len(x)} characters long, over the bound of {longest} (prover/bounds.py)"
+                   if len(x) > longest else None)
+        else:
+            bad = _inside_problem(at, k, x)
+        if bad is not None:
+            return bad
+    return None
+
+
+def _free_problem(name: str, v: Any) -> str | None:
+    """A free-form map (a run's config, an experiment's result): every number in it finite."""
+    stack = [v]
+    while stack:
+        o = stack.pop()
+        if type(o) is float and not math.isfinite(o):
+            return f"{name} holds {o}, not a finite number"
+        if isinstance(o, dict):
+            stack.extend(o.values())
+        elif isinstance(o, list):
+            stack.extend(o)
+    return None
+
+
+GPU_TARGET = re.compile(r"gpu(\d{1,4})")  # a job action's target when it names a GPU (cordon, uncordon)
+
+
+def target_gpu(target: str) -> int | None:
+    """The GPU a cordon's target names (gpu3 -> 3), else None."""
+    m = GPU_TARGET.fullmatch(target)
+    return int(m.group(1)) if m else None
+
+
+_SHAPED = frozenset({"job_action", "experiment_started"})  # events whose fields must agree
+
+
+def _shape_problem(e: Any) -> str | None:
+    """Fields of one event that must agree (a renderer indexes one by the other)."""
+    kind = getattr(e, "kind", "")
+    if kind == "job_action" and e.action in ("cordon", "uncordon"):
+        g = target_gpu(e.target)
+        if g is None or g >= MAX_GPUS:
+            return f"a {e.action} of {e.target[:40]!r}: its target must name a GPU, gpu0..gpu{MAX_GPUS - 1}"
+    elif kind == "experiment_started" and len(e.knobs) != len(e.arms):
+        return f"experiment_started names {len(e.arms)} arms but gives knobs for {len(e.knobs)}"
     return None
 
 
 _TEXTS = frozenset({"text", "reason", "error", "detail", "why"})  # free text: cut, not refused (Text)
+_ANY = (-MAX_BYTES, MAX_BYTES)  # a number field or item with no bound of its own
+_FREE = frozenset({"config", "result"})  # free-form maps: numbers finite (their size is the line's bound)
+_LABELS = frozenset({"arms"})  # list items that are labels a person wrote (knob sets): text, not names
+# (low, high) of each item of a list or map field, by the field's name; else any number within +-MAX_BYTES
+_ITEMS: dict[str, tuple[float, float]] = {"cpu_busy": (0.0, 1.0), "gpus": (0, MAX_GPUS - 1), "owners": (0, MAX_BYTES)}
+
+
+_NAMING = frozenset({"job_action", "queue_wait", "run_started", "host_joined", "host_left"})  # name GPUs elsewhere too
+
+
+class RunGpus:
+    """The GPUs a run has, from its own events: run_started's count (one host), each fleet
+    host's host_joined range (two hosts' ranges never overlap). An event naming another GPU
+    (its `gpu`, a cordon's target, a queue's `gpus`) is refused: health for gpu255 in a
+    2-GPU run once drew a phantom panel. Before run_started nothing is known (and checked)."""
+
+    def __init__(self) -> None:
+        self.count: int | None = None
+        self.hosts: dict[str | None, range] = {}  # the hosts joined and not left
+        self.ranges: list[range] = []  # every range a host ever joined with
+
+    def problem(self, e: Any) -> str | None:
+        kind = e.kind
+        g0 = e.__dict__.get("gpu")  # (getattr of a field a model lacks is pydantic's slow path)
+        if self.count is not None and type(g0) is int and g0 < self.count and kind not in _NAMING:
+            return None  # the common case: one of the run's GPUs, named once
+        if kind == "run_started":
+            self.count = e.gpus
+            return None
+        if kind == "host_joined":
+            r = range(e.gpu_offset, e.gpu_offset + e.gpus)
+            for h, o in self.hosts.items():
+                if h != e.host and r.start < o.stop and o.start < r.stop:
+                    return (f"host_joined: {e.host}'s gpu{r.start}..gpu{r.stop - 1} overlaps {h}'s "
+                            f"gpu{o.start}..gpu{o.stop - 1}")
+            self.hosts[e.host] = r
+            self.ranges.append(r)
+            return None
+        if kind == "host_left":
+            self.hosts.pop(e.host, None)
+        if self.count is None:
+            return None
+        named = [g0] if type(g0) is int else []
+        if kind == "job_action" and e.action in ("cordon", "uncordon"):
+            named += [g for g in (target_gpu(e.target),) if g is not None]
+        named += getattr(e, "gpus", []) if kind == "queue_wait" else []
+        for g in named:
+            if not (g < self.count or any(g in r for r in self.ranges)):
+                have = f"gpu0..gpu{self.count - 1}" if self.count else "none yet"
+                have += "".join(f", gpu{r.start}..gpu{r.stop - 1}" for r in self.ranges)
+                return f"gpu{g} is not one of the run's GPUs ({have})"
+        return None
+
+
+def duplicate_key(raw: bytes, e: Any = None) -> str | None:
+    """A key given twice in one JSON object of the line (`{"gpu": 0, "gpu": 255}`: a parser
+    keeps the last, silently), as one line; None if none. `e`: the event parsed from it; a
+    line with as many colons as the event was given keys (its own and its maps') has no key
+    twice (the common case: a count); any other line is parsed again and its pairs looked at."""
+    if e is not None:
+        colons = raw.count(b":")
+        if colons == len(e.model_fields_set) or colons == _keys(e):
+            return None
+    import json
+
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for k, _ in items:
+            if k in seen and not found:
+                found.append(k)
+            seen.add(k)
+        return dict(items)
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return None  # the parser that read it said what is wrong
+    return f"the key {found[0][:40]!r} is given twice in one object" if found else None
+
+
+def _keys(e: Any) -> int:
+    """Keys an event was given: its fields set, and those of every map and model inside."""
+    n, stack = 0, [e]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, dict):
+            n += len(o)
+            stack.extend(o.values())
+        elif isinstance(o, list):
+            stack.extend(o)
+        elif hasattr(o, "model_fields_set"):
+            n += len(o.model_fields_set)
+            stack.extend(getattr(o, k) for k in o.model_fields_set)
+    return n

@@ -10,7 +10,7 @@ from submission (x time_scale, like the phases), Filecoin-shaped: a WinningPoSt 
 Each class proves a circuit of its own size: the run's `constraints_log2` (and its modelled
 size) plus the class's log2 offset (`class_log2_offset` in the config; winning -4 and window
 -2 by default: PoSt circuits are smaller than a PoRep partition), never below MIN_LOG2 (classes
-that meet there share a circuit and key). So a run holds keys of several sizes; prover/pipeline/key_ring.py keeps them hot or cold under the
+that meet there share a circuit and key). So a run holds keys of several sizes; prover/pipeline/keys/key_ring.py keeps them hot or cold under the
 host-RAM budget and loads a cold one, with progress, when a partition of its size needs it.
 """
 from __future__ import annotations

@@ -113,6 +113,7 @@ class RunConfig(BaseModel):
     host_threads: int = Field(KNOBS["host_threads"].default, description=KNOBS["host_threads"].help)
     vram_budget: int | str = Field(KNOBS["vram_budget"].default, description=KNOBS["vram_budget"].help)
     class_gpus: str = Field(KNOBS["class_gpus"].default, description=KNOBS["class_gpus"].help)
+    abc: str = Field(KNOBS["abc"].default, description=KNOBS["abc"].help)
     constraints_log2: int = Field(10, ge=8, le=27, description="size of the circuit really proved (2^24 and up want a GPU for setup; docs/scale.md)")
     modelled_log2: int | None = Field(None, ge=10, le=30, description="size the device models (default: the profile's)")
     partitions: int = Field(10, ge=1, le=1000, description="partitions per sector")
@@ -125,7 +126,8 @@ class RunConfig(BaseModel):
     seed: int = Field(0, ge=0)
     verify_share: float = Field(1.0, ge=0.0, le=1.0, description="share of proofs verified (self-check)")
     prestage_wait_s: float = Field(10.0, ge=0.0, description="mem_sync=stream: longest wait for room (modelled s)")
-    vram_sample_s: float = Field(0.15, gt=0.0, le=10.0, description="VRAM sample period (wall seconds)")
+    vram_sample_s: float = Field(0.15, ge=0.02, le=10.0, description="VRAM sample period (wall seconds; at least "
+                                 "0.02: 1e-9 filled a recording past the reader's event bound in ~85 s)")
     health_sample_s: float = Field(1.0, ge=0.0, le=60.0, description="GPU health (NVML) and host CPU / memory "
                                    "pressure sample period (wall seconds; 0: off)")
     cache_dir: str | None = Field(None, pattern=r"\S", description="where proving keys are cached (not empty)")
@@ -199,11 +201,10 @@ class RunConfig(BaseModel):
         from prover.device import budget
         from prover.device.profiles import get_profile
 
-        prof = get_profile(self.profile)
-        log2 = self.modelled
-        b = budget.resolve(self.vram_budget, prof, log2)
-        if b is not None:  # "card" on profile native: checked against the device at start
-            budget.check(b, prof, log2, self.vram_budget)
+        # "card" on profile native is checked against the device at start (the room's door), and
+        # so is a budget beside the circuits' matrices (abc gpu: their bytes are known then)
+        abc = "gpu" if self.abc == "gpu" else "host"
+        budget.Sizing(get_profile(self.profile), self.modelled, abc=abc).bytes(self.vram_budget)
         return self
 
     # --- derived --------------------------------------------------------------------------
@@ -244,6 +245,12 @@ def _one_of(values: tuple[str, ...]) -> str:
     return q[0] if len(q) == 1 else ", ".join(q[:-1]) + " or " + q[-1]
 
 
+def _cut_repr(got: Any, most: int = 80) -> str:
+    """A value as the error shows it, cut: a 60,000-element gpus list made a 180 KB error line."""
+    text = repr(got)
+    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
+
+
 def _format_error(exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
@@ -253,7 +260,7 @@ def _format_error(exc: ValidationError) -> str:
             msg = msg[len("Value error, "):]
         msg = msg.removeprefix(f"{loc}: ")  # a knob's own parse names it already (the one message every door gives)
         got = err.get("input")
-        got_s = "" if isinstance(got, dict) or err["type"] == "missing" else f" (got {got!r})"
+        got_s = "" if isinstance(got, dict) or err["type"] == "missing" else f" (got {_cut_repr(got)})"
         if err["type"] == "extra_forbidden":
             msg, got_s = _unknown_key(err["loc"]), ""
         lines.append(f"{loc}: {msg}{got_s}")

@@ -2,7 +2,7 @@
 
 Its one parse, for every door a value comes in by (TOML, `--host-ram-budget`, `--switch`,
 attach `--send`, the controller, the fleet's controller), and how a person reads it. Beside
-the knob table, not in pipeline/host_ram.py: knobs is imported by pipeline, so the parse
+the knob table, not in pipeline/keys/host_ram.py: knobs is imported by pipeline, so the parse
 living there would make a package cycle (the same reason vram_budget's lives in device/).
 """
 from __future__ import annotations

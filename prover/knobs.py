@@ -1,4 +1,6 @@
-"""The live knobs, each defined once: name, type, allowed values, default, keys, help text.
+"""The knobs, each defined once: name, type, allowed values, default, keys, help text. All are
+live (changed mid-run through the Controller) but those marked `live=False` (abc: it decides what
+a worker's host buffers and each GPU's resident memory are), which are set when a run starts.
 
 RunConfig (types, defaults, validation), the CLI's run options, the Controller (setters,
 `--switch` parsing), the dashboard's key bindings and help screen, the fold and the summary
@@ -42,7 +44,7 @@ class Knob:
     values: tuple[str, ...] | None = None
     lo: int = 0
     hi: int = 0
-    live: bool = True  # can change mid-run (through the Controller)
+    live: bool = True  # can change mid-run (through the Controller); False: set at start only, refused live
     aliases: tuple[str, ...] = ()  # other spellings in `--switch KNOB=VALUE`
     bare: bool = False  # a bare value is a switch too (`--switch two-lock`)
     # what runs a value (lock_mode, mem_sync, b_g2: their registries in prover/disciplines/): a
@@ -157,6 +159,11 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          guard="check_class_gpus", aliases=("placement",),
          help="pin a proof class to GPUs: winning=1 (GPU 1 runs winning only), winning=1:1 (one of GPU 1's workers "
               "kept for winning), off: every class anywhere (prover/placement.py)", key_label="", key_help="", keys=()),
+    Knob("abc", str, "auto", values=("host", "gpu"), live=False,
+         help="where a partition's a = A.z, b = B.z, c = C.z are made: host (synthesis builds them, the pre-stage "
+              "uploads 96 B a row), gpu (the circuit's matrices resident on each GPU, the pre-stage uploads z and its "
+              "classes, 33 B a variable, and the R1CS kernel makes them there), auto: gpu where the backend runs the "
+              "R1CS kernel, else host (resolved at start; set at start only)", key_label="", key_help="", keys=()),
     Knob("paused", bool, False, help="start paused", key_label="space", key_help="pause / resume the prover",
          keys=(Key("space", "pause", "pause/resume", "␣"),)),
 )}
@@ -172,7 +179,7 @@ def default(name: str) -> Any:
 
 def switch_help() -> str:
     bare = [v for k in KNOBS.values() if k.bare for v in (k.values or ())]
-    return " | ".join([*bare, "pause", "resume", *(k.switch_help() for k in KNOBS.values())])
+    return " | ".join([*bare, "pause", "resume", *(k.switch_help() for k in KNOBS.values() if k.live)])
 
 
 def parse_switch(spec: str) -> tuple[str, Any]:
@@ -192,5 +199,7 @@ def parse_switch(spec: str) -> tuple[str, Any]:
     name = name.replace("-", "_").lower()
     for k in KNOBS.values():
         if name == k.name or name in k.aliases:
+            if not k.live:  # a switch, an arm, attach --send, the `a` prompt: all change a run that goes on
+                raise ValueError(f"{k.name} is set when a run starts ({k.flag}), not switched while it runs")
             return k.name, k.parse(v)
     raise ValueError(f"unknown knob {name!r}; use {switch_help()}")

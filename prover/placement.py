@@ -9,7 +9,7 @@
 
 A class without a pin runs on every GPU no class is dedicated to. GPUs are numbered as in
 the run's events (0..n-1 on one host; fleet-wide numbers in a fleet, whose driver places).
-Pure: the queue (prover/pipeline/workers.py), the fleet's scheduler and the UI call it.
+Pure: the queue (prover/pipeline/queue/work_queue.py), the fleet's scheduler and the UI call it.
 """
 from __future__ import annotations
 

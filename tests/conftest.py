@@ -2,13 +2,21 @@
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 
 import pytest
 
-# the dashboard keeps its theme and layout in the user's config dir (c2tui/prefs.py): tests,
+# the dashboard keeps its theme and layout in the user's config dir (c2tui/dashboard/prefs.py): tests,
 # and the commands they run in subprocesses, keep theirs in a directory of their own instead
 os.environ.setdefault("C2TUI_CONFIG_DIR", tempfile.mkdtemp(prefix="c2tui-test-prefs-"))
+
+# A parent that ignores SIGINT (a CI runner, `nohup`, a shell's background job) passes the
+# ignore on through exec, and Python then installs no KeyboardInterrupt handler: the tests that
+# stop a `c2tui record` with SIGINT waited out their timeouts (issue 42). The test process takes
+# SIGINT back (Python's own handler), so every process it starts begins with the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

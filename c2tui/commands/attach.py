@@ -15,6 +15,7 @@ import sys
 import threading
 
 import click
+from prover import DashboardState
 
 
 
@@ -40,7 +41,7 @@ def command(address: str | None, name: str | None, token_file: str | None, raw: 
             steer: bool = False, record: str | None = None) -> None:
     """Attach the dashboard to a running `c2tui record/run --listen PATH` (or a cuzk daemon: --cuzk)."""
     if cuzk is not None:
-        from c2tui.cuzk_watch import watch_cuzk
+        from c2tui.dashboard.cuzk_watch import watch_cuzk
 
         watch_cuzk(cuzk, status_url, steer, record, name, token_file, theme, fps)
         return
@@ -65,15 +66,15 @@ def command(address: str | None, name: str | None, token_file: str | None, raw: 
         else:
             _raw(client)
         return
-    from c2tui.options import check_screen
+    from c2tui.cli.options import check_screen
 
-    from c2tui import prefs
+    from c2tui.dashboard import prefs
 
     saved = prefs.load()
     theme = theme or saved.theme
     check_screen(theme, fps)  # as run checks them: --fps 0 or nan once crashed the attached dashboard
-    from c2tui.app import DashboardApp
-    from c2tui.sources import AttachSource
+    from c2tui.dashboard.app import DashboardApp
+    from c2tui.sources.live import AttachSource
 
     try:
         source = AttachSource(address, name=name, token_file=token_file, readonly=readonly)
@@ -88,7 +89,16 @@ def command(address: str | None, name: str | None, token_file: str | None, raw: 
 
 
 def _send(client, remote, spec: str) -> None:
-    client.start(lambda e: None)
+    from prover import DashboardState
+
+    state = DashboardState()  # the run so far: what a warning needs (the GPUs still taking work)
+
+    def on_event(e) -> None:
+        if not client.live:
+            state.apply(e)
+
+    client.start(on_event)
+    warn = _cordon_warning(client, state, spec)
     try:
         changed = remote.submit_sector() if spec == "submit" else remote.apply(spec)
     except ValueError as exc:
@@ -96,6 +106,25 @@ def _send(client, remote, spec: str) -> None:
         raise click.UsageError(f"refused: {exc}") from None
     client.close()
     click.echo(f"{spec}: {'sector ' + str(changed) if spec == 'submit' else ('changed' if changed else 'already so')}")
+    if warn and changed:
+        click.echo(f"warning: {warn}", err=True)
+
+
+def _cordon_warning(client, state: DashboardState, spec: str) -> str:
+    """What the dashboard says before such a cordon (the last GPU taking work idles the run)."""
+    import re
+    import time
+
+    m = re.fullmatch(r"\s*cordon\s*=\s*(?:gpu)?(\d{1,4})\s*", spec)
+    if m is None:
+        return ""
+    end = time.monotonic() + 10
+    while not client.live and client.end_reason is None and time.monotonic() < end:
+        time.sleep(0.02)
+    from c2tui.widgets.row_actions import gpu_action
+
+    action = gpu_action(state, int(m.group(1)))
+    return getattr(action, "warn", "")
 
 
 def _raw(client) -> None:
@@ -118,8 +147,10 @@ def _raw(client) -> None:
         done.set()
 
     client.start(on_event, on_end)
+    from c2tui.cli.stop_signals import sleep_until
+
     try:
-        done.wait()  # Ctrl-C: KeyboardInterrupt goes on to the CLI's one line and status 3
+        sleep_until(done)  # Ctrl-C: KeyboardInterrupt goes on to the CLI's one line and status 3
     finally:
         client.close()
         try:

@@ -1,6 +1,6 @@
 """`c2tui compare A B [C ...]`: recordings side by side, each aligned at its anchor (--align
 start | first-gpu | steady; default first-gpu, so a run still building its keys is not
-compared with one already proving). Piped, or with --text: the tables (c2tui.compare_view);
+compared with one already proving). Piped, or with --text: the tables (c2tui.text.compare);
 --json: the same as JSON; on a terminal, --tui: the dashboards side by side on one replay
 clock. Exit 2 for a file that is not a recording, or one that never reaches the anchor; a
 damaged recording (e.g. truncated) is compared by its valid prefix, named on stderr, and exits 2
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from c2tui.exits import OutPath
-from c2tui.options import FiniteRange
+from c2tui.cli.exits import OutPath
+from c2tui.cli.options import FiniteRange
 from prover import ANCHORS
 from prover import RATE_WINDOW_S
 
@@ -38,9 +38,9 @@ from prover import RATE_WINDOW_S
 def command(files: tuple[Path, ...], align: str, window: float, step: float | None, as_json: bool, tui: bool | None,
             theme: str, at: float, out: str | None, size: str, force: bool) -> None:
     """Compare recordings side by side, aligned at each one's first GPU section."""
-    from c2tui.exits import USAGE, fail
+    from c2tui.cli.exits import USAGE, fail
     from prover import compare_runs as compare
-    from c2tui.sources import load_recording
+    from c2tui.sources.replay import load_recording
     from prover import RecordingError
 
     if len(files) < 2:
@@ -73,18 +73,21 @@ def _show(cmp, files: list[str], as_json: bool, tui: bool | None, theme: str, at
         click.echo(json.dumps(cmp.model_dump(mode="json"), indent=2))
         return
     offsets = [r.anchor_t for r in cmp.runs]
-    if out is not None:  # the screen side's view, headless (c2tui/compare_app.py)
+    if out is not None:  # the screen side's view, headless (c2tui/dashboard/compare_app.py)
         _write_view(files, offsets, at, size, theme, out, force)
         return
     if tui is None:
         tui = sys.stdout.isatty() and sys.stdin.isatty()
-    if tui:  # the screen side's view (c2tui/compare_app.py): one column per run, run i at t + its anchor
-        from c2tui.compare_app import compare_app
+    if tui:  # the screen side's view (c2tui/dashboard/compare_app.py): one column per run, run i at t + its anchor
+        from c2tui.dashboard.compare_app import compare_app
 
-        compare_app(files, offsets, at=at, theme=theme).run()
+        app = compare_app(files, offsets, at=at, theme=theme)
+        app.run()
+        if app.exit_code():
+            sys.exit(app.exit_code())
         return
-    from c2tui.compare_view import CompareView
-    from c2tui.summary_view import summary_console
+    from c2tui.text.compare import CompareView
+    from c2tui.text.fit_table import summary_console
 
     summary_console().print(CompareView(cmp))
 
@@ -95,9 +98,9 @@ def _write_view(files: list[str], offsets: list[float], at: float, size: str, th
     import asyncio
 
     import themes
-    from c2tui import outpath
+    from c2tui.cli import outpath
     from c2tui.commands.screenshot import _png_renderer, parse_size, write_out
-    from c2tui.compare_app import compare_svg
+    from c2tui.dashboard.compare_app import compare_svg
 
     if theme not in themes.names():
         raise click.BadParameter(f"unknown theme {theme!r}; have {', '.join(themes.names())}", param_hint="--theme")
@@ -105,6 +108,6 @@ def _write_view(files: list[str], offsets: list[float], at: float, size: str, th
     if suffix not in (".svg", ".png"):
         raise click.BadParameter(f"{out!r}: the file name must end in .svg or .png", param_hint="-o")
     to_png = _png_renderer() if suffix == ".png" else None
-    outpath.check(Path(out), "--out", force=force)  # the one output-path policy (c2tui/outpath.py)
+    outpath.check(Path(out), "--out", force=force)  # the one output-path policy (c2tui/cli/outpath.py)
     svg = asyncio.run(compare_svg(files, offsets, at, parse_size(size), theme))
     write_out(out, to_png(svg) if to_png is not None else svg.encode("utf-8"), force)

@@ -1,6 +1,6 @@
 """`c2tui config --show [--json]` lists every run setting (a TOML key or run option) with its
 type, default, allowed values and help, read from the pydantic models (prover/config.py) and
-the run options' help (c2tui/options.py), so the list cannot drift from what is accepted.
+the run options' help (c2tui/cli/options.py), so the list cannot drift from what is accepted.
 `c2tui config --check FILE` validates a TOML file; a bad key names the nearest valid one."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import click
 
 def _option_help() -> dict[str, str]:
     """Each run option's help, keyed by RunConfig field (one source of help text)."""
-    from c2tui.options import run_options
+    from c2tui.cli.options import run_options
 
     cmd = run_options(click.Command("x", callback=lambda **_: None))
     return {p.name: re.sub(r"\s*\[default:[^]]*\]", "", p.help or "").strip()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from c2tui.exits import OutPath
+from c2tui.cli.exits import OutPath
 
 
 @click.command("cuzk-proof")
@@ -29,8 +29,8 @@ from c2tui.exits import OutPath
 def command(request: Path, proof: Path, k: int, seed: int, cache_dir: Path | None, insecure: bool, out: Path,
             force: bool) -> None:
     """Lay a cuzk job's proof bytes out for `c2tui verify`, one directory a partition."""
-    from c2tui import outpath
-    from c2tui.exits import USAGE, fail, writable_dir
+    from c2tui.cli import outpath
+    from c2tui.cli.exits import USAGE, fail, writable_dir
     from prover import InputError, default_cache_dir, read_input
     from prover import ProofDirError, proof_dirs
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
-from c2tui import outpath
-from c2tui.exits import OutPath
+from c2tui.cli import outpath
+from c2tui.cli.exits import OutPath
 
 
 @click.command("export")
@@ -25,8 +25,8 @@ from c2tui.exits import OutPath
 @click.option("--force", is_flag=True, help="replace --out if it exists")
 def command(file: Path, fmt: str, out: Path, force: bool) -> None:
     """Export a recording as a Perfetto/Chrome trace or a CSV table."""
-    from c2tui.exits import USAGE, fail
-    from c2tui.event_store import EventStore
+    from c2tui.cli.exits import USAGE, fail
+    from c2tui.sources.event_store import EventStore
     from prover import RecordingError, read_recording
 
     stdout = str(out) == "-"
@@ -51,7 +51,7 @@ def command(file: Path, fmt: str, out: Path, force: bool) -> None:
         if out.suffix == ".gz":
             data = gzip.compress(data, mtime=0)
     if stdout:
-        click.get_binary_stream("stdout").write(data)
+        outpath.write_stdout(data)
     else:
         outpath.write_whole(out, data, force=force)
         click.echo(f"wrote {out} ({len(data):,} bytes)", err=True)

@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from c2tui.exits import OutPath
+from c2tui.cli.exits import OutPath
 
 T = TypeVar("T")
 
@@ -37,8 +37,8 @@ T = TypeVar("T")
 def command(k: int, seed: int, instance: int, out: Path, cache_dir: Path | None, insecure: bool,
             insecure_proofs: bool, force: bool) -> None:
     """Prove one instance of the 2^K circuit; exit 0 only if the proof verifies."""
-    from c2tui import outpath
-    from c2tui.exits import INVALID, RUN, fail, writable_dir
+    from c2tui.cli import outpath
+    from c2tui.cli.exits import INVALID, RUN, fail, writable_dir
     from prover import proof_files as export
     from prover import groth16_phases as P
     from prover import default_cache_dir

@@ -6,7 +6,7 @@ file just written) at the end. Ctrl-C (or SIGTERM, or SIGHUP: the terminal close
 cleanly: locks released, RunEnded written, the file closed and readable, exit 3. An existing --out is never replaced without --force,
 and a second writer on the same file fails at once (the first holds a lock on it).
 
-Exit status (c2tui/exits.py): 0 every partition's proof verified; 1 a proof or partition
+Exit status (c2tui/cli/exits.py): 0 every partition's proof verified; 1 a proof or partition
 failed; 2 bad options; 3 the run did not finish as asked: interrupted, the recording could
 not be written (the OS's words are printed; what was written is a readable prefix), or
 nothing was proved.
@@ -24,16 +24,18 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from c2tui import outpath
-from c2tui.exits import INVALID, RUN, OutPath, writable_dir
-from c2tui.cluster import cluster_option, make_engine
-from c2tui.listen import listen_options, start_listening
-from c2tui.grpc_options import grpc_options, start_grpc, stop_grpc
-from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
-from c2tui.options import config_from_options, finite, run_options
-from c2tui.startup_view import key_loads, startup_table
-from c2tui.stop_signals import drop_output, interrupting, printed
+from c2tui.cli import outpath
+from c2tui.cli.exits import INVALID, RUN, USAGE, OutPath
+from c2tui.cli.cluster import cluster_option, make_engine
+from c2tui.cli.listen import listen_options, start_listening
+from c2tui.cli.grpc_options import grpc_options, start_grpc, stop_grpc
+from c2tui.cli.metrics_options import metrics_options, start_metrics, stop_metrics
+from c2tui.cli.options import config_from_options, finite, run_options
+from c2tui.text.startup import key_loads, startup_table
+from c2tui.cli.stop_signals import drop_output, interrupting, printed
+from prover import EngineHandle
 from prover import disciplines, starting
+from prover import DashboardState
 
 MAX_SECONDS = 365 * 86400.0  # a year: far beyond any run, far below what timers overflow on
 
@@ -109,8 +111,6 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
         raise click.UsageError(str(exc)) from None
     if duration is not None and cfg.sectors is not None:  # sectors may come from the TOML file
         raise click.UsageError("give a duration or a number of sectors, not both (sectors is set in --config)")
-    if cfg.cache_dir is not None:
-        writable_dir(Path(cfg.cache_dir), "--cache-dir")
     engine = make_engine(cfg, cluster)  # no GPU for --backend cuda, a bad --cluster: a clean error
     metrics = start_metrics(engine, metrics_port, metrics_addr)  # before the file: a busy port leaves none
     header = RecordingHeader(argv=list(sys.argv), config=cfg.public_dict())
@@ -147,7 +147,7 @@ def command(out: Path, duration: float | None, sectors: int | None, switches: tu
     sys.exit(printed(lambda: _report(out, failure, interrupted, quiet), lambda: _report(out, failure, interrupted, True)))
 
 
-def _stopping(live: Any, engine: Any) -> None:
+def _stopping(live: Any, engine: EngineHandle) -> None:
     """Interrupted: say so (the terminal may be gone) and stop the engine cleanly. The progress
     line's last redraw fails too once the terminal closed: an EIO there used to skip the stop
     below, and the run was recorded as "stopped" rather than "interrupted"."""
@@ -163,7 +163,7 @@ def _stopping(live: Any, engine: Any) -> None:
         pass
 
 
-def _close(live: Any, engine: Any, writer: Any, metrics: Any, linger: float, server: Any) -> None:
+def _close(live: Any, engine: EngineHandle, writer: Any, metrics: Any, linger: float, server: Any) -> None:
     """Whatever happened: the engine stopped, the file closed, the listeners gone."""
     if live is not None:
         try:
@@ -192,12 +192,12 @@ def _open_writer(out: Path, header: Any, force: bool, server: Any, cuzk: Any = N
         sys.exit(RUN)
 
 
-def _locked_progress(slock: threading.Lock, state: Any, el: float) -> Any:
+def _locked_progress(slock: threading.Lock, state: DashboardState, el: float) -> Any:
     with slock:
         return startup_table(state, el) if starting(state) else _progress(state, el)
 
 
-def _watch(engine: Any, plan: list, writer: Any, duration: float | None, drain_timeout: float, live: Any,
+def _watch(engine: EngineHandle, plan: list, writer: Any, duration: float | None, drain_timeout: float, live: Any,
            progress: Any, t_start: float) -> str | None:
     """Until the run ends: apply the --switch plan on time, stop on a writer error (returned),
     drain once the duration is reached, refresh the progress line."""
@@ -231,7 +231,7 @@ def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> i
     """Print the summary of what was written (a prefix if writing failed) and choose the exit status."""
     from prover import RecordingError, read_recording
     from prover import fold_events as fold
-    from c2tui.summary_view import print_summary
+    from c2tui.text.summary import print_summary
     from prover import summarize
 
     try:
@@ -256,6 +256,10 @@ def _report(out: Path, failure: str | None, interrupted: bool, quiet: bool) -> i
     if interrupted:
         click.echo("interrupted: the run was stopped before it finished", err=True)
         return RUN
+    ended = sm.end_reason or ""
+    if ended.startswith("error: KeyDoesNotFit") and sm.partitions_ok == 0:  # the budget given
+        click.echo(f"error: --host-ram-budget: {ended.split(': ', 2)[-1]}", err=True)
+        return USAGE
     if sm.partitions_ok == 0:
         unchecked = f" ({sm.partitions_unchecked} finished unchecked)" if sm.partitions_unchecked else ""
         click.echo(f"FAILED: the run proved nothing: no partition's proof verified{unchecked}", err=True)
@@ -273,7 +277,7 @@ def _progress_line() -> Live:
     return live
 
 
-def _progress(s: Any, el: float) -> Text:
+def _progress(s: DashboardState, el: float) -> Text:
     k = s.knobs
     return Text.assemble(
         f"{el:6.1f}s ", ("SIMULATED " if s.simulated else "", "bold yellow"),
@@ -286,7 +290,7 @@ def _progress(s: Any, el: float) -> Text:
         "  fallbacks ", (str(s.fallbacks), "yellow" if s.fallbacks else ""), *_rates(s), *key_loads(s))
 
 
-def _rates(s: Any) -> tuple:
+def _rates(s: DashboardState) -> tuple:
     """The windowed rate (named window) and since the last change: what a switch did."""
     r = s.rates()
     since = () if r.since_change_per_min is None else (f", {r.since_change_per_min:.1f} since change "

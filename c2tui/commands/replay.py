@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from c2tui.exits import USAGE, fail
+from c2tui.cli.exits import USAGE, fail
 
 
 @click.command("replay")
@@ -20,9 +20,9 @@ from c2tui.exits import USAGE, fail
               help="replay the valid events before a damaged line (said on stderr); without it a damaged file exits 2")
 def command(file: str, speed: float, at: str | None, paused: bool, theme: str | None, fps: float, allow_damaged: bool) -> None:
     """Replay a recording on the dashboard."""
-    from c2tui import prefs
-    from c2tui.app import DashboardApp
-    from c2tui.sources import SPEEDS, ReplaySource, check_at, load_recording
+    from c2tui.dashboard import prefs
+    from c2tui.dashboard.app import DashboardApp
+    from c2tui.sources.replay import SPEEDS, ReplaySource, check_at, load_recording
 
     if not SPEEDS[0] <= speed <= SPEEDS[-1]:  # also refuses nan
         raise click.BadParameter(f"speed must be within {SPEEDS[0]}..{SPEEDS[-1]}", param_hint="--speed")

@@ -8,7 +8,7 @@ Controller what the keys ask for. `--record` keeps the session's recording (the 
 line says how it went (ok / failed / abandoned, the recording's path); `--summary full`
 prints the whole report (of the recording when there is one), `--summary-out FILE` writes it.
 SIGTERM and SIGHUP (the terminal closed) end the session as Ctrl-C does: in-flight work
-abandoned and recorded, exit 3. `--theme` unset: the theme last chosen with `t` (c2tui/prefs.py), else dark.
+abandoned and recorded, exit 3. `--theme` unset: the theme last chosen with `t` (c2tui/dashboard/prefs.py), else dark.
 """
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from typing import Any
 
 import click
 
-from c2tui import outpath
-from c2tui.cluster import cluster_option, make_engine
-from c2tui.exits import INVALID, OK, RUN, OutPath, fail
-from c2tui.listen import listen_options, start_listening
-from c2tui.grpc_options import grpc_options, start_grpc, stop_grpc
-from c2tui.options import check_screen, config_from_options, run_options
-from c2tui.metrics_options import metrics_options, start_metrics, stop_metrics
+from c2tui.cli import outpath
+from c2tui.cli.cluster import cluster_option, make_engine
+from c2tui.cli.exits import INVALID, OK, RUN, OutPath, fail
+from c2tui.cli.listen import listen_options, start_listening
+from c2tui.cli.grpc_options import grpc_options, start_grpc, stop_grpc
+from c2tui.cli.options import check_screen, config_from_options, run_options
+from c2tui.cli.metrics_options import metrics_options, start_metrics, stop_metrics
 
 
 @click.command("run")
@@ -46,7 +46,7 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
             token_file: str | None, metrics_port: int | None, metrics_addr: str, metrics_linger: float,
             summary: str, summary_out: Path | None, **kwargs: Any) -> None:
     """Watch and steer the embedded prover live."""
-    from c2tui import prefs
+    from c2tui.dashboard import prefs
 
     saved = prefs.load()
     theme = theme or saved.theme
@@ -61,8 +61,8 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
         cfg = config_from_options(**kwargs)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    from c2tui.app import DashboardApp
-    from c2tui.sources import LiveSource
+    from c2tui.dashboard.app import DashboardApp
+    from c2tui.sources.live import LiveSource
     from prover import RecordingError, RecordingHeader, RecordingWriter
 
     engine = make_engine(cfg, cluster)  # e.g. --backend cuda without a visible GPU: the run cannot start (exit 3)
@@ -94,7 +94,7 @@ def command(theme: str | None, fps: float, cluster: str | None, record: Path | N
         stop_grpc(cuzk)
         if writer is not None:
             writer.close()
-    from c2tui.stop_signals import printed
+    from c2tui.cli.stop_signals import printed
 
     sm = _summarize(source, writer)
     printed(lambda: _say(sm, app, writer, summary, summary_out, force), lambda: None)  # the terminal may be gone (SIGHUP)
@@ -131,10 +131,10 @@ def _summarize(source: Any, writer: Any) -> Any:
 def _say(sm: Any, app: Any, writer: Any, summary: str, summary_out: Path | None, force: bool) -> None:
     """The full report where asked, the one line, then the report's file (a failure to write
     it is one more line and exit 3, after everything else was said)."""
-    from c2tui.quit_report import quit_line, write_report
+    from c2tui.text.quit_report import quit_line, write_report
 
     if summary == "full":
-        from c2tui.summary_view import print_summary
+        from c2tui.text.summary import print_summary
 
         print_summary(sm)
     click.echo(quit_line(sm, app.quit_how, app.interrupted, writer))

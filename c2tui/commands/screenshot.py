@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from c2tui import outpath
-from c2tui.exits import OutPath
+from c2tui.cli import outpath
+from c2tui.cli.exits import OutPath
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -27,8 +27,8 @@ def parse_size(text: str) -> tuple[int, int]:
 async def render_svg(file: str, at: float, size: tuple[int, int], theme: str, help_screen: bool = False,
                      label: str | None = None, rec: Any = None) -> str:
     """The dashboard at `at` as SVG; `rec`: the file already read (load_recording), not read again."""
-    from c2tui.app import DashboardApp
-    from c2tui.sources import ReplaySource
+    from c2tui.dashboard.app import DashboardApp
+    from c2tui.sources.replay import ReplaySource
 
     if rec is None:
         src = ReplaySource.from_file(file, at=at, playing=False)
@@ -65,8 +65,8 @@ def command(file: str, at: str, size: str, theme: str, help_screen: bool, out: s
     if suffix not in (".svg", ".png") and not stdout:
         raise click.BadParameter(f"{out!r}: the file name must end in .svg or .png (or '-' for stdout)", param_hint="-o")
     to_png = _png_renderer() if suffix == ".png" else None
-    from c2tui.exits import USAGE, fail
-    from c2tui.sources import check_at, load_recording
+    from c2tui.cli.exits import USAGE, fail
+    from c2tui.sources.replay import check_at, load_recording
     from prover import parse_at, resolve_at
     from prover import RecordingError
 
@@ -107,7 +107,7 @@ def _png_renderer():
 def write_out(out: str, data: bytes, force: bool) -> None:
     """The picture to stdout ('-') or, by the output-path policy, to the file (its name echoed)."""
     if out == "-":
-        click.get_binary_stream("stdout").write(data)
+        outpath.write_stdout(data)
         return
     outpath.write_whole(Path(out), data, force=force)
     click.echo(out)

@@ -5,7 +5,7 @@ started for that page with the same run options: each browser tab gets its own d
 over its own embedded prover, stopped when the tab closes (its process group killed after a
 grace period, however the tab went away). Only the page's own origin (or --allow-origin) may
 open the websocket; at most --max-provers at once (a clear page past that); terminal sizes
-clamped (c2tui/webserve.py). Loopback by default: whoever can reach the page can steer the
+clamped (c2tui/dashboard/webserve.py). Loopback by default: whoever can reach the page can steer the
 prover, so another address is the operator's explicit choice.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any
 
 import click
 
-from c2tui.exits import RUN, USAGE, fail
-from c2tui.metrics_options import bind_address
-from c2tui.options import check_screen, config_from_options, run_option_names, run_options
+from c2tui.cli.exits import RUN, USAGE, fail
+from c2tui.cli.metrics_options import bind_address
+from c2tui.cli.options import check_screen, config_from_options, run_option_names, run_options
 
 MAX_PROVERS = 8  # --max-provers' top: each is a whole prover (~200 MB and a core)
 
@@ -77,9 +77,10 @@ def command(theme: str, fps: float, port: int, host: str, max_provers: int, allo
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        from c2tui.webserve import GuardedServer
+        from c2tui.dashboard.webserve import GuardedServer
     except ImportError:
         fail("c2tui serve needs textual-serve: pip install 'c2tui[serve]'", USAGE)
+    sock = _bind(host, port)  # before the banner: `--host 8.8.8.8` is one line, no "serving" said first
     if not _loopback(host):
         click.echo(f"warning: serving on {host}: anyone who can reach it can steer the prover", err=True)
     url_host = f"[{host}]" if ":" in host else host
@@ -92,8 +93,26 @@ def command(theme: str, fps: float, port: int, host: str, max_provers: int, allo
     # textual-serve runs on asyncio.get_event_loop(), which aiohttp closes at the end: a second
     # serve in one process (the fuzz's in-process cases) got that closed loop and a traceback
     asyncio.set_event_loop(asyncio.new_event_loop())
+    server.serve(sock=sock)  # returns on SIGINT, SIGTERM or SIGHUP only, every tab's prover stopped
+    fail("interrupted: the dashboards and their provers were stopped", RUN)  # Ctrl-C: 3, as everywhere
+
+
+def _bind(host: str, port: int) -> Any:
+    """The listening socket, or one line and 2 (busy port, an address not this machine's)."""
+    import socket
+
     try:
-        server.serve()  # returns on SIGINT or SIGTERM only (textual-serve's handlers)
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, addr = infos[0]
+        sock = socket.socket(family, kind, proto)
     except OSError as exc:
         fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}", USAGE)
-    fail("interrupted: the dashboards and their provers were stopped", RUN)  # Ctrl-C: 3, as everywhere
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}", USAGE)
+    sock.set_inheritable(False)
+    return sock

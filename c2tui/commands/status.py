@@ -8,7 +8,9 @@ until the run ends or Ctrl-C.
 Exit status as elsewhere (docs/exit-codes.md): 0 the run is healthy so far; 1 a proof or a
 partition failed; 2 nothing to attach to, or refused (bad token, other protocol); 3 Ctrl-C;
 4 still starting (a start-up step runs and no partition has begun: "starting: STEP, N s",
-never "healthy" with GPU ?).
+never "healthy" with GPU ?); 5 (--watch) the prover went away without ending its run (killed,
+crashed): said, never a silent 0. A watched prover that sends nothing for stale_after() seconds
+(stopped, hung: it samples VRAM every vram_sample_s) is said to be stale on every frame.
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from typing import Any
 
 import click
 
-from c2tui.exits import INVALID, OK, RUN, STARTING, USAGE
+from c2tui.cli.exits import GONE, INVALID, OK, RUN, STARTING, USAGE
+from prover import DashboardState
 
 
 def _gb(n: int) -> str:
@@ -68,7 +71,7 @@ def health_lines(r: Any) -> list[Any]:
     """Alerts met now, why classes wait, the host's CPUs and each GPU's NVML health, a line each."""
     from rich.text import Text
 
-    from c2tui.status_health import status_health_lines
+    from c2tui.text.status_health import status_health_lines
 
     return [Text(t, style=st) for t, st in status_health_lines(r)]
 
@@ -153,13 +156,19 @@ def command(address: str, as_json: bool, token_file: str | None, timeout: float,
         click.echo(f"c2tui status: {exc}", err=True)
         sys.exit(USAGE)
     ended = threading.Event()
+    heard = Heard()
 
     def on_event(e: Any) -> None:
+        heard()
         if watch is not None or not client.live:  # one snapshot: the run up to the attach, nothing after
             with lock:
                 state.apply(e)
 
-    client.start(on_event, lambda reason: ended.set())
+    def on_end(reason: str) -> None:
+        heard.end_reason = reason
+        ended.set()
+
+    client.start(on_event, on_end)
     try:
         arrived = _wait(client, ended, timeout)
         if not arrived:
@@ -168,7 +177,13 @@ def command(address: str, as_json: bool, token_file: str | None, timeout: float,
             sys.exit(USAGE)
         report = _report(state, lock, welcome.history_dropped)
         if watch is not None:
-            report = _watch(state, lock, welcome.history_dropped, watch, ended, as_json)
+            report = _watch(state, lock, welcome.history_dropped, watch, ended, as_json, heard)
+            if not report.ended:  # the stream stopped, the run did not end: the prover is gone
+                client.close()
+                click.echo(f"c2tui status: the prover is gone: its stream stopped without the run's end "
+                           f"({heard.end_reason or 'connection closed'}; last event {heard.quiet_s():.1f} s before)",
+                           err=True)
+                sys.exit(GONE)
         else:
             _print(report, as_json)
     except KeyboardInterrupt:  # Ctrl-C (the way out of --watch): 3, as for any command interrupted
@@ -203,7 +218,7 @@ def starting_line(r: Any) -> str:
     return "starting: " + ("; ".join(steps) if steps else "no partition begun yet")
 
 
-def _report(state: Any, lock: threading.Lock, dropped: int) -> Any:
+def _report(state: DashboardState, lock: threading.Lock, dropped: int) -> Any:
     from prover import screen, status_of
 
     with lock:  # the client's thread folds while we read
@@ -225,29 +240,82 @@ def _print(report: Any, as_json: bool) -> None:
         _console().print(_render(report))
 
 
-def _watch(state: Any, lock: threading.Lock, dropped: int, every: float, ended: threading.Event, as_json: bool) -> Any:
+STALE_MIN_S = 10.0  # a watched prover silent this long (or 3 VRAM sample periods, if longer) is stale
+
+
+class Heard:
+    """When the watched stream last brought an event (a SIGSTOPped prover's snapshot once
+    showed "healthy" for ever), and why it ended."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self.last = self._clock()
+        self.end_reason: str | None = None
+
+    def __call__(self) -> None:
+        self.last = self._clock()
+
+    def quiet_s(self) -> float:
+        return self._clock() - self.last
+
+
+def stale_after(state: DashboardState) -> float:
+    """Seconds of silence after which a running prover is stale: it samples VRAM every
+    vram_sample_s (RunStarted's config), a start-up step beats every 0.5 s."""
+    period = state.config.get("vram_sample_s")
+    return max(STALE_MIN_S, 3 * float(period)) if isinstance(period, (int, float)) else STALE_MIN_S
+
+
+def stale_line(report: Any, heard: Heard, after: float) -> str | None:
+    """"STALE: no event from the prover for 42 s ..." while a running prover is silent."""
+    quiet = heard.quiet_s()
+    if report.ended or quiet < after:
+        return None
+    return (f"STALE: no event from the prover for {quiet:.0f} s (it sends one at least every {after / 3:g} s): "
+            "stopped (SIGSTOP), hung or unreachable; these figures are from then")
+
+
+def _watch(state: DashboardState, lock: threading.Lock, dropped: int, every: float, ended: threading.Event, as_json: bool,
+           heard: Heard) -> Any:
     """Redraw every `every` s until the stream ends; returns the last report. On a terminal one
-    frame replaces the last (rich Live, cursor moves, no clearing); elsewhere each is printed."""
+    frame replaces the last (rich Live, cursor moves, no clearing); elsewhere each is printed.
+    A frame says when the prover has gone quiet (stale_line)."""
+    import json
     import time
 
+    from rich.console import Group
     from rich.live import Live
     from rich.text import Text
 
+    from c2tui.cli.stop_signals import sleep_until
+
     console = _console()
     report = _report(state, lock, dropped)
+    stale = lambda r: stale_line(r, heard, stale_after(state))  # noqa: E731
     if as_json or not console.is_terminal:
         while True:
-            _print(report, as_json)
-            if ended.wait(every):
+            line = stale(report)
+            if as_json:
+                click.echo(json.dumps({**json.loads(report.model_dump_json()), "stale": line}, indent=1))
+            else:
+                _print(report, False)
+                if line:
+                    click.echo(line)
+            if sleep_until(ended, every):
                 return _report(state, lock, dropped)
             report = _report(state, lock, dropped)
-    stamp = lambda: Text(f"every {every:g} s · {time.strftime('%H:%M:%S')} · Ctrl-C leaves", style="dim")  # noqa: E731
-    from rich.console import Group
 
-    with Live(Group(_render(report), stamp()), console=console, auto_refresh=False, transient=False) as live:
-        while not ended.wait(every):
+    def frame(r: Any, foot: Text) -> Group:
+        line = stale(r)
+        return Group(Text(line, style="bold red"), _render(r), foot) if line else Group(_render(r), foot)
+
+    stamp = lambda: Text(f"every {every:g} s · {time.strftime('%H:%M:%S')} · Ctrl-C leaves", style="dim")  # noqa: E731
+    with Live(frame(report, stamp()), console=console, auto_refresh=False, transient=False) as live:
+        while not sleep_until(ended, every):
             report = _report(state, lock, dropped)
-            live.update(Group(_render(report), stamp()), refresh=True)
+            live.update(frame(report, stamp()), refresh=True)
         report = _report(state, lock, dropped)
         live.update(Group(_render(report), Text("the run's stream ended", style="dim")), refresh=True)
     return report

@@ -3,7 +3,7 @@
 A damaged recording (truncated, corrupt or reordered line, implausible claims, unknown
 schema version) prints what it can of the valid prefix, names the bad line on stderr and
 exits 2; so does a file that is not a recording (nothing printed but the error). Exit 1: the
-recorded run had a failed proof or partition; 0 otherwise (c2tui/exits.py).
+recorded run had a failed proof or partition; 0 otherwise (c2tui/cli/exits.py).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from c2tui.options import FiniteRange
+from c2tui.cli.options import FiniteRange
 from prover import RATE_WINDOW_S
 
 
@@ -26,10 +26,10 @@ def command(file: Path, as_json: bool, window: float) -> None:
     """Throughput, per-phase times, lock waits and holds, fallbacks, OOMs, proofs."""
     from prover import RecordingError, read_recording
     from prover import DashboardState
-    from c2tui.summary_view import print_summary
+    from c2tui.text.summary import print_summary
     from prover import summarize
 
-    from c2tui.exits import INVALID, USAGE, fail
+    from c2tui.cli.exits import INVALID, USAGE, fail
 
     try:
         state = DashboardState(rate_window_s=window)

@@ -8,12 +8,13 @@ from rich.text import Text
 
 from c2tui.widgets.common import Line, fmt_bytes
 from prover import screen
+from prover import DashboardState
 
 MARK = {"amber": "▲", "red": "■"}
 STYLE = {"amber": "warn", "red": "fail"}
 
 
-def alert_items(st, pal, compact: bool = False) -> list[Line]:
+def alert_items(st: DashboardState, pal, compact: bool = False) -> list[Line]:
     """The header's badge: the worst rule the run meets now and why, with how many more."""
     got = screen.verdicts(st)
     if not got:
@@ -34,7 +35,7 @@ def set_level(widget, level: str) -> None:
             widget.set_class(on, f"-{name}")
 
 
-def growth_words(st, gpu: int) -> str:
+def growth_words(st: DashboardState, gpu: int) -> str:
     """The fastest VRAM growth in force on a GPU, its owner named: "g0w1 +16 MiB/partition"."""
     grow = st.ops.growing(gpu)
     if not grow:
@@ -44,7 +45,7 @@ def growth_words(st, gpu: int) -> str:
     return f"VRAM of {f.owner} +{fmt_bytes(f.slope)}/partition" + (f", budget in {left:.0f}" if left is not None else "")
 
 
-def mark_panel(panel, st, title: Text, pal) -> None:
+def mark_panel(panel, st: DashboardState, title: Text, pal) -> None:
     """A GPU panel's level from the rules on its own figures: its class, and why in its title."""
     v = screen.gpu_verdict(st, panel.gpu)
     set_level(panel, v.level)
@@ -54,7 +55,7 @@ def mark_panel(panel, st, title: Text, pal) -> None:
     title.append(f" {MARK[v.level]} {why or v.reason}", style="bold " + pal[STYLE[v.level]])
 
 
-def oom_parts(st, gpu: int | None = None) -> tuple[int, int, int]:
+def oom_parts(st: DashboardState, gpu: int | None = None) -> tuple[int, int, int]:
     """(all, retried, failed) OOMs of the run or a GPU; an OOM whose outcome a recording does not
     say (before issue 36) is in `all` only."""
     o = st.ops
@@ -62,7 +63,7 @@ def oom_parts(st, gpu: int | None = None) -> tuple[int, int, int]:
     return n, o.oom_count("retried", gpu), o.oom_count("failed", gpu) - o.unsaid_count(gpu)
 
 
-def oom_line(st, pal, gpu: int | None = None, compact: bool = False, lead: str = "") -> Line:
+def oom_line(st: DashboardState, pal, gpu: int | None = None, compact: bool = False, lead: str = "") -> Line:
     """"OOM 0", or "OOM 3 (2 retried, 1 failed)": a retried one is never called failed."""
     n, retried, failed = oom_parts(st, gpu)
     unsaid = n - retried - failed  # older recordings: shown as OOMs always were (red)
@@ -89,7 +90,7 @@ def oom_cell(n: int, retried: int, failed: int, pal) -> Line:
     return Line(f"OOM {oom_words(n, retried, failed, compact=True)} ", style=pal[key])
 
 
-def oom_text(st, gpu: int, pal, lead: str = "") -> Text:
+def oom_text(st: DashboardState, gpu: int, pal, lead: str = "") -> Text:
     """oom_line as a rich Text (a panel's subtitle), in its compact form."""
     out = Text(no_wrap=True)
     for t, style in oom_line(st, pal, gpu, compact=True, lead=lead).parts:

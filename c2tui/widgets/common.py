@@ -7,6 +7,8 @@ widget's height is set explicitly when it must change, so most ticks trigger no 
 """
 from __future__ import annotations
 
+import math
+
 import re
 import zlib
 from typing import TYPE_CHECKING
@@ -20,17 +22,19 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from prover import Phase
+from prover import SUB_PHASES, Phase
 
 if TYPE_CHECKING:
     from prover import DashboardState
     from themes import Palette
 
-PHASES: tuple[str, ...] = tuple(p.value for p in Phase)
+# the phase bar's segments: a sub-phase (r1cs) is drawn inside its parent's (prestage), not its own
+PHASES: tuple[str, ...] = tuple(p.value for p in Phase if p not in SUB_PHASES)
 PHASE_SHORT = {
     "synthesis": "synth", "prep_msm": "prep", "prestage": "stage", "ntt_h": "ntt",
     "msm": "msm", "b_g2_msm": "bg2", "assemble": "asm", "verify": "vrfy",
 }
+SUB_PHASE_OF = {"r1cs": "prestage"}  # the segment a sub-phase ends: its last cell (a/b/c made on the GPU)
 TRUE = {"1", "true", "on", "yes", "y"}
 SPARK = "▁▂▃▄▅▆▇█"
 # pause: U+23F8 (⏸) is missing from DejaVu Sans Mono, the PNG screenshots' face (an empty box)
@@ -89,8 +93,10 @@ def fmt_clock(s: float) -> str:
 
 
 def sparkline(values, width: int) -> str:
+    """Shares 0..1 as bars; a value outside (or not a number: NaN, inf) is drawn at the nearer
+    end or blank, never an error (the reader bounds them, a renderer does not assume it)."""
     vals = list(values)[-width:] if width > 0 else []
-    return "".join(SPARK[min(7, max(0, int(v * 7.999)))] for v in vals)
+    return "".join(SPARK[int(min(1.0, max(0.0, v)) * 7.999)] if math.isfinite(v) else " " for v in vals)
 
 
 class Line:

@@ -1,4 +1,4 @@
-"""The confirmation a row action asks for (c2tui/row_actions.py): what it will do, in full, and
+"""The confirmation a row action asks for (c2tui/widgets/row_actions.py): what it will do, in full, and
 a warning where there is one (the last GPU taking work); `y` does it, `n` or esc goes back."""
 from __future__ import annotations
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from c2tui.event_filter import matcher
+from c2tui.widgets.event_filter import matcher
 from c2tui.widgets.common import Line, StateView
+from prover import DashboardState
 
 LEVEL = {"info": ("info", "info"), "warn": ("warn", "warn"), "error": ("fail", "ERR ")}
 # level filters `v` cycles through: (name shown, levels kept)
@@ -93,9 +94,9 @@ class EventLog(StateView, can_focus=True):
         self.top: int | None = None  # first line shown; None: follow the newest
 
     # --- what is shown ------------------------------------------------------------------
-    def entries(self, st) -> list[tuple]:
+    def entries(self, st: DashboardState) -> list[tuple]:
         keep = LEVEL_FILTERS[self.level_filter][1]
-        match = matcher(self.text_filter)  # a word or the event's kind (c2tui/event_filter.py)
+        match = matcher(self.text_filter)  # a word or the event's kind (c2tui/widgets/event_filter.py)
         return [e for e in st.log if (keep is None or e[1] in keep) and match(e)]
 
     def window(self, shown: list, height: int) -> int:
@@ -134,12 +135,12 @@ class EventLog(StateView, can_focus=True):
         except ValueError:
             return None
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         self.state = st
         self._titles_for(st)
         super().show(st)
 
-    def _titles_for(self, st) -> None:
+    def _titles_for(self, st: DashboardState) -> None:
         shown = self.entries(st)
         parts = [f"{st.mode_changes} mode changes · {len(st.log)} notes"]
         name = LEVEL_FILTERS[self.level_filter][0]
@@ -153,7 +154,7 @@ class EventLog(StateView, can_focus=True):
             parts.insert(0, f"↓ {below} newer")
         self.set_titles("Events", " · ".join(parts))
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         pal = self.palette
         shown = self.entries(st)
         height = max(1, height)

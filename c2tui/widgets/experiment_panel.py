@@ -17,8 +17,10 @@ from textual.screen import Screen
 
 from c2tui.widgets.common import Line, StateView
 from c2tui.widgets.key_footer import KeyFooter
+from prover import DashboardState
 
-VERDICT = {"faster": "ok", "slower": "fail", "no difference detected": "warn", "too few cycles": "dim", "baseline": "dim"}
+VERDICT = {"faster": "ok", "slower": "fail", "no difference detected": "warn", "too few cycles": "dim", "baseline": "dim",
+           "no verdict": "warn"}
 
 
 def _ci(ci: Any, fmt: str) -> str:
@@ -31,6 +33,8 @@ def significance(a: Any, running: bool) -> str:
         return "baseline"
     if a.verdict in ("faster", "slower"):
         return f"{a.verdict} (significant)"
+    if a.verdict == "no verdict":  # an arm that counted nothing, holds too short: the note says why
+        return "no verdict (see note)"
     if a.verdict == "too few cycles":
         return "too few cycles" + (" yet" if running else "")
     return "not significant yet" if running else a.verdict
@@ -154,13 +158,13 @@ def render_experiments(experiments: Any, pal: Any, width: int, height: int, can_
 class ExperimentPanel(StateView):
     DEFAULT_CSS = "ExperimentPanel { height: 1fr; border: round $primary; }"
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         xs = st.experiments.views(st.t)
         self.set_titles("Experiment", f"{len(xs)} experiment{'s' if len(xs) != 1 else ''} in this run · "
                                       "verified/min per arm, 95% intervals")
         super().show(st)
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         engine = getattr(self.app, "_engine", lambda: None)()  # where `n` works (ExperimentScreen.check_action)
         can_start = engine is not None and not getattr(getattr(self.app, "source", None), "readonly", False)
         return render_experiments(st.experiments.views(st.t), self.palette, width, height, can_start)
@@ -168,7 +172,7 @@ class ExperimentPanel(StateView):
 
 class ExperimentScreen(Screen[None]):
     """The panel on the whole screen; it follows the app's latest snapshot (as `e` does). `n`
-    starts an experiment on the prover this dashboard runs, `s` stops it (c2tui/experiment_start.py)."""
+    starts an experiment on the prover this dashboard runs, `s` stops it (c2tui/widgets/experiment_start.py)."""
 
     BINDINGS = [Binding("x,q,escape", "dismiss", "close"), Binding("n", "new", "new experiment"),
                 Binding("s", "stop", "stop it"), Binding("question_mark", "app.help", "help", key_display="?")]
@@ -177,15 +181,15 @@ class ExperimentScreen(Screen[None]):
         """`n` and `s` where an experiment can start here: a prover this dashboard runs (not a replay)."""
         if action in ("new", "stop"):
             engine = getattr(self.app, "_engine", lambda: None)()
-            return engine is not None and not getattr(self.app.source, "readonly", False)
+            return engine is not None and not getattr(getattr(self.app, "source", None), "readonly", False)
         return True
 
     def action_new(self) -> None:
-        from c2tui.experiment_start import EXAMPLE, control_of
+        from c2tui.widgets.experiment_start import EXAMPLE, control_of
         from c2tui.widgets.filter_prompt import FilterPrompt
 
         ctl = control_of(self.app)
-        if ctl is None or getattr(self.app.source, "readonly", False):
+        if ctl is None or getattr(getattr(self.app, "source", None), "readonly", False):
             self.notify("an experiment starts here only on the prover this dashboard runs; against a --listen "
                         "prover: c2tui experiment --attach ADDRESS --arm ... --arm ...", severity="warning")
         elif ctl.running:
@@ -195,7 +199,7 @@ class ExperimentScreen(Screen[None]):
                                               value=EXAMPLE, placeholder=EXAMPLE), self._begin)
 
     def _begin(self, text: str | None) -> None:
-        from c2tui.experiment_start import BadExperiment, control_of, design_of
+        from c2tui.widgets.experiment_start import BadExperiment, control_of, design_of
 
         ctl = control_of(self.app)
         if not text or ctl is None:
@@ -205,7 +209,9 @@ class ExperimentScreen(Screen[None]):
         except (BadExperiment, RuntimeError) as exc:
             self.notify(str(exc), severity="error")
             return
-        self.notify("experiment started: its arms fill in as holds end (s stops it)")
+        auto = getattr(getattr(ctl, "design", None), "auto", False)
+        self.notify("experiment started: " + ("a short pilot of each arm first, then the plan in the event log; "
+                                              if auto else "") + "its arms fill in as holds end (s stops it)")
 
     def action_stop(self) -> None:
         ctl = getattr(self.app, "experiment_control", None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from c2tui.widgets.alerts import oom_cell, oom_parts
 from c2tui.widgets.common import SPARK, Line, gib
+from prover import DashboardState
 
 MAX_CELLS = 16  # GPU cells a host line shows; more are counted after them
 CORDONED_CELL = "⊘"  # a cordoned GPU's cell (it takes no new work)
@@ -15,7 +16,7 @@ def gpu_cell(g) -> str:
     return SPARK[min(7, max(0, int((g.util or 0.0) * 7.999)))] if g.util is not None else "·"
 
 
-def host_line(h, st, pal, width: int, where: str = "") -> Line:
+def host_line(h, st: DashboardState, pal, width: int, where: str = "") -> Line:
     """`h` a prover.fold.hosts.HostState; its GPUs' states from `st.gpus`."""
     gs = [st.gpus[i] for i in h.gpus if i in st.gpus]
     ln = Line()
@@ -28,10 +29,10 @@ def host_line(h, st, pal, width: int, where: str = "") -> Line:
         ln.append("lost" if h.lost else "left", style="bold " + pal["fail" if h.lost else "dim"])
         ln.append(f" ({h.reason or '?'}); {h.requeued} requeued ", style=pal["dim"])
     fb = sum(g.fallbacks for g in gs)
-    ooms = [sum(x) for x in zip(*(oom_parts(st, g.gpu) for g in gs))] or [0, 0, 0]  # all, retried, failed
+    n, retried, failed = [sum(x) for x in zip(*(oom_parts(st, g.gpu) for g in gs))] or [0, 0, 0]
     ln.append(f"done {sum(g.done for g in gs)} ", style=pal["dim"])
     ln.append(f"fb {fb} ", style=pal["warn"] if fb else pal["dim"])
-    ln.append_text(oom_cell(*ooms, pal))
+    ln.append_text(oom_cell(n, retried, failed, pal))
     tail = Line(where, style=pal["dim"])
     ln.truncate(max(0, width - tail.cell_len - 1), overflow="ellipsis")
     pad = width - ln.cell_len - tail.cell_len
@@ -45,11 +46,11 @@ def live_cells(gs: list, pal, cordoned: set[int]) -> Line:
     utilisation, compute held, waiters, VRAM."""
     ln = Line()
     for g in gs[:MAX_CELLS]:
-        held = g.locks.get("compute") is not None and g.locks["compute"].holder is not None
+        busy = g.locks.get("compute") is not None and g.locks["compute"].holder is not None
         if g.gpu in cordoned:  # a mark, not a colour alone
             ln.append(CORDONED_CELL, style="bold " + pal["warn"])
             continue
-        ln.append(gpu_cell(g), style=("bold " + pal["ntt_h"]) if held else pal["dim"])
+        ln.append(gpu_cell(g), style=("bold " + pal["ntt_h"]) if busy else pal["dim"])
     if len(gs) > MAX_CELLS:
         ln.append(f"+{len(gs) - MAX_CELLS}", style=pal["dim"])
     mine = sorted(g.gpu for g in gs if g.gpu in cordoned)
@@ -69,7 +70,7 @@ def live_cells(gs: list, pal, cordoned: set[int]) -> Line:
     return ln.append(f"{gib(used)}/{gib(budget)} ", style="bold")
 
 
-def host_lines(st, pal, width: int, height: int, where: dict[str, str]) -> list[Line]:
+def host_lines(st: DashboardState, pal, width: int, height: int, where: dict[str, str]) -> list[Line]:
     """A line per host, at most `height`; the hosts that do not get one are counted on the last."""
     hosts = sorted(st.hosts.values(), key=lambda h: (h.gpus[0] if h.gpus else 1 << 30, h.host))
     room = len(hosts) if len(hosts) <= height else max(0, height - 1)

@@ -4,7 +4,7 @@ who holds each lock, VRAM, done / fallbacks / OOMs, and where that GPU's panel i
 the line to bring the panel into view). At most a third of the screen: a fleet whose GPUs
 do not fit gets a line per host instead (fleet_overview.py), a host with GPUs "+N more".
 
-Focused (Tab), its lines are GPU rows for a row action (c2tui/row_actions.py): ↑ ↓ select a GPU
+Focused (Tab), its lines are GPU rows for a row action (c2tui/widgets/row_actions.py): ↑ ↓ select a GPU
 (in reverse, its panel brought into view), `o` cordons or uncordons it. A fleet's per-host lines
 are not GPU rows (a host is not cordoned whole): ↑ ↓ and `o` say so."""
 from __future__ import annotations
@@ -16,7 +16,8 @@ from c2tui.widgets.common import Line, StateView, gib, sparkline
 from c2tui.widgets.fleet_overview import host_lines
 from c2tui.widgets.gpu_panel import CORDON_BINDINGS, GpuPanel, cordon_key_applies
 from c2tui.widgets.lock_lanes import lock_names
-from c2tui.row_actions import step as step_row
+from c2tui.widgets.row_actions import step as step_row
+from prover import DashboardState
 
 WHERE = {"shown": ("on screen", "dim"), "above": ("↑ above: scroll up", "warn"),
          "below": ("↓ below: scroll down", "warn"), "partly": ("◐ partly shown", "dim")}
@@ -35,7 +36,7 @@ def lock_cell(name: str, lk, pal) -> Line:
 DROP_ORDER = ("done", "spark", "fb", "OOM", "VRAM")  # left out in this order where a line is short of room
 
 
-def overview_cells(g, pal, width: int, st=None) -> list[tuple[str, Line]]:
+def overview_cells(g, pal, width: int, st: DashboardState | None = None) -> list[tuple[str, Line]]:
     """The line's cells in screen order, each named for DROP_ORDER; each ends in its blank."""
     cells = [("gpu", Line(f"GPU{g.gpu:<2}", style="bold"))]
     if st is not None and g.gpu in st.jobs.cordoned:  # on every line that names the GPU, never left out
@@ -49,11 +50,12 @@ def overview_cells(g, pal, width: int, st=None) -> list[tuple[str, Line]]:
     cells.append(("VRAM", Line.assemble(("VRAM ", pal["dim"]), (vram, "bold"))))
     cells.append(("done", Line(f"done {g.done} ", style=pal["dim"])))
     cells.append(("fb", Line(f"fb {g.fallbacks} ", style=pal["warn"] if g.fallbacks else pal["dim"])))
-    cells.append(("OOM", oom_cell(*(oom_parts(st, g.gpu) if st is not None else (g.ooms, 0, 0)), pal)))
+    n, retried, failed = oom_parts(st, g.gpu) if st is not None else (g.ooms, 0, 0)
+    cells.append(("OOM", oom_cell(n, retried, failed, pal)))
     return cells
 
 
-def overview_line(g, pal, width: int, where: str, st=None) -> Line:
+def overview_line(g, pal, width: int, where: str, st: DashboardState | None = None) -> Line:
     """One GPU in a line: cells that do not fit are left out whole, least needed first
     (at 80 columns the line ended 'fb 31 OOM…'), and where its panel is stays at the end.
     Room is counted against the longest place, so every GPU's line keeps the same cells."""
@@ -145,7 +147,7 @@ class GpuOverview(StateView, can_focus=True):
         if overflow != self.display:
             self.display = overflow
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         # every new snapshot and every resize of the app comes here (the app redraws)
         cordoned = self.selected is not None and self.selected in st.jobs.cordoned
         if self.has_focus and (self.state is None or cordoned != (self.selected in self.state.jobs.cordoned)):
@@ -161,20 +163,20 @@ class GpuOverview(StateView, can_focus=True):
         else:
             self.locate()
 
-    def room(self, st) -> int:
+    def room(self, st: DashboardState) -> int:
         """Lines this widget may take: 4 on a short terminal, else a third of it, so the panels
         and partitions keep the rest; a fleet's 64 or 800 GPUs never take the whole screen."""
         rows = self.app.size.height if self.is_mounted else len(st.gpus)
         return max(1, min(len(st.gpus), 4 if rows < 32 else max(4, rows // 3)))
 
-    def by_host(self, st) -> bool:
+    def by_host(self, st: DashboardState) -> bool:
         """A fleet whose GPUs do not get a line each: a line per host instead (fleet_overview)."""
         return len(st.hosts) > 1 and len(st.gpus) > self.room(st)
 
-    def wanted_height(self, st) -> int:
+    def wanted_height(self, st: DashboardState) -> int:
         return min(len(st.hosts), self.room(st)) if self.by_host(st) else self.room(st)
 
-    def host_places(self, st) -> dict[str, str]:
+    def host_places(self, st: DashboardState) -> dict[str, str]:
         """Where each host's GPU panels are (the first hosts have panels): its best place."""
         order = ("shown", "partly", "above", "below")
         best: dict[str, str] = {}
@@ -184,7 +186,7 @@ class GpuOverview(StateView, can_focus=True):
                 best[h] = where
         return {h: WHERE_SHORT[w][0] for h, w in best.items()}
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         height = min(height, self.room(st))
         if self.by_host(st):
             return host_lines(st, self.palette, width, height, self.host_places(st))

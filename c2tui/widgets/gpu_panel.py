@@ -13,7 +13,8 @@ from c2tui.widgets.lock_lanes import render_locks
 from c2tui.widgets.pace_line import pace_line
 from c2tui.widgets.timeline import lane_workers, render_timeline
 from c2tui.widgets.vram_bar import render_vram
-from c2tui.row_actions import GPU_KEYS, can_steer
+from c2tui.widgets.row_actions import GPU_KEYS, can_steer
+from prover import DashboardState
 
 
 def title_text(g, pal) -> Text:
@@ -46,7 +47,7 @@ def util_line(g, pal, width: int) -> Line:
     return line.truncate(width)
 
 
-def subtitle_text(g, pal, window: float, width: int | None = None, st=None) -> Text:
+def subtitle_text(g, pal, window: float, width: int | None = None, st: DashboardState | None = None) -> Text:
     """done, fallbacks, OOMs, NVML's used bytes and how much of them the budget does not count
     (keys on the device, NTT plans, MSM scratch, the CUDA context), the timeline's span: the
     NVML part whole, shortened or left out to fit `width`, never cut mid-word."""
@@ -117,7 +118,7 @@ CORDON_BINDINGS = [Binding("o", "cordon", "cordon", tooltip=f"live: {GPU_KEYS['o
                    Binding("o", "uncordon", "uncordon", tooltip=f"live: {GPU_KEYS['o']} (asks first)")]
 
 
-def cordon_key_applies(app, st, gpu: int | None, action: str) -> bool | None:
+def cordon_key_applies(app, st: DashboardState | None, gpu: int | None, action: str) -> bool | None:
     """check_action for CORDON_BINDINGS: live and steering, and the one for the GPU's state (no
     GPU selected: cordon)."""
     if action not in ("cordon", "uncordon"):
@@ -140,10 +141,10 @@ class GpuPanel(StateView, can_focus=True):
         self.gpu = gpu
         self.window = 30.0
         self._workers: list[str] = []
-        self.fixed_height: int | None = None  # the layout's (c2tui/layout.py); None: every line
+        self.fixed_height: int | None = None  # the layout's (c2tui/dashboard/layout.py); None: every line
         self._cordoned = False  # as the footer's `o` last said it
 
-    def wanted_height(self, st) -> int:
+    def wanted_height(self, st: DashboardState) -> int:
         g = st.gpus.get(self.gpu)
         self._workers = lane_workers(g) if g is not None else []
         if self.fixed_height is not None:
@@ -151,7 +152,7 @@ class GpuPanel(StateView, can_focus=True):
         # border 2 + util 1 + pace 1 + locks 2 + vram 2 + lanes + axis 1
         return 2 + 1 + 1 + 2 + 2 + len(self._workers) + 1
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         # early in a run, zoom the timeline onto what there is (10 s steps up to 30 s)
         self.window = float(min(30, max(10, 10 * -(-st.t // 10))))
         g = st.gpus.get(self.gpu)
@@ -175,7 +176,7 @@ class GpuPanel(StateView, can_focus=True):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return cordon_key_applies(self.app, self.state, self.gpu, action)
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         g = st.gpus.get(self.gpu)
         if g is None:
             return [Line("no such GPU")]

@@ -7,9 +7,10 @@ from c2tui.widgets.common import PAUSE, Line, StateView, flow, fmt_clock, truthy
 from c2tui.widgets.rate_text import rate_items, short_change  # noqa: F401 - short_change: re-exported
 from c2tui.widgets.rate_text import stand_ins as rate_stand_ins
 from prover import screen
+from prover import DashboardState
 
 
-def size_label(st) -> str:
+def size_label(st: DashboardState) -> str:
     """What was proved beside what is modelled: "proved 2^10 · modelled 2^27 (rtx5070ti-16g)",
     or "native 2^22" when nothing is modelled."""
     if st.profile == "native":
@@ -20,7 +21,7 @@ def size_label(st) -> str:
     return f"proved 2^{st.proved_log2} · modelled 2^{st.modelled_log2} ({st.profile})"
 
 
-def header_items(st, pal, source_label: str = "", theme: str = "", compact: bool = False,
+def header_items(st: DashboardState, pal, source_label: str = "", theme: str = "", compact: bool = False,
                  stand_ins: bool = False) -> list[Line]:
     """The header's items in order; `stand_ins`: then the widest "before" and "since" where no
     switch has brought them yet (rate_text.stand_ins: the height keeps their room)."""
@@ -84,13 +85,13 @@ class HeaderBar(StateView):
     source_label: str = ""
     _kept: tuple[int, int] = (0, 0)  # (width, lines): never fewer lines at one width
 
-    def _items(self, st, stand_ins: bool = False) -> list[Line]:
+    def _items(self, st: DashboardState, stand_ins: bool = False) -> list[Line]:
         # the theme's name costs a line at 80 columns; `t` and the help name it there
         wide = self.app.size.width >= 120
         theme = getattr(self.app, "theme_name", "") if wide else ""
         return header_items(st, self.palette, self.source_label, theme, compact=not wide, stand_ins=stand_ins)
 
-    def wanted_height(self, state) -> int:
+    def wanted_height(self, state: DashboardState) -> int:
         """Fixed for a width: the lines the items take with room kept for those that come and
         go (rate_text.stand_ins), and never fewer than it has taken at this width."""
         # before the first layout: the screen's width less this bar's padding (0 1), not the
@@ -101,9 +102,9 @@ class HeaderBar(StateView):
         self._kept = (width, max(n, kept_n) if kept_w == width else n)
         return self._kept[1]
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         set_level(self, screen.run_verdict(st).level)  # the bar's colour: the worst threshold met
         super().show(st)
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         return flow(self._items(st), width)

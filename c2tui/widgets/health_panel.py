@@ -9,6 +9,7 @@ Hidden while the run has said neither (older recordings, sim without health samp
 from __future__ import annotations
 
 from c2tui.widgets.common import Line, StateView, gib, sparkline
+from prover import DashboardState
 
 MAX_GPU_LINES = 4  # more GPUs: the first ones and "+N more" (c2tui status --json has every one)
 SHORT = 32  # terminals shorter than this: one GPU line at most
@@ -78,7 +79,7 @@ def host_line(h, pal, width: int) -> Line:
     return ln.truncate(width, overflow="ellipsis")
 
 
-def render_health(st, pal, width: int, height: int) -> list[Line]:
+def render_health(st: DashboardState, pal, width: int, height: int) -> list[Line]:
     o = st.ops
     out: list[Line] = []
     if o.host is not None:
@@ -96,7 +97,7 @@ def render_health(st, pal, width: int, height: int) -> list[Line]:
 class HealthPanel(StateView):
     DEFAULT_CSS = "HealthPanel { height: 1; padding: 0 1; }"
 
-    def wanted_height(self, st) -> int:
+    def wanted_height(self, st: DashboardState) -> int:
         o = st.ops
         gpus = len(o.health)
         short = self.app.size.height < SHORT
@@ -105,7 +106,7 @@ class HealthPanel(StateView):
         self.display = n > 0
         return n
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         return render_health(st, self.palette, width, height)
 
 

@@ -112,7 +112,8 @@ def legend(pal) -> list[tuple[Text, Text]]:
          Text.assemble("a mem holder in a device-global sync (mem_sync=device): it waits for the ",
                        ("compute", "bold " + pal["wait:compute"]), " holder's kernels, named on the mem lane")),
         (Text.assemble(("█", pal.worker(0)), ("▓", pal.worker(0, alt=True)), ("░", pal["pool"]), " VRAM"),
-         Text.assemble("a worker's d_a █ and d_bc ▓ (a colour per worker);  ", ("░", pal["pool"]),
+         Text.assemble("a worker's d_a █ and d_bc ▓ (a colour per worker), z ▒ where the GPU makes a, b, c;  ",
+                       ("▞", pal["r1cs"]), " a circuit's matrices, resident;  ", ("░", pal["pool"]),
                        " pool-cached, unused;  ┃ the budget")),
     ]
 
@@ -143,7 +144,7 @@ def key_width(sections: Sequence[tuple[str, Rows]]) -> int:
 
 def help_body(sections: Sequence[tuple[str, Rows]], footnote: str) -> RenderableType:
     """The sections one under another, each a title and a grid whose key column is key_width."""
-    width, parts = key_width(sections), []
+    width, parts = key_width(sections), list[RenderableType]()
     for title, rows in sections:
         t = Table.grid(padding=(0, 2))
         t.add_column(style="bold", width=width, overflow="fold")
@@ -175,7 +176,7 @@ class HelpScreen(ModalScreen[None]):
         self.kernels = kernels or {}
 
     def compose(self) -> ComposeResult:
-        sections = [("Replay" if self.replay else "Controls (sent to the prover's controller)",
+        sections: list[tuple[str, Rows]] = [("Replay" if self.replay else "Controls (sent to the prover's controller)",
                      REPLAY_KEYS if self.replay else live_keys()), ("Always", COMMON_KEYS),
                     ("Lock disciplines (l)", discipline_rows()),
                     *panel_sections(), ("Legend", legend(self.app.palette)),  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from c2tui.widgets.common import SPARK, GiB, Line, StateView
+from prover import DashboardState, HistoryPoint
 
 LABEL_W, VALUE_W = 13, 10
 NO_DATA = "·"
@@ -26,18 +27,18 @@ class Series:
 
     key: str
     label: str
-    value: Callable[[object], float | None]
-    top: Callable[[list], float]  # the value drawn as a full cell
-    text: Callable[[object], str]
+    value: Callable[[HistoryPoint], float | None]
+    top: Callable[[list[float | None]], float]  # the value drawn as a full cell
+    text: Callable[[HistoryPoint], str]
     colour: str  # palette key
-    cell: Callable[[object], str | None] = lambda p: None  # a point's own palette key (None: colour)
+    cell: Callable[[HistoryPoint], str | None] = lambda p: None  # a point's own palette key (None: colour)
 
 
-def _max(vals: list, floor: float) -> float:
+def _max(vals: list[float | None], floor: float) -> float:
     return max([floor, *(v for v in vals if v is not None)])
 
 
-def _oom_rate(p) -> str:
+def _oom_rate(p: HistoryPoint) -> str:
     """"0.0/min" where no outcome is said (an older recording), else "2↻ 1✗" (retried, failed /min)."""
     r, f = p.ooms_retried_per_min, p.ooms_failed_per_min
     if not (r or f):
@@ -45,7 +46,7 @@ def _oom_rate(p) -> str:
     return f"{r:.1f}".removesuffix(".0") + "↻ " + f"{f:.1f}".removesuffix(".0") + "✗"
 
 
-def _oom_cell(p) -> str | None:
+def _oom_cell(p: HistoryPoint) -> str | None:
     """A cell with a failed OOM in its window is red, one with retried ones only amber."""
     return "fail" if p.ooms_failed_per_min else "warn" if p.ooms_retried_per_min else None
 
@@ -184,7 +185,7 @@ def plan_rows(ngpu: int, room: int) -> tuple[tuple[str, ...], tuple[str, ...], i
     return run_rows, GPU_ROWS[-1], min(ngpu, fit)
 
 
-def render_history(st, pal, width: int, height: int) -> list[Line]:
+def render_history(st: DashboardState, pal, width: int, height: int) -> list[Line]:
     h = st.history
     gpus = sorted(st.gpus)
     cols = max(8, width - LABEL_W - VALUE_W)
@@ -213,15 +214,15 @@ class HistoryView(StateView):
 
     DEFAULT_CSS = "HistoryView { height: 10; }"
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         h = st.history
         n = len(h.marks)
         self.set_titles("History", f"{len(h.run) * h.step_s / 60:.1f} min · /min over a sliding {h.window_s:g} s"
                                    f" · {n} knob change{'s' if n != 1 else ''}")
         super().show(st)
 
-    def wanted_height(self, st) -> int | None:
+    def wanted_height(self, st: DashboardState) -> int | None:
         return None
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         return render_history(st, self.palette, width, height)

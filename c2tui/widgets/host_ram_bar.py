@@ -9,6 +9,7 @@ from __future__ import annotations
 from c2tui.widgets.common import Line, StateView, fmt_secs, gib, worker_index
 from c2tui.widgets.alerts import MARK, STYLE, set_level
 from prover import budget_of, is_key, screen
+from prover import DashboardState
 
 CHAR = {"witness": "▒", "abc": "█", "prep": "▓"}
 KEY_STYLES = ("info", "assemble", "verify", "prep_msm")  # a key size each, largest first
@@ -50,7 +51,7 @@ def _bar(h, budget: int, pal, bar_w: int, loading: frozenset[str] = frozenset())
     return bar
 
 
-def render_host_ram(st, pal, width: int) -> list[Line]:
+def render_host_ram(st: DashboardState, pal, width: int) -> list[Line]:
     h = st.host_ram
     budget = budget_of(st.knobs)
     label = "host RAM "
@@ -77,7 +78,7 @@ def render_host_ram(st, pal, width: int) -> list[Line]:
     return [bar, leg]
 
 
-def _key_legend(st, leg: Line, pal) -> None:
+def _key_legend(st: DashboardState, leg: Line, pal) -> None:
     """Each key size: hot (its bytes), loading (its progress) or cold; then who waits for one.
     Recordings from before the key ring: the one key's bytes."""
     h, ks = st.host_ram, st.keys
@@ -101,16 +102,16 @@ def _key_legend(st, leg: Line, pal) -> None:
 class HostRamBar(StateView):
     DEFAULT_CSS = "HostRamBar { height: 2; padding: 0 1; }"
 
-    def wanted_height(self, st) -> int:
+    def wanted_height(self, st: DashboardState) -> int:
         shown = bool(st.host_ram.owners or st.host_ram.total)
         self.display = shown
         return 2 if shown else 0
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         set_level(self, screen.host_verdict(st).level)  # host-RAM waits, near its budget: amber / red
         super().show(st)
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         lines = render_host_ram(st, self.palette, width)
         v = screen.host_verdict(st)
         if v.level != "ok" and len(lines) > 1:  # why, at the legend's start (its cells are blank there)

@@ -5,142 +5,34 @@ pre-staged or fallback, verified or failed. Drawn as Lines so a frame is cheap.
 With focus it sorts (`s`: in flight first, failed first, by GPU, by worker, slowest first)
 and filters (`f` state, `g` GPU, `w` worker; `esc` clears); the border says what applies. `v`
 turns its rows into sectors (c2tui/widgets/sector_rows.py) and back; ↑ ↓ select a row of either
-kind for a row action (c2tui/row_actions.py). From the first ↑ ↓ until esc or the focus leaves,
+kind for a row action (c2tui/widgets/row_actions.py). From the first ↑ ↓ until esc or the focus leaves,
 the rows hold their order (c2tui/widgets/row_hold.py; the title says "order held")."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.binding import Binding
 
-from c2tui.widgets.common import Line, PHASE_SHORT, StateView, fmt_secs, worker_index
-from c2tui.widgets.phase_bar import render_phase_bar, segment_widths
+from c2tui.widgets.common import Line, StateView
+from c2tui.widgets.partition_columns import (COLUMNS, Column, Row, column_room, device_sync_of, failed, header, lock_gpu,
+                                              row_line, total_time)
 from c2tui.widgets.row_hold import HELD, RowHold
 from c2tui.widgets.sector_rows import render_sector_rows, sector_rows
-from c2tui.row_actions import KEYS as ROW_KEYS, can_steer, step as step_row
-from prover import CANCELLED
+from c2tui.widgets.row_actions import KEYS as ROW_KEYS, can_steer, step as step_row
+from prover import DashboardState
 
-BAR_MAX = 64
+if TYPE_CHECKING:
+    from themes import Palette
+
 STATES = ("all", "in flight", "done", "failed")
 SORTS = ("in flight first", "failed first", "by gpu", "by worker", "slowest first")
 
 
-def lock_status(st, p) -> tuple[str, str, float] | None:
-    """('wait' | 'hold', lock name, since) for a partition between phases, if any."""
-    for g in st.gpus.values():
-        for name, lk in g.locks.items():
-            w = lk.waiters.get(p.worker or "")
-            if w is not None and w[0] == p.part:
-                return "wait", name, w[1]
-    for g in st.gpus.values():
-        for name, lk in g.locks.items():
-            if lk.holder_part == p.part:
-                return "hold", name, lk.since
-    return None
-
-
-def lock_gpu(st, p) -> int | None:
-    for i, g in st.gpus.items():
-        for lk in g.locks.values():
-            if lk.holder_part == p.part or any(w[0] == p.part for w in lk.waiters.values()):
-                return i
-    return None
-
-
-def device_sync_of(st, p):
-    """The device sync this partition's worker waits in now, if any."""
-    g = st.gpus.get(p.gpu) if p.gpu is not None else None
-    ds = getattr(g, "device_sync", None)
-    return ds if ds is not None and ds.part == p.part else None
-
-
-def sync_note(st, p, sync) -> str:
-    """"device sync behind g0w0 s3p1 41 ms": now, or what this partition's syncs cost."""
-    if sync is not None:
-        return f"device sync behind {sync.behind} {sync.waited(st.t) * 1000:.0f} ms"
-    if p.device_sync_s > 0.0005:
-        return f"device sync {p.device_sync_s * 1000:.0f} ms behind {p.device_sync_behind or 'nobody'}"
-    return ""
-
-
-def failed(p) -> bool:
-    return p.ok is False or p.verified is False
-
-
-def total_time(p, now: float) -> float | None:
-    start = min((s[0] for s in p.phases.values() if s[0] is not None), default=None)
-    return None if start is None else (p.done_t if p.done_t is not None else now) - start
-
-
-def fit(text: str, width: int) -> str:
-    """`text` in a column of `width` cells, at least one of them blank: cells never run
-    together, a long value ends in an ellipsis."""
-    return f"{text if len(text) < width else text[:width - 2] + '…':<{width}}"
-
-
-def _cols(width: int) -> tuple[int, bool, bool]:
-    """(phase bar width, show 'now' column, show total time column)."""
-    fixed = 7 + 4 + 7 + 10 + 7  # part, gpu, worker, stage, proof
-    now_w, tot_w = 15, 8
-    show_now = width - fixed - now_w >= 24
-    show_tot = width - fixed - now_w - tot_w >= 32
-    bar = width - fixed - (now_w if show_now else 0) - (tot_w if show_tot else 0) - 2
-    # 8 cells a phase is enough to read; past it the row's width goes to why it waited
-    return max(8, min(BAR_MAX, bar)), show_now, show_tot
-
-
-def phase_labels(bar_w: int) -> str:
-    """Each phase's short name over its segment of the bar, cut to the segment (never dropped:
-    "syn pre sta" at 4 cells a phase, "sy pr st" at 3, "s p s" at 2)."""
-    out = ""
-    for phase, w in zip(PHASE_SHORT, segment_widths(bar_w)):
-        out += f"{PHASE_SHORT[phase][:max(1, min(3, w - 1))]:<{w}}"
-    return out[:bar_w]
-
-
-def current_cell(r: Line, st, p, pal, sync) -> None:
-    """The 'current' column (15 cells): the phase and its time, a device sync, a lock wait
-    or hold, done / FAILED, queued."""
-    if sync is not None:  # in the pre-stage, waiting in a device-global sync
-        r.append(f"{'sync':<6}", style="bold reverse " + pal["device_sync"])
-        r.append(f"{fmt_secs(sync.waited(st.t)):>7}  ", style="bold " + pal["device_sync"])
-    elif p.current:
-        t0 = p.phases.get(p.current, [st.t])[0] or st.t
-        r.append(f"{PHASE_SHORT.get(p.current, p.current):<6}", style="bold " + pal[p.current])
-        r.append(f"{fmt_secs(st.t - t0):>7}  ")
-    elif p.done_t is not None and p.reason == CANCELLED:  # a job action: not a failure
-        r.append(f"{'cancelled':<15}", style=pal["warn"])
-    elif p.done_t is not None:
-        r.append(f"{'done' if p.ok else 'FAILED':<15}", style=pal["ok"] if p.ok else "bold " + pal["fail"])
-    elif not p.phases:
-        r.append(f"{'queued':<15}", style=pal["dim"])
-    else:
-        lk = lock_status(st, p)
-        if lk is not None:
-            what, name, since = lk
-            style = pal[f"wait:{name}"] if what == "wait" else pal["dim"]
-            r.append(f"{what} {name[:3]:<3}", style=style)          # 8 cells, like a phase's 6 + 2
-            # a space before the time keeps "wait com 4.73s" apart, one after keeps
-            # it from the next column (15 cells in all)
-            r.append(f" {fmt_secs(st.t - since):>5}", style=style if what == "wait" else "")
-            r.append(" ")
-        else:
-            r.append(f"{'cpu/queue':<15}", style=pal["dim"])
-
-
-def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" = None,
+def render_rows(st: DashboardState, pal: Palette, width: int, height: int, view: "PartitionView | None" = None,
                 selected: str | None = None, hold: RowHold | None = None) -> list[Line]:
     """The header and the rows that fit: the view's order, or the hold's (rows that hold still
     under a focused cursor, c2tui/widgets/row_hold.py), in a window that keeps `selected` shown."""
-    bar_w, show_now, show_tot = _cols(width)
-    head = Line(no_wrap=True, style="bold " + pal["dim"])
-    head.append(f"{'part':<7}{'gpu':<4}{'worker':<7}")
-    head.append(phase_labels(bar_w))
-    head.append("  ")
-    if show_now:
-        head.append(f"{'current':<15}")
-    if show_tot:
-        head.append(f"{'total':>7} ")
-    head.append(f"{'stage':<10}{'proof':<7}")
-    rows = [head]
+    bar_w, cols = shown_columns(width)
     view = view or PartitionView()
     hold = hold or RowHold(lambda p: p.part)
     ordered = hold.order(view.select(st), st.partitions.get)
@@ -152,57 +44,33 @@ def render_rows(st, pal, width: int, height: int, view: "PartitionView | None" =
         room -= 1
     parts = ordered[top:top + room]
     hidden = sum(1 for p in ordered[:top] + ordered[top + len(parts):] if p.done_t is None)
-    for p in parts:
-        r = Line(style="reverse") if p.part == selected else Line()  # the row a row action acts on
-        r.append(fit(p.part, 7), style="bold " + (pal["fail"] if failed(p) else ""))
-        gpu = p.gpu if p.gpu is not None else lock_gpu(st, p)
-        r.append(fit('' if gpu is None else str(gpu), 4))
-        w = p.worker or ""
-        r.append(f"{w[-6:]:<7}", style=pal.worker(worker_index(w)) if w else "")
-        r.append_text(render_phase_bar(p, st.t, pal, bar_w, st.phase_stats))
-        r.append("  ")
-        sync = device_sync_of(st, p)
-        if show_now:
-            current_cell(r, st, p, pal, sync)
-        if show_tot:
-            tot = total_time(p, st.t)
-            r.append(f"{fmt_secs(tot) if tot is not None else '':>7} ")
-        if p.fallback:
-            r.append(f"{'fallback':<10}", style="bold " + pal["warn"])
-        elif p.prestaged:
-            r.append(f"{'prestaged':<10}", style=pal["ok"])
-        else:
-            r.append(f"{'–':<10}", style=pal["dim"])
-        if p.verified is True:
-            r.append("✓ ok", style="bold " + pal["ok"])
-        elif p.verified is False:
-            r.append("✗ FAIL", style="bold reverse " + pal["fail"])
-        elif p.ok is False:
-            r.append("✗ err", style="bold " + pal["fail"])
-        elif p.done_t is not None and p.reason == CANCELLED:
-            r.append("– cancelled", style=pal["dim"])
-        elif p.done_t is not None:  # finished, proof never verified
-            r.append("? unchecked", style="bold " + pal["warn"])
-        else:
-            r.append("…", style=pal["dim"])
-        cause = sync_note(st, p, sync)
-        if cause and r.cell_len + 2 + len(cause) <= width:  # the row's spare width says why it waited
-            r.append("  " + cause, style=pal["device_sync"])
-        r.truncate(width, overflow="ellipsis")
-        rows.append(r)
+    rows = [header(cols, bar_w, pal)]
+    rows += [row_line(Row(st, p, pal, bar_w, device_sync_of(st, p)), cols, width, p.part == selected) for p in parts]
+    return rows + _below(pal, width, height - len(rows), hidden, queued, empty=not parts and not queued,
+                         plain=view.plain())
+
+
+def shown_columns(width: int) -> tuple[int, list[Column]]:
+    """The phase bar's width and the columns shown at `width` (COLUMNS, less those without room)."""
+    bar_w, show_now, show_tot = column_room(width)
+    return bar_w, [c for c in COLUMNS if not c.needs or (c.needs == "now" and show_now) or (c.needs == "total" and show_tot)]
+
+
+def _below(pal: Palette, width: int, left: int, hidden: int, queued: list, empty: bool, plain: bool) -> list[Line]:
+    """Under the rows: how many in-flight rows are hidden, the queued partitions (where a line
+    is left), or why there is no row."""
+    out = []
     if hidden:
-        rows.append(Line(f"+{hidden} more in flight (s sorts, f g filter)", no_wrap=True,
-                         style="bold " + pal["warn"]).truncate(width, overflow="ellipsis"))
-    if queued and len(rows) < height:
+        out.append(Line(f"+{hidden} more in flight (s sorts, f g filter)", no_wrap=True,
+                        style="bold " + pal["warn"]).truncate(width, overflow="ellipsis"))
+    if queued and len(out) < left:
         q = Line(no_wrap=True, overflow="ellipsis", style=pal["dim"])
         q.append(f"+{len(queued)} queued: ")
         q.append(" ".join(p.part for p in queued[:40]))
-        q.truncate(width, overflow="ellipsis")
-        rows.append(q)
-    if not parts and not queued:
-        rows.append(Line("no partitions yet" if view.plain() else "no partition matches the filter",
-                         style=pal["dim"]))
-    return rows
+        out.append(q.truncate(width, overflow="ellipsis"))
+    if empty:
+        out.append(Line("no partitions yet" if plain else "no partition matches the filter", style=pal["dim"]))
+    return out
 
 
 class PartitionView:
@@ -216,7 +84,7 @@ class PartitionView:
     def plain(self) -> bool:
         return self.sort == 0 and self.state == 0 and self.gpu is None and self.worker is None
 
-    def keep(self, st, p) -> bool:
+    def keep(self, st: DashboardState, p) -> bool:
         state = STATES[self.state]
         return ((state == "all" and (p.phases or p.done_t is not None))
                 or (state == "in flight" and p.done_t is None and bool(p.phases))
@@ -225,7 +93,7 @@ class PartitionView:
             and (self.gpu is None or self.gpu == (p.gpu if p.gpu is not None else lock_gpu(st, p))) \
             and (self.worker is None or p.worker == self.worker)  # lock_gpu scans every lock: only when filtering
 
-    def select(self, st) -> list:
+    def select(self, st: DashboardState) -> list:
         parts = [p for p in st.partitions.values() if self.keep(st, p)]
         # the default: in flight in start order, then the most recently finished first
         parts.sort(key=lambda p: (p.done_t is not None, -(p.done_t or 0.0)))
@@ -266,7 +134,7 @@ class PartitionTable(StateView, can_focus=True):
         Binding("w", "cycle_worker", "worker", tooltip="worker filter: all → each worker (of the GPU filtered on)"),
         Binding("escape", "clear", "all", key_display="esc", tooltip="back to all partitions, in flight first, "
                 "in the live order (drops the selection)"),
-        # row actions (c2tui/row_actions.py): a row selected with the arrows, then a key; each asks first
+        # row actions (c2tui/widgets/row_actions.py): a row selected with the arrows, then a key; each asks first
         Binding("v", "toggle_rows", "sectors", tooltip="rows: partitions ↔ sectors (a sector row: c or x "
                 "cancels the sector)"),
         Binding("up", "move(-1)", "row", key_display="↑", show=False,
@@ -344,12 +212,12 @@ class PartitionTable(StateView, can_focus=True):
             return can_steer(self.app)
         return True
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         self.state = st
         self._titles_for(st)
         super().show(st)
 
-    def _titles_for(self, st) -> None:
+    def _titles_for(self, st: DashboardState) -> None:
         inflight = sum(1 for p in st.partitions.values() if p.done_t is None and p.phases)
         queued = sum(1 for p in st.partitions.values() if not p.phases and p.done_t is None)
         sub = f"{inflight} in flight · {queued} queued · {st.partitions_ok} ok · {st.partitions_failed} failed"
@@ -361,7 +229,7 @@ class PartitionTable(StateView, can_focus=True):
         how = " · ".join(x for x in (self.view.describe(), HELD if held else "") if x)
         self.set_titles(f"Partitions · {how}" if how else "Partitions", sub)
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         if self.sectors:
             return render_sector_rows(st, self.palette, width, height, self.selected_sector if self.has_focus else None,
                                       self.sector_hold)

@@ -6,6 +6,7 @@ class_gpus); a C2-only run keeps its partitions table's own queue count."""
 from __future__ import annotations
 
 from c2tui.widgets.common import Line, StateView, fmt_secs
+from prover import DashboardState
 
 STYLE = {"winning": "fail", "window": "warn", "c2": "info"}
 
@@ -15,7 +16,7 @@ def busy_only(w) -> bool:
     return w.reason.startswith("every worker")
 
 
-def render_queues(st, pal, width: int) -> list[Line]:
+def render_queues(st: DashboardState, pal, width: int) -> list[Line]:
     q = st.queues
     ln = Line(no_wrap=True, overflow="ellipsis")
     ln.append("queues ", style="bold")
@@ -46,11 +47,11 @@ def render_queues(st, pal, width: int) -> list[Line]:
 class QueueBar(StateView):
     DEFAULT_CSS = "QueueBar { height: 1; padding: 0 1; }"
 
-    def wanted_height(self, st) -> int:
+    def wanted_height(self, st: DashboardState) -> int:
         q = st.queues
         shown = q.classed or any(c.missed for c in q.classes.values()) or not all(map(busy_only, st.ops.waits.values()))
         self.display = shown
         return 1 if shown else 0
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         return render_queues(st, self.palette, width)

@@ -13,11 +13,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+from prover import EngineHandle
+from prover import DashboardState
 
 DRAIN, NOW, CANCEL = "drain", "now", "cancel"
 
 
-def in_flight(st: Any) -> list[Any]:
+def in_flight(st: DashboardState) -> list[Any]:
     """Partitions started and not done (queued ones are not in flight: nothing is lost)."""
     if st is None:
         return []
@@ -25,7 +27,7 @@ def in_flight(st: Any) -> list[Any]:
                   key=lambda p: (p.sector, p.index))
 
 
-def record_abandoned(engine: Any, st: Any, why: str) -> int:
+def record_abandoned(engine: EngineHandle, st: DashboardState, why: str) -> int:
     """Emit one Note per in-flight partition before the engine stops; returns how many."""
     from prover import events as ev
 

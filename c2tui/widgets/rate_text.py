@@ -9,6 +9,7 @@ interval method: docs/figures.md."""
 from __future__ import annotations
 
 from c2tui.widgets.common import Line
+from prover import DashboardState
 
 
 def ci_text(ci: tuple[float, float] | None) -> str:
@@ -69,7 +70,7 @@ WIDEST_SINCE = "since lock_mode→two-lock 9999 s ago 9999.9/min [9999–9999] 9
 WIDEST_BEFORE = "before 9999.9/min"
 
 
-def rate_items(st, pal, compact: bool = False) -> list[Line]:
+def rate_items(st: DashboardState, pal, compact: bool = False) -> list[Line]:
     """What a switch did: verified/min over the recent window (named), the segment before the
     last knob change (below 120 columns) and since it, and the mean since start, labelled as
     such (it carries warm-up and set-up)."""
@@ -77,7 +78,7 @@ def rate_items(st, pal, compact: bool = False) -> list[Line]:
     items = [window_item(r, pal, compact)]
     since = r.since_change_per_min is not None and r.since_change_s is not None
     # below 120 columns there is no room for the Segments panel: the segment before the switch is
-    # said here (from 120 columns the panel keeps it and the running one, c2tui/layout.py)
+    # said here (from 120 columns the panel keeps it and the running one, c2tui/dashboard/layout.py)
     before = compact and since and r.before_per_min is not None
     if before:  # before, then since: the switch reads left to right
         items.append(before_item(r, pal))
@@ -88,7 +89,7 @@ def rate_items(st, pal, compact: bool = False) -> list[Line]:
     return items
 
 
-def stand_ins(st, compact: bool = False) -> list[Line]:
+def stand_ins(st: DashboardState, compact: bool = False) -> list[Line]:
     """The widest "before" and "since" a switch would bring, where there are none yet: the header
     counts their room so a switch does not change its height and move every panel (a pause,
     stalls or the end may still add a line, once; the height never shrinks at a width)."""

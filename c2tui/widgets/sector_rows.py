@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from c2tui.widgets.common import Line, fmt_secs
 from c2tui.widgets.row_hold import RowHold
 from prover import CANCELLED
+from prover import DashboardState
 
 STATES = ("done", "running", "queued", "failed", "cancelled")
 CELL = {"done": ("■", "ok"), "running": ("▶", "info"), "queued": ("·", "dim"), "failed": ("✗", "fail"),
@@ -53,7 +54,7 @@ class SectorRow:
         return out
 
 
-def sector_rows(st) -> list[SectorRow]:
+def sector_rows(st: DashboardState) -> list[SectorRow]:
     """Every sector the state shows: the unfinished (by id) first, then the finished, latest first."""
     rows: dict[int, SectorRow] = {}
     q = st.queues
@@ -113,7 +114,7 @@ def when(r: SectorRow, now: float, pal) -> Line:
     return ln
 
 
-def render_sector_rows(st, pal, width: int, height: int, selected: int | None = None,
+def render_sector_rows(st: DashboardState, pal, width: int, height: int, selected: int | None = None,
                        hold: RowHold | None = None) -> list[Line]:
     """The header and a row per sector that fits (the hold's order while a focused row is
     selected, c2tui/widgets/row_hold.py, in a window that keeps it shown); the unfinished that

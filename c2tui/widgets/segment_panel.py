@@ -6,10 +6,22 @@ oldest first ("+N earlier")."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from c2tui.widgets.common import Line, StateView, fmt_secs
 from c2tui.widgets.header_bar import short_change
+from prover import DashboardState, SegmentSummary
+
+if TYPE_CHECKING:
+    from themes import Palette
+
+
+class _Ooms(Protocol):
+    """A segment's OOM counts, or its transitional sections' (the fold's Transitional)."""
+
+    ooms: int
+    ooms_retried: int
+    ooms_failed: int
 
 
 def knobs_text(k: dict) -> str:
@@ -28,23 +40,23 @@ def _ms(s: float) -> str:
     return f"{s * 1000:.0f} ms" if s < 10 else fmt_secs(s)
 
 
-def _ratio(r) -> str:
+def _ratio(r: SegmentSummary) -> str:
     """"2.81x", "1.02x ns" (not significant: its 95% interval holds 1)."""
     return "" if r.ratio is None else f"{r.ratio:.2f}x" + (" ns" if r.ratio_significant is False else "")
 
 
-def _ci(ci) -> str:
+def _ci(ci: tuple[float, float] | None) -> str:
     return "–" if ci is None else f"{ci[0]:.0f}–{ci[1]:.0f}" if ci[1] >= 10 else f"{ci[0]:.1f}–{ci[1]:.1f}"
 
 
-def _ratio_ci(r) -> str:
+def _ratio_ci(r: SegmentSummary) -> str:
     """"1.54–5.01", "0.80–1.30 not significant" while the interval holds 1."""
     if r.ratio_ci is None:
         return ""
     return f"{r.ratio_ci[0]:.2f}–{r.ratio_ci[1]:.2f}" + ("" if r.ratio_significant else " not significant")
 
 
-def _transit(r) -> str:
+def _transit(r: SegmentSummary) -> str:
     """What sections begun before the segment's switch did in it (not counted as its own)."""
     t = r.transitional
     if not (t.done or t.fallbacks or t.ooms or t.device_syncs):
@@ -53,7 +65,7 @@ def _transit(r) -> str:
     return " ".join(bits + ([f"sync {_ms(t.device_sync_s)}"] if t.device_syncs else []))
 
 
-def _ooms(r) -> str:
+def _ooms(r: _Ooms) -> str:
     """"3", or "2↻1✗" (retried, failed) where the recording says which: a retried one is not a failure."""
     return f"{r.ooms_retried}↻{r.ooms_failed}✗" if r.ooms_retried or r.ooms_failed else str(r.ooms)
 
@@ -62,10 +74,10 @@ def _ooms(r) -> str:
 class Col:
     head: str
     width: int
-    cell: Callable[[object], str]
+    cell: Callable[[SegmentSummary], str]
     rank: int  # lower: kept longer when the width is short
     right: bool = True
-    style: Callable[[object, object], str] = lambda r, pal: ""
+    style: Callable[[SegmentSummary, Palette], str] = lambda r, pal: ""
 
 
 COLS = (
@@ -117,7 +129,7 @@ def _cell(c: Col, text: str) -> str:
     return f"{text:>{c.width}} " if c.right else f"{text:<{c.width}} "
 
 
-def render_segments(st, pal, width: int, height: int) -> list[Line]:
+def render_segments(st: DashboardState, pal, width: int, height: int) -> list[Line]:
     from prover import segment_rows
 
     rows = segment_rows(st)
@@ -146,11 +158,11 @@ def render_segments(st, pal, width: int, height: int) -> list[Line]:
 class SegmentPanel(StateView):
     DEFAULT_CSS = "SegmentPanel { height: 5; }"
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         n = len(st.segments)
         self.set_titles("Segments", f"{n} segment{'s' if n != 1 else ''}: split at every knob change · "
                                     "sections counted under the knobs they began with · 95% intervals · ns: not significant")
         super().show(st)
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         return render_segments(st, self.palette, width, height)

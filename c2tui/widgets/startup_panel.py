@@ -2,12 +2,13 @@
 a line per step (done ✓, running with its bar and what it is doing, failed ✗) and the time
 so far, instead of a blank dashboard. Hidden once the first partition has started (unless a
 step failed) and in recordings made before start-up was recorded. Later, while a key of
-another size loads (prover/pipeline/key_ring.py: a partition of a class whose key was cold),
+another size loads (prover/pipeline/keys/key_ring.py: a partition of a class whose key was cold),
 the panel comes back as "keys" with a line per load and the partitions waiting for it."""
 from __future__ import annotations
 
 from c2tui.widgets.common import Line, StateView, fmt_secs
 from prover import starting
+from prover import DashboardState
 
 LABEL = {"circuit": "circuit", "keys": "keys", "host_kernels": "host kernels", "gpu_kernels": "gpu kernels",
          "devices": "devices"}
@@ -38,7 +39,7 @@ def _row(pal, width: int, label: str, frac: float, took: float, detail: str, run
     return ln
 
 
-def render_startup(st, pal, width: int) -> list[Line]:
+def render_startup(st: DashboardState, pal, width: int) -> list[Line]:
     lines = []
     if starting(st):
         for name, s in st.startup.steps.items():
@@ -50,7 +51,7 @@ def render_startup(st, pal, width: int) -> list[Line]:
     return lines + key_rows(st, pal, width)
 
 
-def setup_rows(st, pal, width: int) -> list[Line]:
+def setup_rows(st: DashboardState, pal, width: int) -> list[Line]:
     """Under the keys step: the run's key's set-up steps done so far, with their seconds (a
     minutes-long set-up at 2^27 is then more than one bar). None in recordings without them."""
     k = next((x for _, x in sorted(st.keys.keys.items(), reverse=True) if x.setup_steps and x.worker is None), None)
@@ -63,7 +64,7 @@ def setup_rows(st, pal, width: int) -> list[Line]:
     return [ln]
 
 
-def key_rows(st, pal, width: int) -> list[Line]:
+def key_rows(st: DashboardState, pal, width: int) -> list[Line]:
     """A line per key load in progress after start-up (its progress, whose partition needs
     it, who waits for it)."""
     if starting(st):
@@ -80,13 +81,13 @@ def key_rows(st, pal, width: int) -> list[Line]:
 class StartupPanel(StateView):
     DEFAULT_CSS = "StartupPanel { height: auto; border: round $primary; padding: 0 1; }"
 
-    def wanted_height(self, st) -> int:
+    def wanted_height(self, st: DashboardState) -> int:
         rows = (len(st.startup.steps) + len(setup_rows(st, self.palette, 80)) if starting(st) else 0) \
             + len(key_rows(st, self.palette, 80))
         self.display = rows > 0
         return rows + 2 if rows else 0
 
-    def show(self, st) -> None:
+    def show(self, st: DashboardState) -> None:
         u = st.startup
         if not starting(st):
             self.set_titles(f"keys: {len(st.keys.loading)} loading", "")
@@ -97,5 +98,5 @@ class StartupPanel(StateView):
                         if u.steps else "start-up", "")
         super().show(st)
 
-    def draw(self, st, width: int, height: int) -> list[Line]:
+    def draw(self, st: DashboardState, width: int, height: int) -> list[Line]:
         return render_startup(st, self.palette, width)

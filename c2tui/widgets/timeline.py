@@ -14,7 +14,7 @@ PHASE_CHAR = "█"
 IDLE_CHAR = "·"
 # short GPU phases (prestage: 18 ms) must still show; waits must not hide work
 # and a device sync under mem (tens of ms: the seed's cause) must show above everything
-_PRIO = {"device_sync": 4, "prestage": 3, "ntt_h": 2, "msm": 2}  # any wait:<lock> ranks 1
+_PRIO = {"device_sync": 4, "r1cs": 3, "prestage": 3, "ntt_h": 2, "msm": 2}  # any wait:<lock> ranks 1
 SYNC_CHAR = "▚"
 
 

@@ -1,12 +1,19 @@
 """The VRAM bar of one GPU: live buffers split by owner (each worker's d_a / d_bc in its own
-two shades), pool-cached-but-unused (pool_reserved - pool_used), free, and the budget mark;
-with NVML's device figures where the device is real."""
+two shades, its z and classes where the GPU makes a, b, c), the circuits' resident matrices
+first (owner r1cs:2^N, one part, in their own colour), pool-cached-but-unused (pool_reserved -
+pool_used), free, and the budget mark; with NVML's device figures where the device is real."""
 from __future__ import annotations
 
 
 from c2tui.widgets.common import Line, fit, fmt_bytes, gib, worker_index
 
-BUF_CHAR = {"d_a": "█", "d_bc": "▓"}
+BUF_CHAR = {"d_a": "█", "d_bc": "▓", "z": "▒", "z_cls": "▒"}
+RESIDENT, RESIDENT_CHAR = "r1cs:", "▞"  # a circuit's matrices on the GPU (abc gpu): held all run
+
+
+def _owners(g) -> list[str]:
+    """Resident owners first (they stay), then the workers by their number."""
+    return sorted(g.live, key=lambda o: (not o.startswith(RESIDENT), worker_index(o), o))
 
 
 def _scale(g) -> float:
@@ -21,7 +28,10 @@ def _scale(g) -> float:
 def vram_parts(g, pal) -> list[tuple[int, str, str, str]]:
     """(bytes, char, style, label) left to right."""
     parts: list[tuple[int, str, str, str]] = []
-    for owner in sorted(g.live, key=lambda o: (worker_index(o), o)):
+    for owner in _owners(g):
+        if owner.startswith(RESIDENT):
+            parts.append((sum(g.live[owner].values()), RESIDENT_CHAR, pal["r1cs"], owner))
+            continue
         wi = worker_index(owner)
         for k, (name, b) in enumerate(sorted(g.live[owner].items())):
             alt = name != "d_a" and (name == "d_bc" or k % 2 == 1)
@@ -74,7 +84,11 @@ def legend(g, pal, width: int, used: int, budget: int) -> Line:
     """Each owner's buffers, pool-cached, free, the budget, NVML: each part whole or left
     out where the panel is narrow (two panels side by side), never a word cut by '…'."""
     parts: list[Line] = []
-    for owner in sorted(g.live, key=lambda o: (worker_index(o), o)):
+    for owner in _owners(g):
+        if owner.startswith(RESIDENT):
+            parts.append(Line.assemble((owner, "bold " + pal["r1cs"]), (f" {RESIDENT_CHAR}", pal["r1cs"]),
+                                       f"{gib(sum(g.live[owner].values()))}  "))
+            continue
         wi = worker_index(owner)
         part = Line().append(owner, style="bold " + pal.worker(wi))
         for name, b in sorted(g.live[owner].items()):

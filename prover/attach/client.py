@@ -15,10 +15,12 @@ import socket
 import threading
 from typing import Any, Callable
 
+from pydantic import ValidationError
+
 from prover import bounds
 from prover.attach import wire
 from prover.attach.address import Address, AttachError, parse_address, read_token
-from prover.pipeline.knob_facade import KnobFacade
+from prover.pipeline.control.knob_facade import KnobFacade
 
 REPLY_TIMEOUT_S = 10.0
 
@@ -135,10 +137,15 @@ class AttachClient:
     def request(self, msg_cls: type, timeout: float = REPLY_TIMEOUT_S, **fields: Any) -> wire.Reply:
         """Send a Control/Submit and wait for its Reply (needs start() to be reading)."""
         rid = next(self._ids)
+        try:
+            msg = msg_cls(id=rid, **fields)
+        except ValidationError as exc:  # e.g. a 201-character spec: one line, not pydantic's report
+            e = exc.errors()[0]
+            raise ValueError(f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg')}") from None
         slot: tuple[threading.Event, list] = (threading.Event(), [])
         self._replies[rid] = slot
         try:
-            self._send(msg_cls(id=rid, **fields))
+            self._send(msg)
         except OSError as exc:
             self._replies.pop(rid, None)
             raise AttachError(f"detached: {exc.strerror or exc}") from None

@@ -123,7 +123,7 @@ def parse_server(line: bytes) -> Any:
         e = ev.parse_event(line)  # strict, then every field within its bound, as a recording's
     except ValidationError as exc:
         raise WireError(f"bad {kind!r} line: {exc.errors()[0].get('msg')}") from None
-    bad = bounds.event_problem(e)
+    bad = bounds.event_problem(e) or bounds.duplicate_key(line, e)
     if bad is not None:
         raise WireError(f"bad {kind!r} line: {bad}")
     return e

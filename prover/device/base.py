@@ -7,14 +7,16 @@ streams, and the device-global calls whose semantics are the subject of the seed
   time of the call (other workers' kernels included), like cudaDeviceSynchronize;
 - `pool_trim()` hands cached pool memory back to the device; it needs an idle device, so it
   first waits like device_sync (cudaMemPoolTrimTo / cudaFree behaviour measured in the seed);
-- `alloc()` refuses (OomError) whenever live and earmarked bytes would exceed the budget, so
-  "live bytes <= budget" holds by construction; whoever catches it emits the Oom, saying what
-  came of it (retried or failed: prover/pipeline/partition.py, disciplines/two_lock.py) and why;
-- `earmark()` sets room aside for an owner ahead of its allocations (a partition's buffers
-  taken whole, in one step: prover/pipeline/admission.py decides who may); the owner's
-  allocations use it up, `release_earmark()` drops what is left; room for anyone else is
-  the budget less live and earmarked bytes;
-- `free()` returns bytes to the pool stream-ordered and wakes `wait_room()` callers.
+- `alloc()` counts every allocation against the device's *ledger* (prover/device/ledger.py:
+  on an engine, the GPU's room, prover/pipeline/gpu/room.py) and refuses (OomError) whenever
+  live and earmarked bytes would exceed the budget in force, so "live bytes <= budget" holds by
+  construction; it asks the ledger why (the OOM's cause); whoever catches it emits the Oom,
+  saying what came of it (retried or failed: prover/pipeline/partition.py,
+  disciplines/two_lock.py);
+- `free()` returns bytes to the pool stream-ordered and hands them back to the ledger, which
+  wakes whoever waits for room.
+
+The device keeps no budget of its own: `budget` reads the ledger's, and only the room changes it.
 
 Time: every duration handed to a device is *modelled* seconds; the device multiplies by the
 run's time_scale. Sleeps are interruptible by the engine's stop event (raising Stopped).
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from prover import events as ev
+from prover.device.ledger import FixedBudget, Ledger
 
 Emit = Callable[..., Any]  # emit(EventClass, **fields)
 
@@ -81,6 +84,9 @@ class Buffer:
     freed: bool = False
 
 
+Put = tuple[Buffer, int, Any]  # an upload's piece: host array -> the buffer, at a byte offset
+
+
 @dataclass
 class Stream:
     name: str
@@ -99,19 +105,13 @@ class Kernel:
     handle: Any = None  # CUDA event, when real
 
 
-@dataclass
+@dataclass(frozen=True)
 class PoolState:
+    """The pool's figures at one moment (`BaseDevice.pool`: a copy, for readers and tests)."""
+
     used: int = 0      # bytes handed to live buffers
     reserved: int = 0  # bytes the pool holds from the device (>= used)
     owners: dict[str, int] = field(default_factory=dict)
-    earmarked: dict[str, int] = field(default_factory=dict)  # owner -> room set aside, not yet allocated
-
-    def held(self) -> dict[str, int]:
-        """owner -> live + earmarked bytes: who holds the budget."""
-        out = dict(self.owners)
-        for o, n in self.earmarked.items():
-            out[o] = out.get(o, 0) + n
-        return out
 
 
 class Device(Protocol):
@@ -128,11 +128,9 @@ class Device(Protocol):
     def stream(self, worker: str) -> Stream: ...
     def device_sync(self) -> None: ...
     def pool_trim(self) -> None: ...
-    def free_room(self) -> int: ...
-    def wait_room(self, nbytes: int, timeout_modelled: float) -> bool: ...
     def alloc(self, owner: str, part: str | None, name: str, nbytes: int, stream: Stream) -> Buffer: ...
     def free(self, buf: Buffer, stream: Stream) -> None: ...
-    def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel: ...
+    def upload(self, stream: Stream, puts: list[Put], modelled_s: float) -> Kernel: ...
     def launch(self, stream: Stream, label: str, modelled_s: float, fn: Callable[[], Any] | None) -> Kernel: ...
     def wait(self, k: Kernel) -> None: ...
     def sample(self, full: bool = True) -> None: ...
@@ -146,26 +144,46 @@ class BaseDevice:
     simulated = True
     impl_label = "sim"
 
-    def __init__(self, index: int, budget: int, emit: Emit, stop: threading.Event,
+    def __init__(self, index: int, budget: int | Ledger, emit: Emit, stop: threading.Event,
                  time_scale: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+        """`budget`: the ledger its memory is counted against (the GPU's room), or a number of
+        bytes for a device on its own (a FixedBudget)."""
         self.index = index
-        self.budget = int(budget)
+        self.ledger: Ledger = FixedBudget(budget) if isinstance(budget, int) else budget
         self.emit = emit
         self.stop_event = stop
         self.scale = float(time_scale)
         self.clock = clock
-        self.pool = PoolState()
-        self._cv = threading.Condition()
+        self.reserved = 0  # bytes the pool holds from the device (>= live), under the ledger's lock
+        self._cv = threading.Condition()  # the streams and the queued work
         self._streams: dict[str, Stream] = {}
         self._busy: deque[tuple[float, float]] = deque(maxlen=512)  # (start, end) of queued work
         self.name = "device"
-        self.total_bytes = self.budget
         self.nvml = False
         self.oom_hook: Callable[[str, int], bool] | None = None  # fault injection: True -> fail
-        # why an allocation found no room: (owner, bytes) -> one of OOM_CAUSES; called under the
-        # pool's lock (the admission authority installs it: it knows whose sections hold what)
-        self.oom_cause: Callable[[str, int], str] | None = None
         self.max_used = 0
+
+    @property
+    def budget(self) -> int:
+        """The VRAM budget in force (the ledger's: only the GPU's room changes it)."""
+        return self.ledger.book.budget
+
+    @property
+    def total_bytes(self) -> int:
+        """The device's memory (a simulated one: as much as its budget)."""
+        return self.budget
+
+    def card(self) -> int | None:
+        """What a budget of `card` is here when the profile names no card: a real device's
+        memory; None on a simulated one (it has none of its own)."""
+        return None
+
+    @property
+    def pool(self) -> PoolState:
+        """The pool's figures now (a copy)."""
+        with self.ledger.lock:
+            b = self.ledger.book
+            return PoolState(b.used, self.reserved, dict(b.owners))
 
     # --- time --------------------------------------------------------------------------
     def wall(self, modelled_s: float) -> float:
@@ -217,12 +235,19 @@ class BaseDevice:
         result = fn() if fn is not None else None
         return self._queue(stream, label, self.wall(modelled_s), result, t_host=t0)
 
-    def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel:
+    def upload(self, stream: Stream, puts: list[Put], modelled_s: float) -> Kernel:
+        """Each host array into its buffer at its offset, on `stream` (a real device; the whole
+        buffers touched first), as work of the modelled duration."""
         return self._queue(stream, "upload", self.wall(modelled_s))
 
-    def staged_views(self, bufs: list[Buffer], host: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        """Device arrays over where `upload` put the host arrays (real devices only); None:
-        the compute phases take the host arrays."""
+    def staged_views(self, bufs: list[Buffer], rows: int | None) -> tuple[Any, ...] | None:
+        """Device arrays over a partition's a, b, c where they lie in its buffers (a at d_a + 0, b at
+        d_bc + 0, c at d_bc + nbytes/2), `rows` rows each (real devices only); None: the compute
+        phases take the host arrays."""
+        return None
+
+    def view(self, buf: Buffer, shape: tuple[int, ...], dtype: Any, offset: int = 0) -> Any:
+        """A device array over a buffer's memory (real devices only; None here)."""
         return None
 
     def wait(self, k: Kernel) -> None:
@@ -237,61 +262,13 @@ class BaseDevice:
     def pool_trim(self) -> None:
         """Release cached (reserved but unused) pool memory; needs an idle device."""
         self.device_sync()
-        with self._cv:
-            changed = self.pool.reserved != self.pool.used
-            self.pool.reserved = self.pool.used
+        with self.ledger.lock:
+            changed = self.reserved != self.ledger.book.used
+            self.reserved = self.ledger.book.used
         if changed:
             self.sample()
 
     # --- memory ------------------------------------------------------------------------------
-    @property
-    def lock(self) -> threading.Condition:
-        """The pool's lock and condition (woken on every free, earmark and budget change): the
-        admission authority keeps its own state under it, so a room decision and the pool's
-        accounting are one step."""
-        return self._cv
-
-    def free_room(self) -> int:
-        """Room for an owner with no earmark: the budget less live and earmarked bytes."""
-        with self._cv:
-            return self.budget - self.pool.used - sum(self.pool.earmarked.values())
-
-    def earmark(self, owner: str, nbytes: int) -> bool:
-        """Set nbytes aside for `owner` if they fit now (True); its next allocations use them up."""
-        with self._cv:
-            if self.free_room() < nbytes:
-                return False
-            self.pool.earmarked[owner] = self.pool.earmarked.get(owner, 0) + int(nbytes)
-            return True
-
-    def release_earmark(self, owner: str) -> None:
-        """Give back what is left of owner's earmark (a section that ends without allocating it all)."""
-        with self._cv:
-            if self.pool.earmarked.pop(owner, 0):
-                self._cv.notify_all()
-
-    def wait_room(self, nbytes: int, timeout_modelled: float) -> bool:
-        """Wait (bounded) until nbytes fit under the budget; True if they do."""
-        deadline = self.clock() + self.wall(timeout_modelled)
-        with self._cv:
-            while self.free_room() < nbytes:
-                left = deadline - self.clock()
-                if left <= 0:
-                    return False
-                if self.stop_event.is_set():
-                    raise Stopped()
-                self._cv.wait(min(left, 0.05))
-            return True
-
-    def set_budget(self, nbytes: int) -> None:
-        """A new VRAM budget, seen by the next reservation (live buffers stay). Said (VramSample)
-        before anyone can allocate under it, so the event stream never shows live bytes above
-        the budget in force."""
-        with self._cv:
-            self.budget = int(nbytes)
-            self._cv.notify_all()
-            self.sample()
-
     def _device_alloc(self, buf: Buffer, stream: Stream) -> None:
         """Backend hook: make the real allocation (Cuda); nothing for Sim."""
 
@@ -299,39 +276,28 @@ class BaseDevice:
         """Backend hook."""
 
     def alloc(self, owner: str, part: str | None, name: str, nbytes: int, stream: Stream) -> Buffer:
-        """Allocate from owner's earmark first, then from the free room; OomError if they do not hold it."""
+        """Allocate from owner's earmark first, then from the free room; OomError (with the
+        ledger's word on why) if they do not hold it."""
         buf = Buffer(name=name, nbytes=int(nbytes), owner=owner, part=part)
-        with self._cv:
-            mine = self.pool.earmarked.get(owner, 0)
-            free = self.free_room() + mine
+        ledger = self.ledger
+        with ledger.lock:
+            book = ledger.book
+            free = book.allowance(owner)
             injected = self.oom_hook is not None and self.oom_hook(name, nbytes)
             if nbytes > free or injected:
-                cause = "injected" if injected else self._cause(owner, int(nbytes))
-                raise OomError(nbytes, free, "(injected)" if injected and nbytes <= free else "", self.pool.held(),
+                cause = "injected" if injected else ledger.why(owner, int(nbytes))
+                raise OomError(nbytes, free, "(injected)" if injected and nbytes <= free else "", book.held(),
                                self.index, owner, part, cause)
             self._device_alloc(buf, stream)  # may raise (real CUDA)
-            if mine:
-                left = mine - min(mine, buf.nbytes)
-                if left:
-                    self.pool.earmarked[owner] = left
-                else:
-                    self.pool.earmarked.pop(owner, None)
-            self.pool.used += buf.nbytes
-            self.pool.reserved = max(self.pool.reserved, self.pool.used)
-            self.pool.owners[owner] = self.pool.owners.get(owner, 0) + buf.nbytes
-            self.max_used = max(self.max_used, self.pool.used)
+            ledger.count(owner, buf.nbytes)
+            self.reserved = max(self.reserved, book.used)
+            self.max_used = max(self.max_used, book.used)
             self.emit(ev.Alloc, gpu=self.index, owner=owner, part=part, name=name, bytes=buf.nbytes)
         self.sample(full=False)
         return buf
 
-    def _cause(self, owner: str, nbytes: int) -> str:
-        """Why `owner` found no room: the authority's word when one is installed."""
-        if self.oom_cause is not None:
-            return self.oom_cause(owner, nbytes)
-        return "budget" if self.pool.used > self.budget or nbytes > self.budget else "unknown"
-
     def free(self, buf: Buffer, stream: Stream) -> None:
-        with self._cv:
+        with self.ledger.lock:
             if buf.freed:
                 return
             buf.freed = True
@@ -339,13 +305,7 @@ class BaseDevice:
             try:
                 self._device_free(buf, stream)
             finally:
-                self.pool.used -= buf.nbytes
-                left = self.pool.owners.get(buf.owner, 0) - buf.nbytes
-                if left > 0:
-                    self.pool.owners[buf.owner] = left
-                else:
-                    self.pool.owners.pop(buf.owner, None)
-                self._cv.notify_all()
+                self.ledger.uncount(buf.owner, buf.nbytes)
         self.sample(full=False)
 
     # --- samples ---------------------------------------------------------------------------
@@ -378,19 +338,20 @@ class BaseDevice:
 
     def sample(self, full: bool = True) -> None:
         """Emit a VramSample; `full=False` (on alloc/free) leaves utilisation out (None: unchanged).
-        NVML is asked first; the pool's figures and the budget are read and said under the pool's
-        lock, so in the event stream each sample's budget is the one in force there."""
+        NVML is asked first; the pool's figures and the budget are read and said under the
+        ledger's lock, so in the event stream each sample's budget is the one in force there."""
         dev_used, dev_total = self.device_memory()
         util = self.util() if full else None
-        with self._cv:
-            self.emit(ev.VramSample, gpu=self.index, budget=self.budget, pool_reserved=self.pool.reserved,
-                      pool_used=self.pool.used, device_used=dev_used, device_total=dev_total, util=util)
+        with self.ledger.lock:
+            b = self.ledger.book
+            self.emit(ev.VramSample, gpu=self.index, budget=b.budget, pool_reserved=self.reserved,
+                      pool_used=b.used, device_used=dev_used, device_total=dev_total, util=util)
 
     def mark(self, worker: str, part: str) -> dict[str, Any]:
         """A VramMark at a partition's GPU section end (after its frees): the same point every
         partition, for the growth test (prover/health/vram_growth.py). Returns its fields."""
-        with self._cv:
-            used, reserved, owners = self.pool.used, self.pool.reserved, dict(self.pool.owners)
+        with self.ledger.lock:
+            used, reserved, owners = self.ledger.book.used, self.reserved, dict(self.ledger.book.owners)
         fields = dict(gpu=self.index, part=part, worker=worker, live=used, cached=max(0, reserved - used),
                       own=owners.get(worker, 0), owners=owners, device_used=self.device_memory()[0])
         self.emit(ev.VramMark, **fields)
@@ -409,6 +370,12 @@ class BaseDevice:
     def host_out(self, worker: str, rows: int) -> tuple[Any, Any, Any] | None:
         """Host arrays for a worker's a, b, c ((rows, 4) uint64, reused partition after
         partition) that this device uploads fastest from; None: let synthesis allocate."""
+        return None
+
+    def host_zpack(self, worker: str, num_vars: int, capacity: int) -> tuple[Any, Any] | None:
+        """Host arrays for a worker's z's upload form (prover/host/zpack.py: its (words, 3) uint32
+        table for `num_vars` variables and (capacity, 4) uint64 field values), reused, that this
+        device uploads fastest from (abc gpu); None: fresh ones each partition."""
         return None
 
     def close(self) -> None:

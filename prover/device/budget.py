@@ -8,16 +8,29 @@
                    design needs)
 
 A budget below one partition's pre-stage bytes can run nothing: it is refused at start
-(config validation) and when changed live, with the numbers.
+(config validation) and when changed live, with the numbers. Resident bytes held beside the
+partitions (a circuit's matrices, abc=gpu: the GPU's room holds them) count against it too: a
+scenario is resolved beside them (`two-prestage`: two partitions' room and what is resident) and
+a budget must hold one partition beside them.
+
+A partition's buffers (`Sizing.buffers`) depend on where a/b/c are made (the `abc` knob):
+    host   d_a (32 B a row), d_bc (64 B a row): a, b, c built by the host and uploaded;
+    gpu    the same, and z's upload form (prover/host/zpack.py): z (its field values packed, 32 B
+           each, room for the circuit's field variables: ~3.5% of the family's variables) and
+           z_cls (its classes as bits with a rank a 32 variables: 12 B a 32 variables); they go
+           up, the R1CS kernel writes a, b, c into d_a and d_bc. z and a class byte a variable
+           (33 B) took 4.21 GB a partition at 2^27; the form takes 0.20 GB.
 """
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from prover import bounds
 from prover.device.profiles import Profile
+from prover.host import zpack
 
 SCENARIOS: dict[str, str] = {
     "card": "the profile's card memory (native: the device's total memory)",
@@ -94,25 +107,70 @@ def gib(n: int) -> str:
     return f"{n} B"
 
 
-def resolve(spec: int | str, profile: Profile, modelled_log2: int, device_total: int | None = None) -> int | None:
-    """Bytes for a budget spec; None when it needs the device's total and none is given."""
+ABC = ("host", "gpu")  # where a partition's a = A.z, b = B.z, c = C.z are made (the abc knob, resolved)
+FAMILY_VARS_PER_ROW = 0.9502  # the circuit family's variables a domain row (docs/scale.md, measured 2^16..2^27)
+FAMILY_FIELD_VARS_PER_ROW = 36 / 1024  # its field variables a row (Circuit.field_vars: 4 a round, 9 rounds a 1024-row lane)
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """A run's VRAM arithmetic: what one partition's pre-stage needs at the modelled size (its
+    buffers by name), and how a budget spec reads in bytes there. `bytes` is the one place a
+    spec is resolved and checked: config validation, the GPU's room (prover/pipeline/gpu/room.py)
+    and a fleet host's figure all go through it."""
+
+    profile: Profile
+    log2: int  # the modelled size
+    abc: str = "host"  # where a, b, c are made (ABC): gpu adds z's upload form to the plan
+    variables: int | None = None  # the circuit's variables at the modelled size (None: the family's share)
+    field_vars: int | None = None  # of them, those that may hold a field value (None: the family's share)
+
+    @property
+    def buffers(self) -> dict[str, int]:
+        """A partition's buffers by name, as the pre-stage allocates them: d_a, d_bc, and with
+        abc gpu z and z_cls, z's upload form (the module docstring)."""
+        out = dict(self.profile.buffer_bytes(self.log2))
+        if self.abc == "gpu":
+            rows = 1 << self.log2
+            nv = self.variables if self.variables is not None else int(FAMILY_VARS_PER_ROW * rows)
+            nf = self.field_vars if self.field_vars is not None else int(FAMILY_FIELD_VARS_PER_ROW * rows)
+            out.update(z=zpack.vals_bytes(max(1, nf)), z_cls=zpack.tab_bytes(nv))
+        return out
+
+    @property
+    def upload(self) -> int:
+        """What a partition's pre-stage uploads at most: a, b, c (abc host), or z's form (abc gpu)."""
+        b = self.buffers
+        return b["z"] + b["z_cls"] if self.abc == "gpu" else b["d_a"] + b["d_bc"]
+
+    @property
+    def need(self) -> int:
+        """A whole partition's room: every buffer it allocates."""
+        return sum(self.buffers.values())
+
+    def bytes(self, spec: int | str, card: int | None = None, resident: int = 0) -> int | None:
+        """The spec in bytes, checked to hold one partition beside `resident` bytes (BudgetError
+        with the numbers); None when it is `card` on a profile with no card of its own and `card`
+        (the device's memory) is not known here."""
+        n = _resolve(spec, self.need, self.profile, card, resident)
+        if n is not None and n - resident < self.need:
+            named = f" ({spec})" if isinstance(spec, str) else ""
+            beside = f" beside {gib(resident)} resident (the circuits' matrices)" if resident else ""
+            raise BudgetError(
+                f"vram_budget {gib(n)}{named} is below one partition's pre-stage of {gib(self.need)}{beside} "
+                f"({' + '.join(self.buffers)} at 2^{self.log2}, profile {self.profile.name}): no partition could run; "
+                f"give at least {gib(self.need + resident)} or one of {', '.join(SCENARIOS)}"
+                + (", or abc host (no matrices on the GPU)" if resident else ""))
+        return n
+
+
+def _resolve(spec: int | str, need: int, profile: Profile, card: int | None, resident: int) -> int | None:
+    """Bytes for a budget spec (Sizing.bytes: its one caller): a partition needs `need`, `resident`
+    bytes are held beside the partitions."""
     if isinstance(spec, int):
         return spec
     if spec == "two-prestage":
-        return 2 * profile.partition_bytes(modelled_log2)
+        return 2 * need + resident
     if spec == "card":
-        if profile.card_bytes:
-            return profile.card_bytes
-        return device_total
+        return profile.card_bytes or card
     raise BudgetError(f"unknown VRAM budget {spec!r}: a size (e.g. 16GiB) or one of {', '.join(SCENARIOS)}")
-
-
-def check(budget: int, profile: Profile, modelled_log2: int, spec: int | str | None = None) -> None:
-    """BudgetError unless one partition's pre-stage fits in the budget."""
-    need = profile.partition_bytes(modelled_log2)
-    if budget < need:
-        named = f" ({spec})" if isinstance(spec, str) else ""
-        raise BudgetError(
-            f"vram_budget {gib(budget)}{named} is below one partition's pre-stage of {gib(need)} "
-            f"(d_a + d_bc at 2^{modelled_log2}, profile {profile.name}): no partition could run; "
-            f"give at least {gib(need)} or one of {', '.join(SCENARIOS)}")

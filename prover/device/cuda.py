@@ -24,7 +24,8 @@ import time
 from typing import Any, Callable
 
 from prover import events as ev
-from prover.device.base import BaseDevice, Buffer, DeviceError, Emit, Kernel, OomError, Stream
+from prover.device.base import BaseDevice, Buffer, DeviceError, Emit, Kernel, OomError, Put, Stream
+from prover.device.ledger import Ledger
 from prover.device.profiles import Profile
 
 _SPIN_SRC = r"""
@@ -48,17 +49,6 @@ def available() -> tuple[bool, str]:
     if n < 1:
         return False, "no CUDA device visible"
     return True, ""
-
-
-def _targets(bufs: list[Buffer]) -> list[tuple[Buffer, int]]:
-    """Where the proved-size a, b, c land: the start of d_a, the two halves of d_bc."""
-    return [(bufs[0], 0), (bufs[-1], 0), (bufs[-1], bufs[-1].nbytes // 2)]
-
-
-def _rooms(bufs: list[Buffer]) -> list[int]:
-    """Bytes each of a, b, c may fill without running into the next."""
-    half = bufs[-1].nbytes // 2
-    return [bufs[0].nbytes, half, bufs[-1].nbytes - half]
 
 
 class _Nvml:
@@ -95,7 +85,7 @@ class CudaDevice(BaseDevice):
     simulated = False
     impl_label = "cpu-reference"
 
-    def __init__(self, index: int, profile: Profile, budget: int, emit: Emit, stop: threading.Event,
+    def __init__(self, index: int, profile: Profile, budget: int | Ledger, emit: Emit, stop: threading.Event,
                  time_scale: float = 1.0, clock: Callable[[], float] = time.monotonic, nvml: bool = True,
                  async_pool: bool = True, device_id: int | None = None, pinned_host: bool = True) -> None:
         super().__init__(index, budget, emit, stop, time_scale, clock)
@@ -114,7 +104,7 @@ class CudaDevice(BaseDevice):
             if self.device_id != index:
                 self.name += f" (cuda:{self.device_id})"
             free, total = cp.cuda.runtime.memGetInfo()
-            self.total_bytes = int(total)
+            self._memory = int(total)
             self.pool_kind = "default"
             self.mempool: Any
             if async_pool:
@@ -128,6 +118,8 @@ class CudaDevice(BaseDevice):
             self._spin = cp.RawKernel(_SPIN_SRC, "c2tui_spin")
             self.clock_khz = self._calibrate()
         self._host_bufs: dict[str, tuple[Any, ...]] = {}  # worker -> page-locked a, b, c (host_out)
+        self._zpack_bufs: dict[str, tuple[Any, ...]] = {}  # worker -> page-locked z's upload form (host_zpack)
+        self._pinned_ptrs: set[tuple[int, int]] = set()  # (address, bytes) of the page-locked arrays handed out
         self._host_lock = threading.Lock()
         self._nvml: _Nvml | None = None
         self.nvml_error = ""
@@ -140,6 +132,14 @@ class CudaDevice(BaseDevice):
                 self.nvml_error = f"{type(exc).__name__}: {exc}"
         else:
             self.nvml_error = "NVML disabled (faults.nvml_missing)"
+
+    @property
+    def total_bytes(self) -> int:
+        """The card's memory (the CUDA runtime's word at open)."""
+        return self._memory
+
+    def card(self) -> int | None:
+        return self._memory
 
     def _calibrate(self) -> int:
         """Measure the SM clock64 rate with a timed spin (cudaDeviceProp.clockRate is gone
@@ -196,25 +196,31 @@ class CudaDevice(BaseDevice):
             raise DeviceError(f"CUDA error launching {label}: {exc}") from exc
         return self._record(stream, label, t0, pad, result)
 
-    def upload(self, stream: Stream, bufs: list[Buffer], host: list[Any], modelled_s: float) -> Kernel:
+    def upload(self, stream: Stream, puts: list[Put], modelled_s: float) -> Kernel:
+        """The buffers touched (a memset), then each host array copied into its buffer at its
+        offset, queued on the worker's stream: from page-locked memory (host_out, host_zpack)
+        a DMA the host does not wait for here (`wait` on the returned kernel does); from
+        pageable memory the stream is synchronised before this returns (the array must stay
+        alive until it is copied)."""
         t0 = self.clock()
         try:
             with self.dev, stream.handle:
-                for buf in bufs:
+                for buf in {id(b): b for b, _, _ in puts}.values():
                     buf.handle.memset_async(0, buf.nbytes, stream.handle)
-                targets = _targets(bufs)
                 import ctypes
 
                 import numpy as np
 
                 keep = []
-                for arr, (buf, off) in zip(host, targets):
+                for buf, off, arr in puts:
                     a = np.ascontiguousarray(arr)
-                    keep.append(a)
                     n = min(a.nbytes, buf.nbytes - off)
                     if n > 0:
                         (buf.handle + off).copy_from_host_async(a.ctypes.data_as(ctypes.c_void_p), n, stream.handle)
-                stream.handle.synchronize()  # pageable host memory: keep `a` alive until copied
+                    if not self._pinned(a):
+                        keep.append(a)
+                if keep:
+                    stream.handle.synchronize()  # pageable host memory: keep it alive until copied
         except Exception as exc:
             raise DeviceError(f"CUDA error in upload: {exc}") from exc
         spent = self.clock() - t0
@@ -222,21 +228,24 @@ class CudaDevice(BaseDevice):
         self._pace(stream, pad)
         return self._record(stream, "upload", t0, pad)
 
-    def staged_views(self, bufs: list[Buffer], host: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        """CuPy (n, 4) uint64 arrays over the pre-staged a (d_a + 0), b (d_bc + 0) and
-        c (d_bc + nbytes/2), as `upload` laid them out; None when an array did not fit whole
-        (upload truncates) or is not an (n, 4) uint64 FrArray."""
-        import numpy as np
-
-        if len(bufs) < 2 or len(host) != 3 or any(b.handle is None for b in bufs):
+    def staged_views(self, bufs: list[Buffer], rows: int | None) -> tuple[Any, ...] | None:
+        """CuPy (rows, 4) uint64 arrays over a (d_a + 0), b (d_bc + 0) and c (d_bc + nbytes/2),
+        where the upload or the R1CS kernel put them; None when there are no such buffers or
+        `rows` rows would not fit whole."""
+        by = {b.name: b for b in bufs}
+        d_a, d_bc = by.get("d_a"), by.get("d_bc")
+        if rows is None or rows <= 0 or d_a is None or d_bc is None or d_a.handle is None or d_bc.handle is None:
             return None
-        views = []
-        for arr, (buf, off), room in zip(host, _targets(bufs), _rooms(bufs)):
-            a = np.asarray(arr)
-            if a.dtype != np.uint64 or a.ndim != 2 or a.shape[1] != 4 or a.nbytes > room:
-                return None
-            views.append(self.cp.ndarray(a.shape, dtype=self.cp.uint64, memptr=buf.handle + off))
-        return tuple(views)
+        half, need = d_bc.nbytes // 2, rows * 32
+        if need > d_a.nbytes or need > half:
+            return None
+        return tuple(self.view(buf, (rows, 4), self.cp.uint64, off) for buf, off in ((d_a, 0), (d_bc, 0), (d_bc, half)))
+
+    def view(self, buf: Buffer, shape: tuple[int, ...], dtype: Any, offset: int = 0) -> Any:
+        """A CuPy array over `buf`'s memory from byte `offset` (no copy)."""
+        if buf.handle is None:
+            return None
+        return self.cp.ndarray(shape, dtype=dtype, memptr=buf.handle + offset)
 
     # --- host side -------------------------------------------------------------------------
     def host_out(self, worker: str, rows: int) -> tuple[Any, Any, Any] | None:
@@ -257,15 +266,54 @@ class CudaDevice(BaseDevice):
     def _pin(self, rows: int) -> tuple[Any, ...]:
         import numpy as np
 
+        return self._pinned_set(((rows, 4), np.uint64, "a, b, c", 3))
+
+    def host_zpack(self, worker: str, num_vars: int, capacity: int) -> tuple[Any, Any] | None:
+        """Page-locked arrays for `worker`'s z's upload form (abc gpu, kernels.pinned_host): its table
+        and its field values (prover/host/zpack.py); the pre-stage's upload of them is a DMA queued
+        on the worker's stream; reused partition after partition (a smaller class writes their
+        first rows). None when off or the host cannot pin that much. z and its classes stay
+        pageable: only the host reads them (prep_msm)."""
+        import numpy as np
+
+        from prover.host import zpack
+
+        if not self.pinned_host or num_vars <= 0:
+            return None
+        with self._host_lock:
+            got = self._zpack_bufs.get(worker)
+            shape = (zpack.words(num_vars), zpack.TAB_COLS)
+            if got is None or (got and got[0].shape != shape):
+                tab = self._pinned_set((shape, np.uint32, "z's upload form", 1))
+                vals = self._pinned_set(((max(1, capacity), 4), np.uint64, "z's field values", 1)) if tab else ()
+                got = self._zpack_bufs[worker] = (tab[0], vals[0]) if tab and vals else ()
+        return (got[0], got[1]) if got else None
+
+    def _pinned_set(self, spec: tuple[tuple[int, ...], Any, str, int]) -> tuple[Any, ...]:
+        """`count` page-locked arrays of `shape`, remembered (an upload from them need not wait);
+        () where the host cannot pin them (said once a worker: uploads from pageable memory)."""
+        import numpy as np
+
+        shape, dtype, what, count = spec
         try:
             import cupyx
 
             with self.dev:
-                return tuple(cupyx.empty_pinned((rows, 4), dtype=np.uint64) for _ in range(3))
+                arrs = tuple(cupyx.empty_pinned(shape, dtype=dtype) for _ in range(count))
         except Exception as exc:  # out of lockable memory: pageable it is, said once
-            self.emit(ev.Note, level="warn", text=f"gpu{self.index}: cannot pin {3 * rows * 32 >> 20} MiB of host "
-                      f"memory for a worker's a, b, c ({type(exc).__name__}: {exc}); uploads from pageable memory")
+            nbytes = count * int(np.prod(shape)) * np.dtype(dtype).itemsize
+            self.emit(ev.Note, level="warn", text=f"gpu{self.index}: cannot pin {nbytes >> 20} MiB of host "
+                      f"memory for a worker's {what} ({type(exc).__name__}: {exc}); uploads from pageable memory")
             return ()
+        self._pinned_ptrs.update((int(a.ctypes.data), int(a.nbytes)) for a in arrs)
+        return arrs
+
+    def _pinned(self, a: Any) -> bool:
+        """Whether host array `a` lies in page-locked memory this device handed out."""
+        p = int(a.ctypes.data)
+        with self._host_lock:
+            ptrs = tuple(self._pinned_ptrs)
+        return any(base <= p and p + a.nbytes <= base + n for base, n in ptrs)
 
     def wait(self, k: Kernel) -> None:
         e = k.handle
@@ -284,8 +332,8 @@ class CudaDevice(BaseDevice):
         with self.dev:
             self.cp.cuda.runtime.deviceSynchronize()
             self.mempool.free_all_blocks()
-        with self._cv:
-            self.pool.reserved = self.pool.used
+        with self.ledger.lock:
+            self.reserved = self.ledger.book.used
         self.sample()
 
     # --- memory (real) ------------------------------------------------------------------
@@ -302,7 +350,7 @@ class CudaDevice(BaseDevice):
                 self._malloc(buf, stream)
             except self.cp.cuda.memory.OutOfMemoryError as exc:
                 free, _ = self._mem_info()
-                raise OomError(buf.nbytes, free, f"on the device, not under the budget: {exc}", self.pool.held(),
+                raise OomError(buf.nbytes, free, f"on the device, not under the budget: {exc}", self.ledger.book.held(),
                                self.index, buf.owner, buf.part, "device") from exc
         except self.cp.cuda.runtime.CUDARuntimeError as exc:  # cudaMallocAsync may report OOM this way
             raise DeviceError(f"CUDA error allocating {buf.name} ({buf.nbytes >> 20} MiB): {exc}") from exc
@@ -354,6 +402,8 @@ class CudaDevice(BaseDevice):
     def close(self) -> None:
         with self._host_lock:
             self._host_bufs.clear()  # their pages go back to CuPy's pinned pool
+            self._zpack_bufs.clear()
+            self._pinned_ptrs.clear()
         try:
             with self.dev:
                 self.cp.cuda.runtime.deviceSynchronize()

@@ -13,6 +13,7 @@ import time
 from typing import Callable
 
 from prover.device.base import BaseDevice, Emit
+from prover.device.ledger import Ledger
 from prover.device.profiles import Profile
 
 
@@ -20,10 +21,14 @@ class SimDevice(BaseDevice):
     simulated = True
     impl_label = "sim"
 
-    def __init__(self, index: int, profile: Profile, budget: int, emit: Emit, stop: threading.Event,
+    def __init__(self, index: int, profile: Profile, budget: int | Ledger, emit: Emit, stop: threading.Event,
                  time_scale: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(index, budget, emit, stop, time_scale, clock)
         self.profile = profile
         self.name = profile.card_name
-        self.total_bytes = max(profile.card_bytes, self.budget)
         self.nvml = False
+
+    @property
+    def total_bytes(self) -> int:
+        """The profile's card, or as much as the budget where that is more (or there is none)."""
+        return max(self.profile.card_bytes, self.budget)

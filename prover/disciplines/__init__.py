@@ -8,13 +8,17 @@ trace export, metrics and invariant checks show. A new discipline is a module he
 """
 from __future__ import annotations
 
-from prover.disciplines.base import Discipline, GpuFlow, Section
+from typing import Callable
+
+from prover.disciplines.base import Discipline, Regime
+from prover.disciplines.blocks import Section, Work
 from prover.disciplines.narrow import Narrow
 from prover.disciplines.reserved import Reserved
 from prover.disciplines.single import Single
 from prover.disciplines.two_lock import TwoLock
 
-__all__ = ["COMPUTE", "Discipline", "GpuFlow", "Section", "create", "get", "lock_order", "names", "register"]
+__all__ = ["COMPUTE", "Discipline", "Regime", "Section", "Work", "create", "get", "lock_order", "names", "regime",
+           "register"]
 
 COMPUTE = "compute"  # the lock whose holder's kernels own the GPU: at most one holder per GPU
 
@@ -41,6 +45,17 @@ def get(name: str) -> type[Discipline]:
         return _REGISTRY[name]
     except KeyError:
         raise ValueError(f"lock_mode {name!r} has no discipline; registered: {', '.join(_REGISTRY)}") from None
+
+
+def regime(value: Callable[[str], object]) -> Regime:
+    """The regime of the knobs `value(name)` reads (Discipline.regime of their lock_mode's
+    discipline): what the GPU's room keys its epochs by and the fold its drains. A lock_mode
+    this build has no discipline for (an older or newer recording) is its lock_mode alone."""
+    mode = str(value("lock_mode"))
+    try:
+        return get(mode).regime(value)
+    except ValueError:
+        return (("lock_mode", mode),)
 
 
 def create() -> dict[str, Discipline]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 
-from prover.disciplines.base import Discipline, GpuFlow, Section, prestage_inside
+from prover.disciplines.base import Discipline, prestage_inside
+from prover.disciplines.blocks import Section, Work
 
 
 class Narrow(Discipline):
@@ -14,10 +15,10 @@ class Narrow(Discipline):
     locks = ("mem", "compute")
     summary = "one lock for pre-stage + kernels + free only: prep_msm before it, CPU b_g2 after it"
 
-    def section(self, flow: GpuFlow, s: Section) -> Future:
-        prep_f = flow.start_prep(s)
-        flow.barrier(prep_f)  # off the lock: the GPU never waits for the CPU's prep
+    def section(self, s: Section, work: Work) -> Future:
+        prep_f = work.start_prep(s)
+        work.barrier(prep_f)  # off the lock: the GPU never waits for the CPU's prep
         with s.locks.hold_all(self.locks, s.w, s.part.id):
-            prestage_inside(flow, s)
-            flow.compute(s, prep_f)
+            prestage_inside(s, work)
+            work.compute(s, prep_f)
         return prep_f

@@ -7,7 +7,7 @@ the compute holder, then takes `compute` for the kernels and the free.
 
 Aimed at two-lock + stream under a tight budget: there the pre-stage waits for room inside
 `mem` (bounded, then a fallback), so one waiter holds up every later pre-stage. The slots are
-the GPU's admission authority's (pipeline/admission.py); sections of other disciplines never
+the GPU's room's (pipeline/gpu/room.py); sections of other disciplines never
 share the GPU with slot holders (a switch waits for them to leave), so a slot's room is there.
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ import math
 from concurrent.futures import Future
 
 from prover.events import Phase
-from prover.disciplines.base import Discipline, GpuFlow, Section
+from prover.disciplines.base import Discipline
+from prover.disciplines.blocks import Section, Work
 
 
 class Reserved(Discipline):
@@ -24,13 +25,13 @@ class Reserved(Discipline):
     locks = ("compute",)
     summary = "pre-stage slots reserved from the budget ahead: upload without mem or device sync, never a fallback"
 
-    def section(self, flow: GpuFlow, s: Section) -> Future:
-        prep_f = flow.start_prep(s)
-        with flow.slot(s):
+    def section(self, s: Section, work: Work) -> Future:
+        prep_f = work.start_prep(s)
+        with s.slot():
             if s.knobs.prestage:
-                with flow.phase(s, Phase.prestage):
-                    flow.room(s, math.inf)  # the slot's: at once (waits only while a freed slot's bytes go back)
-                    s.bufs[:] = flow.upload(s, flow.T["prestage"])
+                with work.phase(s, Phase.prestage):
+                    s.room(math.inf)  # the slot's: at once (waits only while a freed slot's bytes go back)
+                    s.bufs[:] = s.upload(s.T["prestage"])
             with s.locks.hold("compute", s.w, s.part.id):
-                flow.compute(s, prep_f)
+                work.compute(s, prep_f)
         return prep_f

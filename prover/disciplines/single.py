@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 
-from prover.disciplines.base import Discipline, GpuFlow, Section, prestage_inside
+from prover.disciplines.base import Discipline, prestage_inside
+from prover.disciplines.blocks import Section, Work
 
 
 class Single(Discipline):
@@ -14,9 +15,9 @@ class Single(Discipline):
     locks = ("mem", "compute")
     summary = "mem+compute held for the whole GPU section, prep_msm started inside (seed Phase 8; ~cuzk with b_g2=cpu)"
 
-    def section(self, flow: GpuFlow, s: Section) -> Future:
+    def section(self, s: Section, work: Work) -> Future:
         with s.locks.hold_all(self.locks, s.w, s.part.id):
-            prep_f = flow.start_prep(s)
-            prestage_inside(flow, s)
-            flow.compute(s, prep_f)
+            prep_f = work.start_prep(s)
+            prestage_inside(s, work)
+            work.compute(s, prep_f)
         return prep_f

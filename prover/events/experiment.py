@@ -2,7 +2,7 @@
 hold counted from its settle's end. Part of prover/events/'s union (no schema bump: older
 recordings simply have none, and older readers never meet them in their own recordings).
 
-The counting rule lives in prover/experiment/tally.py and needs nothing but these and the
+The counting rule lives in prover/fold/tally.py and needs nothing but these and the
 run's own events, so a recording carries its experiment: `replay`, `summary` and the tests
 count it again exactly as the live runner did."""
 from __future__ import annotations
@@ -33,7 +33,7 @@ class ExperimentStarted(_Ev):
 
 class HoldStarted(_Ev):
     """An arm's knobs are set (their ModeChange events came just before): partitions whose GPU
-    section begins after t + settle_s and that finish before the HoldEnded count for it."""
+    section begins after t + settle_s and before the HoldEnded count for it, when they finish."""
 
     kind: Literal["hold_started"] = "hold_started"
     experiment: int = Field(0, ge=0)
@@ -57,7 +57,5 @@ class ExperimentEnded(_Ev):
     kind: Literal["experiment_ended"] = "experiment_ended"
     experiment: int = Field(0, ge=0)
     reason: Text = Field("done", description="done | stopped | interrupted | error: ...")
-    result: dict[str, Any] | None = Field(None, description="the results (prover.experiment.stats.ExperimentResult)")
+    result: dict[str, Any] | None = Field(None, description="the results (prover.stats.experiment.ExperimentResult)")
 
-
-EXPERIMENT_EVENTS = (ExperimentStarted, HoldStarted, HoldEnded, ExperimentEnded)

@@ -1,4 +1,4 @@
-"""The proving keys' events (pipeline/key_ring.py): a key made hot, a partition waiting for its
+"""The proving keys' events (pipeline/keys/key_ring.py): a key made hot, a partition waiting for its
 key, a key made cold. Part of the one event union in prover/events/."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from prover.events.base import _Ev
 
 
 class KeyLoad(_Ev):
-    """A key made hot (pipeline/key_ring.py): start (bytes counted), progress, end (ok False: failed)."""
+    """A key made hot (pipeline/keys/key_ring.py): start (bytes counted), progress, end (ok False: failed)."""
 
     kind: Literal["key_load"] = "key_load"
     log2: int = Field(description="the key's circuit size proved")

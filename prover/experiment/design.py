@@ -5,6 +5,7 @@ run in.
     arms = [parse_arm("lock_mode=single"), parse_arm("lock_mode=two-lock,mem_sync=stream")]
     d = Design(arms=arms, cycles=4, hold_s=20, settle_s=5, order="blocks", seed=0)
     d.schedule()   # [(cycle, arm), ...]: every cycle holds every arm once
+    Design(arms=arms)   # hold_s None: `--hold auto`, sized from a pilot (prover/stats/plan.py)
 
 `abab` holds the arms in the order given, every cycle; `blocks` (randomised complete blocks)
 draws each cycle's order from the seed, so a drift of the machine (warming, a neighbour's
@@ -26,6 +27,7 @@ ORDERS: tuple[str, ...] = ("abab", "blocks")
 NOT_ARM_KNOBS = frozenset({"paused"})
 MAX_CYCLES = 1000
 MAX_HOLD_S = 86400.0
+PRECISION = 0.2  # --precision's default: a ratio within +-20% at 95% (docs/experiment.md says why)
 
 
 class Arm(BaseModel):
@@ -63,14 +65,22 @@ class Design(BaseModel):
     model_config = ConfigDict(frozen=True)
     arms: list[Arm] = Field(min_length=2, description="the first is the baseline every ratio is against")
     cycles: int = Field(4, ge=1, le=MAX_CYCLES)
-    hold_s: float = Field(30.0, gt=0.0, le=MAX_HOLD_S, allow_inf_nan=False)
-    settle_s: float = Field(5.0, ge=0.0, le=MAX_HOLD_S, allow_inf_nan=False)
+    hold_s: float | None = Field(None, gt=0.0, le=MAX_HOLD_S, allow_inf_nan=False,
+                                 description="None: auto, sized from a pilot for `precision`")
+    settle_s: float | None = Field(None, ge=0.0, le=MAX_HOLD_S, allow_inf_nan=False,
+                                   description="None: auto (1.5 lags); with an auto hold, a given one is a floor")
+    precision: float = Field(PRECISION, gt=0.0, le=5.0, allow_inf_nan=False,
+                             description="auto holds: the target half-width of the ratio's 95% interval")
+    max_s: float | None = Field(None, gt=0.0, allow_inf_nan=False,
+                                description="auto holds: the holds' time limit (the plan widens the precision to fit)")
     order: Order = "blocks"
     seed: int = Field(0, ge=0)
 
     @model_validator(mode="after")
     def _settle_inside_hold(self) -> "Design":
-        if self.settle_s >= self.hold_s:
+        if self.hold_s is not None and self.settle_s is None:
+            raise ValueError("a hold given in seconds needs its settle in seconds too (or --hold auto)")
+        if self.hold_s is not None and self.settle_s is not None and self.settle_s >= self.hold_s:
             raise ValueError(f"settle ({self.settle_s:g} s) must be shorter than the hold ({self.hold_s:g} s): "
                              "nothing of the hold would be counted")
         return self
@@ -90,8 +100,13 @@ class Design(BaseModel):
         return resolve(self.arms, start)
 
     @property
-    def seconds(self) -> float:
-        return self.cycles * len(self.arms) * self.hold_s
+    def auto(self) -> bool:
+        return self.hold_s is None
+
+    @property
+    def seconds(self) -> float | None:
+        """The holds' whole time (None: auto, not known before the pilot)."""
+        return None if self.hold_s is None else self.cycles * len(self.arms) * self.hold_s
 
 
 def schedule(n_arms: int, cycles: int, order: str, seed: int = 0) -> list[tuple[int, int]]:

@@ -137,6 +137,12 @@ class AttachLink(Live):
         """Begin reading the prover's stream (after the sinks are in place)."""
         self.client.start(self._remote, lambda reason: self._gone(reason))
 
+    def ready(self) -> bool:
+        """A GPU section has begun and the server's history is all here (its `live` line): the
+        knobs are those in force now, not those of the history's first lock event (a prover
+        changed by attach since its start was once "restored" to its first minute's knobs)."""
+        return self._ready and self.client.live
+
     def _remote(self, e: Any) -> None:
         with self._emit_lock:
             self(e)

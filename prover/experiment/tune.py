@@ -14,13 +14,18 @@ Coordinate search, one race per knob (docs/experiment.md says why this and not a
   incumbent only if it is significantly faster (paired ratio interval above 1), or the
   incumbent was dropped: an unproven change is not made;
 - a worker range wider than 5 values is raced on 5 spread values first, then around the best;
-- last, a confirmation: the start against the best, interleaved, on fresh holds (the reported
-  ratio). The best is kept only if it is significantly faster there: a race's leader is the
-  largest of several noisy rates (the winner's curse), the confirmation is not.
-The budget counts from the first GPU section (start-up is not the tuner's).
+- last, a confirmation: the start against the best, interleaved, on fresh holds, always its
+  full `confirm_cycles` (the reported ratio). The best is kept only if it is significantly faster
+  there: a race's leader is the largest of several noisy rates (the winner's curse), the
+  confirmation is not. A leader the confirmation did not confirm is said so, with its race's
+  figure and the time a confirmation that could tell would need: never "no change found".
+The budget counts from the first GPU section (start-up is not the tuner's); `time_s` None
+(`--time auto`, the default) is the space's least time (TunePlan.least_time); less is refused
+before anything changes, with the time it needs.
 """
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -31,9 +36,10 @@ from pydantic import BaseModel, Field
 from prover.experiment.design import Arm, Design, arm_of, shown
 from prover.experiment.link import Link
 from prover.experiment.runner import ExperimentError, Runner, typed, wait_ready
-from prover.experiment.stats import ExperimentResult, HoldCount, paired_ratio, verdict
-from prover.experiment.tally import Tally
+from prover.fold.tally import Tally
 from prover.knobs import KNOBS
+from prover.stats.experiment import ExperimentResult, HoldCount, against
+from prover.stats.plan import pace_of, plan_holds
 
 ORDER = ("lock_mode", "mem_sync", "workers_per_gpu", "b_g2", "prestage")
 MIN_ROUNDS = 3  # before a drop: 2 degrees of freedom (t = 4.30)
@@ -78,16 +84,23 @@ class Space(BaseModel):
 
 
 class TunePlan(BaseModel):
-    time_s: float = Field(600.0, gt=0.0, allow_inf_nan=False, description="the search's budget, from the first GPU section")
+    time_s: float | None = Field(None, gt=0.0, allow_inf_nan=False,
+                                 description="the search's budget from the first GPU section (None: the space's least)")
     hold_s: float = Field(20.0, gt=0.0, allow_inf_nan=False)
     settle_s: float = Field(5.0, ge=0.0, allow_inf_nan=False)
-    confirm_cycles: int = Field(CONFIRM_CYCLES, ge=2, le=100)
+    confirm_cycles: int = Field(CONFIRM_CYCLES, ge=3, le=100)
     seed: int = Field(0, ge=0)
 
     def least_time(self, space: Space) -> float:
-        """The least budget that races every knob MIN_ROUNDS rounds and confirms twice."""
-        n = sum(min(len(v), GRID) for v in space.knobs.values() if len(v) > 1)
-        return (MIN_ROUNDS * n + 2 * 2) * self.hold_s
+        """The least budget that races every knob MIN_ROUNDS rounds (a wide worker range twice:
+        coarse, then fine) and confirms the best over the full `confirm_cycles`, with a settle's
+        wait after each experiment for the sections begun in its last hold."""
+        weights = [weight(len(v)) for v in space.knobs.values() if len(v) > 1]
+        races = sum(1 + (len(v) > GRID) for v in space.knobs.values() if len(v) > 1)
+        return (MIN_ROUNDS * sum(weights) + 2 * self.confirm_cycles) * self.hold_s + (races + 1) * self.settle_s
+
+    def budget(self, space: Space) -> float:
+        return self.time_s if self.time_s is not None else self.least_time(space)
 
 
 class Step(BaseModel):
@@ -99,6 +112,7 @@ class Step(BaseModel):
     adopted: bool = Field(description="made the incumbent: significantly faster, or the incumbent was dropped")
     ratio: float | None = None
     ratio_ci: tuple[float, float] | None = None
+    why: str | None = Field(None, description="the race's leader got no verdict against the incumbent: why")
 
 
 class TuneResult(BaseModel):
@@ -109,10 +123,16 @@ class TuneResult(BaseModel):
     confirm: ExperimentResult | None = Field(None, description="start (arm 0) against best (arm 1)")
     ratio: float | None = None
     ratio_ci: tuple[float, float] | None = None
-    verdict: str = "no change found"
+    verdict: str = Field("no change found", description="faster (confirmed) | not confirmed | no change found")
     applied: bool = False
     seconds: float = 0.0
+    budget_s: float = Field(0.0, description="the --time it ran under (auto: the space's least)")
+    confirm_needs_s: float | None = Field(None, description="not confirmed: a --time whose confirmation could tell")
+    confirm_holds: str = Field("", description="not confirmed: what to give with it (--hold/--settle, --confirm-cycles)")
     notes: list[str] = Field(default_factory=list)
+
+    def adopted(self) -> list[Step]:
+        return [s for s in self.steps if s.adopted]
 
 
 class TooShort(ValueError):
@@ -148,10 +168,10 @@ class Tuner:
         """The space around `start`, if `plan` has the time to race it; ValueError (TooShort) if not."""
         space = Space.of(start, workers, search, values)
         need = plan.least_time(space)
-        if need > plan.time_s:
-            raise TooShort(f"--time {plan.time_s:g} s cannot race this space: it needs at least {need:g} s with "
-                           f"--hold {plan.hold_s:g} ({MIN_ROUNDS} rounds a knob, then a 2-cycle confirmation); "
-                           "give more time, a shorter --hold, or fewer knobs (--search, --workers)")
+        if plan.time_s is not None and need > plan.time_s:
+            raise TooShort(f"--time {plan.time_s:g} s cannot race this space: it needs at least {math.ceil(need)} s "
+                           f"with --hold {plan.hold_s:g} ({MIN_ROUNDS} rounds a knob, then a {plan.confirm_cycles}-cycle "
+                           "confirmation); give --time auto or more, a shorter --hold, or fewer knobs (--search, --workers)")
         return space
 
     def _runner(self, arms: list[Arm], name: str, order: str, cycles: int) -> Runner:
@@ -173,8 +193,9 @@ class Tuner:
         start = {k: typed(k, now[k]) for k in self.space.knobs}
         best = dict(start)
         t0 = self.clock()
-        deadline = t0 + self.plan.time_s
-        reserve = self.plan.confirm_cycles * 2 * self.plan.hold_s
+        self.budget_s = self.plan.budget(self.space)
+        deadline = t0 + self.budget_s
+        reserve = self.plan.confirm_cycles * 2 * self.plan.hold_s + self.plan.settle_s
         steps: list[Step] = []
         todo = [k for k in ORDER if len(self.space.knobs.get(k, ())) > 1]
         for i, knob in enumerate(todo):
@@ -200,8 +221,7 @@ class Tuner:
         return self._result(start, best, found, steps, confirm, apply and not self.stop.is_set(), self.clock() - t0)
 
     def _weight(self, knob: str) -> int:
-        n = len(self.space.knobs[knob])
-        return min(n, GRID) + (GRID - 1 if n > GRID else 0)
+        return weight(len(self.space.knobs[knob]))
 
     def _candidates(self, knob: str, best: dict[str, Any]) -> Any:
         """The value sets raced for one knob: all of them, or (a wide worker range) a spread of
@@ -244,12 +264,16 @@ class Tuner:
             runner.finish("interrupted" if reason == "done" else reason)
             raise
         result = runner.finish("done")
+        if runner.clash is not None:
+            raise ExperimentError(f"tune stopped after its {knob} race: {runner.clash}")
         leader = max(alive, key=lambda a: result.arms[a].per_min)
         r = result.arms[leader]
-        adopted = leader != 0 and (_value(arms[0], knob) in dropped or verdict(r.ratio_ci) == "faster")
+        # adopted only when proven: significantly faster than the incumbent, or the incumbent dropped
+        adopted = leader != 0 and (_value(arms[0], knob) in dropped or r.verdict == "faster")
         return Step(knob=knob, values=[_value(a, knob) for a in arms], rounds=rounds, dropped=dropped,
                     leader=_value(arms[leader], knob), adopted=adopted,
-                    ratio=r.ratio if leader else None, ratio_ci=r.ratio_ci if leader else None)
+                    ratio=r.ratio if leader else None, ratio_ci=r.ratio_ci if leader else None,
+                    why=r.why if leader else next((a.why for a in result.arms if a.why), None))
 
     def _drop(self, knob: str, arms: list[Arm], alive: list[int], dropped: dict[str, str], rounds: int) -> None:
         """Infeasible arms at once; from MIN_ROUNDS on, those significantly slower than the leader."""
@@ -264,38 +288,89 @@ class Tuner:
         if rounds < MIN_ROUNDS or len(alive) < 2:
             return
         leader = max(alive, key=lambda a: _pooled(by[a]))
+        # against the leader, by the figures' own rules: holds too short for a verdict drop nothing
+        res = against(counts, [a.label for a in arms], leader, DROP_LEVEL)
         for a in [x for x in alive if x != leader]:
-            ratio, ci, _ = paired_ratio(by[leader], by[a], DROP_LEVEL)
-            if ci is not None and ci[1] < 1.0:
+            r = res.arms[a]
+            if r.verdict == "slower" and r.ratio is not None and r.ratio_ci is not None:
                 alive.remove(a)
                 dropped[_value(arms[a], knob)] = (f"slower than {_value(arms[leader], knob)}: "
-                                                  f"x{ratio:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]")
+                                                  f"x{r.ratio:.3f} [{r.ratio_ci[0]:.3f}, {r.ratio_ci[1]:.3f}]")
 
     def _confirm(self, start: dict[str, Any], best: dict[str, Any], deadline: float) -> ExperimentResult | None:
-        """The start against the best, interleaved: the ratio the tune reports."""
-        left = deadline - self.clock()
-        cycles = max(2, min(self.plan.confirm_cycles, int(left // (2 * self.plan.hold_s))))
-        runner = self._runner([arm_of(start), arm_of(best)], "tune: confirm", "blocks", cycles)
+        """The start against the best, interleaved, its full confirm_cycles (the budget kept the
+        time for them: a 2-cycle confirmation, t = 12.7, could confirm nothing): the ratio the
+        tune reports."""
+        runner = self._runner([arm_of(start), arm_of(best)], "tune: confirm", "blocks", self.plan.confirm_cycles)
         try:
             return runner.run()
         except ExperimentError as exc:
-            if exc.result is None:
+            if exc.result is None or runner.clash is not None:
                 raise
             return exc.result
 
     def _result(self, start: dict[str, Any], best: dict[str, Any], found: dict[str, Any], steps: list[Step],
                 confirm: ExperimentResult | None, applied: bool, seconds: float) -> TuneResult:
         notes = [] if not self.stop.is_set() else ["stopped before the search finished"]
-        if found != best:
-            notes.append("the races' best (" + ", ".join(f"{k}={v}" for k, v in found.items() if start[k] != v)
-                         + ") was not confirmed faster than the start on fresh holds: the start is kept")
         res = TuneResult(start={k: str(v) for k, v in start.items()}, best={k: str(v) for k, v in best.items()},
                          found={k: str(v) for k, v in found.items()}, steps=steps, confirm=confirm, applied=applied,
-                         seconds=seconds, notes=notes)
-        if confirm is not None and len(confirm.arms) > 1:
-            b = confirm.arms[1]
-            res = res.model_copy(update={"ratio": b.ratio, "ratio_ci": b.ratio_ci, "verdict": b.verdict})
+                         seconds=seconds, budget_s=self.budget_s, notes=notes)
+        if confirm is None or len(confirm.arms) < 2:
+            return res
+        b = confirm.arms[1]
+        res = res.model_copy(update={"ratio": b.ratio, "ratio_ci": b.ratio_ci,
+                                     "verdict": "faster" if b.verdict == "faster" else "not confirmed"})
+        if found != best:
+            need, holds = self._confirm_needs(seconds, steps, confirm)
+            res = res.model_copy(update={"confirm_needs_s": need, "confirm_holds": holds})
+            res.notes.append(not_confirmed(res, need))
         return res
+
+    def _confirm_needs(self, seconds: float, steps: list[Step], confirm: ExperimentResult) -> tuple[float, str]:
+        """What a confirmation that could tell needs: (a --time, the flags to give with it, or "").
+        A confirmation planned by prover/stats/plan.py from the confirmation's own counts, for the
+        effect it measured (its interval's half-width half the effect's log: the race's figure is
+        an optimist's), in the tune's holds: a settle its lags ask for (--hold/--settle), as many
+        cycles as the counted time needs (--confirm-cycles); the races as they ran before it (longer
+        by a longer hold); never less than 10% over this budget."""
+        b, a = confirm.arms[1], confirm.arms[0]
+        measured = b.ratio if b.ratio is not None else (b.per_min / a.per_min if a.per_min > 0 else 1.0)
+        effect = max(1.03, measured)
+        with self._lock:
+            counts = self.tally.counts(self._n - 1)
+        paces = [pace_of(x.label, [h for h in counts if h.arm == x.arm]) for x in confirm.arms]
+        races = max(0.0, seconds - sum(h.window_s + h.settle_s for h in counts))
+        try:
+            plan = plan_holds(paces, self.plan.confirm_cycles, math.sqrt(effect) - 1.0, self.plan.settle_s)
+        except ValueError:  # an arm counted nothing: no pace to plan from
+            return math.ceil(2 * self.budget_s / 10) * 10.0, ""
+        hold, settle = self.plan.hold_s, self.plan.settle_s
+        settle2 = max(settle, plan.settle_s)  # a settle the lags ask for, the counted window kept
+        hold2 = hold + settle2 - settle
+        cycles = max(self.plan.confirm_cycles, math.ceil(plan.window_s * plan.cycles / (hold2 - settle2)))
+        flags = (f" --hold {hold2:g} --settle {settle2:g}" if settle2 > settle else "") + (
+            f" --confirm-cycles {cycles}" if cycles > self.plan.confirm_cycles else "")
+        need = races * hold2 / hold + 2 * cycles * hold2 + settle2
+        return math.ceil(max(need, 1.1 * self.budget_s) / 10) * 10.0, flags
+
+
+def not_confirmed(res: TuneResult, need: float) -> str:
+    """What the races found and the confirmation did not confirm, in one line (issue 42)."""
+    found = "; ".join(f"{s.knob}={s.leader}: {s.ratio:.2f}x [{s.ratio_ci[0]:.2f}, {s.ratio_ci[1]:.2f}] in its race"
+                      if s.ratio is not None and s.ratio_ci else f"{s.knob}={s.leader}" for s in res.adopted())
+    ci = f" [{res.ratio_ci[0]:.2f}, {res.ratio_ci[1]:.2f}]" if res.ratio_ci else ""
+    b = res.confirm.arms[1] if res.confirm is not None else None
+    said = "-" if b is None else b.verdict if b.why is None else f"no verdict: {b.why}"
+    if b is not None and b.ratio is not None and b.ratio <= 1.0:
+        said += "; no faster there: more time may not confirm it"
+    ratio = f"{res.ratio:.2f}x{ci}, " if res.ratio is not None else ""
+    return (f"{found}; not confirmed on fresh holds ({ratio}{said}): the start is kept; run with --time "
+            f"{need:.0f}{res.confirm_holds} to confirm")
+
+
+def weight(n: int) -> int:
+    """Arms a knob of n values races: all of them, or (a wide worker range) GRID, then GRID - 1 more."""
+    return min(n, GRID) + (GRID - 1 if n > GRID else 0)
 
 
 def spread(values: list[int], n: int, keep: int) -> list[int]:
@@ -309,7 +384,7 @@ def spread(values: list[int], n: int, keep: int) -> list[int]:
 
 
 def _pooled(holds: list[HoldCount]) -> float:
-    from prover.experiment.stats import arm_rate
+    from prover.stats.experiment import arm_rate
 
     return arm_rate(holds)[0]
 
@@ -321,5 +396,6 @@ def _value(arm: Arm, knob: str) -> str:
 
 def _step_line(s: Step) -> str:
     ci = f" x{s.ratio:.3f} [{s.ratio_ci[0]:.3f}, {s.ratio_ci[1]:.3f}]" if s.ratio and s.ratio_ci else ""
+    ci = ci or (f" (no verdict: {s.why})" if s.why else "")
     drop = "; dropped " + "; ".join(f"{k} ({v})" for k, v in s.dropped.items()) if s.dropped else ""
     return f"tune {s.knob}: {s.rounds} rounds, leader {s.knob}={s.leader}{ci}, {'adopted' if s.adopted else 'kept'}{drop}"

@@ -18,9 +18,9 @@ from typing import Any, Protocol
 
 from prover.knob_set import parse_knob_set
 from prover.knobs import KNOBS
-from prover.pipeline.jobs import ACTIONS as JOB_ACTIONS
-from prover.pipeline.controller import Knobs
-from prover.pipeline.knob_facade import KnobFacade
+from prover.pipeline.control.controller import Knobs
+from prover.pipeline.control.knob_facade import KnobFacade
+from prover.pipeline.queue.jobs import ACTIONS as JOB_ACTIONS
 from prover.placement import Placement
 
 
@@ -105,7 +105,7 @@ class FleetController(KnobFacade):
         places nothing new there and what is pending there finishes (prover/fleet/scheduler.py);
         recorded as JobAction. cancel / requeue are refused on a fleet: its hosts refuse them
         (the driver owns the queue) and the driver does not do them yet."""
-        from prover.pipeline.jobs import ACTIONS, parse_target
+        from prover.pipeline.queue.jobs import ACTIONS, parse_target
 
         if action not in ACTIONS:
             raise ValueError(f"unknown job action {action!r}; use {', '.join(ACTIONS)}")

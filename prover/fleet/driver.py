@@ -33,11 +33,11 @@ from prover.fleet.host import Assignment, HostInfo
 from prover.fleet.scheduler import Scheduler
 from prover.fleet import knob_send
 from prover.knobs import KNOBS
-from prover.pipeline.bus import EventBus, Sink
-from prover.pipeline.controller import Knobs
+from prover.events.bus import EventBus, Sink
+from prover.pipeline.control.controller import Knobs
 from prover.pipeline.engine import resolve_auto_knobs
 from prover.pipeline.run_handle import RunHandle
-from prover.pipeline.workers import LOOKAHEAD_SECTORS, sector_due
+from prover.pipeline.queue.work_queue import LOOKAHEAD_SECTORS, sector_due
 from prover.placement import Placement
 
 NODE_CHECK_S = 1.0

@@ -116,11 +116,9 @@ class HostRuntime:
 
         self._shift = time.time() - self.t0_wall  # engine t=0 is now, on the driver's clock
         self.engine.start()
-        from prover.device import budget
-
         c, eng = self.config, self.engine
         # a scenario ("card") in bytes; native "card" is the device's memory, unknown until it opens
-        nbytes = budget.resolve(c.vram_budget, eng.profile, eng.modelled_log2) or eng.profile.card_bytes
+        nbytes = eng.sizing.bytes(c.vram_budget) or eng.profile.card_bytes
         pci = None
         if eng.backend == "cuda":
             from prover.fleet.gpus import pci_bus_id
@@ -132,7 +130,7 @@ class HostRuntime:
                         pci_bus_id=pci)
 
     def assign(self, parts: list[Assignment]) -> int:
-        from prover.pipeline.partition import Partition
+        from prover.pipeline.queue.part import Partition
 
         for a in parts:
             self.inbox.put(a.gpu - self.offset, Partition(id=a.part, sector=a.sector, index=a.index,

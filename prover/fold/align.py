@@ -10,7 +10,7 @@ has, so that "10 s after it" means the same in each:
 
 `Alignment` puts several recordings on one clock: common time c is seconds since each one's
 anchor, run i's own time anchors[i] + c. Pure: nothing here reads a clock (compare's screen,
-c2tui/compare_app.py, plays the runs with the anchors as offsets).
+c2tui/dashboard/compare_app.py, plays the runs with the anchors as offsets).
 """
 from __future__ import annotations
 

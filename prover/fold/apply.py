@@ -83,9 +83,12 @@ def _part(s: DashboardState, part: str) -> PartitionState:
 # (`.value` is a property: a call each time), read once; no default object made to be thrown away.
 _KERNELS = (Phase.ntt_h, Phase.msm)
 _PRESTAGE = Phase.prestage._value_
+_R1CS = Phase.r1cs
 
 
 def _phase_start(s: DashboardState, e: ev.PhaseStart, _: Any) -> None:
+    if e.phase is _R1CS:  # the one sub-phase (ev.SUB_PHASES); an identity test on the hot path
+        return _sub_phase_start(s, e)
     p = s.partitions.get(e.part) or _part(s, e.part)
     name, t = e.phase._value_, e.t
     p.phases[name] = [t, None]
@@ -102,6 +105,8 @@ def _phase_progress(s: DashboardState, e: ev.PhaseProgress, _: Any) -> None:
 
 
 def _phase_end(s: DashboardState, e: ev.PhaseEnd, _: Any) -> None:
+    if e.phase is _R1CS:  # the one sub-phase (ev.SUB_PHASES)
+        return _sub_phase_end(s, e)
     p = s.partitions.get(e.part) or _part(s, e.part)
     name, t, duration = e.phase._value_, e.t, e.duration
     span = p.phases.get(name)
@@ -140,6 +145,33 @@ def _phase_failed(s: DashboardState, e: ev.PhaseEnd, p: PartitionState, st: Phas
     else:
         st.failed += 1
         s.note("error", f"{e.part} {name} failed: {e.error}", e)
+
+
+def _sub_phase_start(s: DashboardState, e: ev.PhaseStart) -> None:
+    """A sub-phase (r1cs, inside its pre-stage): its span and its lane; the partition's current
+    phase stays the one it runs inside."""
+    p = _part(s, e.part)
+    p.phases[e.phase.value] = [e.t, None]
+    if e.gpu is not None:
+        lane(s.gpu(e.gpu), e.worker, e.phase.value, e.t)
+
+
+def _sub_phase_end(s: DashboardState, e: ev.PhaseEnd) -> None:
+    """Its span and time (the summary's phase table); the lane goes back to the phase it ran in.
+    A failure is the enclosing phase's to say (it ends failed with the same error)."""
+    p = _part(s, e.part)
+    p.phases.setdefault(e.phase.value, [e.t - e.duration, None])[1] = e.t
+    p.progress[e.phase.value] = 1.0
+    st = s.phase_stats.setdefault(e.phase.value, PhaseStats())
+    st.count += 1
+    st.total += e.duration
+    st.max = max(st.max, e.duration)
+    if e.gpu is not None:
+        g = s.gpu(e.gpu)
+        if p.current:
+            lane(g, e.worker, p.current, e.t)
+        else:
+            close_lane(g, e.worker, e.t)
 
 
 def _lock_requested(s: DashboardState, e: ev.LockRequested, _: Any) -> None:

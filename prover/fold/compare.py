@@ -1,6 +1,6 @@
 """`c2tui compare A B [C ...]`: recordings side by side, each aligned at its anchor
 (prover.fold.align), as data: every run's summary (with its segments), and the windowed rate of
-each at the same times after the anchors. c2tui.compare_view renders it; --json dumps it."""
+each at the same times after the anchors. c2tui.text.compare renders it; --json dumps it."""
 from __future__ import annotations
 
 from typing import Sequence

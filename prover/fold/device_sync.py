@@ -2,7 +2,7 @@
 
 Under mem_sync=device the mem holder calls a device-wide sync (+ pool trim) and waits for every
 kernel queued on the GPU: in a two-lock run that is the compute holder's partition. The engine
-records it as DeviceSyncStart / DeviceSyncEnd (prover/pipeline/device_sync.py); here it becomes
+records it as DeviceSyncStart / DeviceSyncEnd (prover/pipeline/gpu/device_sync.py); here it becomes
 the GPU's current wait (`GpuState.device_sync`, None when nobody is syncing), the last one (kept
 after it ended, so a 40 ms wait is still readable at 10 Hz), per-GPU and per-partition totals,
 and a stretch of its own on the worker's timeline lane (its count per segment: prover/fold/segments.py).

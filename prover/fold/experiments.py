@@ -3,11 +3,10 @@ from the events exactly as the live runner counts them, so `replay`, `summary`, 
 the dashboard's panel show the arms (rate, interval, ratio, verdict) of any recording.
 
 The state's `experiments` is one of these (its concept: CONCEPT below). The counting is the
-experiment package's own `Tally` (prover/experiment/tally.py: the runner folds the same events
-through it); this module only holds it and says what the UI and the summary read. The figures
-(prover/experiment/stats.py: `analyse`) are worked out again only when a hold has ended since
-the last time: a hold lasts seconds, a frame is 0.1 s, and `analyse` is not free (exact Poisson
-intervals)."""
+`Tally` (prover/fold/tally.py: the runner folds the same events through it); this module only
+holds it and says what the UI and the summary read. The figures (prover/stats/experiment.py:
+`analyse`) are worked out again only when what they rest on has changed (a hold ended, or a
+partition begun in a finished hold finished): a frame is 0.1 s, and `analyse` is not free."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,10 +15,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from prover import events as ev
-from prover.experiment.stats import ExperimentResult, analyse
-from prover.experiment.tally import HANDLERS, ExperimentInfo, Tally
 from prover.fold.concept import Concept
+from prover.fold.tally import HANDLERS, ExperimentInfo, Tally
 from prover.fold.world import World
+from prover.stats.experiment import ExperimentResult, analyse
 
 VIEW_EXPERIMENTS = 8  # a tune runs one experiment a knob and a confirmation: the latest few are shown
 
@@ -27,8 +26,8 @@ VIEW_EXPERIMENTS = 8  # a tune runs one experiment a knob and a confirmation: th
 @dataclass
 class ExperimentsState:
     tally: Tally = field(default_factory=Tally)
-    # experiment -> (complete holds when worked out, the figures then)
-    results: dict[int, tuple[int, ExperimentResult]] = field(default_factory=dict)
+    # experiment -> (what the figures rest on when worked out: holds, and their counts; the figures)
+    results: dict[int, tuple[tuple[int, ...], ExperimentResult]] = field(default_factory=dict)
     numbers: dict[int, int] = field(default_factory=dict)  # an event's experiment number -> the fold's (_renumbered)
 
     def result(self, experiment: int) -> ExperimentResult | None:
@@ -37,9 +36,11 @@ class ExperimentsState:
         if x is None:
             return None
         holds = self.tally.holds_of(experiment)
+        basis = (len(holds), sum(h.verified + h.failed + h.unchecked for h in holds), sum(h.pending for h in holds))
         cached = self.results.get(experiment)
-        if cached is None or cached[0] != len(holds):
-            cached = (len(holds), analyse([h.count() for h in holds], x.arms, x.knobs))
+        if cached is None or cached[0] != basis:
+            knobs = (list(x.knobs) + [{}] * len(x.arms))[:len(x.arms)]  # one a label, whatever the event said
+            cached = (basis, analyse([h.count() for h in holds], x.arms, knobs))
             self.results[experiment] = cached
         return cached[1]
 
@@ -124,8 +125,8 @@ _OWN = (ev.ExperimentStarted, ev.HoldStarted, ev.HoldEnded, ev.ExperimentEnded)
 def _apply(own: ExperimentsState, e: Any, w: World) -> None:
     if isinstance(e, _OWN):
         e = _renumbered(own, e)
-    elif not own.tally.running:
-        return  # outside an experiment the tally keeps nothing (prover/experiment/tally.py): skip the call
+    elif not own.tally.listening:
+        return  # outside an experiment the tally keeps nothing (prover/fold/tally.py): skip the call
     own.tally.apply(e)
     if isinstance(e, ev.ExperimentStarted):
         w.note("info", f"experiment {e.name!r} started: {len(e.arms)} arms x {e.cycles} cycles of {e.hold_s:g} s "

@@ -38,9 +38,9 @@ def _cancelled(jobs: JobsState, e: ev.PartitionCancelled, w: World) -> None:
 
 def _action(jobs: JobsState, e: ev.JobAction, w: World) -> None:
     jobs.actions += 1
-    if e.action in ("cordon", "uncordon"):
-        gpu = int(e.target.removeprefix("gpu"))
-        (jobs.cordoned.add if e.action == "cordon" else jobs.cordoned.discard)(gpu)
+    number = e.target.removeprefix("gpu")
+    if e.action in ("cordon", "uncordon") and number.isascii() and number.isdigit():  # a target that names no GPU: noted only
+        (jobs.cordoned.add if e.action == "cordon" else jobs.cordoned.discard)(int(number))
     w.note("info", f"{e.action} {e.target} ({e.source}): {e.detail}", e)
 
 

@@ -1,4 +1,4 @@
-"""Keys of several sizes in the fold (prover/pipeline/key_ring.py): each size's state (cold,
+"""Keys of several sizes in the fold (prover/pipeline/keys/key_ring.py): each size's state (cold,
 loading with its progress, hot), bytes, loads and evictions, the proof classes that use it,
 and the workers waiting for a key. The state's `keys` is one of these (its concept: CONCEPT
 below). Recordings from before the ring have none (their one key is

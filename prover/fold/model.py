@@ -185,7 +185,7 @@ class DashboardState:
             since_s = t - seg.t0
             t0 = max(seg.t0, anchor) if anchor is not None else t
             if t > t0:
-                verified = seg.verified if gpu is None else seg.gpu_verified.get(gpu, 0)
+                verified = seg.own.verified if gpu is None else seg.gpu_verified.get(gpu, 0)
                 since, since_ci = 60.0 * verified / (t - t0), interval(verified, t - t0)
             if gpu is None and len(self.segments) > 1:  # the switch's before, beside its after
                 before, count, over = rate_basis(self.segments[-2], t)

@@ -29,10 +29,11 @@ CORES_SATURATED = 0.85  # host cores busy at least this share: more workers cann
 BUSY_HOLD = 0.8  # kernels fill this share of the hold: nothing but faster kernels helps
 PREP_WAIT_OF_HOLD = 0.25  # holds spent this share waiting for prep_msm: prep_msm under the lock sets the pace
 HOST_PHASES = ("synthesis", "prep_msm", "b_g2_msm", "assemble", "verify")
-BESIDE = frozenset({"prep_msm"})  # runs on a thread of its own, beside the worker's activity
+# beside the worker's activity: prep_msm on a thread of its own; r1cs, a sub-phase, inside the pre-stage
+BESIDE = frozenset({"prep_msm", "r1cs"})
 UPLOAD = "prestage"
 B_G2_GPU = "b_g2_msm_gpu"  # B over G2 run under compute (b_g2=gpu): a kernel, not host work
-KERNELS = ("ntt_h", "msm", B_G2_GPU)  # the GPU section's kernel phases
+KERNELS = ("ntt_h", "msm", B_G2_GPU, "r1cs")  # the GPU section's kernel phases (r1cs: abc gpu's products)
 PREP_WAIT = "wait:prep_msm"  # the holder between its NTT-H and its MSMs, waiting for its prep_msm (the GPU idles)
 HOST_RAM_WAIT = "wait:host_ram"  # a worker held back by the host-RAM budget (HostRamWait ... HostRamAdmit)
 

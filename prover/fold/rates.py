@@ -9,7 +9,7 @@ Window start: never before the first GPU section on that GPU (the first compute 
 so a run still in set-up is not averaged with empty seconds.
 
 Each rate says what it rests on (issue 33): the proofs counted and a 95% interval, the exact
-Poisson interval of that count over the span (prover/experiment/stats.py: rate_interval;
+Poisson interval of that count over the span (prover/stats/intervals.py: rate_interval;
 docs/figures.md). A rate on fewer than SETTLE_PROOFS proofs is *settling*: the screen says so
 before the number.
 """
@@ -19,10 +19,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from prover.experiment.stats import rate_interval
+from prover.stats.intervals import rate_interval
 
 RATE_WINDOW_S = 30.0  # the default window; the state's rate_window_s names the one in use
-SETTLE_PROOFS = 10  # fewer proofs in a window: "settling" (the 95% interval is wider than 0.5x-1.8x the rate)
+SETTLE_PROOFS = 10  # fewer proofs in a window: "settling" (its 95% interval reaches past 1.85x the rate: 1.90x at 9)
 
 
 @dataclass

@@ -13,7 +13,7 @@ When a section began:
 - its first GPU event (a lock request or grant, a GPU phase, an allocation, a device sync):
   before that it was on the CPU and had read no GPU knob yet;
 - after a switch of a GPU's *regime* (its lock_mode and the knobs its discipline takes room
-  by: two-lock's mem_sync and prestage, prover/pipeline/admission.py), the admission gate lets
+  by: two-lock's mem_sync and prestage, prover/pipeline/gpu/room.py), the admission gate lets
   no new-regime section onto the GPU before every old one has left, and says so with a
   SwitchSettled. Until then a section that shows itself began under the old regime (a
   reserved section that waited for its slot across the switch, say): it is charged to the
@@ -32,20 +32,37 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from prover import events as ev
-from prover.disciplines import get as discipline
+from prover.disciplines import regime as discipline_regime
 
 GPU_PHASES = frozenset({ev.Phase.prestage, ev.Phase.ntt_h, ev.Phase.msm, ev.Phase.b_g2_msm})
 MAX_OPEN = 4096  # sections tracked at once (a recording that never ends its partitions stays bounded)
+# a section's GPU events: the first of them says it began, in recordings made before SectionBegan
+FIRST_GPU_EVENTS = (ev.LockRequested, ev.LockAcquired, ev.Alloc, ev.DeviceSyncStart, ev.Fallback, ev.Oom)
+
+
+def section_begun(e: object) -> tuple[str, int | None, bool] | None:
+    """The one definition of "a partition's GPU section began" (the segments and the experiments'
+    tally both read it): (part, gpu, exact) when e says so: its SectionBegan (exact: said as the
+    section reads its knobs), else any of its GPU events (the first one is the start: see the
+    module's docstring). None for every other event."""
+    if isinstance(e, ev.SectionBegan):
+        return e.part, e.gpu, True
+    if isinstance(e, FIRST_GPU_EVENTS) or (isinstance(e, ev.PhaseStart) and e.phase in GPU_PHASES):
+        part = getattr(e, "part", None)
+        return (part, getattr(e, "gpu", None), False) if part is not None else None
+    return None
+
+
+def starts_over(e: object) -> str | None:
+    """The partition whose next GPU section is a new one: a synthesis starts (a retried partition
+    runs its whole flow again, under the knobs of its new section)."""
+    return e.part if isinstance(e, ev.PhaseStart) and e.phase is ev.Phase.synthesis else None
 
 
 def regime(knobs: dict[str, str]) -> tuple[tuple[str, str], ...]:
-    """A GPU's regime from the fold's knobs (event text), as the admission gate keys its epochs."""
-    mode = knobs.get("lock_mode", "")
-    try:
-        extra = discipline(mode).admission_knobs
-    except ValueError:  # a discipline this build does not know (an older or newer recording)
-        extra = ()
-    return (("lock_mode", mode), *((k, knobs.get(k, "")) for k in extra))
+    """A GPU's regime from the fold's knobs (event text): Discipline.regime, as the GPU's room
+    keys its epochs (a lock_mode this build does not know: its lock_mode alone)."""
+    return discipline_regime(lambda k: knobs.get(k, ""))
 
 
 @dataclass

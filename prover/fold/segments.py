@@ -9,27 +9,51 @@ before) once, for `summary`, the dashboard's panel and `compare` alike.
 
 Attribution (issue 33): each figure counts the GPU sections begun under the segment's knobs
 (prover/fold/sections.py says when one began); what a section begun earlier does inside a
-later segment is that segment's *transitional* figures (`carried_*`), never its own. Every
-rate comes with its proofs and a 95% interval (prover/experiment/stats.py, docs/figures.md).
+later segment is that segment's *transitional* figures (`carried`), never its own. Every
+rate comes with its proofs and a 95% interval (prover/stats/intervals.py, docs/figures.md).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Callable, Protocol
 
 from pydantic import BaseModel, Field
 
 from prover import events as ev
-from prover.experiment.stats import rate_interval, rate_ratio_interval
 from prover.fold.concept import Concept
-from prover.fold.sections import GPU_PHASES, SectionBook
+from prover.fold.sections import SectionBook, section_begun
 from prover.fold.world import World
 from prover.knobs import KNOBS
+from prover.stats.intervals import rate_interval, rate_ratio_interval
 
 # changes this close together open one segment: a knob set (`--switch AT:a=1,b=2`, an arm) emits its
 # ModeChanges back to back, but a GIL hand-over between them (5 ms, sys.getswitchinterval) can part them
 SAME_MOMENT_S = 0.02
 MAX_SEGMENTS = 500  # the oldest go first (a script flipping a knob all day stays bounded)
+
+
+@dataclass
+class Counts:
+    """What GPU sections did: a segment's own (begun under its knobs) or carried (begun under an
+    earlier segment's knobs, seen inside this one); counted alike, kept apart."""
+
+    done: int = 0
+    verified: int = 0
+    fallbacks: int = 0
+    ooms: int = 0
+    ooms_retried: int = 0  # by the Oom's outcome; an older recording's (outcome not said) in ooms only
+    ooms_failed: int = 0
+    device_syncs: int = 0
+    device_sync_s: float = 0.0
+
+    def oom(self, outcome: str | None) -> None:
+        self.ooms += 1
+        self.ooms_retried += outcome == "retried"
+        self.ooms_failed += outcome == "failed"
+
+    def device_sync(self, seconds: float) -> None:
+        self.device_syncs += 1
+        self.device_sync_s += seconds
 
 
 @dataclass
@@ -39,31 +63,16 @@ class RunSegment:
     knobs: dict[str, str]  # as the fold keeps them (event text)
     change: str | None = None  # what opened it ("mem_sync: device -> stream (switch)"); None: the start
     t1: float | None = None  # None: still open
-    verified: int = 0
+    own: Counts = field(default_factory=Counts)  # the sections begun under its knobs
+    carried: Counts = field(default_factory=Counts)  # transitional: sections begun before it, seen in it
     gpu_verified: dict[int, int] = field(default_factory=dict)
     first_ok_t: float | None = None
     last_ok_t: float | None = None
-    done: int = 0
     failed: int = 0
-    fallbacks: int = 0
-    ooms: int = 0
-    ooms_retried: int = 0  # by the Oom's outcome; an older recording's (outcome not said) in ooms only
-    ooms_failed: int = 0
     mem_acquisitions: int = 0
     mem_wait: float = 0.0
     mem_hold: float = 0.0
     compute_hold: float = 0.0  # seconds of compute held, summed over GPUs
-    device_syncs: int = 0
-    device_sync_s: float = 0.0
-    # transitional: what sections begun under an earlier segment's knobs did inside this one
-    carried_done: int = 0
-    carried_verified: int = 0
-    carried_fallbacks: int = 0
-    carried_ooms: int = 0
-    carried_ooms_retried: int = 0
-    carried_ooms_failed: int = 0
-    carried_device_syncs: int = 0
-    carried_device_sync_s: float = 0.0
 
     def duration(self, now: float) -> float:
         return max(0.0, (self.t1 if self.t1 is not None else now) - self.t0)
@@ -88,7 +97,8 @@ class Segments(list[RunSegment]):
 def copy_segments(segs: list[RunSegment]) -> Segments:
     """A copy the UI may read while the fold goes on."""
     book = segs.book.copy() if isinstance(segs, Segments) else None
-    return Segments([replace(sg, knobs=dict(sg.knobs), gpu_verified=dict(sg.gpu_verified)) for sg in segs], book)
+    return Segments([replace(sg, knobs=dict(sg.knobs), gpu_verified=dict(sg.gpu_verified), own=replace(sg.own),
+                             carried=replace(sg.carried)) for sg in segs], book)
 
 
 def typed_knobs(knobs: dict[str, str]) -> dict[str, str | bool | int]:
@@ -215,43 +225,42 @@ def _charged(segs: Segments, part: str | None) -> tuple[RunSegment, RunSegment |
     return own, (segs[-1] if own is not segs[-1] else None)
 
 
-def _begin(segs: Segments, part: str | None, gpu: int | None) -> None:
-    segs.book.begin(part, gpu, segs[-1].index)
+def _count(segs: Segments, part: str | None, add: Callable[[Counts], None]) -> RunSegment:
+    """Count a section's event in its segment's own figures and, where it is a later segment's
+    business too, in that one's carried figures (once, the same way)."""
+    seg, later = _charged(segs, part)
+    add(seg.own)
+    if later is not None:
+        add(later.carried)
+    return seg
 
 
-def _section_began(segs: Segments, e: ev.SectionBegan, w: World) -> None:
-    segs.book.announce(e.part, e.gpu, segs[-1].index)
-
-
-def _lock_requested(segs: Segments, e: ev.LockRequested, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
-
-
-def _phase_start(segs: Segments, e: ev.PhaseStart, w: World) -> None:
-    if e.phase in GPU_PHASES and e.gpu is not None:
-        _begin(segs, e.part, e.gpu)
-
-
-def _alloc(segs: Segments, e: ev.Alloc, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
-
-
-def _device_sync_start(segs: Segments, e: ev.DeviceSyncStart, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
+def _begin(segs: Segments, e: Any, w: World | None = None) -> None:
+    """A section's start, by the one rule (prover/fold/sections.py: section_begun)."""
+    got = section_begun(e)
+    if got is None:
+        return
+    part, gpu, exact = got
+    if gpu is None:
+        return
+    if exact:
+        segs.book.announce(part, gpu, segs[-1].index)
+    else:
+        segs.book.begin(part, gpu, segs[-1].index)
 
 
 def _partition_done(segs: Segments, e: ev.PartitionDone, w: World) -> None:
-    seg, carried = _charged(segs, e.part)
-    segs.book.end(e.part)
     p = w.partitions.get(e.part)
     ok = e.ok and p is not None and p.verified is True
-    seg.done += 1
+
+    def add(c: Counts) -> None:
+        c.done += 1
+        c.verified += ok
+
+    seg = _count(segs, e.part, add)
+    segs.book.end(e.part)
     seg.failed += not e.ok
-    if carried is not None:
-        carried.carried_done += 1
-        carried.carried_verified += ok
     if ok:
-        seg.verified += 1
         if p is not None and p.gpu is not None:
             seg.gpu_verified[p.gpu] = seg.gpu_verified.get(p.gpu, 0) + 1
         seg.first_ok_t = e.t if seg.first_ok_t is None else seg.first_ok_t
@@ -263,27 +272,21 @@ def _cancelled(segs: Segments, e: ev.PartitionCancelled, w: World) -> None:
 
 
 def _fallback(segs: Segments, e: ev.Fallback, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
-    seg, carried = _charged(segs, e.part)
-    seg.fallbacks += 1
-    if carried is not None:
-        carried.carried_fallbacks += 1
+    _begin(segs, e)
+
+    def add(c: Counts) -> None:
+        c.fallbacks += 1
+
+    _count(segs, e.part, add)
 
 
 def _oom(segs: Segments, e: ev.Oom, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
-    seg, carried = _charged(segs, e.part)
-    seg.ooms += 1
-    seg.ooms_retried += e.outcome == "retried"
-    seg.ooms_failed += e.outcome == "failed"
-    if carried is not None:
-        carried.carried_ooms += 1
-        carried.carried_ooms_retried += e.outcome == "retried"
-        carried.carried_ooms_failed += e.outcome == "failed"
+    _begin(segs, e)
+    _count(segs, e.part, lambda c: c.oom(e.outcome))
 
 
 def _lock_acquired(segs: Segments, e: ev.LockAcquired, w: World) -> None:
-    _begin(segs, e.part, e.gpu)
+    _begin(segs, e)
     if e.lock == "mem":
         seg = _charged(segs, e.part)[0]
         seg.mem_acquisitions += 1
@@ -307,12 +310,7 @@ def _lock_released(segs: Segments, e: ev.LockReleased, w: World) -> None:
 
 
 def _device_sync_end(segs: Segments, e: ev.DeviceSyncEnd, w: World) -> None:
-    seg, carried = _charged(segs, e.part)
-    seg.device_sync_s += e.duration
-    seg.device_syncs += 1
-    if carried is not None:
-        carried.carried_device_sync_s += e.duration
-        carried.carried_device_syncs += 1
+    _count(segs, e.part, lambda c: c.device_sync(e.duration))
 
 
 def _first() -> Segments:
@@ -323,16 +321,16 @@ CONCEPT = Concept("segments", _first, {
     ev.JobAction: _job_action,
     ev.RunStarted: _run_started, ev.ModeChange: _mode_change, ev.SwitchSettled: _switch_settled,
     ev.PartitionDone: _partition_done, ev.PartitionCancelled: _cancelled, ev.Fallback: _fallback, ev.Oom: _oom,
-    ev.LockRequested: _lock_requested, ev.LockAcquired: _lock_acquired, ev.LockReleased: _lock_released,
-    ev.PhaseStart: _phase_start, ev.Alloc: _alloc, ev.DeviceSyncStart: _device_sync_start,
-    ev.SectionBegan: _section_began,
+    ev.LockRequested: _begin, ev.LockAcquired: _lock_acquired, ev.LockReleased: _lock_released,
+    ev.PhaseStart: _begin, ev.Alloc: _begin, ev.DeviceSyncStart: _begin, ev.SectionBegan: _begin,
     ev.DeviceSyncEnd: _device_sync_end,
 }, view=lambda segs, now: copy_segments(segs))
 
 
 def _steady(seg: RunSegment) -> float | None:
-    if seg.verified >= 2 and seg.first_ok_t is not None and seg.last_ok_t is not None and seg.last_ok_t > seg.first_ok_t:
-        return 60.0 * (seg.verified - 1) / (seg.last_ok_t - seg.first_ok_t)
+    n = seg.own.verified
+    if n >= 2 and seg.first_ok_t is not None and seg.last_ok_t is not None and seg.last_ok_t > seg.first_ok_t:
+        return 60.0 * (n - 1) / (seg.last_ok_t - seg.first_ok_t)
     return None
 
 
@@ -342,9 +340,9 @@ def rate_basis(seg: RunSegment, now: float) -> tuple[float, int, float]:
     Poisson count conditional on the first); before that, the proofs over the segment's time."""
     rate = _steady(seg)
     if rate is not None and seg.first_ok_t is not None and seg.last_ok_t is not None:
-        return rate, seg.verified - 1, seg.last_ok_t - seg.first_ok_t
+        return rate, seg.own.verified - 1, seg.last_ok_t - seg.first_ok_t
     dur = seg.duration(now)
-    return (60.0 * seg.verified / dur if dur > 0 else 0.0), seg.verified, dur
+    return (60.0 * seg.own.verified / dur if dur > 0 else 0.0), seg.own.verified, dur
 
 
 class _Run(Protocol):
@@ -368,21 +366,19 @@ def segment_rows(s: _Run) -> list[SegmentSummary]:
         n = seg.mem_acquisitions
         ratio = rate / prev[0] if rate is not None and prev and prev[0] else None
         rci = rate_ratio_interval(basis[1], basis[2], prev[1], prev[2]) if ratio is not None and prev else None
+        own = seg.own
         rows.append(SegmentSummary(
             index=seg.index, t0=seg.t0, t1=seg.t1 if seg.t1 is not None else s.t, duration_s=dur,
-            open=seg.t1 is None and not s.ended, change=seg.change, knobs=typed_knobs(seg.knobs), verified=seg.verified,
-            done=seg.done, failed=seg.failed, verified_per_min=rate,
-            mean_per_min=60.0 * seg.verified / dur if dur > 0 else 0.0,
+            open=seg.t1 is None and not s.ended, change=seg.change, knobs=typed_knobs(seg.knobs), verified=own.verified,
+            done=own.done, failed=seg.failed, verified_per_min=rate,
+            mean_per_min=60.0 * own.verified / dur if dur > 0 else 0.0,
             ratio=ratio, ratio_ci=rci, ratio_significant=None if rci is None else not rci[0] <= 1.0 <= rci[1],
-            fallbacks=seg.fallbacks, ooms=seg.ooms, ooms_retried=seg.ooms_retried, ooms_failed=seg.ooms_failed,
+            fallbacks=own.fallbacks, ooms=own.ooms, ooms_retried=own.ooms_retried, ooms_failed=own.ooms_failed,
             mem_wait_mean=seg.mem_wait / n if n else 0.0,
             mem_hold_mean=seg.mem_hold / n if n else 0.0, mem_wait_total=seg.mem_wait, mem_hold_total=seg.mem_hold,
             compute_held_share=min(1.0, seg.compute_hold / (dur * ngpu)) if dur > 0 else 0.0,
-            device_syncs=seg.device_syncs, device_sync_s=seg.device_sync_s,
-            proofs=seg.verified, per_min=basis[0], per_min_ci=rate_interval(basis[1], basis[2]),
-            transitional=Transitional(done=seg.carried_done, verified=seg.carried_verified,
-                                      fallbacks=seg.carried_fallbacks, ooms=seg.carried_ooms,
-                                      ooms_retried=seg.carried_ooms_retried, ooms_failed=seg.carried_ooms_failed,
-                                      device_syncs=seg.carried_device_syncs, device_sync_s=seg.carried_device_sync_s)))
+            device_syncs=own.device_syncs, device_sync_s=own.device_sync_s,
+            proofs=own.verified, per_min=basis[0], per_min_ci=rate_interval(basis[1], basis[2]),
+            transitional=Transitional(**asdict(seg.carried))))
         prev = basis if rate is not None else None
     return rows

@@ -17,7 +17,7 @@ from prover.fold.world import World
 # the keys step's first detail; a recording from before key_load.HELD ends it with this when the
 # phases object already held the key (made before the run, in the same process)
 LOOKUP = "cache lookup"
-HELD = "held by this process, made before this run"  # = prover/pipeline/key_load.py's
+HELD = "held by this process, made before this run"  # = prover/pipeline/keys/key_load.py's
 
 
 @dataclass

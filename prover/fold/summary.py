@@ -1,6 +1,6 @@
 """The run summary, computed only from the one fold (prover.fold.model.DashboardState).
 
-`summarize(state) -> Summary` (pydantic, JSON-able; c2tui.summary_view renders it). Throughput counts *verified* partitions only (an
+`summarize(state) -> Summary` (pydantic, JSON-able; c2tui.text.summary renders it). Throughput counts *verified* partitions only (an
 unchecked or failed one is not output anyone can use) and is given these ways: the mean over
 the whole run (since start, set-up included), in steady state (between the first and the
 last verified partition, which leaves out the start-up ramp and the shutdown), over the last

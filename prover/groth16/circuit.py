@@ -91,6 +91,14 @@ class Circuit:
         return d
 
     @property
+    def field_vars(self) -> int:
+        """Variables whose value may be other than 0 or 1: each round's y, t2, t4, acc of every lane
+        and the public inputs (copies of accumulators); the rest are bits and the constant one. It
+        bounds the field values of every witness: z's upload form holds that many (abc gpu)."""
+        lay = self.layout
+        return 4 * lay.rounds * lay.lanes + NUM_PUBLIC
+
+    @property
     def nbytes(self) -> int:
         """Host bytes the circuit holds: its matrices and the witness layout's index arrays."""
         lay = self.layout
@@ -143,6 +151,14 @@ def _shape(constraints_log2: int) -> tuple[int, int]:
     fixed = NUM_PUBLIC + (NUM_PUBLIC + 1)  # output rows + input rows
     rounds = (n - fixed - 2 * WORD * lanes) // (ROWS_PER_ROUND * lanes)
     return lanes, rounds
+
+
+def family_counts(constraints_log2: int) -> tuple[int, int]:
+    """(num_vars, field_vars) of the family member of size 2^constraints_log2, from its shape
+    alone (no circuit built): what a modelled size's plan and upload are counted from."""
+    lanes, rounds = _shape(constraints_log2)
+    per_round = 3 * WORD + 1 + 4  # x, a, s (33 bits); y, t2, t4, acc
+    return 1 + NUM_PUBLIC + 2 * WORD * lanes + per_round * rounds * lanes, 4 * rounds * lanes + NUM_PUBLIC
 
 
 def _allocate(constraints_log2: int, seed: int) -> tuple[Layout, int]:

@@ -1,6 +1,7 @@
 """The Groth16 prove's compute phases, composed once over a backend (prover/backend.py), as
 SupraSeal C2's groth16_cuda.cu composes its primitives:
 
+    r1cs       a, b, c = A.z, B.z, C.z on the device, over a circuit's resident matrices (abc gpu)
     ntt_h      h = NTT-H(a, b, c)
     msm_g1     H: an MSM over h_0..h_{n-2};  L, A, B_G1: each the batch addition of the rows
                whose scalar is 1 plus the tail MSM of the others
@@ -158,8 +159,9 @@ class GpuCompute:
         caps = backend.capabilities if backend is not None else frozenset()
         self._staged = B.NTT_H_STAGED in caps
         self._pins = {B.MSM_G1, B.BATCH_ADD_G1, B.PINNED} <= caps
+        self._r1cs = B.R1CS in caps
         self._in_use = sorted(["ntt_h", "msm_g1"] * (backend is not None) + ["b_g2_msm"] * (G2 <= caps)
-                              + ["ntt_h_staged"] * self._staged + ["pin_prep"] * self._pins)
+                              + ["ntt_h_staged"] * self._staged + ["pin_prep"] * self._pins + ["r1cs"] * self._r1cs)
 
     @classmethod
     def over(cls, backend: Any, phases: Any = None) -> "GpuCompute":
@@ -184,13 +186,37 @@ class GpuCompute:
     def ntt_h(self, a: Any, b: Any, c: Any) -> Any:
         return self._ntt_h(a, b, c)
 
-    def ntt_h_staged(self, views: tuple[Any, Any, Any] | None, host: tuple[Any, Any, Any]) -> Any:
+    def ntt_h_staged(self, views: tuple[Any, Any, Any] | None, host: B.Host) -> Any:
         """NTT-H in place over the pre-staged buffers' device views (consumed), where the
         backend runs it so and the device gave views; else from the host arrays. `host` goes
-        with the call: where the device's NTT fails half-way, the reference reads them."""
+        with the call: where the device's NTT fails half-way, the reference reads them (made
+        then, where the GPU made a, b, c: a callable)."""
         if views is None or not self._staged:
-            return self._ntt_h(*host)
+            return self._ntt_h(*B.host_arrays(host))
         return self._backend.ntt_h_staged(*views, host=host)
+
+    # the R1CS products on the device (abc gpu) ------------------------------------------------
+    @property
+    def r1cs_on_device(self) -> bool:
+        """Whether the backend makes a, b, c itself (over matrices resident on the device)."""
+        return self._r1cs
+
+    def r1cs_arrays(self, plan: Any) -> dict[str, Any]:
+        """A matrix's device form as host arrays by name, for the caller to allocate and upload."""
+        return self._backend.r1cs_arrays(plan)
+
+    def r1cs_matrix(self, plan: Any, arrays: dict[str, Any]) -> Any:
+        """The matrix over its device arrays (allocated and uploaded by the caller)."""
+        return self._backend.r1cs_matrix(plan, arrays)
+
+    def r1cs(self, mats: Any, vals: Any, tab: Any, outs: tuple[Any, Any, Any] | None) -> bool:
+        """A.z, B.z, C.z into the device views `outs`, launched on the current stream, from z's upload
+        form on the device (prover/host/zpack.py: `vals` its field values, `tab` its table); False
+        where they are not made there (no kernel, no resident matrices or views, or the kernel
+        failed: the fallback says so), and the caller makes them on the host."""
+        if not self._r1cs or mats is None or vals is None or tab is None or outs is None:
+            return False
+        return bool(self._backend.r1cs(mats, vals, tab, outs))
 
     def msm_g1(self, prep: Any, h: Any, pk: Any) -> Any:
         return self._msm_g1(prep, h, pk)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from prover.settings import KernelSettings
 from prover.groth16 import prep_nb as host_prep
 from prover.groth16 import witness_nb as host_witness
 from prover.host.matvec import matvec_many as host_matvec_many
+from prover.host import zpack_nb as host_zpack
 
 # circuit and keys --------------------------------------------------------------------------------
 def make_circuit(constraints_log2: int, seed: int) -> Circuit:
@@ -53,10 +55,32 @@ def synthesize(circuit: Circuit, instance: int, out: tuple[np.ndarray, np.ndarra
     (n, 4) uint64 arrays to write a, b, c into (the device's page-locked buffers); z: a
     (num_vars, 4) one for the witness (both reused by a worker, partition after partition);
     threads: the witness's lanes and the products' rows split over that many (host_threads)."""
-    z, public, cls = host_witness.generate_witness(circuit, instance, z, threads)
+    syn = witness(circuit, instance, z=z, threads=threads)
+    a, b, c = products(circuit, syn, out, threads)
+    return replace(syn, a=a, b=b, c=c)
+
+
+def witness(circuit: Circuit, instance: int, z: np.ndarray | None = None, threads: int = 1,
+            cls: np.ndarray | None = None, pack: bool | tuple[np.ndarray, np.ndarray] = False) -> Synthesis:
+    """synthesize's witness alone (z, the publics, the classes; a, b, c None): what a partition's
+    host builds when the GPU makes a, b, c (abc=gpu). z, cls: a worker's arrays to reuse. pack:
+    also z's upload form (prover/host/zpack.py, room for the circuit's field variables), into a
+    worker's (table, values) arrays when given (page-locked on CUDA), else fresh ones."""
+    z, public, classes = host_witness.generate_witness(circuit, instance, z, threads, cls)
+    zp = None
+    if pack is not False:
+        zp = host_zpack.pack(z, classes, circuit.field_vars, None if pack is True else pack, threads)
+    return Synthesis(z=z, public_inputs=public, a=None, b=None, c=None, density=classes, zpack=zp)
+
+
+def products(circuit: Circuit, syn: Synthesis, out: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+             threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """a = A.z, b = B.z, c = C.z of a witness on the host (synthesize's second half; the R1CS
+    kernel's host twin where the GPU does not make them), into `out` when given."""
+    cls = syn.density if syn.density is not None else host_prep.density(syn.z, threads)
     mats = (circuit.a, circuit.b, circuit.c)
-    a, b, c = host_matvec_many([m.host_plan for m in mats], z, cls, list(out or (None, None, None)), threads)
-    return Synthesis(z=z, public_inputs=public, a=a, b=b, c=c, density=cls)
+    a, b, c = host_matvec_many([m.host_plan for m in mats], syn.z, cls, list(out or (None, None, None)), threads)
+    return a, b, c
 
 
 def synthesize_reference(circuit: Circuit, instance: int) -> Synthesis:
@@ -156,9 +180,9 @@ def seeded_randomisers(seed: int, instance: int) -> tuple[int, int]:
 
 
 def prove(circuit: Circuit, pk: ProvingKey, instance: int, r: int, s: int) -> Proof:
-    syn = synthesize(circuit, instance)
+    syn = witness(circuit, instance)
     prep = prep_msm(syn, pk)
-    h = ntt_h(syn.a, syn.b, syn.c)
+    h = ntt_h(*products(circuit, syn))
     return assemble(syn, msm_g1(prep, h, pk), b_g2_msm(prep, pk), pk, r, s)
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from prover.field import fr
+from prover.host.zpack import ZPack
 
 ZERO, ONE, OTHER = 0, 1, 2  # density classes of witness values
 
@@ -15,11 +16,13 @@ ZERO, ONE, OTHER = 0, 1, 2  # density classes of witness values
 class Synthesis:
     z: fr.FrArray  # (num_vars, 4): [1, public..., private...]
     public_inputs: fr.FrArray  # (num_public, 4)
-    a: fr.FrArray  # (n, 4) evaluations A.z over the domain
-    b: fr.FrArray
-    c: fr.FrArray
+    a: fr.FrArray | None  # (n, 4) evaluations A.z over the domain (None: a witness alone, the GPU makes them)
+    b: fr.FrArray | None
+    c: fr.FrArray | None
     # ZERO / ONE / OTHER per value of z when the host kernels made it (prep_msm reuses it)
     density: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # z's upload form (prover/host/zpack.py) where the GPU makes a, b, c (abc gpu): what goes up
+    zpack: ZPack | None = field(default=None, compare=False, repr=False)
 
     def public_ints(self) -> list[int]:
         return fr.to_ints(self.public_inputs)

@@ -1,6 +1,6 @@
 """The key set-up's timed steps: seconds per step of this process's set-ups and cache reads (the
 benchmarks print them), and a per-thread listener that start-up progress hangs on
-(prover/pipeline/key_load.py: observe_setup). Shared by the host set-up (setup.py) and the
+(prover/pipeline/keys/key_load.py: observe_setup). Shared by the host set-up (setup.py) and the
 device one (setup_device.py).
 """
 from __future__ import annotations

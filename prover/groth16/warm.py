@@ -1,6 +1,6 @@
 """Warm-up of the compiled host kernels of a partition (numba, ``nogil=True``, ``cache=True``):
 witness generation (witness_nb), the sparse products A.z, B.z, C.z (prover.host.matvec),
-prep_msm's splits (prep_nb) and the GPU MSMs' last host step (prover.field.fp_nb). Each call is single-threaded and releases the GIL,
+prep_msm's splits (prep_nb), z's upload form (prover.host.zpack_nb) and the GPU MSMs' last host step (prover.field.fp_nb). Each call is single-threaded and releases the GIL,
 so worker threads running whole partitions, and a partition's host threads (prover/host/threads.py), really run in parallel.
 
 The kernels compile on first use (a few seconds per process, then ~0.1-0.5 s from numba's
@@ -20,7 +20,7 @@ def warm_up() -> float:
     from prover.field import fp_nb
     from prover.groth16 import prep_nb as prep
     from prover.groth16 import witness_nb as witness
-    from prover.host import matvec
+    from prover.host import matvec, zpack_nb
 
     t0 = time.perf_counter()
     circuit = _smallest(MIN_LOG2, make_circuit)
@@ -30,6 +30,8 @@ def warm_up() -> float:
         matvec.matvec(m.host_plan, z, cls, threads=2)  # the row-range kernel host_threads > 1 runs
     prep.density(z)
     prep.warm_up(cls, z)
+    zpack_nb.pack(z, cls, circuit.field_vars)
+    zpack_nb.pack(z, cls, circuit.field_vars, threads=2)
     for group, width in (("g1", 48), ("g2", 96)):  # the GPU MSMs' last host step
         fp_nb.finish_windows(np.zeros((2, width), dtype=np.uint32), 1, group)
     return time.perf_counter() - t0

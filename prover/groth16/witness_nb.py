@@ -115,12 +115,13 @@ MIN_LANES = 64  # lanes a chunk at least (a chunk's call and temporaries cost ~m
 
 
 def generate_witness(circuit: Circuit, instance: int, z: fr.FrArray | None = None,
-                     threads: int = 1) -> tuple[fr.FrArray, fr.FrArray, np.ndarray]:
+                     threads: int = 1, cls: np.ndarray | None = None) -> tuple[fr.FrArray, fr.FrArray, np.ndarray]:
     """(z, public inputs, density classes): z and the publics equal
     ``prover.groth16.witness.generate_witness``'s, the classes ``phases.density(z)``.
     z: a (num_vars, 4) uint64 array to reuse (every limb is written, so it is not zeroed): a
     worker's z keeps its pages, where a fresh 512 MiB one at 2^24 costs ~10^5 page faults.
-    threads: lanes split over that many threads (prover/host/threads.py), the same bytes."""
+    threads: lanes split over that many threads (prover/host/threads.py), the same bytes.
+    cls: a (num_vars,) uint8 array to reuse for the classes (a worker's page-locked one, abc=gpu)."""
     lay = circuit.layout
     u, v = instance_bits(circuit, instance)
     if z is None:
@@ -128,7 +129,11 @@ def generate_witness(circuit: Circuit, instance: int, z: fr.FrArray | None = Non
     elif z.shape != (circuit.num_vars, 4) or z.dtype != np.uint64 or not z.flags.c_contiguous:
         raise ValueError(f"witness z: need a C-contiguous uint64 array of shape {(circuit.num_vars, 4)}, "
                          f"got {z.dtype} {z.shape}")
-    cls = np.empty(circuit.num_vars, dtype=np.uint8)  # every entry written too
+    if cls is None:
+        cls = np.empty(circuit.num_vars, dtype=np.uint8)  # every entry written too
+    elif cls.shape != (circuit.num_vars,) or cls.dtype != np.uint8 or not cls.flags.c_contiguous:
+        raise ValueError(f"witness classes: need a C-contiguous uint8 array of {circuit.num_vars}, "
+                         f"got {cls.dtype} {cls.shape}")
     args = (_pack(u), _pack(v), lay.acc0, lay.init_u, lay.init_v, lay.x, lay.a, lay.s, lay.y, lay.t2, lay.t4,
             lay.acc, lay.round_consts, lay.rotations, z, cls)
     chunks = host_threads.chunk_count(threads, lay.lanes, MIN_LANES)

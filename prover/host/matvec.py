@@ -36,6 +36,15 @@ class MatrixPlan:
     big_mont: np.ndarray  # (nb, 8) uint64 their Montgomery forms, 32-bit limbs
     big_pos: np.ndarray | None = None  # (nb,) int64 entry positions of the BIG codes (made on first use)
 
+    def device_bytes(self) -> int:
+        """Bytes of its form on a GPU (prover/kernels/r1cs.py device_arrays: u32 row pointers,
+        int32 columns, u8 codes, the small and full-size coefficients plain and in Montgomery
+        form, the full-size ones' u32 entry positions), known before it is made: the GPU's room
+        holds them before the upload."""
+        nnz, rows = int(self.indptr[-1]), len(self.indptr) - 1
+        nb = int(np.count_nonzero(self.codes == BIG))
+        return 4 * (rows + 1) + 5 * nnz + 64 * max(len(self.values), 1) + 68 * max(nb, 1)
+
     def big_before(self, entry: int) -> int:
         """Full-size coefficients among the entries before `entry`: where a range of rows
         starting there reads its first one (`matvec_rows`' bi0)."""

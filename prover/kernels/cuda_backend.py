@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from prover.kernels import fixed_base, gpu_phases, msm, pinned, setup_gpu
+from prover.kernels import fixed_base, msm, ntt, pinned, r1cs, setup_gpu
 from prover.kernels.cupy_util import _cp
 from prover.settings import KernelSettings
 
@@ -31,22 +31,38 @@ class CudaBackend:
         self.settings = settings
         self.capabilities = frozenset({
             "ntt_h", "ntt_h_staged", "intt", "msm_g1", "msm_g2", "batch_add_g1", "batch_add_g2",
-            "fixed_base_g1", "fixed_base_g2", "setup_device"} | ({"pinned"} if settings.pinned_host else set())
+            "fixed_base_g1", "fixed_base_g2", "setup_device", "r1cs"} | ({"pinned"} if settings.pinned_host else set())
             | ({"lanes"} if settings.msm_lanes > 1 else set()))
         self._local = threading.local()  # each worker thread's side streams, per device
 
     # NTT ----------------------------------------------------------------------------------
     def ntt_h(self, a: Any, b: Any, c: Any) -> Any:
         # h stays on the device (a cupy array) for the MSM that reads it next
-        return gpu_phases.ntt_h_gpu(a, b, c, out_device=True, ks=self.settings)
+        return ntt.ntt_h_gpu(a, b, c, out_device=True, ks=self.settings)
 
     def ntt_h_staged(self, d_a: Any, d_b: Any, d_c: Any, host: Any = None) -> Any:
         # device views of the pre-staged buffers: transformed in place, no copy (h aliases d_a);
         # `host` is for a wrapper that re-runs a failure on the reference (prover.backend.Fallback)
-        return gpu_phases.ntt_h_device(d_a, d_b, d_c, ks=self.settings)
+        return ntt.ntt_h_device(d_a, d_b, d_c, ks=self.settings)
 
     def intt(self, x: np.ndarray) -> np.ndarray:
-        return gpu_phases.ntt_gpu(x, inverse=True, ks=self.settings)
+        return ntt.ntt_gpu(x, inverse=True, ks=self.settings)
+
+    # R1CS products (abc gpu) -------------------------------------------------------------------
+    def r1cs_arrays(self, plan: Any) -> dict[str, np.ndarray]:
+        """A matrix's device form as host arrays by name: the caller allocates and uploads them
+        (through its device's allocator, so the GPU's room counts them)."""
+        return r1cs.device_arrays(plan)
+
+    def r1cs_matrix(self, plan: Any, arrays: dict[str, Any]) -> r1cs.DeviceMatrix:
+        return r1cs.DeviceMatrix(plan, arrays)
+
+    def r1cs(self, mats: Any, vals: Any, tab: Any, outs: Any) -> bool:
+        """A.z, B.z, C.z into `outs` (device (rows, 4) uint64 views), launched on the current stream;
+        z in its upload form on the device (prover/host/zpack.py: its field values, its table)."""
+        for m, out in zip(mats, outs):
+            r1cs.matvec_gpu(m, vals, tab, out=out, ks=self.settings)
+        return True
 
     # MSM ----------------------------------------------------------------------------------
     def points(self, pk: Any, query: str) -> msm.DevicePoints:

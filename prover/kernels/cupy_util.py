@@ -1,4 +1,4 @@
-"""CuPy plumbing shared by the kernels' host wrappers (ntt in gpu_phases.py, msm.py): the lazy
+"""CuPy plumbing shared by the kernels' host wrappers (ntt in ntt.py, msm.py): the lazy
 CuPy import, stream contexts, launch grids, device rows of u32. Imports without CuPy."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Host wrappers of the MSM kernels (msm_g1.cu, msm_g2.cu): points on the device, Pippenger
 MSMs (plain and over precomputed window shifts), batch additions, launched now and read later.
-Formats as in gpu_phases.py; CuPy is imported lazily."""
+Formats as in ntt.py; CuPy is imported lazily."""
 from __future__ import annotations
 
 import warnings

@@ -3,7 +3,7 @@ MSMs will read it: powers and Lagrange bases at tau, the QAP's transposed sparse
 per-variable scalars, and fixed-base multiplications whose output stays on the device as the
 Montgomery points the MSMs read (`ResidentPoints`: no host copy, no re-upload).
 
-Formats as in gpu_phases.py: FrArray = (n, 4) uint64 canonical (cupy here); every function
+Formats as in ntt.py: FrArray = (n, 4) uint64 canonical (cupy here); every function
 launches on CuPy's current stream (or `stream`) and returns device arrays, except `nonzero_host`
 and `ResidentPoints.to_host`, which download. A matrix is anything with the compact CSR
 fields of prover/groth16/r1cs.SparseMatrix (indptr, indices, codes, values, big, n_cols): kernels/
@@ -73,7 +73,7 @@ def powers(base: int, n: int, scale: int = 1, ks: KernelSettings | None = None, 
 def lagrange(tau: int, n: int, ks: KernelSettings | None = None, stream=None):
     """[L_j(tau) for j < n] over the size-n domain: the inverse NTT of the powers of tau (tau off
     the domain), on the device."""
-    from prover.kernels.gpu_phases import ntt_gpu
+    from prover.kernels.ntt import ntt_gpu
 
     p = powers(tau, n, 1, ks, stream)
     out = ntt_gpu(p, inverse=True, stream=stream, ks=ks)

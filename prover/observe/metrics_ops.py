@@ -79,7 +79,7 @@ def queue_families(s: DashboardState, lab: Any, gauge: Gauge, counter: Any) -> I
 
 
 def key_families(s: DashboardState, lab: Any, gauge: Gauge, counter: Any) -> Iterator[Metric]:
-    """Keys by size (prover/pipeline/key_ring.py): each one's host bytes while hot or loading,
+    """Keys by size (prover/pipeline/keys/key_ring.py): each one's host bytes while hot or loading,
     its state, and the loads, evictions and failed loads counted."""
     ks = s.keys.keys
     held = gauge("key_bytes", "host bytes of the proving key of a size while hot or loading (0: cold)",

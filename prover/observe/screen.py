@@ -7,8 +7,10 @@ GPU without progress) must be past its number for that long (the age less the `f
 sampled share (live VRAM of its budget) must have stayed past it over the whole `for:`, and a
 rate or share that has no samples to look back on (host RAM of its budget, rates over a window)
 is judged once the run has lasted the `for:`. A window the run has not lived through yet is the
-run so far (at least a minute), as Prometheus' rate() over a short series is. `run_figures` are
-the run's (the header's), `gpu_figures` one GPU's (its panel's), `host_figures` the host's.
+run so far (at least a minute), as Prometheus' rate() over a short series is. Every window and
+every `for:` is read from the one definition (Figure.window_s: the range in the figure's PromQL;
+Rule.for_s), never written here. `run_figures` are the run's (the header's), `gpu_figures` one
+GPU's (its panel's), `host_figures` the host's.
 """
 from __future__ import annotations
 
@@ -17,6 +19,13 @@ from typing import Any
 from prover.fold.host_ram import budget_of
 from prover.fold.model import DashboardState
 from prover.observe.thresholds import FIGURES, ORDER, RULES, Rule, Verdict, judge, rules_on
+
+def window(name: str) -> float:
+    """The range the figure's PromQL looks back over (prover/observe/thresholds.py)."""
+    w = FIGURES[name].window_s
+    assert w is not None, f"{name} has no range in its PromQL"
+    return w
+
 
 GPU_FIGURES = ("lock_held_s", "gpu_progress_age_s", "vram_growth", "vram_partitions_left", "vram_live_share",
                "device_sync_share", "device_sync_wait_s", "ooms_failed", "ooms_switch", "ooms_budget",
@@ -39,13 +48,15 @@ def _gpu(s: DashboardState, i: int) -> dict[str, float | None]:
     sync = g.device_sync.waited(now) if g.device_sync is not None else None
     live = g.live_bytes / g.budget if g.budget else None
     prog = o.progress.get(i)
+    sync_w = window("device_sync_share")
     return {
         "lock_held_s": max(held, default=None), "gpu_progress_age_s": prog.age(now) if prog is not None else None,
         "vram_growth": o.growth_slope(i) or None, "vram_partitions_left": o.partitions_left(i),
-        "vram_live_share": live, "device_sync_share": o.amount("device_sync", 300.0, i, now) / _span(300.0, now),
-        "device_sync_wait_s": sync, "ooms_failed": o.amount("oom_failed", 900.0, i, now),
-        "ooms_switch": o.amount("oom_switch", 900.0, i, now), "ooms_budget": o.amount("oom_budget", 900.0, i, now),
-        "ooms_unexplained": o.amount("oom_unexplained", 900.0, i, now),
+        "vram_live_share": live, "device_sync_share": o.amount("device_sync", sync_w, i, now) / _span(sync_w, now),
+        "device_sync_wait_s": sync, "ooms_failed": o.amount("oom_failed", window("ooms_failed"), i, now),
+        "ooms_switch": o.amount("oom_switch", window("ooms_switch"), i, now),
+        "ooms_budget": o.amount("oom_budget", window("ooms_budget"), i, now),
+        "ooms_unexplained": o.amount("oom_unexplained", window("ooms_unexplained"), i, now),
     }
 
 
@@ -57,21 +68,24 @@ def gpu_figures(s: DashboardState, i: int) -> dict[str, float | None]:
 def host_figures(s: DashboardState) -> dict[str, float | None]:
     o, now, h = s.ops, s.t, s.host_ram
     budget = budget_of(s.knobs)
-    window = 600.0
-    open_s = sum(now - max(since, now - window) for since in o.host_waiting.values())
+    w = window("host_ram_waiting")
+    open_s = sum(now - max(since, now - w) for since in o.host_waiting.values())
     return {"host_ram_share": h.used / budget if budget else None,
-            "host_ram_waiting": (o.amount("host_ram_wait", window, now=now) + open_s) / _span(window, now)}
+            "host_ram_waiting": (o.amount("host_ram_wait", w, now=now) + open_s) / _span(w, now)}
 
 
 def run_figures(s: DashboardState) -> dict[str, float | None]:
     """Every figure the thresholds name, for the run: a GPU figure at its worst GPU."""
     o, now = s.ops, s.t
-    done, fb = o.amount("done", 600.0, now=now), o.amount("fallback", 600.0, now=now)
+    share_w = window("fallback_share")
+    done, fb = o.amount("done", share_w, now=now), o.amount("fallback", share_w, now=now)
     out: dict[str, float | None] = {
-        "fallback_share": fb / done if done else None, "fallbacks_per_min": _per_min(o, "fallback", 600.0, now),
-        "proofs_failed": o.amount("proof_failed", 900.0, now=now),
-        "ooms_retried_per_min": _per_min(o, "oom_retried", 600.0, now),
-        "stalls": o.amount("stall", 600.0, now=now), "deadlines_missed": o.amount("deadline_missed", 900.0, now=now),
+        "fallback_share": fb / done if done else None,
+        "fallbacks_per_min": _per_min(o, "fallback", window("fallbacks_per_min"), now),
+        "proofs_failed": o.amount("proof_failed", window("proofs_failed"), now=now),
+        "ooms_retried_per_min": _per_min(o, "oom_retried", window("ooms_retried_per_min"), now),
+        "stalls": o.amount("stall", window("stalls"), now=now),
+        "deadlines_missed": o.amount("deadline_missed", window("deadlines_missed"), now=now),
         "sectors_overdue": float(len(s.queues.overdue(now))),
     }
     per_gpu = [_gpu(s, i) for i in s.gpus]
@@ -88,11 +102,8 @@ SAMPLED = {"vram_live_share"}  # the least sample over the `for:` (prover/fold/o
 
 
 def for_seconds(r: Rule) -> float:
-    """A rule's `for:` ("5m", "1m", "30s") in seconds (0: none)."""
-    if not r.for_:
-        return 0.0
-    n, unit = float(r.for_[:-1]), r.for_[-1]
-    return n * {"s": 1.0, "m": 60.0, "h": 3600.0}[unit]
+    """A rule's `for:` in seconds (0: none): Rule.for_s, read from the text the rules file has."""
+    return r.for_s
 
 
 def _held(s: DashboardState, figs: dict[str, float | None], for_s: float, gpu: int | None) -> dict[str, float | None]:

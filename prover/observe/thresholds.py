@@ -11,12 +11,24 @@ alert fires at a time.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Literal, Mapping
 
 Level = Literal["ok", "amber", "red"]
 SEVERITY = {"amber": "warning", "red": "critical"}
 ORDER = {"ok": 0, "amber": 1, "red": 2}
+_UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration_s(text: str) -> float:
+    """A Prometheus duration as the rules write them ("5m", "1m", "30s", "1h") in seconds (0: "")."""
+    if not text:
+        return 0.0
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([smh])", text)
+    if m is None:
+        raise ValueError(f"not a duration this file writes: {text!r}")
+    return float(m.group(1)) * _UNIT_S[m.group(2)]
 
 
 @dataclass(frozen=True)
@@ -26,6 +38,15 @@ class Figure:
     words: str  # how the screen says it
     unit: str = ""
     screen: str = ""  # what the screen computes from the fold, where it is not the same metric
+
+    @property
+    def window_s(self) -> float | None:
+        """The range its PromQL looks back over (`[10m]`: 600), which the screen uses for the same
+        figure; None for an instant figure. One range a figure: a second, different one is an error."""
+        ranges = {duration_s(r) for r in re.findall(r"\[(\d+(?:\.\d+)?[smh])\]", self.promql)}
+        if len(ranges) > 1:
+            raise ValueError(f"{self.name}: its PromQL looks back over {len(ranges)} ranges")
+        return ranges.pop() if ranges else None
 
     def show(self, v: float) -> str:
         if self.unit.startswith("bytes"):
@@ -65,6 +86,11 @@ class Rule:
     for_: str = ""
     guard: str = ""  # PromQL `and` clause that keeps a rule quiet where the figure means nothing (a 0 budget)
     unless: Cond | None = None  # amber: quiet where its red twin fires (filled in by `_pair`)
+
+    @property
+    def for_s(self) -> float:
+        """Its `for:` in seconds, as Prometheus reads it (0: none)."""
+        return duration_s(self.for_)
 
 
 FIGURES: dict[str, Figure] = {f.name: f for f in (

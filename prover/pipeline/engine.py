@@ -6,9 +6,10 @@
     .wait(timeout) -> bool               True once the run has ended (a bounded run finished)
 
 This file wires the parts and owns the life cycle; the parts are, by job:
-bus.py (events to sinks), faults.py (injection), partition.py (one partition through the
-phases and locks), workers.py (queue, worker pool, monitor), gpu_load.py (CUDA phases with
-CPU fallback), controller.py (live knobs; talks back through `EngineHooks`).
+prover/events/bus.py (events to sinks), gpu/ (a seat per GPU: its room, device and locks; the
+run's GPU compute), queue/ (the work and the job actions), keys/ (circuits, keys, host RAM),
+control/ (live knobs; talks back through `EngineHooks`), partition.py (one partition through
+the phases on a seat), workers.py (worker pool, monitor), faults.py (injection).
 Sinks are called from engine threads with the emit lock held (so events reach every sink in
 timestamp order); they must be cheap and must not call back into the engine.
 """
@@ -20,6 +21,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Callable
 
 from prover import backend as compute_backend
@@ -27,33 +29,36 @@ from prover import events as ev
 from prover.field import blocks
 from prover import placement
 from prover.config import ConfigError, RunConfig
-from prover.device import budget
 from prover.device.base import BaseDevice, Stopped
+from prover.device.budget import Sizing, gib
 from prover.device.profiles import get_profile
-from prover.pipeline.admission import Admission
 from prover.disciplines import b_g2
-from prover.pipeline.bus import EventBus, Sink
-from prover.pipeline.controller import Controller, Knobs
+from prover.events.bus import EventBus, Sink
+from prover.pipeline.control.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
-from prover.pipeline.gpu_load import host_compute, load_gpu_compute
-from prover.pipeline.locks import LockSet
+from prover.pipeline.gpu.compute import host_compute, load_gpu_compute
+from prover.pipeline.gpu.locks import LockSet
+from prover.pipeline.gpu.resident import ResidentR1cs, matrix_bytes
+from prover.pipeline.gpu.seat import Seat, open_seats
+from prover.pipeline.health_sampler import HealthSampler
+from prover.pipeline.keys.host_ram import HostRam, say_fit, size_host_ram
+from prover.pipeline.keys.key_load import HELD
+from prover.pipeline.keys.key_ring import KeyDoesNotFit, KeyRing
 from prover.pipeline.partition import PartitionFlow, Prover
 from prover.pipeline.phases import Phases
-from prover.pipeline.health_sampler import HealthSampler
 from prover.host.threads import threads_line
-from prover.pipeline.host_ram import HostRam, say_fit, size_host_ram
-from prover.pipeline.inbox import Inbox
-from prover.pipeline.jobs import JobBoard, act
-from prover.pipeline.key_load import HELD
-from prover.pipeline.key_ring import KeyRing
-from prover.pipeline.workers import Monitor, WorkerPool, WorkQueue
+from prover.pipeline.queue.inbox import Inbox
+from prover.pipeline.queue.jobs import JobBoard, act
+from prover.pipeline.queue.part import Queue
+from prover.pipeline.queue.work_queue import WorkQueue
 from prover.pipeline.run_handle import RunHandle
 from prover.pipeline.startup import StartupSteps
+from prover.pipeline.workers import Monitor, WorkerPool
 
 # On a GPU the compute-lock holder gives the GIL up at every launch and stream sync, then waits
 # for it behind the other workers' Python glue: up to the switch interval (5 ms by default) each
 # time. Native 2^22 on the H200 held the compute lock 97% of the run at 50% NVML utilisation.
-# A shorter interval hands the GIL back sooner (the dashboard does the same, c2tui/app.py).
+# A shorter interval hands the GIL back sooner (the dashboard does the same, c2tui/dashboard/app.py).
 GIL_SWITCH_S = 0.0005
 
 __all__ = ["BackendError", "Engine", "Sink", "resolve_backend"]
@@ -78,14 +83,18 @@ def resolve_backend(backend: str) -> str:
 
 def resolve_auto_knobs(config: RunConfig, compute: object) -> RunConfig:
     """b_g2 "auto": gpu where the run's compute backend is a device one that runs the G2 MSM
-    and batch addition itself (its capabilities), else cpu (the value the run's
-    RunStarted.config, the fold and the controller then carry)."""
-    if config.b_g2 != "auto":
-        return config
-    caps = getattr(compute, "capabilities", frozenset())
+    and batch addition itself (its capabilities), else cpu; abc "auto": gpu where it runs the R1CS
+    kernel itself, else host (the values the run's RunStarted.config, the fold and the controller
+    then carry)."""
+    caps: frozenset[str] = getattr(compute, "capabilities", frozenset())
     on_device = compute is not compute_backend.REFERENCE
-    g2 = {compute_backend.MSM_G2, compute_backend.BATCH_ADD_G2} <= caps
-    return config.model_copy(update={"b_g2": (b_g2.GPU if on_device and g2 else b_g2.CPU).name})
+    update: dict[str, str] = {}
+    if config.b_g2 == "auto":
+        g2 = {compute_backend.MSM_G2, compute_backend.BATCH_ADD_G2} <= caps
+        update["b_g2"] = (b_g2.GPU if on_device and g2 else b_g2.CPU).name
+    if config.abc == "auto":
+        update["abc"] = "gpu" if on_device and compute_backend.R1CS in caps else "host"
+    return config.model_copy(update=update) if update else config
 
 
 class Engine(RunHandle):
@@ -97,6 +106,7 @@ class Engine(RunHandle):
         self.emit, self.add_sink, self.remove_sink = self._bus.emit, self._bus.add_sink, self._bus.remove_sink
         self.profile = get_profile(config.profile)
         self.modelled_log2 = config.modelled
+        self.sizing = Sizing(self.profile, self.modelled_log2)  # a partition's buffers, a budget spec in bytes
         self.backend = resolve_backend(config.backend)
         # the one decision of what computes: the CUDA backend (behind the fallback) or the reference
         self.compute, self._compute_why = compute_backend.select(self.backend, config.kernels, self.emit)
@@ -112,19 +122,24 @@ class Engine(RunHandle):
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         self.controller = Controller(Knobs.from_config(config), self.emit, self)
-        self.devices: dict[int, BaseDevice] = {}
-        self._budget_spec: int | str = config.vram_budget  # a live change before the devices exist lands here
-        self.locksets: dict[int, LockSet] = {}
-        self.admissions: dict[int, Admission] = {}  # per GPU: who takes room, when new knobs start
+        self.seats: dict[int, Seat] = {}  # a seat per GPU: its room (and device), its locks
+        self._budget_spec: int | str = config.vram_budget  # a live change before the seats exist lands here
         self._faults = Faults(config.faults, config.seed, clock, self._stop)
         # external: partitions come from outside (a fleet's driver) through self.inbox
-        self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining) if external else None
-        self._queue = self.inbox or WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop,
-                                              self.controller.snapshot)
+        self.inbox: Inbox | None = None
+        self._own: WorkQueue | None = None  # a one-host run's own sectors (none on a fleet host)
+        queue: Queue
+        if external:
+            queue = self.inbox = Inbox(config.n_gpus, self.emit, self._stop, self._draining)
+        else:
+            queue = self._own = WorkQueue(config, self.emit, clock, self._stop, self._draining, self.request_stop,
+                                          self.controller.snapshot)
+        self._queue = queue  # what the workers take from
         self._startup = StartupSteps(self.emit, clock)
         self.jobs = JobBoard()  # cancel / requeue flags the partitions' flow reads
         self.host_ram = HostRam(self.emit, clock, self._stop, lambda: self.controller.snapshot().host_ram_budget)
         self.keys: KeyRing | None = None  # the circuits and keys by size, made at start-up (key_ring.py)
+        self.resident: ResidentR1cs | None = None  # the circuits' matrices on the GPUs (abc gpu), after the devices
         self._pool = WorkerPool(config, self.emit, self._stop, self._draining, self.controller, self._faults,
                                 self._queue, self.host_ram)
         self._prep_pool: ThreadPoolExecutor | None = None
@@ -141,38 +156,48 @@ class Engine(RunHandle):
     def submit_sector(self, partitions: int | None = None, source: str = "controller", cls: str | None = None,
                       **job: Any) -> int:
         """`job`: a cuzk job's instances, priority and on_proof (WorkQueue.submit_sector)."""
+        if self._own is None:
+            assert self.inbox is not None
+            return self.inbox.submit_sector(partitions, source)  # refused, in words: the fleet places
         if cls is None and not job:
-            return self._queue.submit_sector(partitions, source)
-        return self._queue.submit_sector(partitions, source, cls=cls, **job)
+            return self._own.submit_sector(partitions, source)
+        return self._own.submit_sector(partitions, source, cls=cls, **job)
 
     def serve_only(self) -> None:
         """No sectors of the run's own: it proves what clients submit, until stopped."""
         if self._started:
             raise RuntimeError("serve_only() before start()")
-        self._queue.serve_only()
+        if self._own is None:
+            raise RuntimeError("a fleet host's engine has no sectors of its own to leave out")
+        self._own.serve_only()
 
     def queue_position(self, part: str) -> int | None:
         """Partitions served before `part` while it waits (None: not waiting, or no queue here)."""
-        position = getattr(self._queue, "position", None)
-        return None if position is None else position(part)
+        return None if self._own is None else self._own.position(part)
 
     def set_vram_budget(self, spec: int | str) -> tuple[int, int]:
-        """Resolve and check a budget, then give it to every device (the next reservation
-        sees it); returns (old, new) bytes of gpu 0. BudgetError (with the numbers) if too small."""
-        devs = list(self.devices.values())
-        total = devs[0].total_bytes if devs else None
-        new = budget.resolve(spec, self.profile, self.modelled_log2, total)
-        if new is not None:
-            budget.check(new, self.profile, self.modelled_log2, spec)
-        if devs:
-            old = devs[0].budget
-        else:  # before the devices exist (set-up still running): they are made with it
-            old = budget.resolve(self._budget_spec, self.profile, self.modelled_log2) or 0
+        """The vram_budget knob's hook: every GPU's room takes the spec through its one door
+        (resolved and checked there: BudgetError, with the numbers, if too small; a raise at
+        once, a cut once the sections begun before it have left). Returns (old, new) bytes of
+        gpu 0. Before the seats exist (set-up still running) the spec is checked and kept:
+        they open with it."""
+        if not self.seats:
+            old, new = (self.sizing.bytes(x) or 0 for x in (self._budget_spec, spec))
+            self._budget_spec = spec
+            return old, new or old
         self._budget_spec = spec
-        for g, d in self.devices.items():  # a raise at once, a cut once the sections begun before it have left
-            adm = self.admissions.get(g)
-            (adm.set_budget if adm is not None else d.set_budget)(new if new is not None else d.budget)
-        return old, (new if new is not None else old)
+        changed = [seat.room.set_budget(spec) for seat in self.seats.values()]
+        return changed[0]
+
+    @property
+    def devices(self) -> dict[int, BaseDevice]:
+        """Each GPU's device (its seat's), for readers and tests."""
+        return {g: seat.device for g, seat in self.seats.items()}
+
+    @property
+    def locksets(self) -> dict[int, LockSet]:
+        """Each GPU's locks (its seat's), for readers and tests."""
+        return {g: seat.locks for g, seat in self.seats.items()}
 
     def check_host_ram_budget(self, value: int) -> None:
         """Refuse (ValueError) a live budget below the key in use beside one worker: under it
@@ -187,7 +212,7 @@ class Engine(RunHandle):
         placement.parse(value).check(range(self.config.n_gpus))
 
     def job_action(self, action: str, target: str, source: str) -> str:
-        """cancel / requeue / cordon / uncordon (prover/pipeline/jobs.py): what it did, in words."""
+        """cancel / requeue / cordon / uncordon (prover/pipeline/queue/jobs.py): what it did, in words."""
         return act(self._queue, self.jobs, self.emit, action, target, source)
 
     def request_stop(self, reason: str) -> None:
@@ -238,39 +263,43 @@ class Engine(RunHandle):
             with self._startup.step("host_kernels", "numba compile or cache load"):
                 self._warm_host_kernels()
             with self._startup.step("devices", f"{self.config.n_gpus} x {self.backend}"):
-                self._make_devices()
+                self.seats = open_seats(self.config, self.backend, self.sizing, self._budget_spec, self.controller,
+                                        self.emit, self._stop, self.clock, install=self._faults.install,
+                                        resident=self._resident_bytes())
             if self.backend == "cuda":
                 with self._startup.step("gpu_kernels", "CUDA kernels: compile or cache load"):
                     prover.gpu = load_gpu_compute(self.compute, self._compute_why, prover.phases, self.emit)
                 self._switch_interval = sys.getswitchinterval()
                 sys.setswitchinterval(min(self._switch_interval, GIL_SWITCH_S))
+            if self.config.abc == "gpu":
+                with self._startup.step("matrices", "the circuits' matrices onto each GPU (abc gpu)") as step:
+                    step.detail = self._place_matrices(prover)
             if self._stop.is_set():
                 return
             self._prep_pool = ThreadPoolExecutor(max_workers=max(4, 16 * self.config.n_gpus),
                                                  thread_name_prefix="prep")
-            flow = PartitionFlow(self.config, self.profile.times(self.modelled_log2),
-                                 self.profile.buffer_bytes(self.modelled_log2), self.emit, self.clock, self._stop,
-                                 self.controller, self._faults, self.devices, self.locksets, prover, self._prep_pool,
-                                 self.jobs, self._class_times(), self.admissions)
-            if self.inbox is None:  # a fleet's driver feeds the inbox; a one-host run queues its own
-                self._queue.top_up()  # a bounded look-ahead; take() tops it up as partitions go
+            flow = PartitionFlow(self.config, self.seats, prover, self.controller, self._faults, self._prep_pool,
+                                 self.emit, self.clock, self._stop, self._times(), self.jobs)
+            flow.resident = self.resident
+            if self._own is not None:  # a fleet's driver feeds the inbox; a one-host run queues its own
+                self._own.top_up()  # a bounded look-ahead; take() tops it up as partitions go
             self._health = HealthSampler(self.config.health_sample_s, self.emit, self._stop, self.devices)
             self._health.start()
-            self._monitor = Monitor(self.config, self.emit, self.clock, self._stop, self.devices, self.locksets,
-                                    self._pool, flow.current)
+            self._monitor = Monitor(self.config, self.emit, self.clock, self._stop, self.seats, self._pool,
+                                    flow.current)
             self._pool.start(flow)
             self._monitor.thread.start()
-            check_deadlines = getattr(self._queue, "check_deadlines", None)  # a fleet host's inbox has none
             while not self._stop.wait(0.05):
-                if check_deadlines is not None:
-                    check_deadlines()
+                if self._own is not None:  # a fleet host's inbox has no deadlines
+                    self._own.check_deadlines()
                 if self._draining.is_set() and self._queue.inflight == 0:
                     self.request_stop("done (drained)")
         except Stopped:  # a stop asked during start-up (the key set-up checks for it): the stop's reason
             pass
         except Exception as exc:
             reason = f"error: {type(exc).__name__}: {exc}"
-            self.emit(ev.Note, level="error", text=f"engine failed: {exc}\n{traceback.format_exc(limit=4)}")
+            trace = "" if isinstance(exc, KeyDoesNotFit) else f"\n{traceback.format_exc(limit=4)}"  # a refusal, in words
+            self.emit(ev.Note, level="error", text=f"engine failed: {exc}{trace}")
             self._stop.set()
         finally:
             self._shutdown(reason or self._stop_reason)
@@ -285,6 +314,11 @@ class Engine(RunHandle):
             self._health.join(timeout=5)
         if self._prep_pool is not None:
             self._prep_pool.shutdown(wait=True, cancel_futures=True)
+        if self.resident is not None:
+            try:
+                self.resident.close()  # the circuits' matrices freed, their room let go
+            except Exception as exc:  # pragma: no cover - device teardown
+                self.emit(ev.Note, level="warn", text=f"resident matrices: {exc}")
         abandoned = self._queue.inflight
         if abandoned:
             self.emit(ev.Note, level="warn", text=f"{abandoned} partition(s) in flight abandoned at stop")
@@ -302,9 +336,68 @@ class Engine(RunHandle):
             sys.setswitchinterval(self._switch_interval)
         self._finished.set()
 
-    def _class_times(self) -> dict[int, dict[str, float]]:
-        """Each class size's modelled phase times (a smaller circuit's phases are shorter)."""
-        return {z.log2: self.profile.times(z.modelled_log2) for z in self.config.class_sizes.values()}
+    def _times(self) -> dict[int | None, dict[str, float]]:
+        """Modelled phase times by proved size (a smaller class's phases are shorter); None: the run's.
+        With abc gpu the pre-stage uploads z's form, not a, b, c: its times scale by the bytes."""
+        share = self._upload_share()
+        return {None: self.profile.times(self.modelled_log2, share),
+                **{z.log2: self.profile.times(z.modelled_log2, share) for z in self.config.class_sizes.values()}}
+
+    def _upload_share(self) -> float:
+        """The pre-stage's upload against a, b, c's (96 B a row): z's form (abc gpu; its buffers whole)."""
+        if self.config.abc != "gpu":
+            return 1.0
+        sizing = self.sizing if self.sizing.abc == "gpu" else replace(self.sizing, abc="gpu")  # before the circuit
+        return sizing.upload / (96 << self.modelled_log2)
+
+    def _sizing(self, circuit: Any) -> Sizing:
+        """A partition's plan: the run's circuit's variables (and field variables) at the modelled
+        size, where a/b/c are made: a family member's counted at that size from its shape (a small
+        proved member's shares are not a large one's), another circuit's scaled."""
+        nv, nf = getattr(circuit, "num_vars", None), getattr(circuit, "field_vars", None)
+        if hasattr(circuit, "layout") and self.modelled_log2 != self.config.constraints_log2:
+            from prover.groth16.circuit import family_counts
+
+            nv, nf = family_counts(self.modelled_log2)
+        scale = 1.0 if hasattr(circuit, "layout") else 2.0 ** (self.modelled_log2 - self.config.constraints_log2)
+        return Sizing(self.profile, self.modelled_log2, abc=self.config.abc,
+                      variables=int(nv * scale) if isinstance(nv, int) else None,
+                      field_vars=int(nf * scale) if isinstance(nf, int) else None)
+
+    def _matrix_scale(self, log2: int) -> float:
+        """A class's modelled size over its proved one (its resident matrices' bytes are counted modelled)."""
+        for z in self.config.class_sizes.values():
+            if z.log2 == log2:
+                return 2.0 ** (z.modelled_log2 - z.log2)
+        return 2.0 ** (self.modelled_log2 - self.config.constraints_log2)
+
+    def _resident_bytes(self) -> int:
+        """Bytes the circuits' matrices will hold on a GPU (abc gpu; every class's circuit, as if all
+        were hot): each room checks the budget holds a partition beside them when it opens."""
+        if self.config.abc != "gpu" or self.keys is None:
+            return 0
+        return sum(sum(matrix_bytes(self.keys.entry(lg).circuit, self._matrix_scale(lg)).values())
+                   for lg in self.keys.sizes())
+
+    def _place_matrices(self, prover: Prover) -> str:
+        """The matrices of every circuit whose key is hot onto every GPU (the key ring places a
+        circuit's when its key is loaded later, and drops them when it is evicted)."""
+        assert self.keys is not None
+        self.resident = ResidentR1cs(self.seats, prover.gpu, lambda lg: self._matrix_scale(lg))
+        placed = [(lg, self.resident.place(lg, self.keys.entry(lg).circuit))
+                  for lg, state, *_ in self.keys.entries() if state == "hot"]
+        where = "on the GPU (R1CS kernel)" if prover.gpu.r1cs_on_device else "modelled; a/b/c made on the host"
+        return "; ".join(f"2^{lg}: {gib(n)} a GPU" for lg, n in placed) + f" ({where})"
+
+    def _circuit_hot(self, log2: int, circuit: Any) -> None:
+        """The key ring made log2's key hot: its circuit's matrices onto the GPUs (once they exist)."""
+        if self.resident is not None:
+            self.resident.place(log2, circuit)
+
+    def _circuit_cold(self, log2: int) -> None:
+        """The key ring made log2's key cold: its circuit's matrices off the GPUs."""
+        if self.resident is not None:
+            self.resident.drop(log2)
 
     def _init_prover(self) -> Prover:
         """The circuits of every class size, the workers' host bytes, then the run's key made
@@ -316,16 +409,18 @@ class Engine(RunHandle):
         prover = Prover(P, None, None, None, host_compute(P, "sim" if self.backend == "sim" else "cpu-reference"))
         self.keys = prover.keys = KeyRing(P, cfg, self.emit, self.clock, self._stop, self.host_ram,
                                           lambda pk: prover.gpu.drop_key(pk),
-                                          resident=lambda log2: self.backend == "cuda" and cfg.kernels.key_on_device(log2))
+                                          resident=lambda log2: self.backend == "cuda" and cfg.kernels.key_on_device(log2),
+                                          on_hot=self._circuit_hot, on_cold=self._circuit_cold)
         sizes = sorted({z.log2 for z in cfg.class_sizes.values()}, reverse=True)
         with self._startup.step("circuit", ", ".join(f"2^{k}" for k in sizes) + " R1CS") as step:
             if self.keys.make_circuits(list(cfg.class_sizes.values())):
                 step.detail += f" ({HELD})"
-        size_host_ram(self.host_ram, self.emit, self.keys.entry(cfg.constraints_log2).circuit, cfg, self.modelled_log2,
-                      self.backend)
+        run_circuit = self.keys.entry(cfg.constraints_log2).circuit
+        self.sizing = self._sizing(run_circuit)  # z's bytes are the circuit's (abc gpu)
+        size_host_ram(self.host_ram, self.emit, run_circuit, cfg, self.modelled_log2, self.backend)
         with self._startup.step("keys", "cache lookup") as step:
             step.detail = self.keys.preload(cfg.constraints_log2, step.progress) or step.detail
-        say_fit(self.host_ram, self.emit, cfg.workers_per_gpu * cfg.n_gpus, self.keys.device_bytes())
+        say_fit(self.host_ram, self.emit, cfg.workers_per_gpu * cfg.n_gpus, self.keys.device_bytes(), abc=cfg.abc)
         self.emit(ev.Note, level="info", text=threads_line(cfg.host_threads, cfg.workers_per_gpu * cfg.n_gpus))
         if cfg.insecure_seeded_setup:  # said on screen and in the recording, not only in the config
             self.emit(ev.Note, level="warn", text=(
@@ -352,42 +447,3 @@ class Engine(RunHandle):
             self.emit(ev.Note, level="warn", text=f"host kernels warm-up failed: {type(exc).__name__}: {exc}")
             return
         self.emit(ev.Note, level="info", text=f"host kernels warmed up in {took:.2f}s (numba compile or cache load)")
-
-    def _make_devices(self) -> None:
-        """Devices are numbered 0..n-1 in events (what the fold expects); with `gpus = [2, 3]`
-        the CUDA device ids are 2 and 3 (named in GpuInfo)."""
-        cfg = self.config
-        for g, dev_id in enumerate(cfg.gpu_ids):
-            want = budget.resolve(self._budget_spec, self.profile, self.modelled_log2)
-            if self.backend == "sim":
-                from prover.device.sim import SimDevice
-
-                if want is None:  # "card" with no card (profile native): room for many partitions
-                    want = 64 * self.profile.partition_bytes(self.modelled_log2)
-                sim, extra = SimDevice, {}
-                if cfg.faults.vram_leak_bytes:  # a planted leak (tests, demos of the growth warning)
-                    from prover.device.leaky import LeakySimDevice
-
-                    sim, extra = LeakySimDevice, {"leak": cfg.faults.vram_leak_bytes}
-                dev: BaseDevice = sim(g, self.profile, want, self.emit, self._stop, cfg.time_scale, self.clock, **extra)
-            else:
-                from prover.device.cuda import CudaDevice
-
-                dev = CudaDevice(g, self.profile, want or 0, self.emit, self._stop, cfg.time_scale, self.clock,
-                                 nvml=not cfg.faults.nvml_missing, device_id=dev_id,
-                                 pinned_host=cfg.kernels.pinned_host)
-                if want is None:  # "card" on profile native: this device's whole memory
-                    dev.budget = dev.total_bytes
-            budget.check(dev.budget, self.profile, self.modelled_log2, self._budget_spec)
-            spec = self._budget_spec
-            self.emit(ev.Note, level="info", text=(
-                f"gpu{g}: VRAM budget {budget.gib(dev.budget)}" + (f" ({spec})" if isinstance(spec, str) else "")
-                + f", {budget.gib(self.profile.partition_bytes(self.modelled_log2))} a partition's pre-stage"))
-            self._faults.install(dev)
-            self.devices[g] = dev
-            self.locksets[g] = LockSet(g, self.emit, self._stop, self.clock)
-            self.admissions[g] = Admission(dev, self.profile.partition_bytes(self.modelled_log2), self._stop, self.clock)
-            dev.announce()
-            if self.backend == "cuda" and not dev.nvml:
-                self.emit(ev.Note, level="warn", text=f"gpu{g}: NVML unavailable ({getattr(dev, 'nvml_error', '')}); "
-                          "memory from the CUDA runtime, utilisation modelled")

@@ -59,6 +59,13 @@ class NullPhases:
     def synthesize(self, circuit: Any, instance: int, out: Any = None, z: Any = None, threads: int = 1) -> _Syn:
         return _Syn(instance, log2=circuit.constraints_log2)
 
+    def witness(self, circuit: Any, instance: int, z: Any = None, threads: int = 1, cls: Any = None,
+                pack: Any = False) -> _Syn:
+        return _Syn(instance, log2=circuit.constraints_log2)
+
+    def products(self, circuit: Any, syn: _Syn, out: Any = None, threads: int = 1) -> tuple[Any, Any, Any]:
+        return None, None, None
+
     def prep_msm(self, syn: _Syn, pk: Any, threads: int = 1) -> Any:
         return ("prep", syn.instance)
 

@@ -1,10 +1,13 @@
 """One partition's flow through the phases and the GPU's locks (SupraSeal C2 shape; modelled
 times from the device profile, x time_scale):
 
-  synthesis (CPU)
-  GPU section: as the lock_mode's discipline says (prover/disciplines/: single,
-               narrow, two-lock, reserved), over the building blocks here: prep_msm on a CPU
-               thread, the pre-stage's alloc + upload, the device-global sync, the compute
+  synthesis (CPU): the witness and a = A.z, b = B.z, c = C.z; the witness alone where the GPU
+               makes a, b, c (abc gpu: the pre-stage's r1cs sub-phase, `make_abc`)
+  GPU section: opened on the GPU's seat (prover/pipeline/gpu/seat.py: its knobs, its place
+               among the regimes, the room, the locks, the pre-stage's alloc + upload, the
+               device-global sync) and run as the lock_mode's discipline says
+               (prover/disciplines/: single, narrow, two-lock, reserved) around the
+               partition's own work here: phases, prep_msm on a CPU thread, the compute
                section (fallback alloc + slow upload | NTT-H | barrier(prep) | MSM | free)
   b_g2_msm (CPU, or on the GPU inside compute when b_g2=gpu), assemble, verify (self-check)
 
@@ -20,44 +23,30 @@ from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
 from prover import events as ev
+from prover.backend import Host
 from prover.config import RunConfig
-from prover.device.base import BaseDevice, Buffer, OomError, Stopped
+from prover.device.base import Buffer, OomError, Stopped
+from prover.disciplines import Section, b_g2, create
+from prover.disciplines.blocks import Part
 from prover.events import Phase
-from prover.pipeline.admission import Admission, GatedLocks, Room, regime
-from prover.pipeline.controller import Controller
-from prover.pipeline.device_sync import device_sync
-from prover.disciplines import COMPUTE, Section, b_g2, create
-from prover.pipeline.faults import Faults
 from prover.groth16.compose import GpuCompute
 from prover.host.threads import resolve as resolve_threads
-from prover.pipeline.jobs import Cancelled, JobBoard
-from prover.pipeline.key_ring import FixedKeys, KeyDoesNotFit
-from prover.pipeline.locks import LockSet
+from prover.pipeline.control.controller import Controller
+from prover.pipeline.faults import Faults
+from prover.pipeline.gpu.resident import ResidentR1cs
+from prover.pipeline.gpu.seat import Seat
+from prover.pipeline.gpu.section import SeatSection
+from prover.pipeline.keys.key_ring import FixedKeys, KeyDoesNotFit
 from prover.pipeline.phases import Phases, settle
-from prover.pipeline.vram_holders import Holder, explain
-from prover.pipeline.vram_watch import VramWatch
+from prover.pipeline.queue.jobs import Cancelled, JobBoard
+from prover.pipeline.queue.part import Partition
 
 _GPU_SECTION_TRIES = 4
-
-
-@dataclass
-class Partition:
-    id: str
-    sector: int
-    index: int
-    instance: int
-    queued_t: float
-    attempts: int = 0
-    cls: str = "c2"  # proof class (prover/classes.py)
-    log2: int | None = None  # its class's circuit size (None: the run's)
-    key: Any = None  # while it runs: its key, pinned (key_ring.RingKey: circuit, pk, vk)
-    priority: int = 2  # within its class, higher first (cuzk's LOW 1 .. CRITICAL 4; prover/cuzk)
-    on_proof: Callable[[bytes], None] | None = None  # given its proof's bytes once made (a cuzk job's)
 
 
 class Outcome(enum.Enum):
@@ -81,45 +70,42 @@ class Prover:
     circuit: Any
     pk: Any
     vk: Any
-    gpu: GpuCompute  # what the GPU section computes with (pipeline/gpu_load.py)
+    gpu: GpuCompute  # what the GPU section computes with (pipeline/gpu/compute.py)
     keys: Any = None  # key_ring.KeyRing
 
 
 class PartitionFlow:
-    def __init__(self, config: RunConfig, times: dict[str, float], buffer_sizes: dict[str, int],
-                 emit: Callable[..., Any], clock: Callable[[], float], stop: threading.Event,
-                 controller: Controller, faults: Faults, devices: dict[int, BaseDevice],
-                 locksets: dict[int, LockSet], prover: Prover, prep_pool: Executor,
-                 jobs: JobBoard | None = None, class_times: dict[int, dict[str, float]] | None = None,
-                 admissions: dict[int, Admission] | None = None) -> None:
-        self.config, self.T, self.buffer_sizes = config, times, buffer_sizes
-        self.partition_bytes = sum(buffer_sizes.values())
+    """One partition through the phases, on the GPU seats it is given (the `Work` a discipline
+    places around the locks: phase, start_prep, barrier, compute)."""
+
+    def __init__(self, config: RunConfig, seats: dict[int, Seat], prover: Prover, controller: Controller,
+                 faults: Faults, prep_pool: Executor, emit: Callable[..., Any], clock: Callable[[], float],
+                 stop: threading.Event, times: Mapping[int | None, Mapping[str, float]],
+                 jobs: JobBoard | None = None) -> None:
+        """`times`: modelled phase times by proved log2 (None: the run's size; the buffers stay
+        the run's: a worker's are sized for the largest class, as its host buffers are)."""
+        self.config, self.seats, self._times = config, seats, times
         self.emit, self.clock, self._stop = emit, clock, stop
         self.controller, self.faults = controller, faults
-        self.devices, self.locksets = devices, locksets
-        # each GPU's admission authority: who may take room, when new knobs may start (admission.py)
-        self.admissions = admissions or {g: Admission(d, self.partition_bytes, stop) for g, d in devices.items()}
         self.pv, self.P = prover, prover.phases
         self.keys = prover.keys or FixedKeys(prover.circuit, prover.pk, prover.vk)
-        # proved log2 -> modelled phase times at its class's size (the buffers stay the run's:
-        # a worker's are sized for the largest class, as its host buffers are)
-        self._class_times = class_times or {}
         self._prep_pool = prep_pool
         self.jobs = jobs or JobBoard()  # cancel / requeue flags, read at the CPU phase boundaries
         self.disciplines = create()  # lock_mode -> its strategy (config validation refused the rest)
         self._z: dict[str, Any] = {}  # worker -> its reused witness array (native runs)
+        self._cls: dict[str, Any] = {}  # worker -> its reused classes array (native runs, abc gpu)
+        self.abc = config.abc if config.abc in ("host", "gpu") else "host"  # the engine resolved auto
+        self.resident: ResidentR1cs | None = None  # the circuits' matrices on the GPUs (abc gpu; the engine's)
         # worker -> (phase, part, gpu, t0): what the watchdog looks at
         self.current: dict[str, tuple[str, str, int | None, float]] = {}
-        # worker -> (part, lock_mode) while in a GPU section: whose VRAM an OOM ran into
-        self.sections: dict[str, tuple[str, str]] = {}
-        self.vram = VramWatch(emit)  # VRAM marks at each section's end and the growth test over them
 
     # --- phases --------------------------------------------------------------------------------
     @contextmanager
-    def _phase(self, w: str, p: Partition, phase: Phase, gpu: int | None, impl: str = "cpu") -> Iterator[None]:
+    def _phase(self, w: str, p: Part, phase: Phase, gpu: int | None, impl: str = "cpu") -> Iterator[None]:
         self.emit(ev.PhaseStart, part=p.id, phase=phase, worker=w, gpu=gpu, impl=impl)
         t0 = self.clock()
         track = gpu is not None or phase is not Phase.prep_msm
+        outer = self.current.get(w) if phase in ev.SUB_PHASES else None  # a sub-phase's: the watchdog's again after
         if track:
             self.current[w] = (phase.value, p.id, gpu, t0)
         try:
@@ -131,10 +117,12 @@ class PartitionFlow:
         else:
             self.emit(ev.PhaseEnd, part=p.id, phase=phase, worker=w, gpu=gpu, duration=self.clock() - t0)
         finally:
-            if track:
+            if outer is not None:
+                self.current[w] = outer
+            elif track:
                 self.current.pop(w, None)
 
-    def _phase_failed(self, w: str, p: Partition, phase: Phase, gpu: int | None, t0: float,
+    def _phase_failed(self, w: str, p: Part, phase: Phase, gpu: int | None, t0: float,
                       exc: BaseException) -> None:
         error = "stopped" if isinstance(exc, Stopped) else f"{type(exc).__name__}: {exc}"[:500]
         self.emit(ev.PhaseEnd, part=p.id, phase=phase, worker=w, gpu=gpu, duration=self.clock() - t0,
@@ -158,29 +146,9 @@ class PartitionFlow:
         with self._phase(w, p, phase, gpu, "cpu"):
             return self._paced(modelled, fn)
 
-    def times(self, p: Partition) -> dict[str, float]:
+    def times(self, p: Partition) -> Mapping[str, float]:
         """p's modelled phase times: its class's size, else the run's."""
-        return self._class_times.get(p.log2, self.T) if p.log2 is not None else self.T
-
-    def _start_prep(self, w: str, p: Partition, syn: Any) -> Future:
-        """prep_msm on a CPU thread. Its PhaseStart is emitted here, on the worker's thread,
-        so it always precedes the worker's next phase in the stream (the fold's notion of a
-        partition's current phase, e.g. pre-staged or not, depends on that order)."""
-        self.emit(ev.PhaseStart, part=p.id, phase=Phase.prep_msm, worker=w, gpu=None, impl="cpu")
-        t0 = self.clock()
-
-        def run() -> Any:
-            try:
-                self.faults.inject(Phase.prep_msm)
-                r = self._paced(self.times(p)["prep_msm"] - (self.clock() - t0) / self.config.time_scale,
-                                lambda: self._prep(syn, p.key.pk))
-            except BaseException as exc:
-                self._phase_failed(w, p, Phase.prep_msm, None, t0, exc)
-                raise
-            self.emit(ev.PhaseEnd, part=p.id, phase=Phase.prep_msm, worker=w, gpu=None, duration=self.clock() - t0)
-            return r
-
-        return self._prep_pool.submit(run)
+        return self._times.get(p.log2, self._times[None])
 
     def _prep(self, syn: Any, pk: Any) -> Any:
         return self.pv.gpu.pin_prep(self.P.prep_msm(syn, pk, threads=self.host_threads()))
@@ -190,7 +158,7 @@ class PartitionFlow:
         k = self.controller.snapshot()
         return resolve_threads(k.host_threads, k.workers_per_gpu * self.config.n_gpus)
 
-    def _barrier(self, fut: Future) -> Any:
+    def barrier(self, fut: Future) -> Any:
         while True:
             try:
                 return fut.result(timeout=0.1)
@@ -231,7 +199,7 @@ class PartitionFlow:
         result: dict[str, Any] = {}
         self.jobs.check(p.id, "the GPU section")
         prep_f = self._gpu_section_retried(w, g, p, syn, result)
-        prep = self._barrier(prep_f)
+        prep = self.barrier(prep_f)
         g1 = result["g1"]
         b2 = result.get("b_g2")
         if b2 is None:
@@ -249,23 +217,50 @@ class PartitionFlow:
     def _synthesize(self, w: str, g: int, p: Partition) -> Any:
         """Synthesis into this worker's buffers, reused partition after partition (a worker
         proves one at a time, and nothing reads them after its partition): z, and a, b, c
-        from the device (page-locked on CUDA: the pre-stage upload is then a DMA). Native
-        runs only: the modelled ones prove small circuits, where fresh arrays cost nothing."""
+        from the device (page-locked on CUDA: the pre-stage upload is then a DMA); where the GPU
+        makes a, b, c (abc gpu), the witness and z's upload form (prover/host/zpack.py), the form
+        page-locked on CUDA (z and its classes stay on the host for prep_msm). Native runs only:
+        the modelled ones prove small circuits, where fresh arrays cost nothing."""
         circuit = p.key.circuit
-        kw: dict[str, Any] = {"threads": self.host_threads()}
+        gpu = self.abc == "gpu"
+        kw: dict[str, Any] = {"threads": self.host_threads(), **({"pack": True} if gpu else {})}
+        make = self.P.witness if gpu else self.P.synthesize
         if self.config.profile != "native":
-            return self.P.synthesize(circuit, p.instance, **kw)
-        out = self.devices[g].host_out(w, 1 << self.config.constraints_log2)  # the run's size: the largest class's
-        rows = getattr(circuit, "domain_size", 1 << self.config.constraints_log2)
-        if out is not None:
-            kw["out"] = tuple(o[:rows] for o in out)  # a smaller class writes the first rows (still page-locked)
+            return make(circuit, p.instance, **kw)
         num_vars = getattr(circuit, "num_vars", None)
-        if isinstance(num_vars, int):
-            z = self._z.get(w)
-            if z is None or z.shape[0] != num_vars:
-                z = self._z[w] = np.empty((num_vars, 4), dtype=np.uint64)
-            kw["z"] = z
-        return self.P.synthesize(circuit, p.instance, **kw)
+        if not isinstance(num_vars, int):
+            return make(circuit, p.instance, **kw)
+        if gpu:  # a smaller class writes the first rows of the run's circuit's arrays
+            run = self._run_circuit(circuit)
+            pinned = self.seats[g].device.host_zpack(w, int(run.num_vars), int(getattr(run, "field_vars", 0)))
+            kw["pack"] = pinned if pinned is not None else True
+            kw["cls"] = self._reused(self._cls, w, (num_vars,), np.uint8)
+        else:
+            out = self.seats[g].device.host_out(w, 1 << self.config.constraints_log2)  # the run's size: the largest class's
+            rows = getattr(circuit, "domain_size", 1 << self.config.constraints_log2)
+            if out is not None:
+                kw["out"] = tuple(o[:rows] for o in out)  # a smaller class writes the first rows (still page-locked)
+        kw["z"] = self._reused(self._z, w, (num_vars, 4), np.uint64)
+        return make(circuit, p.instance, **kw)
+
+    @staticmethod
+    def _reused(bufs: dict[str, Any], w: str, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A worker's own host array of that shape, made once and reused (its pages stay mapped)."""
+        a = bufs.get(w)
+        if a is None or a.shape != shape:
+            a = bufs[w] = np.empty(shape, dtype=dtype)
+        return a
+
+    def _run_circuit(self, circuit: Any) -> Any:
+        """The run's circuit (the largest class's: a worker's buffers are sized for it and reused by
+        the smaller ones); `circuit` where the key ring has none."""
+        entry = getattr(self.keys, "entry", None)
+        if entry is not None:
+            try:
+                return entry(self.config.constraints_log2).circuit
+            except KeyError:
+                pass
+        return circuit
 
     def _gpu_section_retried(self, w: str, g: int, p: Partition, syn: Any, result: dict[str, Any]) -> Future:
         """An OOM inside the GPU section waits for room and tries again (prep_msm keeps running)."""
@@ -274,11 +269,11 @@ class PartitionFlow:
                 return self._gpu_section(w, g, p, syn, result)
             except OomError as exc:
                 last = attempt == _GPU_SECTION_TRIES - 1
-                self.oom(exc, "failed" if last else "retried")
+                self.emit(ev.Oom, **exc.event("failed" if last else "retried"))
                 if last:
                     raise
                 self.emit(ev.Note, level="warn", text=f"{p.id} on gpu{g}: {exc}; GPU section retried")
-                self.devices[g].wait_room(self.partition_bytes, self.config.prestage_wait_s)
+                self.seats[g].room.wait_room(self.config.prestage_wait_s)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _self_check(self, w: str, g: int, p: Partition, syn: Any, proof: Any) -> tuple[bool, str | None]:
@@ -294,124 +289,122 @@ class PartitionFlow:
         self.emit(ev.ProofResult, part=p.id, ok=ok, checked=True, reason=reason)
         return ok, reason
 
-    # --- the GPU section: the discipline's choreography over the building blocks below ---------
+    # --- the GPU section: the discipline's choreography on the seat, around the work below ---------
     def _gpu_section(self, w: str, g: int, p: Partition, syn: Any, result: dict[str, Any]) -> Future:
         """Run the GPU section under the knobs read now, as their discipline says; returns the
         prep_msm future."""
         if not self.controller.wait_unpaused(self._stop):  # pause holds at the next GPU section too
             raise Stopped()
-        adm, dev = self.admissions[g], self.devices[g]
+        with self.seats[g].section(w, p, syn, result, self.times(p), make_abc=self._make_abc) as s:
+            return self.disciplines[s.knobs.lock_mode].section(s, self)
 
-        def read() -> tuple[Any, Any]:
-            # the section says it began in the same step as it reads its knobs: exactly ordered
-            # against every ModeChange, so the fold charges it to the right segment (issue 33)
-            k = self.controller.snapshot_then(g, lambda k: self.emit(ev.SectionBegan, gpu=g, worker=w, part=p.id,
-                                                                       lock_mode=str(k.lock_mode)))
-            return k, regime(k, self.disciplines[k.lock_mode].admission_knobs)
+    def _make_abc(self, s: SeatSection, bufs: list[Buffer]) -> bool:
+        """The pre-stage's r1cs sub-phase (abc gpu), on the worker's stream after z's upload: a, b,
+        c made into d_a and d_bc by the R1CS kernel over the circuit's matrices resident on this
+        GPU (True); where the GPU cannot (a simulated one, no kernels, the kernel failed: said by
+        the fallback; a witness with more field values than the plan holds: said here), on the
+        host in the same sub-phase, kept on the section for NTT-H (False). Its modelled time is
+        the profile's r1cs."""
+        circuit = s.part.key.circuit
+        placed = self.resident.get(s.g, int(getattr(circuit, "constraints_log2", -1))) if self.resident else None
+        mats = placed.mats if placed is not None else None
+        zp = getattr(s.syn, "zpack", None)
+        if mats is not None and zp is not None and not zp.fits:  # not for this circuit family (Circuit.field_vars)
+            self.emit(ev.Note, level="warn", text=f"{s.part.id}: {zp.count} field values in z, room for "
+                      f"{len(zp.vals)} in its upload form: a, b, c made on the host")
+            mats = None
+        impl = self.pv.gpu.impl if mats is not None else s.dev.impl_label
 
-        with adm.section(w, read) as (knobs, ticket):  # its knobs and its place among the regimes, in one step
-            s = Section(w=w, g=g, part=p, syn=syn, knobs=knobs, dev=dev, stream=dev.stream(w), result=result,
-                        locks=GatedLocks(self.locksets[g], adm, ticket), ticket=ticket)
-            self.sections[w] = (p.id, knobs.lock_mode)
-            try:
-                prep_f = self.disciplines[knobs.lock_mode].section(self, s)
-            finally:
-                for b in s.bufs:  # exception or stop between the sections: give the pre-staged buffers back
-                    dev.free(b, s.stream)
-                s.bufs.clear()
-                self.sections.pop(w, None)
-        self.vram.mark(dev, w, p.id)  # the same point of every partition: the growth test's series
-        return prep_f
+        def run() -> Any:
+            if mats is not None and zp is not None:
+                by = {b.name: b for b in bufs}
+                vals = s.dev.view(by["z"], (by["z"].nbytes // 32, 4), np.uint64)
+                tab = s.dev.view(by["z_cls"], (zp.tab.size,), np.uint32)
+                if self.pv.gpu.r1cs(mats, vals, tab, s.dev.staged_views(bufs, int(circuit.domain_size))):
+                    return None
+            return self.P.products(circuit, s.syn, threads=self.host_threads())
 
+        with self._phase(s.w, s.part, Phase.r1cs, s.g, impl):
+            k = s.dev.launch(s.stream, "r1cs", s.T.get("r1cs", 0.0), run)
+            s.dev.wait(k)
+        if k.result is None:
+            return True
+        s.abc_host = k.result
+        return False
+
+    def _host_abc(self, s: Section) -> Host:
+        """a, b, c on the host for NTT-H where it reads them (no device views, or its GPU call
+        failed half-way): the synthesis's, the r1cs sub-phase's (made on the host), or, where the
+        GPU made them, made when asked (the host products; a GPU NTT that fails half-way only)."""
+        made = getattr(s, "abc_host", None)
+        if made is not None:
+            return made
+        syn = s.syn
+        if syn.a is not None:
+            return (syn.a, syn.b, syn.c)
+        circuit = s.part.key.circuit
+        return lambda: self.P.products(circuit, syn, threads=self.host_threads())
+
+    def _abc_rows(self, s: Section) -> int | None:
+        """How many rows of a, b, c lie in the buffers (the device views over them): the uploaded
+        arrays' (None where they are not (n, 4) uint64 field rows: a stand-in synthesis), or the
+        circuit's domain where the R1CS kernel made them."""
+        if self.abc == "host":
+            arr = np.asarray(s.syn.a)
+            return int(arr.shape[0]) if arr.dtype == np.uint64 and arr.ndim == 2 and arr.shape[1] == 4 else None
+        rows = getattr(getattr(s.part.key, "circuit", None), "domain_size", None)
+        return int(rows) if isinstance(rows, int) else None
+
+    # --- the Work a discipline places around the locks (prover/disciplines/blocks.py) -------------
     def phase(self, s: Section, phase: Phase) -> AbstractContextManager[None]:
         return self._phase(s.w, s.part, phase, s.g, s.dev.impl_label)
 
     def start_prep(self, s: Section) -> Future:
-        return self._start_prep(s.w, s.part, s.syn)
+        """prep_msm on a CPU thread. Its PhaseStart is emitted here, on the worker's thread,
+        so it always precedes the worker's next phase in the stream (the fold's notion of a
+        partition's current phase, e.g. pre-staged or not, depends on that order)."""
+        w, p, syn, modelled = s.w, s.part, s.syn, s.T["prep_msm"]
+        self.emit(ev.PhaseStart, part=p.id, phase=Phase.prep_msm, worker=w, gpu=None, impl="cpu")
+        t0 = self.clock()
 
-    def barrier(self, fut: Future) -> Any:
-        return self._barrier(fut)
+        def run() -> Any:
+            try:
+                self.faults.inject(Phase.prep_msm)
+                r = self._paced(modelled - (self.clock() - t0) / self.config.time_scale,
+                                lambda: self._prep(syn, p.key.pk))
+            except BaseException as exc:
+                self._phase_failed(w, p, Phase.prep_msm, None, t0, exc)
+                raise
+            self.emit(ev.PhaseEnd, part=p.id, phase=Phase.prep_msm, worker=w, gpu=None, duration=self.clock() - t0)
+            return r
 
-    def prestage_wait_s(self) -> float:
-        return self.config.prestage_wait_s
-
-    def room(self, s: Section, wait_s: float | None) -> Room:
-        """A partition's room for s's pre-stage outside compute, from the GPU's authority."""
-        return self.admissions[s.g].room(s.ticket, wait_s)
-
-    def claim(self, s: Section) -> None:
-        """s will allocate under compute (a fallback): pre-stages after it leave it room."""
-        self.admissions[s.g].claim(s.ticket)
-
-    def slot(self, s: Section) -> AbstractContextManager[None]:
-        return self.admissions[s.g].slot(s.ticket)
-
-    def device_sync(self, s: Section) -> None:
-        """The device-global calls of a pre-stage (cudaDeviceSynchronize + pool trim): every
-        discipline makes them here, so what they wait behind is recorded in one place."""
-        device_sync(self.emit, self.clock, s.dev, s.locks, s.w, s.g, s.part.id)
-
-    def oom(self, exc: OomError, outcome: str) -> None:
-        """The Oom event, once per refusal, with what came of it (retried | failed)."""
-        self.emit(ev.Oom, **exc.event(outcome))
-
-    def fallback(self, s: Section, reason: str) -> None:
-        self.emit(ev.Fallback, gpu=s.g, part=s.part.id, worker=s.w, reason=reason)
-
-    def upload(self, s: Section, modelled_s: float) -> list[Buffer]:
-        return self._alloc_upload(s, modelled_s)
-
-    def _alloc_upload(self, s: Section, modelled_upload: float) -> list[Buffer]:
-        dev, stream, syn = s.dev, s.stream, s.syn
-        bufs: list[Buffer] = []
-        if s.ticket is not None:  # the room whole, ahead (a pre-stage's is earmarked already)
-            self.admissions[s.g].take(s.ticket, in_compute=COMPUTE in s.locks.held_by(s.w))
-        try:
-            for name, n in self.buffer_sizes.items():
-                bufs.append(dev.alloc(s.w, s.part.id, name, n, stream))
-            k = dev.upload(stream, bufs, [syn.a, syn.b, syn.c], modelled_upload)
-            dev.wait(k)
-            return bufs
-        except BaseException as exc:
-            if isinstance(exc, OomError):  # said now, while the locks and the holders are as they were
-                exc.explain(self._holders(s, exc.held_by))
-            for b in bufs:
-                dev.free(b, stream)
-            if s.ticket is not None:
-                self.admissions[s.g].give_back(s.ticket)
-            raise
-
-    def _holders(self, s: Section, held_by: dict[str, int]) -> str:
-        """Who held the budget s found no room in, with their sections and locks (vram_holders)."""
-        hs = [Holder(w, n, *self.sections.get(w, (None, None)), tuple(s.locks.held_by(w)))
-              for w, n in sorted(held_by.items()) if w != s.w]
-        return explain(s.knobs.lock_mode, tuple(s.locks.held_by(s.w)), hs, now=self.controller.snapshot(s.g).lock_mode)
+        return self._prep_pool.submit(run)
 
     def compute(self, s: Section, prep_f: Future) -> None:
         """Inside compute: (non-prestaged alloc + upload), NTT-H, barrier, MSM, (b_g2 on GPU), free."""
-        T, gpu, pk = self.times(s.part), self.pv.gpu, s.part.key.pk
+        T, gpu, pk = s.T, self.pv.gpu, s.part.key.pk
         w, g, p, dev, stream, knobs, bufs, syn, result = s.w, s.g, s.part, s.dev, s.stream, s.knobs, s.bufs, s.syn, s.result
         staged: tuple[Any, ...] | None = None
         k_ntt = h = None
         try:
             with self._phase(w, p, Phase.ntt_h, g, gpu.impl):
                 if not bufs:  # fallback / prestage off: allocate and upload under compute (slow path)
-                    bufs[:] = self._alloc_upload(s, T["fallback_upload"])
-                host = (syn.a, syn.b, syn.c)
-                # the GPU NTT reads a/b/c where the upload put them (and may overwrite them:
-                # the buffers are freed after this section); without views, the host arrays
-                staged = dev.staged_views(bufs, host)
+                    bufs[:] = s.upload(T["fallback_upload"])
+                host = self._host_abc(s)
+                # the GPU NTT reads a/b/c where the upload or the R1CS kernel put them (and may
+                # overwrite them: the buffers are freed after this section); else the host arrays
+                staged = dev.staged_views(bufs, self._abc_rows(s)) if getattr(s, "abc_in_bufs", True) else None
                 k_ntt = dev.launch(stream, "ntt_h", T["ntt_h"], lambda: gpu.ntt_h_staged(staged, host))
                 h = k_ntt.result
                 k_msm = None
                 # prep already there: the modelled MSM is queued right behind the NTT. Real work
                 # (profile "native") runs when launched, so it is timed in its own phase.
                 if prep_f.done() and T["msm"] > 0:
-                    prep = self._barrier(prep_f)
+                    prep = self.barrier(prep_f)
                     k_msm = dev.launch(stream, "msm", T["msm"], lambda: gpu.msm_g1(prep, h, pk))
                 dev.wait(k_ntt)
             if k_msm is None:
-                prep = self._barrier(prep_f)  # batch addition waits for prep_msm (GPU idles)
+                prep = self.barrier(prep_f)  # batch addition waits for prep_msm (GPU idles)
             with self._phase(w, p, Phase.msm, g, gpu.impl):
                 if k_msm is None:
                     k_msm = dev.launch(stream, "msm", T["msm"], lambda: gpu.msm_g1(prep, h, pk))

@@ -3,7 +3,7 @@
 `prover.groth16.phases` (the CPU reference, a module) and `prover.pipeline.nullphases.NullPhases`
 (no math, for bookkeeping benchmarks) implement it. What the GPU section computes goes
 through one seam over them or a device backend (`prover.groth16.compose.GpuCompute`, made in
-pipeline/gpu_load.py), with the same signatures. The engine never needs to know which one it holds.
+pipeline/gpu/compute.py), with the same signatures. The engine never needs to know which one it holds.
 """
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ class Phases(Protocol):
 
     def synthesize(self, circuit: Any, instance: int, out: tuple[Any, Any, Any] | None = None,
                    z: Any = None, threads: int = 1) -> Any: ...
+
+    def witness(self, circuit: Any, instance: int, z: Any = None, threads: int = 1, cls: Any = None,
+                pack: Any = False) -> Any: ...
+
+    def products(self, circuit: Any, syn: Any, out: tuple[Any, Any, Any] | None = None,
+                 threads: int = 1) -> tuple[Any, Any, Any]: ...
 
     def prep_msm(self, syn: Any, pk: Any, threads: int = 1) -> Any: ...
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from c2tui.app import DashboardApp
-from c2tui.sources import AttachSource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.live import AttachSource
 from c2tui.widgets.header_bar import HeaderBar
 from prover import events as ev
 from prover.attach.client import AttachClient
@@ -123,7 +123,7 @@ def test_two_clients_switch_mem_sync_and_sigkill(headless):
     c.close()
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 3, err  # stopped by SIGTERM: "interrupted" (c2tui/exits.py)
+    assert proc.returncode == 3, err  # stopped by SIGTERM: "interrupted" (c2tui/cli/exits.py)
     assert not sock.exists()  # removed on exit
     r = read_recording(rec)
     assert r.error is None

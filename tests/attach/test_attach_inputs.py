@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from prover.attach.address import AttachError, parse_address, read_token
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -154,8 +154,8 @@ def test_a_readonly_dashboard_lists_no_steering_keys_and_says_why_a_key_does_not
 
     from textual.widgets._footer import FooterKey
 
-    from c2tui.app import DashboardApp
-    from c2tui.sources import AttachSource
+    from c2tui.dashboard.app import DashboardApp
+    from c2tui.sources.live import AttachSource
     from tests.helpers.pilot_wait import until
 
     port = _free_port()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from c2tui.cuzk_source import CuzkSource
+from c2tui.sources.cuzk import CuzkSource
 from prover import DashboardState, RecordingHeader, RecordingWriter, read_recording
 from prover import fold_events
 from tests.cuzk.fake_daemon import SCRIPT, FakeDaemon

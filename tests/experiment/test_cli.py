@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
-from prover.experiment.tally import Tally
+from c2tui.commands import main
+from prover.fold.tally import Tally
 from prover.record import read_recording
 from prover.fold.apply import fold
 
@@ -41,7 +41,9 @@ def invoke(*args: str):
     (["tune", "--apply"], "--apply needs --attach"),
     (["tune", "--workers", "3..1"], "LO..HI"),
     (["tune", "--search", "lock_mode,warp"], "tunable knobs are"),
-    (["tune", "--backend", "sim", "--time", "30"], "cannot race this space"),
+    (["tune", "--backend", "sim", "--time", "30"], "cannot race this space: it needs at least 1090 s"),
+    (["experiment", *ARMS, "--precision", "0"], "--precision"),
+    (["experiment", *ARMS, "--hold", "often"], "--hold"),
     (["tune", "--values", "lock_mode=two-lock/triple"], "lock_mode must be one of"),
     (["tune", "--values", "lock_mode"], "KNOB=V1/V2"),
     (["tune", "--backend", "sim", "--search", "lock_mode", "--values", "workers_per_gpu=2/3"], "not searched"),
@@ -72,7 +74,7 @@ def test_tune_finds_the_sims_known_best_worker_count(tmp_path: Path) -> None:
     rec = tmp_path / "tune.jsonl"
     r = invoke("tune", "--backend", "sim", "--gpus", "3", "--lock-mode", "two-lock", "--mem-sync", "device",
                "--vram-budget", "two-prestage", "--workers-per-gpu", "1", "--search", "workers_per_gpu",
-               "--workers", "1..2", "--time", "60", "--hold", "5", "--settle", "1", "--confirm-cycles", "3",
+               "--workers", "1..2", "--hold", "5", "--settle", "1", "--confirm-cycles", "3",
                "--json", "--out", str(rec))
     assert r.exit_code == 0, r.output
     doc = _json(r.output)
@@ -112,7 +114,7 @@ def test_an_experiment_on_a_listening_prover_leaves_it_as_found(tmp_path: Path, 
     sock, prover_rec, proc = listening
     out = tmp_path / "exp.jsonl"
     r = subprocess.run([sys.executable, "-m", "c2tui", "experiment", "--attach", str(sock), *ARMS, "--cycles", "2",
-                        "--hold", "4", "--settle", "1", "--json", "--out", str(out)],
+                        "--hold", "6", "--settle", "3", "--json", "--out", str(out)],
                        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)

@@ -40,17 +40,26 @@ def test_the_concept_is_registered() -> None:
     assert "experiments" in names()
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal figures (a mean lag summed in another order may differ in its last bit)."""
+    def dump(r: Any) -> Any:
+        d = r.model_dump(mode="json")
+        for arm in d["arms"]:
+            arm["lag_s"] = None if arm["lag_s"] is None else round(arm["lag_s"], 9)
+        return d
+    return dump(a) == dump(b)
+
+
 def test_the_fold_counts_as_the_live_runner(n22: list[Any]) -> None:
     res, seen = _fake_run()
     sm = summarize(fold(seen))
-    assert [x.result for x in sm.experiments] == [res]
-    # the native 2^22 recording: the figures its runner recorded, to the last digit
-    ended = next(e for e in n22 if isinstance(e, ev.ExperimentEnded))
+    assert len(sm.experiments) == 1 and _same(sm.experiments[0].result, res)
+    # the native 2^22 recording (made under the old rule, issue 42): counted again by the fold's
+    # own section rule, every partition begun in a hold followed to its end in the recording
     x = summarize(fold(n22)).experiments[0]
-    assert x.result.model_dump(mode="json") == ended.result
     assert x.name == "disciplines 2^22" and x.holds_complete == 28 and x.ended == "done"
-    assert [a.verdict for a in x.result.arms] == ["baseline", "faster", "faster", "faster", "faster",
-                                                  "no difference detected", "faster"]
+    assert [a.verdict for a in x.result.arms] == ["baseline"] + ["faster"] * 6
+    assert sum(a.verified for a in x.result.arms) == 710 and all(a.pending == 0 for a in x.result.arms)
 
 
 def test_the_view_says_where_a_running_experiment_is(n22: list[Any]) -> None:
@@ -89,4 +98,4 @@ def test_two_experiments_numbered_alike_stay_apart() -> None:
     again = [e.model_copy(update={"t": e.t + shift}) for e in seen]
     sm = summarize(fold(seen + again))
     assert len(sm.experiments) == 2 and [x.holds_complete for x in sm.experiments] == [4, 4]
-    assert sm.experiments[0].result == sm.experiments[1].result == res
+    assert _same(sm.experiments[0].result, res) and _same(sm.experiments[1].result, res)

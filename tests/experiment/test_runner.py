@@ -10,8 +10,8 @@ import pytest
 from prover import events as ev
 from prover.experiment.design import Design, parse_arm
 from prover.experiment.runner import ExperimentError, Runner
-from prover.experiment.stats import analyse
-from prover.experiment.tally import Tally
+from prover.stats.experiment import analyse
+from prover.fold.tally import Tally
 from tests.helpers.experiment_fake import FakeProver
 
 START = {"lock_mode": "two-lock", "mem_sync": "device", "workers_per_gpu": 3}
@@ -113,7 +113,7 @@ def test_an_embedded_link_made_mid_run_takes_the_knobs_from_the_controller() -> 
     """A dashboard key starts an experiment long after RunStarted: the link's knobs come from
     the controller, its readiness from the fold (prime)."""
     from prover.experiment.link import EmbeddedLink
-    from prover.pipeline.controller import Knobs
+    from prover.pipeline.control.controller import Knobs
 
     class Engine:
         clock = staticmethod(lambda: 100.0)

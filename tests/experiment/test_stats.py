@@ -1,5 +1,6 @@
 """The experiment's statistics: distributions against published values, the paired ratio and its
-verdict, and calibration on synthetic processes (Poisson and regular) with fixed seeds."""
+verdict (and when there is none, and why), and calibration on synthetic processes (Poisson and
+regular) with fixed seeds. The lag x hold grid through the runner is tests/experiment/test_calibration.py."""
 from __future__ import annotations
 
 import math
@@ -7,8 +8,8 @@ import random
 
 import pytest
 
-from prover.experiment.stats import (HoldCount, analyse, arm_rate, paired_ratio, poisson_interval, t_quantile,
-                                     verdict)
+from prover.stats.experiment import HoldCount, against, analyse, arm_rate, paired_ratio, verdict
+from prover.stats.intervals import EXACT_UP_TO, exact_poisson_interval, poisson_interval, t_quantile
 
 
 @pytest.mark.parametrize("df,q", [(1, 12.7062), (2, 4.3027), (3, 3.1824), (4, 2.7764), (9, 2.2622), (30, 2.0423),
@@ -29,8 +30,19 @@ def test_large_counts_use_an_approximation_that_joins_the_exact_one() -> None:
     assert a[0] < b[0] < a[0] + 2 and a[1] < b[1] < a[1] + 2
 
 
-def _h(arm: int, cycle: int, n: int, window: float = 10.0, lag: float = 0.0) -> HoldCount:
-    return HoldCount(arm=arm, cycle=cycle, window_s=window, verified=n, lag_sum_s=lag * n, lag_n=n)
+@pytest.mark.parametrize("n", [EXACT_UP_TO + 1, 500, 1000, 5000])
+def test_both_ends_above_the_exact_range_agree_with_the_exact_interval(n: int) -> None:
+    """Above EXACT_UP_TO the interval is an approximation: each end within 1e-4 of Garwood's
+    (computed by its definition here), the upper end included (an error there survived once)."""
+    lo, hi = poisson_interval(n)
+    ex_lo, ex_hi = exact_poisson_interval(n)
+    assert lo == pytest.approx(ex_lo, rel=1e-4) and hi == pytest.approx(ex_hi, rel=1e-4)
+
+
+def _h(arm: int, cycle: int, n: int, window: float = 10.0, lag: float = 0.0, settle: float = 5.0,
+       after: int | None = None) -> HoldCount:
+    return HoldCount(arm=arm, cycle=cycle, window_s=window, verified=n, began=n, lag_sum_s=lag * n, lag_n=n,
+                     settle_s=settle, after=after)
 
 
 def test_a_clear_difference_is_faster_and_the_reverse_slower() -> None:
@@ -55,19 +67,58 @@ def test_one_cycle_gives_a_ratio_and_no_interval() -> None:
     assert verdict(ci) == "too few cycles"
 
 
-def test_holds_that_verify_nothing_stay_finite() -> None:
+def test_a_significant_slowdown_is_called_slower_and_so_labelled() -> None:
+    """The verdict follows the interval on both sides: 0.5x with a tight interval is significant."""
+    holds = [_h(a, c, (40 if a == 0 else 20) + c % 2) for c in range(4) for a in range(2)]
+    b = analyse(holds, ["fast", "slow"]).arms[1]
+    assert b.ratio_ci[1] < 1.0 and b.verdict == "slower" and b.why is None
+
+
+def test_no_ratio_is_drawn_against_an_arm_that_counted_nothing() -> None:
     res = analyse([_h(0, c, 0) for c in range(3)] + [_h(1, c, 5) for c in range(3)], ["a", "b"])
     a, b = res.arms
     assert a.per_min == 0 and a.per_min_ci[0] == 0 and math.isfinite(a.per_min_ci[1])
-    assert math.isfinite(b.ratio) and b.verdict == "faster"
-    assert any("no partition counted" in n for n in res.notes)
+    assert (b.ratio, b.ratio_ci, b.verdict) == (None, None, "no verdict")
+    assert "the baseline counted no partition" in b.why and b.why in res.notes
+    res = analyse([_h(0, c, 5) for c in range(3)] + [_h(1, c, 0) for c in range(3)], ["a", "b"])
+    assert res.arms[1].verdict == "no verdict" and res.arms[1].ratio is None and "b counted no partition" in res.arms[1].why
 
 
-def test_the_lag_shortens_the_exposure() -> None:
+def test_a_cycle_in_which_every_arm_counted_nothing_is_not_paired() -> None:
+    holds = [_h(a, c, 0 if c == 1 else 20 + 10 * a + c) for c in range(4) for a in range(2)]
+    res = analyse(holds, ["a", "b"])
+    assert res.arms[1].cycles_paired == 3 and res.arms[1].verdict == "faster"
+    assert any("every arm counted 0 (2)" in n for n in res.notes)
+
+
+def test_a_settle_shorter_than_the_lag_before_it_gives_no_verdict_and_says_what_to_use() -> None:
+    """The 2^24 case (issue 42): the arm held before took 3.3 s from GPU section to done, the
+    settle was 1.5 s: its sections still ran in the counted window."""
+    holds = []
+    for c in range(4):
+        holds += [_h(0, c, 12, window=3.5, lag=1.6, settle=1.5, after=1 if c else None),
+                  _h(1, c, 12, window=3.5, lag=3.3, settle=1.5, after=0)]
+    res = analyse(holds, ["12 workers", "8 workers"])
+    b = res.arms[1]
+    assert (b.ratio, b.verdict) == (None, "no verdict")
+    assert "partitions of 8 workers take 3.3 s" in b.why and "1.5 s settle" in b.why
+    assert "--settle >= 5" in b.why and "--hold >= 9" in b.why  # 1.5 lags, and the 3.5 s window after it
+    ok = [h.model_copy(update={"settle_s": 3.5}) for h in holds]
+    assert analyse(ok, ["12 workers", "8 workers"]).arms[1].verdict == "no difference detected"
+
+
+def test_a_step_between_two_later_arms_is_paired_like_the_first() -> None:
+    holds = [_h(a, c, 10 + 10 * a + c % 2) for c in range(4) for a in range(3)]
+    step = against(holds, ["a", "b", "c"], base=1).arms[2]
+    direct = paired_ratio([h for h in holds if h.arm == 1], [h for h in holds if h.arm == 2])
+    assert step.arm == 2 and step.ratio == pytest.approx(direct[0]) and step.ratio_ci == pytest.approx(direct[1])
+
+
+def test_the_rate_is_the_count_over_the_counted_window_whatever_the_lag() -> None:
     rate, _ = arm_rate([_h(0, 0, 30, window=20.0, lag=5.0)])
-    assert rate == pytest.approx(60 * 30 / 15)
-    clamped, _ = arm_rate([_h(0, 0, 3, window=20.0, lag=19.0)])  # never below a quarter of the window
-    assert clamped == pytest.approx(60 * 3 / 5)
+    assert rate == pytest.approx(60 * 30 / 20)
+    slow, _ = arm_rate([_h(0, 0, 3, window=20.0, lag=19.0)])  # no exposure correction, no floor
+    assert slow == pytest.approx(60 * 3 / 20)
 
 
 def test_analyse_reports_every_arm_against_the_first() -> None:

@@ -14,7 +14,7 @@ START = {"lock_mode": "two-lock", "mem_sync": "device", "workers_per_gpu": 3, "b
 WORKERS = {1: 52.0, 2: 93.0, 3: 55.0, 4: 48.0, 5: 46.0, 6: 45.0, 7: 44.0, 8: 44.0}
 
 
-def _tuner(fp: FakeProver, time_s: float, **kw: Any) -> Tuner:
+def _tuner(fp: FakeProver, time_s: float | None, **kw: Any) -> Tuner:
     plan = TunePlan(time_s=time_s, hold_s=20.0, settle_s=5.0)
     return Tuner(fp, plan, sleep=fp.sleep, clock=lambda: fp.t, **kw)
 
@@ -80,3 +80,64 @@ def test_the_space() -> None:
     assert only.knobs == {"lock_mode": ["reserved", "two-lock"], "workers_per_gpu": [6, 8, 12]}
     wide = spread(list(range(1, 17)), 5, 7)
     assert len(wide) == 5 and 7 in wide and wide[0] == 1 and wide[-1] == 16
+
+
+def test_a_leader_is_adopted_only_when_significantly_faster_than_the_incumbent() -> None:
+    """Tune's adoption rule (issue 42: a mutation adopting any leader survived): over seeds
+    where every setting runs at the same rate, leaders other than the incumbent come up, and
+    none is adopted; a step is adopted exactly when its interval lies above 1."""
+    steps = []
+    for seed in range(6):
+        fp = FakeProver(lambda k: 80.0, START, seed=seed)
+        steps += _tuner(fp, 700.0, search=("lock_mode",)).run().steps
+    assert any(s.leader != s.values[0] for s in steps), "no seed put another leader ahead: the rule went untried"
+    for s in steps:
+        assert s.adopted == (s.ratio_ci is not None and s.ratio_ci[0] > 1.0), s
+    assert not any(s.adopted for s in steps)
+
+
+def test_a_race_leader_the_confirmation_does_not_confirm_is_reported_as_such() -> None:
+    """The races see reserved 2x faster (its gain fades before the confirmation: a drift, or the
+    winner's curse): the start is kept, and the result says what was found and the time a
+    confirmation that could tell would need, never "no change found"."""
+    fp = FakeProver(lambda k: 150.0 if k["lock_mode"] == "reserved" and fp.t < 135 else 75.0, START, seed=3,
+                    regular=True)
+    res = _tuner(fp, None, search=("lock_mode",), values={"lock_mode": ["two-lock", "reserved"]}).run()
+    assert res.found["lock_mode"] == "reserved" and res.best == res.start and res.verdict == "not confirmed"
+    assert res.steps[0].adopted and res.steps[0].ratio_ci[0] > 1.0
+    assert res.confirm is not None and res.confirm.cycles_complete == 4  # its full 4 cycles
+    (note,) = [n for n in res.notes if "not confirmed on fresh holds" in n]
+    assert note.startswith("lock_mode=reserved: 1.97x [1.85, 2.11] in its race; not confirmed on fresh holds") and f"run with --time {res.confirm_needs_s:.0f}{res.confirm_holds} to confirm" in note
+    assert res.confirm_needs_s > res.budget_s
+    assert "--confirm-cycles" in res.confirm_holds  # a 1.1x measured effect wants more cycles than 4, said
+
+
+def test_the_default_time_is_the_space_s_least_and_it_runs_to_a_verdict_within_it() -> None:
+    fp = FakeProver(lambda k: WORKERS[int(k["workers_per_gpu"])], START, seed=0, regular=True)
+    t0, plan = fp.t, TunePlan(hold_s=20.0, settle_s=5.0)
+    res = Tuner(fp, plan, sleep=fp.sleep, clock=lambda: fp.t, workers=(1, 4), search=("workers_per_gpu",)).run()
+    space = Space.of(START, (1, 4), ("workers_per_gpu",))
+    assert res.budget_s == plan.least_time(space) == (3 * 4 + 2 * 4) * 20.0 + 2 * 5.0
+    assert res.best["workers_per_gpu"] == "2" and res.verdict == "faster"
+    assert fp.t - t0 <= res.budget_s + 2 * 20.0  # its time, and the last experiment's wait for its sections
+
+
+def test_a_budget_too_small_for_a_full_confirmation_is_refused_with_the_time_it_needs() -> None:
+    plan = TunePlan(time_s=240.0, hold_s=20.0, settle_s=5.0)
+    space = Space.of(START, search=("lock_mode", "mem_sync"))
+    need = plan.least_time(space)
+    assert need == (3 * (4 + 2) + 2 * 4) * 20.0 + 3 * 5.0 > 240
+    with pytest.raises(TooShort, match=f"needs at least {need:.0f} s .* a 4-cycle confirmation"):
+        Tuner.check(plan, START, None, ("lock_mode", "mem_sync"))
+
+
+def test_races_with_holds_too_short_drop_and_adopt_nothing_and_say_why() -> None:
+    """A settle shorter than the arms' lag: no race gives a verdict, so no arm is dropped as
+    slower and nothing is adopted; the result says why rather than "no setting was faster"."""
+    from c2tui.text.experiment import found_line
+
+    fp = FakeProver(lambda k: 150.0 if k["lock_mode"] == "reserved" else 50.0, START, seed=1, regular=True, lag_s=6.0)
+    res = _tuner(fp, None, search=("lock_mode",), values={"lock_mode": ["two-lock", "reserved"]}).run()
+    (step,) = res.steps
+    assert not step.adopted and step.dropped == {} and step.why and "holds too short" in step.why
+    assert res.best == res.start and "could give no verdict (holds too short" in found_line(res)

@@ -5,8 +5,8 @@ import io
 
 from rich.console import Console
 
-from c2tui.experiment_view import print_experiment, print_tune
-from prover.experiment.stats import HoldCount, analyse
+from c2tui.text.experiment import print_experiment, print_tune
+from prover.stats.experiment import HoldCount, analyse
 from prover.experiment.tune import Step, TuneResult
 
 
@@ -43,7 +43,46 @@ def test_the_tune_table_says_what_changed_and_how_to_run_with_it() -> None:
                      confirm=_result(), ratio=1.6, ratio_ci=(1.4, 1.8), verdict="faster", seconds=300)
     print_tune(res, "native cuda native, proved 2^22, modelled 2^22, time scale 1.0", console=c)
     out = buf.getvalue()
-    assert "best:  workers_per_gpu=2" in out and "--workers-per-gpu 2" in out and "races' best against the start: faster" in out
+    assert "best: workers_per_gpu=2: 1.60x [1.40, 1.80] against the start, confirmed on fresh holds" in out
+    assert "--workers-per-gpu 2" in out
+
+
+def _not_confirmed() -> TuneResult:
+    return TuneResult(start={"lock_mode": "two-lock"}, best={"lock_mode": "two-lock"}, found={"lock_mode": "reserved"},
+                      steps=[Step(knob="lock_mode", values=["two-lock", "reserved"], rounds=3, leader="reserved",
+                                  adopted=True, ratio=2.38, ratio_ci=(1.78, 3.20))],
+                      confirm=_result(), ratio=1.21, ratio_ci=(0.6, 2.44), verdict="not confirmed", seconds=240,
+                      budget_s=240, confirm_needs_s=520)
+
+
+def test_a_leader_the_confirmation_did_not_confirm_is_said_exactly_never_no_change() -> None:
+    """Issue 42: the race found reserved 2.38x [1.78, 3.20]; the confirmation could not confirm
+    it. Said so, with the time a confirmation that could tell needs: never "no change found"."""
+    c, buf = _console()
+    print_tune(_not_confirmed(), "SIMULATED sim", console=c)
+    out = buf.getvalue()
+    assert ("found lock_mode=reserved: 2.38x [1.78, 3.20] in its race; not confirmed on fresh holds (1.21x [0.60, 2.44]"
+            in out)
+    assert "the start is kept; run with --time 520 to confirm" in out
+    assert "no change found" not in out and "to run with it" not in out
+
+
+def test_piped_tables_keep_every_column_and_never_cut_a_number(monkeypatch) -> None:
+    """Piped (not a TTY, no COLUMNS), the tables are 140 wide: nothing cut; squeezed to 50
+    columns, a cell folds onto the next line, never ends in an ellipsis."""
+    from c2tui.text.experiment import out_console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    c = out_console()
+    assert c.width == 140
+    for width in (140, 50):
+        buf = io.StringIO()
+        print_tune(_not_confirmed(), "SIMULATED sim", console=Console(file=buf, width=width, color_system=None))
+        out = buf.getvalue()
+        assert "…" not in out and "#0" in out and "#1" in out and "verdic" in out
+        if width == 140:
+            r = _result().arms[1]
+            assert f"{r.ratio:.3f}x" in out and f"[{r.ratio_ci[0]:.3f}, {r.ratio_ci[1]:.3f}]" in out
 
 
 def test_finish_says_why_and_exits_3_when_not_finished(capsys) -> None:
@@ -51,7 +90,7 @@ def test_finish_says_why_and_exits_3_when_not_finished(capsys) -> None:
 
     import pytest
 
-    from c2tui.experiment_session import Session, finish
+    from c2tui.cli.experiment_session import Session, finish
 
     s = Session()
     with pytest.raises(SystemExit) as ex:

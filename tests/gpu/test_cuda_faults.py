@@ -23,13 +23,13 @@ def _bad_launch() -> None:
 def test_a_real_cuda_error_in_a_kernel_is_survived(monkeypatch):
     from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import ntt
     from prover.pipeline.engine import Engine
     from prover.fold.apply import fold
 
     # the engine's NTT-H runs ntt_h_device on the pre-staged buffers (its CPU fallback then
     # reads the host arrays)
-    real, calls = gp.ntt_h_device, [0]
+    real, calls = ntt.ntt_h_device, [0]
 
     def flaky(*args, **kwargs):
         calls[0] += 1
@@ -37,7 +37,7 @@ def test_a_real_cuda_error_in_a_kernel_is_survived(monkeypatch):
             _bad_launch()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(gp, "ntt_h_device", flaky)
+    monkeypatch.setattr(ntt, "ntt_h_device", flaky)
     cfg = load_config(None, backend="cuda", profile="native", constraints_log2=8, modelled_log2=10,
                       workers_per_gpu=2, lock_mode="two-lock", mem_sync="stream", sectors=1, partitions=4)
     chk = InvariantChecker()

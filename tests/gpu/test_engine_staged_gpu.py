@@ -4,7 +4,8 @@ A CudaDevice engine proves a few partitions natively (profile native, modelled s
 size, every discipline). Every NTT-H call must get device arrays that lie exactly where the
 upload put a, b, c (a at d_a + 0, b at d_bc + 0, c at d_bc + nbytes/2), hold the same values
 as the synthesis, give the CPU reference's h, and no call may take the host-copy path
-(ntt_h_gpu); every proof verifies and no GPU call fell back to the CPU.
+(ntt_h_gpu); every proof verifies and no GPU call fell back to the CPU. Both where the host
+made a, b, c and uploaded them (abc host) and where the R1CS kernel made them there (abc gpu).
 """
 from __future__ import annotations
 
@@ -25,15 +26,16 @@ if not ok:
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.parametrize("abc", ["host", "gpu"])  # a, b, c uploaded, or made there by the R1CS kernel (issue 41)
 @pytest.mark.parametrize("lock_mode", ["single", "narrow", "two-lock", "reserved"])
-def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
+def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, abc, monkeypatch, tmp_path):
     import cupy as cp
 
     from tests.helpers.invariants import InvariantChecker
     from prover.config import load_config
     from prover.device.cuda import CudaDevice
     from prover.groth16 import phases as P
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import ntt
     from prover.pipeline.engine import Engine
     from prover.fold.apply import fold
 
@@ -49,7 +51,7 @@ def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
         with lock:
             buffers.setdefault(buf.name, []).append((int(buf.handle.ptr), buf.nbytes))
 
-    real_ntt_h_device = gp.ntt_h_device
+    real_ntt_h_device = ntt.ntt_h_device
 
     def ntt_h_device(d_a, d_b, d_c, stream=None, ks=None):  # the backend passes its settings
         ins = [cp.asnumpy(x) for x in (d_a, d_b, d_c)]  # before the in-place transform
@@ -59,7 +61,7 @@ def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
             calls.append({"ptrs": ptrs, "ins": ins, "h": cp.asnumpy(h)})
         return h
 
-    real_ntt_h_gpu = gp.ntt_h_gpu
+    real_ntt_h_gpu = ntt.ntt_h_gpu
 
     def ntt_h_gpu(*a, **k):
         with lock:
@@ -67,13 +69,13 @@ def test_engine_ntt_h_reads_prestaged_buffers(lock_mode, monkeypatch, tmp_path):
         return real_ntt_h_gpu(*a, **k)
 
     monkeypatch.setattr(CudaDevice, "_device_alloc", alloc)
-    monkeypatch.setattr(gp, "ntt_h_device", ntt_h_device)
-    monkeypatch.setattr(gp, "ntt_h_gpu", ntt_h_gpu)
+    monkeypatch.setattr(ntt, "ntt_h_device", ntt_h_device)
+    monkeypatch.setattr(ntt, "ntt_h_gpu", ntt_h_gpu)
 
     log2, parts = 12, 4
     cfg = load_config(None, backend="cuda", profile="native", constraints_log2=log2, modelled_log2=log2,
                       sectors=1, partitions=parts, workers_per_gpu=2, lock_mode=lock_mode, mem_sync="stream",
-                      seed=3, cache_dir=str(tmp_path))
+                      seed=3, cache_dir=str(tmp_path), abc=abc)
     chk = InvariantChecker()
     eng = Engine(cfg, [chk])
     eng.start()

@@ -15,7 +15,7 @@ import pytest
 
 
 import bench_field as bf  # noqa: E402
-from prover.kernels import gpu_phases as gp  # noqa: E402
+from prover.kernels import msm, ntt  # noqa: E402
 from prover.kernels import loader  # noqa: E402
 from prover.field.ref import R_MOD, fr_random, fr_to_ints, ntt_ref  # noqa: E402
 
@@ -48,7 +48,7 @@ def eo_build(request, monkeypatch):
     from prover.settings import KernelSettings
 
     monkeypatch.setattr(loader, "_cache", {})
-    monkeypatch.setattr(gp, "_plans", {})
+    monkeypatch.setattr(ntt, "_plans", {})
     if request.param in ("eo", "eo_c"):
         return KernelSettings(nvrtc_opts="-DFIELD_MUL=" + request.param)
     name, _, r4 = request.param.partition("+")
@@ -61,12 +61,12 @@ def test_real_kernels_with_eo(eo_build):
     a = fr_random(1 << 12, rng)
     ai = fr_to_ints(a)
     for inverse in (False, True):
-        assert fr_to_ints(gp.ntt_gpu(a, inverse=inverse, coset=True, ks=eo_build)) == ntt_ref(ai, inverse=inverse, coset=True)
+        assert fr_to_ints(ntt.ntt_gpu(a, inverse=inverse, coset=True, ks=eo_build)) == ntt_ref(ai, inverse=inverse, coset=True)
     # NTT-H at 2^13: passes of 10 and 3 stages (radix-4 rounds and an odd radix-2 one)
     from prover import backend as B
 
     a13, b13, c13 = (fr_random(1 << 13, rng) for _ in range(3))
-    assert np.array_equal(np.asarray(gp.ntt_h_gpu(a13, b13, c13, ks=eo_build)), B.REFERENCE.ntt_h(a13, b13, c13))
+    assert np.array_equal(np.asarray(ntt.ntt_h_gpu(a13, b13, c13, ks=eo_build)), B.REFERENCE.ntt_h(a13, b13, c13))
     r = random.Random(12)
     for group, G in (("g1", ark.G1Point), ("g2", ark.G2Point)):
         n = 1 << (12 if group == "g1" else 8)
@@ -76,5 +76,5 @@ def test_real_kernels_with_eo(eo_build):
         s = fr_random(n, rng)
         scal = [ark.Scalar.from_le_bytes(v.to_bytes(32, "little")) for v in fr_to_ints(s)]
         want = G.multiexp_unchecked(objs, scal).to_xy_bytes_le()
-        f = gp.msm_g1_gpu if group == "g1" else gp.msm_g2_gpu
+        f = msm.msm_g1_gpu if group == "g1" else msm.msm_g2_gpu
         assert f(xy, s, ks=eo_build) == want, group

@@ -92,7 +92,7 @@ def test_edge_scalars_device_output_and_stream(group: str) -> None:
 
 
 def test_empty_batch_and_reexports() -> None:
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import fixed_base
 
-    assert gp.fixed_base_g2_gpu(np.frombuffer(curve.g2_generator().to_xy_bytes_le(), np.uint8), fr.zeros(0)).shape == (0, 192)
-    assert gp.fixed_base_g1_gpu(np.frombuffer(curve.g1_generator().to_xy_bytes_le(), np.uint8), fr.zeros(0)).shape == (0, 96)
+    assert fixed_base.fixed_base_g2_gpu(np.frombuffer(curve.g2_generator().to_xy_bytes_le(), np.uint8), fr.zeros(0)).shape == (0, 192)
+    assert fixed_base.fixed_base_g1_gpu(np.frombuffer(curve.g1_generator().to_xy_bytes_le(), np.uint8), fr.zeros(0)).shape == (0, 96)

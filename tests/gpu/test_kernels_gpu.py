@@ -13,7 +13,7 @@ import random
 import numpy as np
 import pytest
 
-from prover.kernels import gpu_phases as gp
+from prover.kernels import msm, ntt
 from tests.helpers.inputs import msm_inputs
 from prover.field.ref import (P_MOD, R_MOD, fr_from_ints, fr_random, fr_to_ints, ntt_h_ref, ntt_ref,
                                   root_of_unity)
@@ -55,7 +55,7 @@ def test_field_elementwise(ntt_variant):
         def ints(x):
             return [sum(int(r[i]) << (64 * i) for i in range(words)) for r in x]
 
-        f = gp.fr_elementwise_gpu if prefix == "fr" else gp.fp_elementwise_gpu
+        f = ntt.fr_elementwise_gpu if prefix == "fr" else ntt.fp_elementwise_gpu
         A, B = arr(a), arr(b)
         for op, ref in (("mul", lambda x, y: x * y % m), ("add", lambda x, y: (x + y) % m),
                         ("sub", lambda x, y: (x - y) % m), ("sqr", lambda x, y: x * x % m)):
@@ -71,7 +71,7 @@ def test_ntt_family_exact(L, ntt_variant):
     ai = fr_to_ints(a)
     for inverse in (False, True):
         for coset in (False, True):
-            got = fr_to_ints(gp.ntt_gpu(a, inverse=inverse, coset=coset, ks=ntt_variant))
+            got = fr_to_ints(ntt.ntt_gpu(a, inverse=inverse, coset=coset, ks=ntt_variant))
             assert got == ntt_ref(ai, inverse=inverse, coset=coset), (L, inverse, coset)
 
 
@@ -80,7 +80,7 @@ def test_ntt_h_exact(L, ntt_variant):
     rng = rng_for(f"ntth{L}")
     a, b, c = (fr_random(1 << L, rng) for _ in range(3))
     want = ntt_h_ref(fr_to_ints(a), fr_to_ints(b), fr_to_ints(c))
-    got = gp.ntt_h_gpu(a, b, c, ks=ntt_variant)
+    got = ntt.ntt_h_gpu(a, b, c, ks=ntt_variant)
     assert got.dtype == np.uint64 and got.shape == (1 << L, 4)
     assert fr_to_ints(got) == want
     # inputs untouched
@@ -101,10 +101,10 @@ def test_ntt_large_properties(L):
     rng = rng_for(f"nttL{L}")
     a = fr_random(n, rng)
     ai = fr_to_ints(a)
-    ev = gp.ntt_gpu(a)
-    assert (gp.ntt_gpu(ev, inverse=True) == a).all()
-    cev = gp.ntt_gpu(a, coset=True)
-    assert (gp.ntt_gpu(cev, inverse=True, coset=True) == a).all()
+    ev = ntt.ntt_gpu(a)
+    assert (ntt.ntt_gpu(ev, inverse=True) == a).all()
+    cev = ntt.ntt_gpu(a, coset=True)
+    assert (ntt.ntt_gpu(cev, inverse=True, coset=True) == a).all()
     w = root_of_unity(L)
     for i in (0, 1, n - 1, int(rng.integers(n))):
         x = pow(w, i, R_MOD)
@@ -122,10 +122,10 @@ def test_ntt_h_satisfied_identity(L, ntt_variant):
     c = fr_from_ints([x * y % R_MOD for x, y in zip(ai, bi)])
     from prover.field import ntt as host_ntt
 
-    h = fr_to_ints(host_ntt.h_coefficients(gp.ntt_h_gpu(a, b, c, ks=ntt_variant)))  # coset -> coefficients
+    h = fr_to_ints(host_ntt.h_coefficients(ntt.ntt_h_gpu(a, b, c, ks=ntt_variant)))  # coset -> coefficients
     assert h[-1] == 0
     t = random.Random(SEED + L).randrange(R_MOD)
-    A, B, C = (_horner(fr_to_ints(gp.ntt_gpu(x, inverse=True, ks=ntt_variant)), t) for x in (a, b, c))
+    A, B, C = (_horner(fr_to_ints(ntt.ntt_gpu(x, inverse=True, ks=ntt_variant)), t) for x in (a, b, c))
     assert _horner(h, t) * (pow(t, n, R_MOD) - 1) % R_MOD == (A * B - C) % R_MOD
 
 
@@ -139,7 +139,7 @@ def test_ntt_h_on_a_stream_with_device_inputs():
     s = cp.cuda.Stream(non_blocking=True)
     with s:
         da, db, dc = (cp.asarray(x) for x in (a, b, c))
-    h = gp.ntt_h_gpu(da, db, dc, stream=s)
+    h = ntt.ntt_h_gpu(da, db, dc, stream=s)
     s.synchronize()
     assert isinstance(h, cp.ndarray)
     assert fr_to_ints(cp.asnumpy(h)) == want
@@ -156,22 +156,22 @@ _msm_inputs = msm_inputs
 def test_msm_g1_matches_arkworks(L):
     objs, xy, scal, s = _msm_inputs("g1", L, f"msm1{L}")
     want = ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
-    assert gp.msm_g1_gpu(xy, s) == want
+    assert msm.msm_g1_gpu(xy, s) == want
     if L in (8, 12):
-        dp = gp.DevicePoints("g1", xy)
+        dp = msm.DevicePoints("g1", xy)
         for c in (3, 7, 11, 18):  # other window widths, reusing an upload
-            assert gp.msm_g1_gpu(dp, s, c=c) == want, c
+            assert msm.msm_g1_gpu(dp, s, c=c) == want, c
         # the other G1 builds, and the device-side final step
         for v in ("call", "ptx_call"):
-            assert gp.msm_bytes(dp, s, variant=v) == want, v
-            assert gp._to_bytes(gp._msm_device(dp, s, variant=v), None) == want, v
+            assert msm.msm_bytes(dp, s, variant=v) == want, v
+            assert msm._to_bytes(msm._msm_device(dp, s, variant=v), None) == want, v
 
 
 @pytest.mark.parametrize("L", sizes(14, 16, 18))
 def test_msm_g1_ptx_build(L):
     objs, xy, scal, s = _msm_inputs("g1", L, f"msmptx{L}")
     want = ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
-    assert gp.msm_bytes(gp.DevicePoints("g1", xy), s, variant="ptx_call") == want
+    assert msm.msm_bytes(msm.DevicePoints("g1", xy), s, variant="ptx_call") == want
 
 
 def test_msm_g1_skewed_and_all_zero():
@@ -179,16 +179,16 @@ def test_msm_g1_skewed_and_all_zero():
     si = [7] * len(scal)  # every scalar in one bucket: multi-level piece reduction
     s2 = fr_from_ints(si)
     want = ark.G1Point.multiexp_unchecked(objs, [ark.Scalar(7)] * len(objs)).to_xy_bytes_le()
-    assert gp.msm_g1_gpu(xy, s2) == want
-    assert gp.msm_g1_gpu(xy, fr_from_ints([0] * len(scal))) == bytes(96)
+    assert msm.msm_g1_gpu(xy, s2) == want
+    assert msm.msm_g1_gpu(xy, fr_from_ints([0] * len(scal))) == bytes(96)
 
 
 @pytest.mark.parametrize("L", sizes(4, 8, 12, 14, 16, 18, 20))
 def test_msm_g2_matches_arkworks(L):
     objs, xy, scal, s = _msm_inputs("g2", L, f"msm2{L}")
     want = ark.G2Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
-    assert gp.msm_g2_gpu(xy, s) == want
+    assert msm.msm_g2_gpu(xy, s) == want
     if L in (8, 12):
-        dp = gp.DevicePoints("g2", xy)
-        assert gp.msm_bytes(dp, s, variant="ptx_call") == want
-        assert gp._to_bytes(gp._msm_device(dp, s), None) == want
+        dp = msm.DevicePoints("g2", xy)
+        assert msm.msm_bytes(dp, s, variant="ptx_call") == want
+        assert msm._to_bytes(msm._msm_device(dp, s), None) == want

@@ -100,3 +100,47 @@ def test_a_planted_leak_is_found_and_its_owner_named_and_the_control_is_quiet():
     _run(0, control)
     assert sum(e.kind == "vram_mark" for e in control) == 40
     assert [e for e in control if e.kind == "vram_growth"] == []
+
+
+def _feed(d: GrowthDetector, owner_mib: list[float] | None = None, live_mib: list[float] | None = None) -> list:
+    """Marks of one worker: its own bytes (owner series) or the pool's live bytes (pool series)."""
+    found: list = []
+    n = len(owner_mib or live_mib or [])
+    for i in range(n):
+        own = int((owner_mib or [0.0] * n)[i] * MiB)
+        live = int((live_mib or [0.0] * n)[i] * MiB)
+        found += d.add(_mark("g0w0", own, live, owners={"g0w0": live}), budget=16 << 30)
+    return found
+
+
+def test_the_warm_up_skips_the_pool_filling_up_and_no_more() -> None:
+    """Issue 42: the warm-up skip survived a mutation. The pool's live bytes step up while the
+    workers fill (the first `warmup` marks), then stay: quiet. The same rise after the warm-up
+    is a trend, and fires."""
+    rise = [i * 512.0 for i in range(8)]
+    d = GrowthDetector(window=8, block=1, warmup=8)
+    assert _feed(d, live_mib=rise + [rise[-1]] * 40) == []
+    late = GrowthDetector(window=8, block=1, warmup=8)
+    found = _feed(late, live_mib=[0.0] * 8 + rise)
+    assert [(f["series"], f["state"]) for f in found] == [("live", "growing")]
+    assert late.warmup == 8 and GrowthDetector().warmup >= 1  # the default skips something
+
+
+def test_a_rise_smaller_than_min_growth_is_not_a_leak() -> None:
+    """Strictly rising (p tiny, Sen's interval above 0) by 1 MiB a partition: 7 MiB over the
+    window, under the 64 MiB floor: quiet. 16 MiB a partition: found."""
+    small = GrowthDetector(window=8, min_growth=64 * MiB, warmup=0)
+    assert _feed(small, owner_mib=[float(i) for i in range(12)]) == []
+    big = GrowthDetector(window=8, min_growth=64 * MiB, warmup=0)
+    assert [f["series"] for f in _feed(big, owner_mib=[16.0 * i for i in range(12)])] == ["owner"]
+
+
+def test_a_series_whose_slope_interval_reaches_zero_is_not_a_leak() -> None:
+    """Two steps, ties between: Mann-Kendall's p is under alpha (0.008) but Sen's interval starts
+    at 0 (most pairs did not rise): a buffer kept twice, not a growth per partition. The
+    interval's low end guards it (p < alpha alone would fire)."""
+    steps = [0.0, 0.0, 0.0, 256.0, 256.0, 256.0, 512.0, 512.0]
+    t = trend([float(x) for x in steps])
+    assert t.p < 0.01 and t.low == 0
+    d = GrowthDetector(window=8, min_growth=64 * MiB, warmup=0)
+    assert _feed(d, owner_mib=steps) == []

@@ -1,4 +1,4 @@
-"""An event sink that checks the key ring's invariants (prover/pipeline/key_ring.py) from the
+"""An event sink that checks the key ring's invariants (prover/pipeline/keys/key_ring.py) from the
 event stream alone: host bytes (keys and workers) never above the host-RAM budget, no key
 evicted while a partition of its size is in flight (its synthesis started, its verify not
 ended), every key load that starts ends. Events reach sinks under the engine's emit lock in

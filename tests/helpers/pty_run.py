@@ -25,28 +25,38 @@ class PtyResult:
 
 
 When = float | Callable[[], bool]
+Action = bytes | int  # bytes typed, or a signal sent to the process (signal.SIGTERM, ...)
 
 
 def _due(when: When, now: float) -> bool:
     return when() if callable(when) else when <= now
 
 
-def run_in_pty(argv: list[str], keys: list[tuple[When, bytes]], deadline: float,
-               size: tuple[int, int] = (160, 50), env: dict[str, str] | None = None) -> PtyResult:
-    """argv in a pty of `size` (columns, rows); each (when, bytes) of `keys`, in order, is typed
-    at `when` seconds or once `when()` holds (polled every 0.1 s); waits for the exit until
-    `deadline` seconds, then kills the process group."""
+def run_in_pty(argv: list[str], keys: list[tuple[When, Action]], deadline: float,
+               size: tuple[int, int] = (160, 50), env: dict[str, str] | None = None,
+               screen: bytearray | None = None) -> PtyResult:
+    """argv in a pty of `size` (columns, rows); each (when, action) of `keys`, in order, is typed
+    (bytes) or sent (a signal number) at `when` seconds or once `when()` holds (polled every
+    0.1 s); waits for the exit until `deadline` seconds, then kills the process group. `screen`:
+    the buffer the output goes to (a condition may read it: "once drawn")."""
+    # the pty's size is the terminal's: COLUMNS / LINES left in the environment (the snapshot
+    # plugin sets 80x24 in a test worker's) would override it, and Textual draws at 80x24
+    env = {k: v for k, v in (env if env is not None else os.environ).items() if k not in ("COLUMNS", "LINES")}
     pid, fd = pty.fork()
     if pid == 0:  # the child: its own session, the pty its terminal
-        os.execvpe(argv[0], argv, env if env is not None else os.environ)
+        os.execvpe(argv[0], argv, env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
     os.kill(pid, signal.SIGWINCH)
-    out, start, todo, code = bytearray(), time.monotonic(), list(keys), None
+    out, start, todo, code = (screen if screen is not None else bytearray()), time.monotonic(), list(keys), None
     try:
         while True:
             now = time.monotonic() - start
             while todo and _due(todo[0][0], now):
-                os.write(fd, todo.pop(0)[1])
+                action = todo.pop(0)[1]
+                if isinstance(action, int):
+                    os.kill(pid, action)
+                else:
+                    os.write(fd, action)
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 code = os.waitstatus_to_exitcode(status)

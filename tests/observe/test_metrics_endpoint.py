@@ -128,7 +128,7 @@ def test_metrics_port_in_use_is_clear(tmp_path):
 
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -143,7 +143,7 @@ def test_metrics_port_in_use_is_clear(tmp_path):
 def test_run_takes_the_metrics_options():
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     out = CliRunner().invoke(main, ["run", "--help"]).output
     assert "--metrics-port" in out and "--metrics-addr" in out
@@ -151,7 +151,7 @@ def test_run_takes_the_metrics_options():
 
 def test_start_and_stop_metrics_around_an_engine():
     """What `run` does around the app: attach, serve, stop (the port is closed after)."""
-    from c2tui.metrics_options import start_metrics, stop_metrics
+    from c2tui.cli.metrics_options import start_metrics, stop_metrics
     from prover.config import load_config
     from prover.pipeline.engine import Engine
     from prover.pipeline.nullphases import NullPhases

@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from rich.console import Console
 
 from c2tui.commands import status as status_cmd
-from c2tui.summary_view import render
+from c2tui.text.summary import render
 from prover import status_of
 from prover.fold.apply import fold
 from prover.fold.summary import summarize

@@ -6,7 +6,7 @@ import sys
 
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from c2tui.commands.serve import run_argv
 
 

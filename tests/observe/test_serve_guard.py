@@ -1,4 +1,4 @@
-"""`c2tui serve` guarded (c2tui/webserve.py): another origin's page is refused, the prover cap
+"""`c2tui serve` guarded (c2tui/dashboard/webserve.py): another origin's page is refused, the prover cap
 gives a clear page, sizes are clamped, options are checked as run's, and a tab closed
 abruptly leaves no prover behind."""
 from __future__ import annotations
@@ -17,8 +17,8 @@ from aiohttp import ClientSession, WSServerHandshakeError
 from aiohttp.test_utils import TestClient, TestServer
 from click.testing import CliRunner
 
-from c2tui.cli import main
-from c2tui.webserve import GuardedServer, clamp_size
+from c2tui.commands import main
+from c2tui.dashboard.webserve import GuardedServer, clamp_size
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,8 +18,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from click.testing import CliRunner
 
-from c2tui.cli import main
-from c2tui.webserve import GuardedServer
+from c2tui.commands import main
+from c2tui.dashboard.webserve import GuardedServer
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""The event bus (prover/pipeline/bus.py): a sink that raises never takes the engine down,
+"""The event bus (prover/events/bus.py): a sink that raises never takes the engine down,
 and is no longer silent (issue 35): each failure is counted and logged at debug with its
 traceback; the other sinks still get every event."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from prover import events as ev
-from prover.pipeline.bus import EventBus
+from prover.events.bus import EventBus
 
 
 def test_a_failing_sink_is_counted_and_logged_with_its_traceback(caplog: pytest.LogCaptureFixture) -> None:

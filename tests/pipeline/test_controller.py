@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers.invariants import InvariantChecker  # noqa: E402
 from prover.config import load_config
-from prover.pipeline.controller import parse_switch
+from prover.pipeline.control.controller import parse_switch
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases
 from prover.fold.apply import fold
@@ -173,8 +173,8 @@ def test_vram_budget_is_a_knob_everywhere():
     fleet's controller alike; the convenience methods are the one KnobFacade's."""
     from prover.attach.client import RemoteController
     from prover.fleet.control import FleetController
-    from prover.pipeline.controller import Controller, Knobs
-    from prover.pipeline.knob_facade import KnobFacade
+    from prover.pipeline.control.controller import Controller, Knobs
+    from prover.pipeline.control.knob_facade import KnobFacade
 
     assert parse_switch("vram_budget=20GiB") == ("vram_budget", 20 * 2**30)
     assert parse_switch("budget=two-prestage") == ("vram_budget", "two-prestage")

@@ -179,7 +179,8 @@ def test_cuda_device_budget_and_calls(fake_cupy):
     assert refused.value.cause in OOM_CAUSES  # and why (issue 33: switch, budget, leak, ...)
     import numpy as np
 
-    k = d.upload(s, bufs, [np.zeros(16, np.uint64)] * 3, 0.018)
+    z = np.zeros(16, np.uint64)
+    k = d.upload(s, [(bufs[0], 0, z), (bufs[1], 0, z), (bufs[1], bufs[1].nbytes // 2, z)], 0.018)
     d.wait(k)
     assert ("h2d", 128) in pool.log and ("memset", 4 << 30) in pool.log
     k2 = d.launch(s, "ntt_h", 0.69, lambda: 42)
@@ -224,7 +225,7 @@ def cpu_backend_module(staged=None):
 
     class StandIn(B.ReferenceBackend):
         name, impl = "cuda", "cuda"
-        capabilities = B.ALL - {B.NTT_H_STAGED, B.PINNED, B.SETUP_DEVICE} | ({B.NTT_H_STAGED} if staged else set())
+        capabilities = B.ALL - {B.NTT_H_STAGED, B.PINNED, B.SETUP_DEVICE, B.R1CS} | ({B.NTT_H_STAGED} if staged else set())
         host_ntt_calls = 0
 
         def __init__(self, settings):

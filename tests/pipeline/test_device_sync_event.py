@@ -9,8 +9,8 @@ import time
 import pytest
 
 from prover import events as ev
-from prover.pipeline.device_sync import device_sync
-from prover.pipeline.locks import LockSet
+from prover.pipeline.gpu.device_sync import device_sync
+from prover.pipeline.gpu.locks import LockSet
 
 
 class _Dev:

@@ -15,7 +15,7 @@ from test_invariants import KNOB_SWITCHES, TINY, run_schedule  # noqa: E402
 from prover import knobs
 from prover.config import ConfigError, load_config
 from prover import disciplines
-from prover.pipeline.controller import Controller, Knobs
+from prover.pipeline.control.controller import Controller, Knobs
 
 NAMES = disciplines.names()
 
@@ -50,7 +50,7 @@ def test_lock_order_refuses_a_discipline_out_of_order(monkeypatch):
     class Backwards(disciplines.Discipline):
         name, locks, summary = "backwards", ("compute", "mem"), "takes compute before mem"
 
-        def section(self, flow, s):  # pragma: no cover - never run
+        def section(self, s, work):  # pragma: no cover - never run
             raise AssertionError
 
     monkeypatch.setitem(disciplines._REGISTRY, "backwards", Backwards)
@@ -146,13 +146,13 @@ class _ThreeLock(disciplines.Discipline):
 
     name, locks, summary = "three-lock", ("mem", "upload", "compute"), "alloc under mem, upload under upload"
 
-    def section(self, flow, s):
-        prep_f = flow.start_prep(s)
+    def section(self, s, work):
+        prep_f = work.start_prep(s)
         with s.locks.hold_all(("mem", "upload"), s.w, s.part.id):
-            with flow.phase(s, disciplines.base.Phase.prestage):
-                s.bufs[:] = flow.upload(s, flow.T["prestage"])
+            with work.phase(s, disciplines.base.Phase.prestage):
+                s.bufs[:] = s.upload(s.T["prestage"])
         with s.locks.hold("compute", s.w, s.part.id):
-            flow.compute(s, prep_f)
+            work.compute(s, prep_f)
         return prep_f
 
 

@@ -124,8 +124,8 @@ def test_one_host_never_imports_ray(tmp_path):
     code = (
         "import sys\n"
         "from click.testing import CliRunner\n"
-        "import c2tui.cli\n"
-        f"r = CliRunner().invoke(c2tui.cli.main, ['record', '--out', {str(tmp_path / 'r.jsonl')!r}, '--backend', 'sim',"
+        "import c2tui.commands\n"
+        f"r = CliRunner().invoke(c2tui.commands.main, ['record', '--out', {str(tmp_path / 'r.jsonl')!r}, '--backend', 'sim',"
         " '--constraints-log2', '8', '--time-scale', '0.02', '--sectors', '1', '--partitions', '2', '-q'])\n"
         "assert r.exit_code == 0, r.output\n"
         "assert 'ray' not in sys.modules and 'prover.fleet.driver' not in sys.modules, 'ray imported'\n"
@@ -138,7 +138,7 @@ def test_one_host_never_imports_ray(tmp_path):
 def test_bad_cluster_option_is_one_clean_line(tmp_path):
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     r = CliRunner().invoke(main, ["record", "--out", str(tmp_path / "x.jsonl"), "--cluster", "local:zero"])
     assert r.exit_code == 2 and "--cluster" in r.output and "Traceback" not in r.output

@@ -134,7 +134,7 @@ def test_cordon_names_its_gpu_lets_it_back_and_a_missing_one_is_refused():
 def test_fleet_controller_refuses_cancel_and_requeue_in_words():
     from prover.config import RunConfig
     from prover.fleet.control import FleetController
-    from prover.pipeline.controller import Knobs
+    from prover.pipeline.control.controller import Knobs
 
     fc = FleetController(None, Knobs.from_config(RunConfig(backend="sim")))
     for spec in ("cancel=s3p2", "requeue=s3p2"):

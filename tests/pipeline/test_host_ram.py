@@ -1,4 +1,4 @@
-"""Host RAM as a resource (prover/pipeline/host_ram.py): a worker is held back before its
+"""Host RAM as a resource (prover/pipeline/keys/host_ram.py): a worker is held back before its
 buffers would exceed the budget, FIFO, stoppable; a budget cut sends the newest back at its
 next boundary; the engine under a budget that holds 2 of 3 workers waits, never OOMs."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from prover import events as ev  # noqa: E402
 from prover.config import load_config  # noqa: E402
 from prover.knobs import KNOBS  # noqa: E402
 from prover.pipeline.engine import Engine  # noqa: E402
-from prover.pipeline.host_ram import HostRam  # noqa: E402
+from prover.pipeline.keys.host_ram import HostRam  # noqa: E402
 from prover.pipeline.nullphases import NullPhases  # noqa: E402
 from prover.fold.apply import fold  # noqa: E402
 
@@ -138,7 +138,7 @@ def test_engine_under_a_budget_for_two_of_three_workers_waits_and_never_ooms():
 def test_circuits_count_and_the_guard_holds_an_unlimited_run_back():
     """Circuits are held for the run and counted; with the budget off a native run's guard (the
     host's RAM) is the ceiling, and the start-up line says how many workers it holds."""
-    from prover.pipeline.host_ram import say_fit
+    from prover.pipeline.keys.host_ram import say_fit
 
     led = Ledger([1 << 60])
     h = HostRam(led, time.monotonic, threading.Event(), lambda: 0)  # host_ram_budget off

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from tests.helpers.invariants import InvariantChecker  # noqa: E402
 from prover.config import load_config
 from prover.device.profiles import get_profile
-from prover.events import Phase
+from prover.events import SUB_PHASES, Phase
 from prover import disciplines
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases
@@ -94,9 +94,10 @@ def test_storm_short():
 
 @pytest.mark.timeout(30)
 def test_exception_in_every_phase_releases_locks():
-    for phase in Phase:
+    for phase in Phase:  # a sub-phase (r1cs) runs where the GPU makes a, b, c (abc gpu)
         cfg = load_config(None, backend="sim", profile="tiny", workers_per_gpu=2, sectors=1, partitions=3,
-                          time_scale=0.2, faults={"phase_error": {phase.value: 1.0}})
+                          time_scale=0.2, faults={"phase_error": {phase.value: 1.0}},
+                          abc="gpu" if phase in SUB_PHASES else "auto")
         chk = InvariantChecker()
         eng = Engine(cfg, [chk], phases=NullPhases())
         eng.start()

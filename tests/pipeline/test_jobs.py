@@ -1,4 +1,4 @@
-"""Job actions (prover/pipeline/jobs.py) through the controller: cancel queued and in-flight
+"""Job actions (prover/pipeline/queue/jobs.py) through the controller: cancel queued and in-flight
 partitions (counted as cancelled, never failed; locks and buffers given back), requeue an
 in-flight one, cordon a GPU (no new work there until uncordoned); each recorded with its
 source; bad targets refused by name."""

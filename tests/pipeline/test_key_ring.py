@@ -1,4 +1,4 @@
-"""Keys of several sizes (prover/pipeline/key_ring.py): a winning sector's smaller key is
+"""Keys of several sizes (prover/pipeline/keys/key_ring.py): a winning sector's smaller key is
 loaded with progress when it is needed, its proof verifies against its own key, and it is
 done before the c2 partitions queued ahead of it; under a budget that holds one key beside
 the workers keys are evicted and reloaded with every proof verified and no OOM; a budget too
@@ -16,8 +16,8 @@ from prover import events as ev
 from prover.classes import MIN_LOG2, class_sizes
 from prover.config import load_config
 from prover.pipeline.engine import Engine
-from prover.pipeline.host_ram import HostRam
-from prover.pipeline.key_ring import HOT, KeyRing
+from prover.pipeline.keys.host_ram import HostRam
+from prover.pipeline.keys.key_ring import HOT, KeyRing
 from prover.pipeline.nullphases import NullPhases
 from prover.fold.apply import fold
 from prover.fold.summary import summarize
@@ -299,7 +299,7 @@ def test_eviction_takes_the_least_recently_used_key():
     pipeline and unit tests. Three hot keys, used in a known order through the ring's own
     pin/unpin: each eviction takes the one used longest ago, never a pinned one."""
     from prover.classes import ClassSize
-    from prover.pipeline.key_ring import COLD, RingKey
+    from prover.pipeline.keys.key_ring import COLD, RingKey
 
     now = iter(range(1, 1000))
     seen: list = []

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from prover.device.base import Stopped
-from prover.pipeline.locks import LockOrderError, LockSet
+from prover.pipeline.gpu.locks import LockOrderError, LockSet
 
 
 class Sink(list):

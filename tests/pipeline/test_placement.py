@@ -13,7 +13,7 @@ from prover.config import ConfigError, load_config
 from prover.fleet.scheduler import Scheduler
 from prover.pipeline.engine import Engine
 from prover.pipeline.nullphases import NullPhases
-from prover.pipeline.queue_why import QueueView, why_waits
+from prover.pipeline.queue.queue_why import QueueView, why_waits
 
 
 def test_the_text_reads_one_way_and_says_what_is_wrong():

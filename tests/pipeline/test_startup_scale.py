@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 import themes
-from c2tui.summary_view import _host_ram_line, _startup_line
+from c2tui.text.summary import _host_ram_line, _startup_line
 from c2tui.widgets.startup_panel import render_startup
 from prover.fold.apply import fold
 from prover.fold.summary import summarize
-from prover.pipeline.key_load import HELD
+from prover.pipeline.keys.key_load import HELD
 from prover.record import read_recording
 from tests.helpers.tiny_run import tiny_run
 

@@ -9,12 +9,12 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from prover import events as ev
 from prover.config import load_config
 from prover.fold.apply import fold
 from prover.fold.segments import SAME_MOMENT_S
-from prover.pipeline.controller import Controller, Knobs
+from prover.pipeline.control.controller import Controller, Knobs
 from prover.record import read_recording
 
 FAST = ["--backend", "sim", "--constraints-log2", "8", "--time-scale", "0.05"]

@@ -1,6 +1,6 @@
 """The switches that OOMed before the switch protocol (issue 33), each driven step by step on one
 GPU whose budget holds one partition, as the sim runs showed them, and two-lock's own OOM. Each test fails on the code
-before pipeline/admission.py (the OOM happens) and passes with it (the new knobs' first section
+before pipeline/gpu/room.py (the OOM happens) and passes with it (the new knobs' first section
 waits until the old knobs' sections have left the GPU, and nobody runs out of room).
 
 The shape is the same each time: g0w9 (the test) holds compute and a partition's buffers (the
@@ -17,14 +17,15 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from prover.config import load_config
+from prover.device.budget import Sizing
 from prover.device.profiles import get_profile
-from prover.device.sim import SimDevice
-from prover.pipeline.controller import Controller, Knobs
+from prover.pipeline.control.controller import Controller, Knobs
 from prover.pipeline.faults import Faults
-from prover.pipeline.gpu_load import host_compute
-from prover.pipeline.locks import LockSet
+from prover.pipeline.gpu.compute import host_compute
+from prover.pipeline.gpu.seat import open_seats
 from prover.pipeline.nullphases import NullPhases
-from prover.pipeline.partition import Partition, PartitionFlow, Prover
+from prover.pipeline.partition import PartitionFlow, Prover
+from prover.pipeline.queue.part import Partition
 
 
 class Recorder:
@@ -56,20 +57,21 @@ class Scene:
         cfg = load_config(None, backend="sim", profile="tiny", time_scale=0.1, lock_mode=lock_mode, mem_sync=mem_sync,
                           prestage_wait_s=1000.0)
         prof = get_profile("tiny")
-        self.dev = SimDevice(0, prof, prof.partition_bytes(cfg.modelled), self.rec, self.stop, cfg.time_scale)
+        sizing = Sizing(prof, cfg.modelled)
         P = NullPhases()
         circuit = P.make_circuit(cfg.constraints_log2, cfg.seed)
         pv = Prover(P, circuit, *P.load_or_setup(circuit, cfg.seed), host_compute(P, "sim"))
         self.ctl = Controller(Knobs.from_config(cfg), self.rec)
-        self.flow = PartitionFlow(cfg, prof.times(cfg.modelled), prof.buffer_bytes(cfg.modelled), self.rec,
-                                  time.monotonic, self.stop, self.ctl,
-                                  Faults(cfg.faults, cfg.seed, time.monotonic, self.stop), {0: self.dev},
-                                  {0: LockSet(0, self.rec, self.stop)}, pv, ThreadPoolExecutor(4))
+        self.seat = open_seats(cfg, "sim", sizing, sizing.need, self.ctl, self.rec, self.stop, time.monotonic)[0]
+        self.dev = self.seat.device
+        self.flow = PartitionFlow(cfg, {0: self.seat}, pv, self.ctl,
+                                  Faults(cfg.faults, cfg.seed, time.monotonic, self.stop), ThreadPoolExecutor(4),
+                                  self.rec, time.monotonic, self.stop, {None: prof.times(cfg.modelled)})
         self.results: dict = {}
-        self._old = self.flow.locksets[0].hold("compute", "g0w9", "s9p0")
+        self._old = self.seat.locks.hold("compute", "g0w9", "s9p0")
         self._old.__enter__()
         self._bufs = [self.dev.alloc("g0w9", "s9p0", n, b, self.dev.stream("g0w9"))
-                      for n, b in self.flow.buffer_sizes.items()]
+                      for n, b in sizing.buffers.items()]
         self.threads: list[threading.Thread] = []
 
     def run(self, w: str, part: str) -> None:
@@ -80,8 +82,7 @@ class Scene:
 
     def held_back(self, w: str) -> bool:
         """w waits at the admission gate (the protocol), or (before it) took the freed room."""
-        adm = getattr(self.flow, "admissions", {}).get(0)
-        return (adm is not None and adm.waiting() > 0) or self.rec.seen("alloc", owner=w)
+        return self.seat.room.waiting() > 0 or self.rec.seen("alloc", owner=w)
 
     def free_old(self) -> None:
         for b in self._bufs:
@@ -198,7 +199,7 @@ def test_the_oom_note_names_the_switch_the_way_it_went():
     """single -> reserved: the single section (begun before the switch) found the room taken by a
     reserved one begun after it; the note said "a reserved section begun before the switch to
     single", the switch backwards. Each direction is named as it went."""
-    from prover.pipeline.vram_holders import Holder, explain
+    from prover.pipeline.gpu.vram_holders import Holder, explain
 
     new = [Holder("g0w2", 12 << 30, "s4p4", "reserved", ())]
     after = explain("single", ("mem", "compute"), new, now="reserved")

@@ -1,4 +1,4 @@
-"""The switch protocol (issue 33, pipeline/admission.py) under 200 random switch schedules over
+"""The switch protocol (issue 33, pipeline/gpu/room.py) under 200 random switch schedules over
 every live knob: lock_mode (every discipline), mem_sync, prestage, b_g2, workers up and down,
 vram_budget up and down, pause and resume, switched every 1-8 ms on the sim backend (profile
 tiny) with a budget of one or two partitions. Nothing is injected, so any OOM is the protocol's
@@ -90,18 +90,21 @@ def test_knobs_outside_the_regime_apply_at_the_next_section_without_a_wait():
 
 
 def test_the_budget_in_force_is_the_newest_word_once_the_old_sections_have_left():
-    """On the authority itself: 3 -> 1 -> 2 partitions while a section holds the GPU: the device
+    """On the room itself: 3 -> 1 -> 2 partitions while a section holds the GPU: the device
     keeps 3 until it leaves, then takes 2 (not 1, not 3); a raise to 4 applies at once."""
     import threading
 
+    from prover.device.budget import Sizing
     from prover.device.profiles import get_profile
     from prover.device.sim import SimDevice
-    from prover.pipeline.admission import Admission
+    from prover.pipeline.gpu.room import Room
 
     said: list = []
     stop = threading.Event()
-    dev = SimDevice(0, get_profile("tiny"), 3 * TINY, lambda cls, **kw: said.append(cls(t=0.0, **kw)), stop)
-    adm = Admission(dev, TINY, stop)
+    tiny = get_profile("tiny")
+    adm = Room(Sizing(tiny, tiny.modelled_log2), 3 * TINY, stop,
+               lambda ledger: SimDevice(0, tiny, ledger, lambda cls, **kw: said.append(cls(t=0.0, **kw)), stop))
+    dev = adm.device
     key = (("lock_mode", "reserved"),)
     _, old = adm.enter("g0w0", lambda: (None, key))
     adm.gate(old)

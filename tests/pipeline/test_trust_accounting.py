@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from prover import events as ev
 from prover.fold.apply import fold
-from c2tui.summary_view import render, verdict
+from c2tui.text.summary import render, verdict
 from prover.fold.summary import summarize
 
 

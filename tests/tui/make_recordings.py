@@ -112,6 +112,25 @@ def vram_leak(path: Path) -> None:
             g.write(f.read())
 
 
+def abc_gpu(path: Path) -> None:
+    """a/b/c made on the GPU (issue 41), modelled at the seed's size on the H200 profile: 1 GPU x 3
+    workers, two-lock + stream, a 40 GiB budget (the circuit's matrices resident, two partitions'
+    plans d_a + d_bc + z + z_cls beside them), real 2^8 proofs; the VRAM bar with the matrices and
+    each worker's z, the r1cs cell at the end of every pre-stage. Health off, gzipped."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg, plain = Path(tmp) / "abc.toml", Path(tmp) / "abc_gpu.jsonl"
+        cfg.write_text("health_sample_s = 0\n")
+        subprocess.run([sys.executable, "-m", "c2tui", "record", "--backend", "sim", "--profile", "h200-141g",
+                        "--gpus", "1", "--workers-per-gpu", "3", "--constraints-log2", "8", "--time-scale", "0.3",
+                        "--lock-mode", "two-lock", "--mem-sync", "stream", "--vram-budget", "40GiB", "--abc", "gpu",
+                        "--duration", "8", "--config", str(cfg), "--seed", "1", "--quiet", "--force",
+                        "--out", str(plain)], check=True, cwd=HERE.parent.parent)
+        with open(plain, "rb") as f, open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as g:
+            g.write(f.read())
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     synth(OUT / "synth_failures.jsonl", gpus=2, workers_per_gpu=3, sectors=2,
@@ -131,6 +150,7 @@ def main() -> None:
     cordon(OUT / "cordon.jsonl")
     keys(OUT / "keys.jsonl")
     vram_leak(OUT / "vram_leak.jsonl.gz")
+    abc_gpu(OUT / "abc_gpu.jsonl.gz")
     print("wrote", *sorted(OUT.glob("*.jsonl")))
 
 

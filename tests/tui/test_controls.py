@@ -11,8 +11,8 @@ import asyncio
 
 import pytest
 
-from c2tui.app import DashboardApp
-from c2tui.sources import LiveSource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.live import LiveSource
 from c2tui.widgets.event_log import EventLog
 from c2tui.widgets.header_bar import HeaderBar
 from prover import events as ev

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from c2tui.app import DashboardApp
+from c2tui.dashboard.app import DashboardApp
 from c2tui.widgets.fleet_overview import live_cells
 from c2tui.widgets.gpu_overview import overview_line
 from c2tui.widgets.gpu_panel import GpuPanel

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.replay import ReplaySource
 
 RECORDING = Path(__file__).parent / "recordings" / "two_gpus.jsonl"
 

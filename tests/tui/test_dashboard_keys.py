@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from textual import events
 
-from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.event_detail import EventDetail, detail_table
 from c2tui.widgets.event_log import EventLog
 from c2tui.widgets.events_screen import EventsScreen
@@ -304,7 +304,7 @@ def help_text(screen) -> str:
 @sync
 async def test_every_binding_is_in_the_help(replay):
     """Each key the app or a panel binds (for the mode the help is about) is named there."""
-    from c2tui.app import LIVE_ACTIONS, REPLAY_ACTIONS
+    from c2tui.dashboard.app import LIVE_ACTIONS, REPLAY_ACTIONS
 
     app = app_at(FAILURES, 22.0)
     async with app.run_test(size=(160, 48)) as pilot:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from c2tui.event_store import CHUNK, EventStore
-from c2tui.sources import ReplaySource, load_recording
+from c2tui.sources.event_store import CHUNK, EventStore
+from c2tui.sources.replay import ReplaySource, load_recording
 from prover import events as ev
 from prover import read_recording
 from prover.events.base import _Ev

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input
 
-from c2tui.experiment_start import BadExperiment, design_of
+from c2tui.widgets.experiment_start import BadExperiment, design_of
 from c2tui.widgets.experiment_panel import ExperimentPanel, ExperimentScreen
 from tests.tui.test_controls import make, running, sync, until
 
@@ -29,6 +29,15 @@ def test_the_prompts_words_make_the_design() -> None:
     d = design_of("--arm lock_mode=narrow --arm two-lock,stream --cycles 3 --hold 4 --settle 1 --design abab")
     assert [a.label for a in d.arms] == ["lock_mode=narrow", "lock_mode=two-lock,mem_sync=stream"]
     assert (d.cycles, d.hold_s, d.settle_s, d.order) == (3, 4.0, 1.0, "abab")
+
+
+def test_the_prompt_plans_its_holds_as_the_command_does() -> None:
+    """No --hold: auto, as `c2tui experiment`'s default: the same Runner pilots each arm and sizes
+    the holds (prover/stats/plan.py); --hold S keeps the old settle of 5 s unless given."""
+    d = design_of("--arm lock_mode=narrow --arm lock_mode=reserved --precision 0.1")
+    assert d.auto and d.hold_s is None and d.settle_s is None and d.precision == 0.1
+    assert design_of("--arm narrow --arm reserved --hold auto").auto
+    assert design_of("--arm narrow --arm reserved --hold 30").settle_s == 5.0
 
 
 @pytest.mark.slow

@@ -6,8 +6,8 @@ import asyncio
 
 from tests.helpers.fleet_synth import fleet_stream
 
-from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.common import SPARK
 from c2tui.widgets.fleet_overview import host_lines
 from c2tui.widgets.gpu_overview import GpuOverview

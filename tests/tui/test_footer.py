@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
-from c2tui.app import LIVE_ACTIONS, REPLAY_ACTIONS, DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.app import LIVE_ACTIONS, REPLAY_ACTIONS, DashboardApp
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.footer_plan import MORE, Item, plan
 from c2tui.widgets.key_footer import KeyFooter
 from tests.tui.test_snapshots import SWITCH

@@ -17,8 +17,8 @@ import pytest
 from tests.helpers.fleet_synth import fleet_start, fleet_stream
 from tests.helpers.pty_run import run_in_pty
 
-from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.history_view import render_history
 from prover import events as ev
@@ -159,14 +159,14 @@ def test_the_readme_fleet_dashboard_proves_on_both_hosts(tmp_path):
 @pytest.mark.parametrize("tail", [
     [],  # the run started, nothing else
     ['{"kind":"vram_sample","t":0.2,"gpu":0,"budget":17179869184,"pool_reserved":0,"pool_used":0}'],  # the 1.4 KB one
-    ['{"kind":"worker_started","t":0.2,"gpu":3,"worker":"g3w0"}'],  # a GPU known only by its worker
+    ['{"kind":"worker_started","t":0.2,"gpu":0,"worker":"g0w0"}'],  # a GPU known only by its worker (one the run has)
     ['{"kind":"host_joined","t":0.2,"host":"h0","node":"n","gpus":2,"gpu_offset":0}'],
 ])
 def test_every_panels_empty_state_is_drawn(tmp_path, tail):
     """A screenshot of a recording that has (almost) nothing: every panel draws its empty state."""
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     head = ['{"kind":"c2tui-recording","schema_version":3}',
             '{"kind":"run_started","t":0,"backend":"sim","simulated":true,"profile":"p","proved_log2":8,'

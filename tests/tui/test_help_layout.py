@@ -11,8 +11,8 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static
 
-from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.replay import ReplaySource
 
 FAILURES = Path(__file__).parent / "recordings" / "synth_failures.jsonl"
 WIDEST = "↑ ↓ PgUp PgDn, wheel"  # the widest key on the screen (panel_sections)

@@ -1,11 +1,11 @@
-"""The screen plan (c2tui/layout.py) at the four sizes the issue names, one to eight GPUs:
+"""The screen plan (c2tui/dashboard/layout.py) at the four sizes the issue names, one to eight GPUs:
 every row used and none twice, the GPU panels fit or are told to scroll, and what must be
 seen at each size is there."""
 from __future__ import annotations
 
 import pytest
 
-from c2tui.layout import PANEL_MIN, plan
+from c2tui.dashboard.layout import PANEL_MIN, plan
 
 SIZES = [(80, 24), (120, 40), (160, 48), (220, 60)]
 CHROME = 4  # header (2), replay bar, footer

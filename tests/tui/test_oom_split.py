@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 import themes
-from c2tui.compare_view import _figures
-from c2tui.segment_view import segment_row
+from c2tui.text.compare import _figures
+from c2tui.text.segments import segment_row
 from c2tui.widgets.fleet_overview import host_line
 from c2tui.widgets.gpu_overview import overview_line
 from c2tui.widgets.history_view import SERIES
@@ -112,7 +112,7 @@ def test_transitional_ooms_are_split_too():
 def test_summary_per_gpu_table(said, old):
     """The summary's per-GPU OOM column: "1 (1↻ 0✗)" on GPU 0, "1 (0↻ 1✗)" on GPU 1; a plain count
     for a recording that does not say the outcome."""
-    from c2tui.summary_view import build
+    from c2tui.text.summary import build
     from prover.fold.summary import summarize
 
     def text(st) -> str:

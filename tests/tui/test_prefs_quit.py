@@ -10,8 +10,8 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from c2tui import prefs
-from c2tui.quit_report import quit_line, report_text, write_report
+from c2tui.dashboard import prefs
+from c2tui.text.quit_report import quit_line, report_text, write_report
 
 REC = Path(__file__).parent / "recordings" / "two_gpus.jsonl"
 
@@ -39,8 +39,8 @@ def test_the_config_dir_is_the_user_s_unless_overridden(monkeypatch, tmp_path):
 
 @pytest.mark.timeout(60)
 def test_t_and_h_are_remembered(monkeypatch, tmp_path):
-    from c2tui.app import DashboardApp
-    from c2tui.sources import ReplaySource
+    from c2tui.dashboard.app import DashboardApp
+    from c2tui.sources.replay import ReplaySource
 
     monkeypatch.setenv("C2TUI_CONFIG_DIR", str(tmp_path))
     app = DashboardApp(ReplaySource.from_file(REC, at=3.0, playing=False), prefs=prefs.load())
@@ -100,3 +100,29 @@ def test_run_says_one_line_unless_asked_for_more(capsys, tmp_path):
     _say(sm, app, None, "full", tmp_path / "r.txt", False)
     full = capsys.readouterr().out.splitlines()
     assert len(full) > 10 and full[-1].startswith("c2tui: ") and (tmp_path / "r.txt").exists()
+
+
+@pytest.mark.timeout(30)
+def test_a_fifo_for_prefs_is_the_defaults_not_a_hang(tmp_path):
+    """Issue 44: prefs.json as a FIFO (no writer) hung every dashboard at start."""
+    import os
+
+    os.mkfifo(tmp_path / "prefs.json")
+    assert prefs.load(tmp_path) == prefs.Prefs()
+
+
+@pytest.mark.timeout(60)
+def test_a_theme_given_on_the_command_line_is_not_remembered(monkeypatch, tmp_path):
+    """Issue 44: `replay --theme light` saved light as every later dashboard's theme; only `t` is kept."""
+    from c2tui.dashboard.app import DashboardApp
+    from c2tui.sources.replay import ReplaySource
+
+    monkeypatch.setenv("C2TUI_CONFIG_DIR", str(tmp_path))
+    app = DashboardApp(ReplaySource.from_file(REC, at=3.0, playing=False), theme="light", prefs=prefs.load())
+
+    async def drive() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+
+    asyncio.run(drive())
+    assert app.theme_name == "light" and prefs.load().theme == "dark"

@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from c2tui.app import DashboardApp
-from c2tui.sources import LiveSource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.live import LiveSource
 from c2tui.widgets.quit_dialog import QuitDialog, in_flight
 from prover import events as ev
 from prover.config import load_config

@@ -6,9 +6,9 @@ import asyncio
 import pytest
 from click.testing import CliRunner
 
-from c2tui.app import DashboardApp
-from c2tui.cli import main
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.commands import main
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.replay_bar import ReplayBar
 
 pytestmark = pytest.mark.timeout(120)
@@ -90,7 +90,7 @@ def test_replay_rejects_what_is_not_a_recording(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hello": 1}\n')
     r = CliRunner().invoke(main, ["replay", str(bad)])
-    assert r.exit_code == 2 and "not a c2tui recording" in r.output  # unreadable input: 2 (c2tui/exits.py)
+    assert r.exit_code == 2 and "not a c2tui recording" in r.output  # unreadable input: 2 (c2tui/cli/exits.py)
     r = CliRunner().invoke(main, ["replay", str(bad), "--speed", "99"])
     assert r.exit_code == 2 and "speed" in r.output
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from c2tui.app import DashboardApp
-from c2tui.row_actions import RowAction, gpu_action, prompt_forms, row_action, sector_action
+from c2tui.dashboard.app import DashboardApp
+from c2tui.widgets.row_actions import RowAction, gpu_action, prompt_forms, row_action, sector_action
 from c2tui.widgets.confirm_action import ConfirmAction
 from c2tui.widgets.gpu_panel import GpuPanel
 from c2tui.widgets.sector_rows import render_sector_rows, sector_rows

@@ -120,7 +120,7 @@ def test_a_selected_row_that_finished_stays_on_its_line(snap_compare):
     """2 GPUs: s0p2 selected while it runs (2.0 s), then the run at 4.5 s, when it has finished and
     s0p4, s0p5 started: live, the finished row would have gone below the running ones; held, it
     stays on its line, highlighted, showing done ✓ ok, and the title says the order is held."""
-    from c2tui.app import DashboardApp
+    from c2tui.dashboard.app import DashboardApp
     from tests.tui.test_row_actions import _state
 
     src = _Moving(_state(2.0).view())

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.common import PAUSE
 from c2tui.widgets.event_log import EventLog
 from c2tui.widgets.partition_table import PartitionTable

@@ -9,9 +9,9 @@ import tracemalloc
 
 import pytest
 
-from c2tui import seek_points
-from c2tui.seek_points import SeekPoints
-from c2tui.sources import ReplaySource
+from c2tui.sources import seek_points
+from c2tui.sources.seek_points import SeekPoints
+from c2tui.sources.replay import ReplaySource
 from prover import DashboardState
 from prover import events as ev
 from prover.fold.apply import fold

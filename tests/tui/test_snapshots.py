@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.replay import ReplaySource
 
 
 def make_app(recording, at: float, theme: str = "dark") -> DashboardApp:
@@ -47,7 +47,7 @@ def test_device_sync_cause_in_the_lane(snap_compare):
 def test_compare_device_and_stream(snap_compare):
     """`c2tui compare` of the native 2^22 device (tight budget) and stream (card) runs, 10 s
     after each one's first GPU section: one column each, one clock."""
-    from c2tui.compare_app import compare_app
+    from c2tui.dashboard.compare_app import compare_app
     from prover.fold.align import Alignment
     from prover.record import read_recording
 

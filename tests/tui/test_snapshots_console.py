@@ -19,6 +19,22 @@ FOUR = RECORDINGS / "four_gpus.jsonl"
 SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
 
 
+async def until(pilot, ready) -> None:
+    """Poll, not a fixed pause: CI machines are loaded (up to 5 s)."""
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if ready():
+            return
+
+
+def laid_out(pilot, selector: str) -> bool:
+    """The widget is drawn and its region lies on the screen (on a loaded machine the
+    first layouts can place a panel past the screen's right edge for a frame or two)."""
+    node = pilot.app.screen.query_one(selector)  # the screen shown (`e` pushes one)
+    region, screen = node.region, pilot.app.screen.size.region
+    return bool(node.display and region.area and screen.contains_region(region))
+
+
 async def focus(pilot, selector: str) -> None:
     pilot.app.query_one(selector).focus()
     await pilot.pause()
@@ -80,12 +96,6 @@ def test_four_gpus_overview(snap_compare, size):
 @SHORT
 def test_four_gpus_overview_jump(snap_compare, size):
     """A click on GPU3's overview line scrolls its panel into view."""
-    async def until(pilot, ready) -> None:  # poll, not a fixed pause: CI machines are loaded
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if ready():
-                return
-
     async def before(pilot):
         overview = pilot.app.query_one("#overview")
         await until(pilot, lambda: overview.display and 3 in overview.places)
@@ -115,6 +125,7 @@ def test_event_log_scrolled_back(snap_compare, size):
             await pilot.press("e")
             await pilot.pause(0.2)
             target = "#log-full"
+        await until(pilot, lambda: laid_out(pilot, target))
         await pilot._post_mouse_events([events.MouseScrollUp], target, offset=(10, 5), times=2)
         await pilot.pause(0.1)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.replay import ReplaySource
 
 HERE = Path(__file__).parent / "recordings"
 SWITCH = HERE / "switch_device_stream.jsonl.gz"

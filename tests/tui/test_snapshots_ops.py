@@ -33,3 +33,10 @@ def test_keys_of_two_sizes_one_hot_one_loading(snap_compare):
     """c2's 2^10 key hot (modelled 2^27), a winning sector's 2^8 key being set up at 2.15 s
     (half its steps done): the host-RAM bar by size, the keys panel with the load's progress."""
     assert snap_compare(make_app(REC / "keys.jsonl", at=2.15), terminal_size=(120, 40))
+
+
+def test_a_b_c_made_on_the_gpu(snap_compare):
+    """abc gpu, modelled 2^27 on the H200 profile (issue 41): the VRAM bar with the circuit's matrices
+    resident first (r1cs:2^8) and each worker's z beside its d_a and d_bc; the phase bars' pre-stage
+    segments end in the r1cs cell."""
+    assert snap_compare(make_app(REC / "abc_gpu.jsonl.gz", at=5.0), terminal_size=(160, 48))

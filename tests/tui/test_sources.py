@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from c2tui import seek_points
-from c2tui.sources import SPEEDS, LiveSource, ReplaySource
+from c2tui.sources import seek_points
+from c2tui.sources.live import LiveSource
+from c2tui.sources.replay import SPEEDS, ReplaySource
 from prover import events as ev
 from prover.fold.apply import fold
 from tests.helpers.tui_synth import synth_events

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from c2tui import layout
-from c2tui.app import DashboardApp
-from c2tui.sources import ReplaySource
+from c2tui.dashboard import layout
+from c2tui.dashboard.app import DashboardApp
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.header_bar import header_items
 from c2tui.widgets.common import flow
 from c2tui.widgets.segment_panel import render_segments

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import themes
-from c2tui.compare_app import AlignedClock, compare_app
-from c2tui.sources import ReplaySource
+from c2tui.dashboard.compare_app import AlignedClock, compare_app
+from c2tui.sources.replay import ReplaySource
 from c2tui.widgets.common import as_text
 from c2tui.widgets.header_bar import header_items
 from c2tui.widgets.history_view import render_history

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from prover import events as ev
 from prover.fold.align import anchor_time, nice_step, parse_at, resolve_at
 from prover.fold.compare import compare

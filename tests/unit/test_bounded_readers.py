@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from c2tui.widgets.common import Line
 from prover import bounds
 from prover.config import ConfigError, load_config

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from prover import bounds
 from prover.config import ConfigError, RunConfig, load_config
 from prover.record import read_recording

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from prover import events as ev
 from prover.config import ConfigError, FaultsConfig, RunConfig, load_config
 from prover.settings import KernelSettings

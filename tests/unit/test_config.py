@@ -27,11 +27,12 @@ def test_budget_scenarios_resolve_against_the_profile():
     from prover.device.profiles import get_profile
 
     rtx = get_profile("rtx5070ti-16g")
-    assert budget.resolve("card", rtx, 27) == 16 * 1024**3  # the seed's card: not even two pre-stages
-    assert budget.resolve("two-prestage", rtx, 27) == 24 * 1024**3  # two 12 GiB pre-stages, not three
+    assert budget.Sizing(rtx, 27).bytes("card") == 16 * 1024**3  # the seed's card: not even two pre-stages
+    assert budget.Sizing(rtx, 27).bytes("two-prestage") == 24 * 1024**3  # two 12 GiB pre-stages, not three
     assert 2 * rtx.partition_bytes() <= 24 * 1024**3 < 3 * rtx.partition_bytes()
-    assert budget.resolve("card", get_profile("native"), 22) is None  # the device's memory, known at start
-    assert budget.resolve("card", get_profile("native"), 22, device_total=141 << 30) == 141 << 30
+    native = budget.Sizing(get_profile("native"), 22)
+    assert native.bytes("card") is None  # the device's memory, known at start
+    assert native.bytes("card", card=141 << 30) == 141 << 30
     assert load_config(vram_budget="Two-Prestage").vram_budget == "two-prestage"
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from rich.console import Console
 
-from c2tui.cli import main
+from c2tui.commands import main
 from c2tui.commands import status as status_cmd
 from c2tui.widgets.experiment_panel import render_experiments
 from prover import DashboardState, events as ev, status_of
@@ -74,7 +74,7 @@ def test_status_says_key_and_circuits_apart_and_keeps_stalls_whole_at_120_column
 
 
 def test_readme_exit_status_paragraph_names_every_code():
-    from c2tui import exits
+    from c2tui.cli import exits
 
     para = Path(ROOT / "README.md").read_text().split("Exit status, the same for every command")[1].split("\n\n")[0]
     for code in (exits.OK, exits.INVALID, exits.USAGE, exits.RUN, exits.STARTING):

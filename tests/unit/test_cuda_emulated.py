@@ -63,14 +63,14 @@ def test_ntt_h_and_intt(backend, L) -> None:
 @pytest.mark.parametrize("L", [1, 3, 6, 9])
 def test_natural_ntt_with_and_without_coset(cuda_emulator, L, variant) -> None:  # noqa: F811
     """Both builds of ntt.cu (the ptx one takes the same portable products here: no __CUDA_ARCH__)."""
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import msm, ntt
 
     ks = KernelSettings(ntt_variant=variant)
     a = fr_random(1 << L, rng_for(f"emu-ntt{L}"))
     ai = fr_to_ints(a)
     for inverse in (False, True):
         for coset in (False, True):
-            got = gp.ntt_gpu(a, inverse=inverse, coset=coset, ks=ks)
+            got = ntt.ntt_gpu(a, inverse=inverse, coset=coset, ks=ks)
             assert fr_to_ints(got) == ntt_ref(ai, inverse=inverse, coset=coset), (inverse, coset)
 
 
@@ -79,9 +79,9 @@ def test_natural_ntt_with_and_without_coset(cuda_emulator, L, variant) -> None: 
                          ids=["default", "cios_v", "eo_k2"])
 def test_field_elementwise_kernels(cuda_emulator, ks) -> None:  # noqa: F811
     """Python integers for every op of Fr and Fp; the nvrtc_arch/nvrtc_opts settings reach the build."""
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import msm, ntt
 
-    for m, words, f in ((R_MOD, 4, gp.fr_elementwise_gpu), (P_MOD, 6, gp.fp_elementwise_gpu)):
+    for m, words, f in ((R_MOD, 4, ntt.fr_elementwise_gpu), (P_MOD, 6, ntt.fp_elementwise_gpu)):
         r = rng_for(f"emu-el{words}")
         vals = [0, 1, 2, m - 1, m - 2, (1 << 64) - 1] + [int.from_bytes(r.bytes(48), "little") % m for _ in range(58)]
         other = vals[::-1]
@@ -116,10 +116,10 @@ def test_msm_plain_and_over_rows(backend, group, L) -> None:
     got = _fetch(backend.msm(points, np.ascontiguousarray(s[rows]), group, rows=rows))
     assert got == GROUP[group].multiexp_unchecked([objs[i] for i in rows], [scal[i] for i in rows]).to_xy_bytes_le()
     if L == 4:  # the device-side Horner step (msm_final) instead of the host's finish_windows
-        from prover.kernels import gpu_phases as gp
+        from prover.kernels import msm, ntt
 
         want = GROUP[group].multiexp_unchecked(objs, scal).to_xy_bytes_le()
-        assert gp._to_bytes(gp._msm_device(points, s), None) == want
+        assert msm._to_bytes(msm._msm_device(points, s), None) == want
 
 
 def test_msm_edge_scalars(backend) -> None:
@@ -144,12 +144,12 @@ def test_msm_over_precomputed_window_shifts(backend, L) -> None:
     got = _fetch(backend.msm(points, np.ascontiguousarray(s[rows]), "g1", rows=rows))
     assert got == ark.G1Point.multiexp_unchecked([objs[i] for i in rows], [scal[i] for i in rows]).to_xy_bytes_le()
     if L == 6:
-        from prover.kernels import gpu_phases as gp
+        from prover.kernels import msm, ntt
 
-        pre = gp.DevicePoints("g1", xy).precompute(5)  # another window width, fewer scalars than points
+        pre = msm.DevicePoints("g1", xy).precompute(5)  # another window width, fewer scalars than points
         k = 40
-        assert gp.msm_g1_gpu(pre, s[:k]) == ark.G1Point.multiexp_unchecked(objs[:k], scal[:k]).to_xy_bytes_le()
-        assert gp._to_bytes(gp._msm_device(pre, s), None) == ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+        assert msm.msm_g1_gpu(pre, s[:k]) == ark.G1Point.multiexp_unchecked(objs[:k], scal[:k]).to_xy_bytes_le()
+        assert msm._to_bytes(msm._msm_device(pre, s), None) == ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
 
 
 def test_precompute_without_the_memory_falls_back(backend, monkeypatch) -> None:
@@ -166,11 +166,11 @@ def test_precompute_without_the_memory_falls_back(backend, monkeypatch) -> None:
 
 
 def test_g2_msm_over_precomputed_window_shifts(cuda_emulator) -> None:  # noqa: F811
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import msm, ntt
 
     objs, xy, scal, s = msm_inputs("g2", 4, "emu-pre-g2")
-    pre = gp.DevicePoints("g2", xy).precompute()
-    assert gp.msm_g2_gpu(pre, s) == ark.G2Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
+    pre = msm.DevicePoints("g2", xy).precompute()
+    assert msm.msm_g2_gpu(pre, s) == ark.G2Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
 
 
 @pytest.mark.parametrize("group", ["g1", "g2"])
@@ -180,9 +180,9 @@ def test_batch_addition(backend, group) -> None:
     mask = rng_for(f"emu-bamask{group}").random(len(objs)) < 0.3
     want = GROUP[group].multiexp_unchecked([o for o, m in zip(objs, mask) if m], [ark.Scalar(1)] * int(mask.sum()))
     assert _fetch(backend.batch_add(points, np.flatnonzero(mask), group)) == want.to_xy_bytes_le()
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import msm, ntt
 
-    add = gp.batch_add_g1_gpu if group == "g1" else gp.batch_add_g2_gpu
+    add = msm.batch_add_g1_gpu if group == "g1" else msm.batch_add_g2_gpu
     assert add(points, mask) == want.to_xy_bytes_le()  # a boolean mask: cupy.nonzero on the device
     assert _fetch(backend.batch_add(points, np.array([], dtype=np.int64), group)) == bytes(len(xy[0]))
 
@@ -203,12 +203,12 @@ def test_fixed_base(backend, group) -> None:
 def test_the_other_msm_builds(cuda_emulator, variant) -> None:  # noqa: F811
     """The other g1 builds: "inline" (no FP_MUL_CALL) takes another host path through field.cuh;
     the ptx ones build and run their non-PTX code (their products are the portable ones here)."""
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import msm, ntt
 
     objs, xy, scal, s = msm_inputs("g1", 5, f"emu-{variant}")
     ks = KernelSettings(g1_variant=variant)
     want = ark.G1Point.multiexp_unchecked(objs, scal).to_xy_bytes_le()
-    assert gp.msm_g1_gpu(gp.DevicePoints("g1", xy, ks=ks), s) == want
+    assert msm.msm_g1_gpu(msm.DevicePoints("g1", xy, ks=ks), s) == want
 
 
 def test_setup_on_the_gpu_paths_gives_the_same_keys(cuda_emulator, monkeypatch) -> None:  # noqa: F811

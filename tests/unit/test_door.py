@@ -1,6 +1,7 @@
-"""The door into prover (prover/__init__.py): what runs (the lazy `_EXPORTS`, `_MODULES`,
-`_RENAMED`) and what tools read (the imports under TYPE_CHECKING) are the same surface, and
-`import prover` stays lazy (issue 32)."""
+"""The doors into prover (prover/__init__.py, and prover/experiment/__init__.py, the
+experiments' door c2tui reaches as `prover.experiment`): what runs (the lazy `_EXPORTS`,
+`_MODULES`, `_RENAMED`) and what tools read (the imports under TYPE_CHECKING) are the same
+surface, and `import prover` stays lazy (issues 32, 43)."""
 from __future__ import annotations
 
 import ast
@@ -8,14 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import prover
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+DOORS = ("prover", "prover.experiment")
 
 
-def _typed() -> dict[str, tuple[str, str]]:
+def _typed(door: str = "prover") -> dict[str, tuple[str, str]]:
     """Each name imported under `if TYPE_CHECKING:` -> (module, attribute)."""
-    tree = ast.parse((ROOT / "prover" / "__init__.py").read_text())
+    tree = ast.parse((ROOT / door.replace(".", "/") / "__init__.py").read_text())
     out: dict[str, tuple[str, str]] = {}
     for node in tree.body:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
@@ -27,30 +29,40 @@ def _typed() -> dict[str, tuple[str, str]]:
     return out
 
 
-def _runtime() -> dict[str, tuple[str, str]]:
-    """The same from the tables the door's __getattr__ reads (a whole module: its parent, its name)."""
-    out = {n: (m, n) for n, m in prover._EXPORTS.items()}
-    out.update({n: tuple(m.rsplit(".", 1)) for n, m in prover._MODULES.items()})  # type: ignore[misc]
-    out.update({n: (m, a) for n, (m, a) in prover._RENAMED.items()})
+def _runtime(door: str = "prover") -> dict[str, tuple[str, str]]:
+    """The same from the tables the door's __getattr__ reads (a whole module: its parent, its name;
+    a module named without a dot: one of the door's own package)."""
+    import importlib
+
+    mod = importlib.import_module(door)
+    out = {n: (m if "." in m else f"{door}.{m}", n) for n, m in mod._EXPORTS.items()}
+    out.update({n: tuple(m.rsplit(".", 1)) for n, m in getattr(mod, "_MODULES", {}).items()})
+    out.update({n: (m, a) for n, (m, a) in getattr(mod, "_RENAMED", {}).items()})
     return out
 
 
-def test_the_typed_imports_and_the_export_table_name_the_same_surface() -> None:
-    typed, runtime = _typed(), _runtime()
-    missing = [f"    from {m} import {a} as {n}" for n, (m, a) in sorted(runtime.items()) if typed.get(n) != (m, a)]
-    extra = sorted(n for n in typed if n not in runtime)
-    assert not missing, "prover/__init__.py: add under `if TYPE_CHECKING:`\n" + "\n".join(missing)
-    assert not extra, f"prover/__init__.py: under TYPE_CHECKING but not in the export tables: {extra}"
-    assert sorted(runtime) == sorted(prover.__all__)
-
-
-def test_every_name_of_the_door_is_the_object_its_typed_import_names() -> None:
+@pytest.mark.parametrize("door", DOORS)
+def test_the_typed_imports_and_the_export_table_name_the_same_surface(door: str) -> None:
     import importlib
 
-    for name, (module, attr) in _typed().items():
+    typed, runtime = _typed(door), _runtime(door)
+    init = door.replace(".", "/") + "/__init__.py"
+    missing = [f"    from {m} import {a} as {n}" for n, (m, a) in sorted(runtime.items()) if typed.get(n) != (m, a)]
+    extra = sorted(n for n in typed if n not in runtime)
+    assert not missing, f"{init}: add under `if TYPE_CHECKING:`\n" + "\n".join(missing)
+    assert not extra, f"{init}: under TYPE_CHECKING but not in the export tables: {extra}"
+    assert sorted(runtime) == sorted(importlib.import_module(door).__all__)
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_every_name_of_the_door_is_the_object_its_typed_import_names(door: str) -> None:
+    import importlib
+
+    face = importlib.import_module(door)
+    for name, (module, attr) in _typed(door).items():
         mod = importlib.import_module(module)
         want = getattr(mod, attr) if hasattr(mod, attr) else importlib.import_module(f"{module}.{attr}")
-        assert getattr(prover, name) is want, name
+        assert getattr(face, name) is want, name
 
 
 def test_import_prover_stays_lazy() -> None:

@@ -45,7 +45,7 @@ def test_closed_stdout_and_a_pipe_nobody_reads() -> None:
 def test_a_busy_metrics_port_is_a_bad_option(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from c2tui.cli import main
+    from c2tui.commands import main
 
     busy = socket.socket()
     busy.bind(("127.0.0.1", 0))

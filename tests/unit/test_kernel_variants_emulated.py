@@ -24,16 +24,16 @@ PLANS = {1: None, 2: [(0, 6), (6, 6)], 3: [(0, 4), (4, 4), (8, 4)], 4: [(0, 3), 
 @pytest.fixture(params=sorted(PLANS))
 def plan_passes(request, monkeypatch):
     """NttPlan's passes for 2^12 (1 pass: 2^10 instead), as the larger sizes cut theirs."""
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import ntt
 
     passes = PLANS[request.param]
     if passes is not None:
-        monkeypatch.setattr(gp.NttPlan, "_plan", staticmethod(lambda L: passes))
+        monkeypatch.setattr(ntt.NttPlan, "_plan", staticmethod(lambda L: passes))
     return 10 if passes is None else 12
 
 
 def test_fused_ntt_h_equals_the_steps_and_the_reference(cuda_emulator, plan_passes) -> None:  # noqa: F811
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import ntt
 
     n = 1 << plan_passes
     rng = rng_for(f"fused-h{plan_passes}")
@@ -42,30 +42,30 @@ def test_fused_ntt_h_equals_the_steps_and_the_reference(cuda_emulator, plan_pass
     # issue 38: radix-4 rounds in registers (odd and even stage counts per pass), with the
     # Karatsuba Fr product (the conformance suite's cuda-emulated-eok2 build: one compile for both)
     for ks in (KernelSettings(ntt_fused=True), KernelSettings(ntt_fused=False), R4, R4.model_copy(update={"ntt_fused": False})):
-        got = gp.ntt_h_gpu(a, b, c, ks=ks)
+        got = ntt.ntt_h_gpu(a, b, c, ks=ks)
         assert np.array_equal(np.asarray(got), want), ks
 
 
 def test_fused_natural_ntts(cuda_emulator, plan_passes) -> None:  # noqa: F811
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import ntt
 
     a = fr_random(1 << plan_passes, rng_for(f"fused-n{plan_passes}"))
     ai = fr_to_ints(a)
     for inverse in (False, True):
         for coset in (False, True):
             for ks in (KernelSettings(ntt_fused=True), R4):
-                got = gp.ntt_gpu(a, inverse=inverse, coset=coset, ks=ks)
+                got = ntt.ntt_gpu(a, inverse=inverse, coset=coset, ks=ks)
                 assert fr_to_ints(got) == ntt_ref(ai, inverse=inverse, coset=coset), (inverse, coset, ks)
 
 
 def test_the_fused_kernels_are_the_ones_launched(cuda_emulator) -> None:  # noqa: F811
-    from prover.kernels import gpu_phases as gp
+    from prover.kernels import ntt
     from tests.helpers.cudaemu import config
 
     rng = rng_for("fused-launches")
     a, b, c = (fr_random(1 << 12, rng) for _ in range(3))
     config.launches.clear()
-    gp.ntt_h_gpu(a, b, c, ks=KernelSettings(ntt_fused=True))
+    ntt.ntt_h_gpu(a, b, c, ks=KernelSettings(ntt_fused=True))
     names = set(map(str, config.launches))
     # six transforms: no final coset iNTT (the H query is in coset-Lagrange form), so no
     # top_h / last_scatter pass; the quotient is one pointwise pass after c's coset NTT

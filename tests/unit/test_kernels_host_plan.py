@@ -10,7 +10,7 @@ from itertools import accumulate
 
 import pytest
 
-from prover.kernels import gpu_phases as gp
+from prover.kernels import msm, ntt
 from prover.field.ref import R_MOD, ntt_ref, root_of_unity
 
 
@@ -57,7 +57,7 @@ def _run_passes(x, tw, L, passes, dif):
                                       (12, [(0, 5), (5, 7)])])
 def test_ntt_pass_indexing(L, passes):
     n = 1 << L
-    passes = passes or gp.NttPlan._plan(L)
+    passes = passes or ntt.NttPlan._plan(L)
     assert sum(S for _, S in passes) == L
     rng = random.Random(L)
     a = [rng.randrange(R_MOD) for _ in range(n)]
@@ -77,7 +77,7 @@ def test_ntt_pass_indexing(L, passes):
 
 def test_ntt_plans_cover_every_size():
     for L in range(1, 29):
-        p = gp.NttPlan._plan(L)
+        p = ntt.NttPlan._plan(L)
         assert sum(S for _, S in p) == L and p[0][0] == 0 and all(S <= 10 for _, S in p)
         assert all(lo + S == p[i + 1][0] for i, (lo, S) in enumerate(p[:-1]))
 
@@ -112,8 +112,8 @@ def _msm_emu(P, s, c=None, pre=False):
     """pre: the precomputed-windows mode (points 2^(c*w) * P_i after each other, one shared
     set of buckets, bstride 0 / pstride n in the kernels)."""
     n = len(s)
-    c = c or (gp.msm_window_bits_precomputed(n) if pre else gp.msm_window_bits(n))
-    W = gp._num_windows(c)
+    c = c or (msm.msm_window_bits_precomputed(n) if pre else msm.msm_window_bits(n))
+    W = msm._num_windows(c)
     B = 1 << (c - 1)
     WB, bstride, pstride = (1, 0, n) if pre else (W, B, 0)
     nb = WB * B
@@ -165,11 +165,11 @@ def _msm_emu(P, s, c=None, pre=False):
             out.append(acc)
         return out, pc, pincl
 
-    part, pc, pincl = level(entries, counts, incl, gp.LC0, True)
-    bound = -(-(n * (W if pre else 1)) // gp.LC0)
+    part, pc, pincl = level(entries, counts, incl, msm.LC0, True)
+    bound = -(-(n * (W if pre else 1)) // msm.LC0)
     while bound > 1:
-        part, pc, pincl = level(part, pc, pincl, gp.LCN, False)
-        bound = -(-bound // gp.LCN)
+        part, pc, pincl = level(part, pc, pincl, msm.LCN, False)
+        bound = -(-bound // msm.LCN)
     assert max(pc) <= 1
     buckets = [part[pincl[b] - 1] if pc[b] else 0 for b in range(nb)]
     win = _window_sums(buckets, B, WB)
@@ -198,14 +198,14 @@ def test_msm_pipeline_skewed_bucket():
 
 def test_window_counts_fit_the_top_carry():
     for c in range(2, 25):
-        W = gp._num_windows(c)
+        W = msm._num_windows(c)
         assert ((R_MOD - 1) >> (c * (W - 1))) + 1 <= 1 << (c - 1)
 
 
 def test_msm_precomputed_every_window_in_one_bucket():
     # the same digit in every window: one shared bucket holds W * n entries (more levels)
     c = 9
-    W = gp._num_windows(c)
+    W = msm._num_windows(c)
     k = sum(5 << (c * w) for w in range(W - 1))
     rng = random.Random(5)
     P = [rng.randrange(Q) for _ in range(3000)]

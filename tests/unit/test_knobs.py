@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main as cli
+from c2tui.commands import main as cli
 from c2tui.widgets.help_screen import key_table, live_keys
 from prover import disciplines, knobs
 from prover.config import ConfigError, load_config
 from prover.disciplines import b_g2, mem_sync
-from prover.pipeline.controller import Controller, Knobs, parse_switch
+from prover.pipeline.control.controller import Controller, Knobs, parse_switch
 
 
 @pytest.fixture
@@ -150,7 +150,7 @@ class _Fleet:
 def _doors(name, value, tmp_path):
     """The value as each door makes it: TOML, the run option, --switch / attach --send (the
     text form), the controller, the fleet's controller."""
-    from c2tui.options import config_from_options
+    from c2tui.cli.options import config_from_options
     from prover.fleet.control import FleetController
 
     toml = tmp_path / "c.toml"
@@ -191,3 +191,17 @@ def test_every_knob_is_a_choice_a_number_a_switch_or_of_its_own_shape():
     for name in shaped:
         k = knobs.KNOBS[name]
         assert k.switch_help() == f"{name}={k.accepts}" and k.parse(k.show(k.default)) == k.default
+
+
+def test_every_knob_but_paused_is_a_run_flag_made_from_the_table():
+    """--vram-budget was written by hand beside the generated knob flags (issue 43): every live
+    knob's flag comes from prover.knobs now, its help the table's."""
+    from c2tui.cli.options import CLI_KNOBS, run_options
+    from prover.knobs import KNOBS
+
+    def probe() -> None: ...
+
+    params = {p.name: p for p in run_options(probe).__click_params__}
+    assert set(CLI_KNOBS) == set(KNOBS) - {"paused"}
+    for name in CLI_KNOBS:
+        assert params[name].help.startswith(KNOBS[name].help), name

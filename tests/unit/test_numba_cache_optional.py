@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 # numba's own switch for the places it may cache in: only beside zip-imported sources, so

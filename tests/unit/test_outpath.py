@@ -1,4 +1,4 @@
-"""One output-path policy (c2tui/outpath.py) for every command that writes: a device node,
+"""One output-path policy (c2tui/cli/outpath.py) for every command that writes: a device node,
 a FIFO, a directory or a symlink is refused (never replaced, never written through), an
 existing file only replaced with --force, and a full target is one line, exit 3."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 REC = str(ROOT / "tests" / "tui" / "recordings" / "two_gpus.jsonl")
@@ -97,7 +97,7 @@ def test_a_full_target_is_one_line_exit_3_and_leaves_nothing(tmp_path: Path, mon
 
 
 def test_a_read_only_directory_is_said_up_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from c2tui import outpath
+    from c2tui.cli import outpath
 
     real_access = os.access
     monkeypatch.setattr(os, "access", lambda p, mode, **k: not mode & os.W_OK and real_access(p, mode, **k))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from prover import DashboardState, summarize
 from prover.fold.apply import fold
 from prover.record import RecordingHeader, _dump_line, read_recording

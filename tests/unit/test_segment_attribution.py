@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from prover import events as ev
-from prover.experiment.stats import poisson_interval, rate_interval, rate_ratio_interval
+from prover.stats.intervals import poisson_interval, rate_interval, rate_ratio_interval
 from prover.fold.apply import fold
 from prover.fold.model import DashboardState
 from prover.fold.segments import segment_rows

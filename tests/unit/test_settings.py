@@ -35,13 +35,13 @@ def test_bad_value_names_the_field(monkeypatch):
 
 def test_kernels_take_their_settings_never_the_environment(monkeypatch):
     from prover.groth16 import setup
-    from prover.kernels import gpu_phases, loader
+    from prover.kernels import loader, msm
 
     monkeypatch.setenv("C2TUI_NVRTC_OPTS", "-DFIELD_MUL=x")
     assert "-DFIELD_MUL=x" not in loader.compile_options()  # the environment is read into settings only
     assert "-DFIELD_MUL=x" in loader.compile_options(ks=KernelSettings.from_env())
     monkeypatch.setenv("C2TUI_MSM_MAX_C", "8")
-    assert gpu_phases.msm_window_bits(1 << 20, KernelSettings.from_env().msm_max_c) <= 8
+    assert msm.msm_window_bits(1 << 20, KernelSettings.from_env().msm_max_c) <= 8
     monkeypatch.setenv("C2TUI_CACHE", "/tmp/somewhere")
     assert str(setup.default_cache_dir()) == "/tmp/somewhere"
 
@@ -52,7 +52,7 @@ def test_no_process_global_settings():
 
 
 def test_msm_max_c_has_a_run_option(tmp_path):
-    from c2tui.options import config_from_options
+    from c2tui.cli.options import config_from_options
 
     assert config_from_options(msm_max_c=9).kernels.msm_max_c == 9
     f = tmp_path / "c.toml"

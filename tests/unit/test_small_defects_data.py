@@ -7,12 +7,12 @@ from dataclasses import fields
 
 import pytest
 
-from c2tui.event_filter import matcher
+from c2tui.widgets.event_filter import matcher
 from prover import events as ev
 from prover.config import RunConfig
 from prover.fleet.control import FleetController
 from prover.fleet.host import tag
-from prover.pipeline.controller import Knobs
+from prover.pipeline.control.controller import Knobs
 from prover.pipeline.engine import resolve_auto_knobs
 from prover.fold.apply import fold
 from prover.fold.summary import summarize
@@ -69,7 +69,7 @@ def test_stopped_partitions_are_abandoned_not_failed() -> None:
     assert sm.partitions_abandoned == 2 and sm.abandoned == ["s0p1", "s0p2"] and sm.errors == []
     from rich.console import Console
 
-    from c2tui.summary_view import render
+    from c2tui.text.summary import render
 
     con = Console(width=200, record=True, color_system=None)
     con.print(render(sm))

@@ -140,11 +140,11 @@ def test_ui_snapshot_does_not_share_the_switch_view_with_the_fold() -> None:
     evs = _switched()
     st = fold(evs[:-30])
     snap = st.view()
-    before = (len(snap.history.series()), snap.segments[-1].verified, len(snap.ok_times.times))
+    before = (len(snap.history.series()), snap.segments[-1].own.verified, len(snap.ok_times.times))
     for e in evs[-30:]:
         st.apply(e)
-    assert (len(snap.history.series()), snap.segments[-1].verified, len(snap.ok_times.times)) == before
-    assert len(st.history.series()) > before[0] and st.segments[-1].verified > before[1]
+    assert (len(snap.history.series()), snap.segments[-1].own.verified, len(snap.ok_times.times)) == before
+    assert len(st.history.series()) > before[0] and st.segments[-1].own.verified > before[1]
 
 
 def test_segments_stay_bounded() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from c2tui.commands.status import exit_of, rate_line, starting_line
-from c2tui.exits import OK, STARTING
+from c2tui.cli.exits import OK, STARTING
 from prover import events as ev
 from prover.fold.apply import fold
 from prover.fold.status import status_of

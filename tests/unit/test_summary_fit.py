@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
-from c2tui.fit_table import column_groups
+from c2tui.commands import main
+from c2tui.text.fit_table import column_groups
 
 REC = Path(__file__).resolve().parents[1] / "tui" / "recordings" / "switch_device_stream.jsonl.gz"
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from c2tui.cli import main
+from c2tui.commands import main
 from prover.groth16 import export
 from prover.groth16 import phases as P
 from prover.groth16 import setup as S

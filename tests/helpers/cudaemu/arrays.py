@@ -28,6 +28,16 @@ class ndarray(np.ndarray):
 
     __module__ = "cupy"
 
+    def __new__(cls, shape: Any, dtype: Any = float, memptr: Any = None, strides: Any = None,
+                order: str = "C") -> "ndarray":
+        """cupy.ndarray(shape, dtype, memptr=...): an array over a pool block's memory (no copy);
+        without memptr, a fresh allocation (as CuPy)."""
+        if memptr is None:
+            return _alloc(shape, dtype, config.poison)
+        buf = memptr.mem.view(np.ndarray)
+        return np.ndarray.__new__(cls, _shape(shape), dtype=dtype, buffer=buf, offset=memptr.off, strides=strides,
+                                  order=order)
+
     def get(self, stream: Any = None, order: str = "C", out: np.ndarray | None = None,
             blocking: bool = True) -> np.ndarray:
         host = np.array(self.view(np.ndarray), order=order, copy=True)

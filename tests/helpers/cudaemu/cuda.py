@@ -9,6 +9,8 @@ import threading
 import time
 from typing import Any, Callable
 
+import numpy as np
+
 from tests.helpers.cudaemu.arrays import used_bytes
 from tests.helpers.cudaemu.config import config
 from tests.helpers.cudaemu.errors import CUDARuntimeError
@@ -185,6 +187,52 @@ class _Runtime:
 
 
 runtime = _Runtime()
+
+
+# ------------------------------------------------------------------------ memory pools ----
+class MemoryPointer:
+    """A pool block (cupy.cuda.MemoryPointer): device memory (an emulator array of bytes) from
+    `off`; `+ n` moves it, the async copies and memset run at once (streams are synchronous)."""
+
+    def __init__(self, mem: Any, off: int = 0) -> None:
+        self.mem, self.off = mem, int(off)
+
+    @property
+    def ptr(self) -> int:
+        return int(self.mem.__array_interface__["data"][0]) + self.off
+
+    def __add__(self, off: int) -> "MemoryPointer":
+        return MemoryPointer(self.mem, self.off + int(off))
+
+    def memset_async(self, value: int, size: int, stream: Any = None) -> None:
+        self.mem.view(np.ndarray)[self.off:self.off + int(size)] = value
+
+    def copy_from_host_async(self, mem: Any, size: int, stream: Any = None) -> None:
+        if not 0 <= self.off + int(size) <= self.mem.nbytes:
+            raise CUDARuntimeError("cudaErrorInvalidValue: a copy past the end of its allocation")
+        ctypes.memmove(self.ptr, mem.value if isinstance(mem, ctypes.c_void_p) else int(mem), int(size))
+
+    def copy_to_host_async(self, mem: Any, size: int, stream: Any = None) -> None:
+        ctypes.memmove(mem.value if isinstance(mem, ctypes.c_void_p) else int(mem), self.ptr, int(size))
+
+
+class MemoryPool:
+    """cupy.cuda.MemoryPool / MemoryAsyncPool: blocks are device arrays of bytes (counted against
+    config.memory_total: OutOfMemoryError past it), freed when nothing holds them."""
+
+    def malloc(self, size: int) -> MemoryPointer:
+        from tests.helpers.cudaemu.arrays import empty
+
+        return MemoryPointer(empty(max(1, int(size)), np.uint8))
+
+    def free_all_blocks(self, stream: Any = None) -> None:
+        pass
+
+    def used_bytes(self) -> int:
+        return used_bytes()
+
+
+MemoryAsyncPool = MemoryPool
 
 
 # ------------------------------------------------------------------------ pinned memory ----

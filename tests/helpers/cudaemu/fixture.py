@@ -20,15 +20,16 @@ from tests.helpers.cudaemu import MODULES, available
 def install(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """The emulator as `cupy`, and empty device caches, until monkeypatch undoes them (at the end
     of the test); returns the fake module. Skips the test where g++ is missing."""
-    from prover.kernels import fixed_base, gpu_phases, loader
+    from prover.kernels import fixed_base, loader, ntt, r1cs
 
     if not available():
         pytest.skip("g++ not installed: the CUDA emulator compiles the kernels with it")
     for name, mod in MODULES.items():
         monkeypatch.setitem(sys.modules, name, mod)
     monkeypatch.setattr(loader, "_cache", {})        # compiled modules
-    monkeypatch.setattr(gpu_phases, "_plans", {})    # NTT twiddle tables (device arrays)
+    monkeypatch.setattr(ntt, "_plans", {})    # NTT twiddle tables (device arrays)
     monkeypatch.setattr(fixed_base, "_tables", {})   # fixed-base tables (device arrays)
+    monkeypatch.setattr(r1cs, "_cache", {})          # R1CS matrices uploaded by device_matrix (device arrays)
     return MODULES["cupy"]
 
 

@@ -27,6 +27,7 @@ def make_modules() -> dict[str, types.ModuleType]:
         "cupy.cuda", "cudaemu: cupy.cuda (one emulated device, synchronous streams)",
         Stream=cuda.Stream, Event=cuda.Event, Device=cuda.Device, get_current_stream=cuda.get_current_stream,
         get_elapsed_time=cuda.get_elapsed_time, alloc_pinned_memory=cuda.alloc_pinned_memory,
+        MemoryPool=cuda.MemoryPool, MemoryAsyncPool=cuda.MemoryAsyncPool, MemoryPointer=cuda.MemoryPointer,
         PinnedMemoryPointer=cuda.PinnedMemoryPointer, is_available=cuda.is_available,
         runtime=runtime, memory=memory, driver=driver, compiler=compiler)
     dtypes = {name: getattr(np, name) for name in (
@@ -40,5 +41,12 @@ def make_modules() -> dict[str, types.ModuleType]:
             "empty", "zeros", "empty_like", "zeros_like", "array", "asarray", "ascontiguousarray", "asnumpy",
             "cumsum", "nonzero", "get_array_module")},
         **dtypes)
+    # page-locked host memory is ordinary host memory here
+    cupyx = _module("cupyx", "cudaemu: cupyx (empty_pinned)",
+                    empty_pinned=lambda shape, dtype=float, order="C": np.empty(shape, dtype=dtype, order=order))
+    cp.get_default_memory_pool = lambda: _POOL
     return {"cupy": cp, "cupy.cuda": cuda_mod, "cupy.cuda.runtime": runtime, "cupy.cuda.memory": memory,
-            "cupy.cuda.driver": driver, "cupy.cuda.compiler": compiler}
+            "cupy.cuda.driver": driver, "cupy.cuda.compiler": compiler, "cupyx": cupyx}
+
+
+_POOL = cuda.MemoryPool()  # CuPy's default pool (freeing its cached blocks does nothing here)

@@ -124,6 +124,13 @@ inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = 32
     return cudaemu_shfl(mask, var, src >= (lane & ~(width - 1)) + width ? lane : src);
 }
 
+// ---- the SM clock (CudaDevice's pacing spin kernel): the host's time-stamp counter --------------
+#if defined(__x86_64__) || defined(__i386__)
+inline long long clock64() { return (long long)__builtin_ia32_rdtsc(); }
+#else
+inline long long clock64() { static long long t = 0; return t += 1000; }  // a clock that moves
+#endif
+
 // ---- integer intrinsics ------------------------------------------------------------------------
 inline unsigned int __brev(unsigned int x) {
     x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
