@@ -46,7 +46,7 @@ def section_begun(e: Any) -> tuple[str, int | None, bool] | None:
     tally both read it): (part, gpu, exact) when e says so: its SectionBegan (exact: said as the
     section reads its knobs), else any of its GPU events (the first one is the start: see the
     module's docstring). None for every other event."""
-    cls = e.__class__  # a third of the fold's events come here: one look-up by type, not isinstance chains
+    cls = type(e)  # a third of the fold's events come here: one look-up by type, not isinstance chains
     kind = _KIND.get(cls)
     if kind is None:
         kind = _KIND[cls] = _kind(cls)
