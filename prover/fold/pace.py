@@ -319,15 +319,6 @@ def _close(p: PaceState, gpu: int, worker: str, key: str, t: float, t0: float | 
         _add(g, start, t, key, t - p.window_s - 1)
 
 
-def _gpu_of(p: PaceState, e: ev.PhaseStart | ev.PhaseEnd, w: World) -> int | None:
-    """A phase's GPU where its event names none: prep_msm runs off the GPU (its partition's),
-    and older recordings say none for the host phases (the worker's)."""
-    part = w.partitions.get(e.part)
-    if part is not None and part.gpu is not None:
-        return part.gpu
-    return p.worker_gpu.get(e.worker)
-
-
 # The handlers below run for half the fold's events: each reads an event's fields once, keeps
 # Phase members in module names (a class attribute of an Enum is a descriptor call) and names a
 # phase by its `_value_` (`.value` is a property), and adds a closed span in place (`_add`).
@@ -343,8 +334,9 @@ def _wait_key(lock: str) -> str:
 
 def _phase_start(p: PaceState, e: ev.PhaseStart, w: World) -> None:
     gpu = e.gpu
-    if gpu is None:
-        gpu = _gpu_of(p, e, w)
+    if gpu is None:  # its partition's GPU (prep_msm runs off the GPU), else its worker's (older recordings' host phases)
+        part = w.partitions.get(e.part)
+        gpu = part.gpu if part is not None and part.gpu is not None else p.worker_gpu.get(e.worker)
         if gpu is None:
             return
     g = p.gpus.get(gpu) or p.gpu(gpu)
@@ -365,8 +357,9 @@ def _phase_start(p: PaceState, e: ev.PhaseStart, w: World) -> None:
 
 def _phase_end(p: PaceState, e: ev.PhaseEnd, w: World) -> None:
     gpu = e.gpu
-    if gpu is None:
-        gpu = _gpu_of(p, e, w)
+    if gpu is None:  # its partition's GPU (prep_msm runs off the GPU), else its worker's (older recordings' host phases)
+        part = w.partitions.get(e.part)
+        gpu = part.gpu if part is not None and part.gpu is not None else p.worker_gpu.get(e.worker)
         if gpu is None:
             return
     g = p.gpus.get(gpu) or p.gpu(gpu)
