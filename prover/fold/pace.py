@@ -9,9 +9,8 @@ holds, the workers present, and the host's cores (HostHealth).
 
 Cost: the fold runs at 100k+ events/s and half its events are a pace event, so an event does
 O(1) work in place: a closed span adds into the one-second buckets of the seconds it covered
-([seconds, spans ended, their seconds] for each label, in one flat list a second; most spans
-end in the second they began: one bucket) and into the kept buckets' sums, and allocates
-nothing the garbage collector keeps counting; a reading takes those sums less the one or two
+and into the kept buckets' sums (prover/fold/pace_buckets.py), and allocates nothing the
+garbage collector keeps counting; a reading takes those sums less the one or two
 buckets the window has left, plus the spans still open (never a list of spans), and the view
 reads a GPU at most every 0.5 s of fold time. Time before a GPU's first compute acquire is
 not counted (as the rates: every GPU idles behind its first synthesis); the run's totals start
@@ -19,7 +18,6 @@ there too.
 """
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -27,110 +25,13 @@ from prover import events as ev
 from prover.events import Phase
 from prover.disciplines import COMPUTE
 from prover.fold.concept import Concept
+from prover.fold.pace_buckets import GpuPace, add_span
 from prover.fold.pace_verdict import B_G2_GPU, HOST_RAM_WAIT, PREP_WAIT, Pace, Work, classify
 from prover.fold.world import World
 
 PACE_WINDOW_S = 30.0  # the window the pace is read over (the rate's)
 MIN_SPAN_S = 5.0  # less of the window seen since the first GPU section: settling
 HELD, WORKERS = "(held)", "(workers)"  # keys beside the labels: compute held (buckets), workers present (readings)
-
-
-# the run's figures of one key: [seconds, spans ended, their seconds]
-Acc = list
-
-
-def _acc(d: dict[str, Acc], key: str) -> Acc:
-    got = d.get(key)
-    if got is None:
-        got = d[key] = [0.0, 0, 0.0]
-    return got
-
-
-@dataclass
-class GpuPace:
-    """One GPU's recent seconds, what is open now, and what the seconds no longer kept held.
-
-    A second's bucket and the kept sums are flat lists: for each key (a label or HELD) at its
-    offset, [seconds, spans ended, their seconds]; one list a second, not a dict of one list a
-    key (those were ~10 objects a GPU a second for the garbage collector to count: at 64 GPUs
-    they doubled its collections)."""
-
-    keys: dict[str, int] = field(default_factory=dict)  # key -> its offset, the first seen first
-    buckets: dict[int, list[float]] = field(default_factory=dict)  # second -> its figures, by offset
-    # (worker, key) -> when its span began: what is open now, the first opened first (a key: a
-    # phase's name, "wait:<lock>", PREP_WAIT, HOST_RAM_WAIT); b_g2_gpu: the workers whose open
-    # b_g2_msm runs on the GPU (its label B_G2_GPU)
-    opened: dict[tuple[str, str], float] = field(default_factory=dict)
-    b_g2_gpu: set[str] = field(default_factory=set)
-    hold_open: float | None = None
-    workers: set[str] = field(default_factory=set)
-    first_t: float | None = None  # its first worker's start
-    first_compute_t: float | None = None  # nothing is counted before it
-    presence: list[tuple[float, int]] = field(default_factory=list)  # (t, workers from t on), recent changes
-    worker_s: float = 0.0  # workers present x seconds since first_compute_t, up to presence[-1]'s t
-    # the kept buckets summed (by offset), a span at a time: a reading subtracts the one or two
-    # the window has left instead of adding ~30 up; and by key, what the dropped buckets held
-    # with the parts of spans older than the kept seconds (the run's: old + kept)
-    kept: list[float] = field(default_factory=list)
-    old: dict[str, Acc] = field(default_factory=dict)
-    low: int = 0  # no bucket is older than this second (the next to drop, once the window leaves it)
-
-    def key(self, key: str) -> int:
-        """A key's offset, made on first sight (every bucket grows by its three figures)."""
-        i = self.keys[key] = len(self.kept)
-        self.kept += (0.0, 0.0, 0.0)
-        for b in self.buckets.values():
-            b += (0.0, 0.0, 0.0)
-        return i
-
-    def bucket(self, sec: int, keep_from: float) -> list[float]:
-        """A new bucket for second `sec` (the ones older than `keep_from` dropped first: each
-        second once, from `low` on, not a scan of the kept ones at every new second)."""
-        buckets = self.buckets
-        if self.low + 1 < keep_from:
-            if keep_from - self.low > 2 * len(buckets) + 2:  # a long quiet stretch: a scan is shorter
-                for k in [k for k in buckets if k + 1 < keep_from]:
-                    self._forget(buckets.pop(k))
-                self.low = math.ceil(keep_from - 1)  # what is left: k + 1 >= keep_from
-            else:
-                low = self.low
-                while low + 1 < keep_from:
-                    gone = buckets.pop(low, None)
-                    if gone is not None:
-                        self._forget(gone)
-                    low += 1
-                self.low = low
-        if sec < self.low:  # a span's time before the latest event's (workers' events interleave)
-            self.low = sec
-        b = buckets[sec] = [0.0] * len(self.kept)
-        return b
-
-    def _forget(self, b: list[float]) -> None:
-        kept, old = self.kept, self.old
-        for k, i in self.keys.items():
-            s, n, dur = b[i], b[i + 1], b[i + 2]
-            if not (s or n):
-                continue
-            kept[i] -= s
-            kept[i + 1] -= n
-            kept[i + 2] -= dur
-            o = old.get(k)
-            if o is None:
-                o = old[k] = [0.0, 0, 0.0]
-            o[0] += s
-            o[1] += n
-            o[2] += dur
-
-    def totals(self) -> dict[str, Acc]:
-        """The run's, by key: [seconds, spans ended, their seconds] since the first compute acquire."""
-        out = {k: list(v) for k, v in self.old.items()}
-        kept = self.kept
-        for k, i in self.keys.items():
-            o = _acc(out, k)
-            o[0] += kept[i]
-            o[1] += kept[i + 1]
-            o[2] += kept[i + 2]
-        return out
 
 
 @dataclass
@@ -243,57 +144,6 @@ def _verdict(gpu: int, span: float, seconds: dict[str, float], ended: dict[str, 
 
 # --- folding ------------------------------------------------------------------------------------
 
-def _add(g: GpuPace, t0: float, t1: float, key: str, keep_from: float) -> None:
-    """A span of `key` over [t0, t1] closed: its seconds after the first compute acquire into the
-    buckets of the seconds it covered (those still kept; an older part straight into the run's),
-    and its end counted in its last second (the mean a partition); the kept sums by the whole
-    span. The fold's hot path: most spans end in the second they began, one bucket and one Acc;
-    a longer one an Acc a second."""
-    first = g.first_compute_t
-    if first is None or t1 <= first:
-        return
-    a = t0 if t0 > first else first
-    if a < keep_from:  # a span longer than the window: its part before the kept seconds
-        _acc(g.old, key)[0] += (t1 if t1 < keep_from else keep_from) - a
-        a = keep_from
-    i = g.keys.get(key)
-    if i is None:
-        i = g.key(key)
-    kept, buckets = g.kept, g.buckets
-    sec, last = int(a), int(t1)  # times are >= 0: int() floors
-    if sec > last:  # begun a second after it ended (events out of time order): its end, no seconds
-        b = buckets.get(last)
-        if b is None:
-            b = g.bucket(last, keep_from)
-        for d in (kept, b):
-            d[i + 1] += 1
-            d[i + 2] += t1 - t0
-        return
-    kept[i] += t1 - a
-    kept[i + 1] += 1
-    kept[i + 2] += t1 - t0
-    if sec == last:
-        b = buckets.get(sec)
-        if b is None:
-            b = g.bucket(sec, keep_from)
-        b[i] += t1 - a
-        b[i + 1] += 1
-        b[i + 2] += t1 - t0
-        return
-    # over several seconds: the first in part, those between whole, the last in part with its end
-    b = buckets.get(sec)
-    (b if b is not None else g.bucket(sec, keep_from))[i] += sec + 1 - a
-    for between in range(sec + 1, last):
-        b = buckets.get(between)
-        (b if b is not None else g.bucket(between, keep_from))[i] += 1.0
-    b = buckets.get(last)
-    if b is None:
-        b = g.bucket(last, keep_from)
-    b[i] += t1 - last  # 0 where t1 is on the second's boundary: its end is counted there
-    b[i + 1] += 1
-    b[i + 2] += t1 - t0
-
-
 def _presence(p: PaceState, g: GpuPace, t: float) -> None:
     """The workers present changed at t: integrate the run's worker-seconds up to t, note the
     new count (the window's changes kept back to its start)."""
@@ -316,12 +166,12 @@ def _close(p: PaceState, gpu: int, worker: str, key: str, t: float, t0: float | 
     g = p.gpus.get(gpu) or p.gpu(gpu)
     start = g.opened.pop((worker, key), t0)
     if start is not None:
-        _add(g, start, t, key, t - p.window_s - 1)
+        add_span(g, start, t, key, t - p.window_s - 1)
 
 
 # The handlers below run for half the fold's events: each reads an event's fields once, keeps
 # Phase members in module names (a class attribute of an Enum is a descriptor call) and names a
-# phase by its `_value_` (`.value` is a property), and adds a closed span in place (`_add`).
+# phase by its `_value_` (`.value` is a property), and adds a closed span in place (`add_span`).
 _MSM, _NTT_H, _B_G2 = Phase.msm, Phase.ntt_h, Phase.b_g2_msm
 _B_G2_HOST = _B_G2._value_
 _WAIT: dict[str, str] = {}  # lock -> "wait:lock", made once a lock
@@ -344,7 +194,7 @@ def _phase_start(p: PaceState, e: ev.PhaseStart, w: World) -> None:
     if ph is _MSM:  # the holder's wait for its prep_msm ends where its MSMs start
         got = g.opened.pop((worker, PREP_WAIT), None)
         if got is not None:
-            _add(g, got, t, PREP_WAIT, t - p.window_s - 1)
+            add_span(g, got, t, PREP_WAIT, t - p.window_s - 1)
     if g.first_t is None:
         g.first_t = t
     g.opened[(worker, ph._value_)] = t
@@ -367,12 +217,12 @@ def _phase_end(p: PaceState, e: ev.PhaseEnd, w: World) -> None:
     name = ph._value_
     start = g.opened.pop((worker, name), None)
     if start is None:
-        _add(g, t - e.duration, t, name, t - p.window_s - 1)
+        add_span(g, t - e.duration, t, name, t - p.window_s - 1)
     elif ph is _B_G2 and worker in g.b_g2_gpu:
         g.b_g2_gpu.discard(worker)
-        _add(g, start, t, B_G2_GPU, t - p.window_s - 1)
+        add_span(g, start, t, B_G2_GPU, t - p.window_s - 1)
     else:
-        _add(g, start, t, name, t - p.window_s - 1)
+        add_span(g, start, t, name, t - p.window_s - 1)
     if ph is _NTT_H and e.ok:  # until its MSMs start, the holder waits for its prep_msm
         if g.first_t is None:
             g.first_t = t
@@ -395,7 +245,7 @@ def _lock_acquired(p: PaceState, e: ev.LockAcquired, w: World) -> None:
         g.first_compute_t = t
     key = _WAIT.get(lock) or _wait_key(lock)
     start = g.opened.pop((e.worker, key), None)
-    _add(g, t - e.wait if start is None else start, t, key, t - p.window_s - 1)
+    add_span(g, t - e.wait if start is None else start, t, key, t - p.window_s - 1)
     if compute:
         g.hold_open = t
 
@@ -407,7 +257,7 @@ def _lock_released(p: PaceState, e: ev.LockReleased, w: World) -> None:
     g = p.gpus.get(e.gpu) or p.gpu(e.gpu)
     start = g.hold_open if g.hold_open is not None else t - e.hold
     g.hold_open = None
-    _add(g, start, t, HELD, t - p.window_s - 1)
+    add_span(g, start, t, HELD, t - p.window_s - 1)
 
 
 def _worker_started(p: PaceState, e: ev.WorkerStarted, w: World) -> None:
@@ -427,7 +277,7 @@ def _worker_stopped(p: PaceState, e: ev.WorkerStopped, w: World) -> None:
     _presence(p, g, e.t)
     for key in [k for k in g.opened if k[0] == e.worker]:  # a stopped worker's spans end with it
         label = B_G2_GPU if key[1] == _B_G2_HOST and e.worker in g.b_g2_gpu else key[1]
-        _add(g, g.opened.pop(key), e.t, label, e.t - p.window_s - 1)
+        add_span(g, g.opened.pop(key), e.t, label, e.t - p.window_s - 1)
     g.b_g2_gpu.discard(e.worker)
 
 
