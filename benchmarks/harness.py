@@ -4,6 +4,7 @@ conventions (--out, --deadline), JSON rows written as they go, the device-call d
     import harness                       # first import of a script run as benchmarks/x.py:
                                          # puts the repository root on sys.path
     ap = harness.parser(__doc__)         # --out FILE and --deadline EPOCH_S, the conventions
+    lo, hi = harness.ratio_interval(before, after)  # an interleaved comparison's 95% interval
     rows = harness.Rows(args.out, machine=harness.machine())
     row = rows.new(log2=L); ...; rows.save()   # the JSON file is whole after every save
     if not harness.time_left(args.deadline, need_s): ...  # skip what would end past the deadline
@@ -14,6 +15,8 @@ import argparse
 import json
 import os
 import platform
+import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -78,3 +81,18 @@ class Rows:
         tmp = self.path.with_suffix(self.path.suffix + ".tmp")
         tmp.write_text(json.dumps(self.doc, indent=1, default=str))
         tmp.replace(self.path)
+
+
+def ratio_interval(before: list[float], after: list[float], n: int = 4000, seed: int = 1) -> tuple[float, float]:
+    """The 95% interval of median(after) / median(before) over interleaved rounds, by resampling
+    the rounds (a round's two runs kept together: they ran side by side, under the same load)."""
+    if len(before) != len(after) or not before:
+        raise ValueError("ratio_interval wants one before and one after a round")
+    rng = random.Random(seed)
+    k = len(before)
+    boots = []
+    for _ in range(n):
+        idx = [rng.randrange(k) for _ in range(k)]
+        boots.append(statistics.median(after[i] for i in idx) / statistics.median(before[i] for i in idx))
+    boots.sort()
+    return boots[int(0.025 * n)], boots[int(0.975 * n) - 1]

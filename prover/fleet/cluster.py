@@ -83,12 +83,12 @@ def _callers_sigterm(ray: Any) -> Iterator[None]:
     utils = getattr(getattr(ray, "_private", None), "utils", None)
     setter = getattr(utils, "set_sigterm_handler", None)
     old = signal.getsignal(signal.SIGTERM)
-    if setter is not None:
+    if utils is not None and setter is not None:
         utils.set_sigterm_handler = lambda handler: None
     try:
         yield
     finally:
-        if setter is not None:
+        if utils is not None and setter is not None:
             utils.set_sigterm_handler = setter
         if old is not None:
             signal.signal(signal.SIGTERM, old)

@@ -79,51 +79,72 @@ def _part(s: DashboardState, part: str) -> PartitionState:
     return p
 
 
+# The phase handlers run for half the fold's events: a phase is named by its member's `_value_`
+# (`.value` is a property: a call each time), read once; no default object made to be thrown away.
+_KERNELS = (Phase.ntt_h, Phase.msm)
+_PRESTAGE = Phase.prestage._value_
+_R1CS = Phase.r1cs
+
+
 def _phase_start(s: DashboardState, e: ev.PhaseStart, _: Any) -> None:
-    if e.phase is Phase.r1cs:  # the one sub-phase (ev.SUB_PHASES); an identity test on the hot path
+    if e.phase is _R1CS:  # the one sub-phase (ev.SUB_PHASES); an identity test on the hot path
         return _sub_phase_start(s, e)
-    p = _part(s, e.part)
-    p.phases[e.phase.value] = [e.t, None]
-    p.current = e.phase.value
+    p = s.partitions.get(e.part) or _part(s, e.part)
+    name, t = e.phase._value_, e.t
+    p.phases[name] = [t, None]
+    p.current = name
     p.worker = e.worker
     p.impl = e.impl
     if e.gpu is not None:
         p.gpu = e.gpu
-        lane(s.gpu(e.gpu), e.worker, e.phase.value, e.t)
+        lane(s.gpus.get(e.gpu) or s.gpu(e.gpu), e.worker, name, t)
 
 
 def _phase_progress(s: DashboardState, e: ev.PhaseProgress, _: Any) -> None:
-    _part(s, e.part).progress[e.phase.value] = e.frac
+    (s.partitions.get(e.part) or _part(s, e.part)).progress[e.phase._value_] = e.frac
 
 
 def _phase_end(s: DashboardState, e: ev.PhaseEnd, _: Any) -> None:
-    if e.phase is Phase.r1cs:  # the one sub-phase (ev.SUB_PHASES)
+    if e.phase is _R1CS:  # the one sub-phase (ev.SUB_PHASES)
         return _sub_phase_end(s, e)
-    p = _part(s, e.part)
-    span = p.phases.setdefault(e.phase.value, [e.t - e.duration, None])
-    span[1] = e.t
-    p.progress[e.phase.value] = 1.0
-    if p.current == e.phase.value:
+    p = s.partitions.get(e.part) or _part(s, e.part)
+    name, t, duration = e.phase._value_, e.t, e.duration
+    span = p.phases.get(name)
+    if span is None:
+        p.phases[name] = [t - duration, t]
+    else:
+        span[1] = t
+    p.progress[name] = 1.0
+    if p.current == name:
         p.current = None
-    st = s.phase_stats.setdefault(e.phase.value, PhaseStats())
+    st = s.phase_stats.get(name)
+    if st is None:
+        st = s.phase_stats[name] = PhaseStats()
     st.count += 1
-    st.total += e.duration
-    st.max = max(st.max, e.duration)
-    if not e.ok and e.error == STOPPED:  # quit now, ctrl+c, SIGINT: abandoned, not failed
+    st.total += duration
+    if duration > st.max:
+        st.max = duration
+    if not e.ok:
+        _phase_failed(s, e, p, st)
+    if e.gpu is not None:
+        g = s.gpus.get(e.gpu) or s.gpu(e.gpu)
+        if e.phase in _KERNELS:
+            g.kernel_busy += duration
+        close_lane(g, e.worker, t)
+
+
+def _phase_failed(s: DashboardState, e: ev.PhaseEnd, p: PartitionState, st: PhaseStats) -> None:
+    name = e.phase._value_
+    if e.error == STOPPED:  # quit now, ctrl+c, SIGINT: abandoned, not failed
         if not p.abandoned and p.done_t is None:
             p.abandoned = True
             s.partitions_abandoned += 1
-            s.note("warn", f"{e.part} abandoned in {e.phase.value} (stopped)", e)
-    elif not e.ok and (e.error or "").startswith(OOM_ERROR):  # its Oom event says retried or failed, next
-        s.note("warn", f"{e.part} {e.phase.value} stopped by an OOM: {e.error.removeprefix(OOM_ERROR)}", e)
-    elif not e.ok:
+            s.note("warn", f"{e.part} abandoned in {name} (stopped)", e)
+    elif (e.error or "").startswith(OOM_ERROR):  # its Oom event says retried or failed, next
+        s.note("warn", f"{e.part} {name} stopped by an OOM: {(e.error or '').removeprefix(OOM_ERROR)}", e)
+    else:
         st.failed += 1
-        s.note("error", f"{e.part} {e.phase.value} failed: {e.error}", e)
-    if e.gpu is not None:
-        g = s.gpu(e.gpu)
-        if e.phase in (Phase.ntt_h, Phase.msm):
-            g.kernel_busy += e.duration
-        close_lane(g, e.worker, e.t)
+        s.note("error", f"{e.part} {name} failed: {e.error}", e)
 
 
 def _sub_phase_start(s: DashboardState, e: ev.PhaseStart) -> None:
@@ -154,27 +175,37 @@ def _sub_phase_end(s: DashboardState, e: ev.PhaseEnd) -> None:
 
 
 def _lock_requested(s: DashboardState, e: ev.LockRequested, _: Any) -> None:
-    g = s.gpu(e.gpu)
-    g.lock(e.lock).waiters[e.worker] = (e.part, e.t)
-    lane(g, e.worker, f"wait:{e.lock}", e.t)
+    g = s.gpus.get(e.gpu) or s.gpu(e.gpu)
+    (g.locks.get(e.lock) or g.lock(e.lock)).waiters[e.worker] = (e.part, e.t)
+    lane(g, e.worker, _WAITING.get(e.lock) or _waiting(e.lock), e.t)
+
+
+_WAITING: dict[str, str] = {}  # lock -> its lane's label, made once a lock
+
+
+def _waiting(lock: str) -> str:
+    label = _WAITING[lock] = f"wait:{lock}"
+    return label
 
 
 def _lock_acquired(s: DashboardState, e: ev.LockAcquired, _: Any) -> None:
-    g = s.gpu(e.gpu)
-    lk = g.lock(e.lock)
+    g = s.gpus.get(e.gpu) or s.gpu(e.gpu)
+    lk = g.locks.get(e.lock) or g.lock(e.lock)
+    t, wait = e.t, e.wait
     lk.waiters.pop(e.worker, None)
-    lk.holder, lk.holder_part, lk.since = e.worker, e.part, e.t
-    if e.lock == COMPUTE and g.first_compute_t is None:
-        g.first_compute_t, g.util_at_first = e.t, (g.util_sum, g.util_n)
-    lk.wait_total += e.wait
+    lk.holder, lk.holder_part, lk.since = e.worker, e.part, t
+    if g.first_compute_t is None and e.lock == COMPUTE:
+        g.first_compute_t, g.util_at_first = t, (g.util_sum, g.util_n)
+    lk.wait_total += wait
     lk.acquisitions += 1
-    lk.max_wait = max(lk.max_wait, e.wait)
-    close_lane(g, e.worker, e.t)
+    if wait > lk.max_wait:
+        lk.max_wait = wait
+    close_lane(g, e.worker, t)
 
 
 def _lock_released(s: DashboardState, e: ev.LockReleased, _: Any) -> None:
-    g = s.gpu(e.gpu)
-    lk = g.lock(e.lock)
+    g = s.gpus.get(e.gpu) or s.gpu(e.gpu)
+    lk = g.locks.get(e.lock) or g.lock(e.lock)
     lk.hold_total += e.hold
     if e.lock == COMPUTE:
         g.last_release_t, g.util_at_last = e.t, (g.util_sum, g.util_n)
@@ -183,32 +214,35 @@ def _lock_released(s: DashboardState, e: ev.LockReleased, _: Any) -> None:
 
 
 def _alloc(s: DashboardState, e: ev.Alloc, _: Any) -> None:
-    g = s.gpu(e.gpu)
-    bufs = g.live.setdefault(e.owner, {})
+    g = s.gpus.get(e.gpu) or s.gpu(e.gpu)
+    bufs = g.live.get(e.owner)
+    if bufs is None:
+        bufs = g.live[e.owner] = {}
     bufs[e.name] = bufs.get(e.name, 0) + e.bytes
     g.live_total += e.bytes
     if e.part is not None:
-        p = _part(s, e.part)
+        p = s.partitions.get(e.part) or _part(s, e.part)
         if p.prestaged is None:
-            p.prestaged = p.current == Phase.prestage.value
+            p.prestaged = p.current == _PRESTAGE
 
 
 def _free(s: DashboardState, e: ev.Free, _: Any) -> None:
-    bufs = s.gpu(e.gpu).live.get(e.owner)
+    g = s.gpus.get(e.gpu) or s.gpu(e.gpu)
+    bufs = g.live.get(e.owner)
     if not bufs:
         return
-    had = bufs.get(e.name, 0)
-    if had > e.bytes:
-        bufs[e.name] = had - e.bytes
+    had, n = bufs.get(e.name, 0), e.bytes
+    if had > n:
+        bufs[e.name] = had - n
     else:
         bufs.pop(e.name, None)
-    s.gpu(e.gpu).live_total -= min(had, e.bytes)
+    g.live_total -= had if had < n else n
     if not bufs:
-        del s.gpu(e.gpu).live[e.owner]
+        del g.live[e.owner]
 
 
 def _vram_sample(s: DashboardState, e: ev.VramSample, _: Any) -> None:
-    g = s.gpu(e.gpu)
+    g = s.gpus.get(e.gpu) or s.gpu(e.gpu)
     g.budget, g.pool_reserved, g.pool_used = e.budget, e.pool_reserved, e.pool_used
     g.device_used = e.device_used
     if e.device_total:
@@ -278,16 +312,17 @@ def _partition_done(s: DashboardState, e: ev.PartitionDone, _: Any) -> None:
     else:
         s.partitions_failed += 1
         s.note("error", f"{e.part} failed: {e.reason}", e)
-    if p.gpu is not None:
-        s.gpu(p.gpu).done += 1
-        s.gpu(p.gpu).verified += e.ok and p.verified is True
+    g = None if p.gpu is None else s.gpus.get(p.gpu) or s.gpu(p.gpu)
+    if g is not None:
+        g.done += 1
+        g.verified += e.ok and p.verified is True
     if e.ok and p.verified is True:
         s.first_ok_t = e.t if s.first_ok_t is None else s.first_ok_t
         s.last_ok_t = e.t
         keep = 2 * s.rate_window_s
         s.ok_times.add(e.t, keep)
-        if p.gpu is not None:
-            s.gpu(p.gpu).ok_times.add(e.t, keep)
+        if g is not None:
+            g.ok_times.add(e.t, keep)
 
 
 def _stall(s: DashboardState, e: ev.Stall, _: Any) -> None:

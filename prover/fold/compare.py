@@ -3,7 +3,7 @@
 each at the same times after the anchors. c2tui.text.compare renders it; --json dumps it."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -30,6 +30,15 @@ class AlignedRow(BaseModel):
     ci: list[tuple[float, float] | None] = Field(default_factory=list, description="each rate's 95% interval")
 
 
+def _aligned_row(after: float, points: list[tuple[float | None, Any]]) -> AlignedRow:
+    """One moment of the common clock: each run's (own time, Rates or None) there."""
+    rates = [r for _, r in points]
+    return AlignedRow(after=after, t=[t for t, _ in points],
+                      windowed_per_min=[None if r is None else r.windowed_per_min for r in rates],
+                      proofs=[None if r is None else r.window_proofs for r in rates],
+                      ci=[None if r is None else r.window_ci for r in rates])
+
+
 class Comparison(BaseModel):
     align: str
     rate_window_s: float
@@ -51,11 +60,7 @@ def compare(runs: Sequence[tuple[str, Sequence[ev.Event]]], align: str = "first-
         rates = sample_rates(evs, [t for t, ok in zip(own, inside) if ok], window_s)
         it = iter(rates)
         cols.append([(t, next(it)) if ok else (None, None) for t, ok in zip(own, inside)])
-    rows = [AlignedRow(after=c, t=[col[k][0] for col in cols],
-                       windowed_per_min=[None if col[k][1] is None else col[k][1].windowed_per_min for col in cols],
-                       proofs=[None if col[k][1] is None else col[k][1].window_proofs for col in cols],
-                       ci=[None if col[k][1] is None else col[k][1].window_ci for col in cols])
-            for k, c in enumerate(after)]
+    rows = [_aligned_row(c, [col[k] for col in cols]) for k, c in enumerate(after)]
     out = []
     for n, ((file, evs), a, end) in enumerate(zip(runs, al.anchors, al.ends)):
         sm = summarize(fold(evs, DashboardState(rate_window_s=window_s)))

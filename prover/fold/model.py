@@ -15,9 +15,10 @@ from __future__ import annotations
 import copy
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 from prover import events as ev
-from prover.fold.concept import DISPATCH, TICKS, concepts
+from prover.fold.concept import DISPATCH, TICKS, Handler, concepts
 from prover.fold.experiments import ExperimentsState
 from prover.fold.history import History
 from prover.fold.host_ram import HostRamState
@@ -86,11 +87,23 @@ class DashboardState:
     pace: PaceState = field(init=False)  # what sets each GPU's pace (view: PaceView, read at the fold's time)
 
     tick_at: float = field(default=float("-inf"), init=False, repr=False)  # the next time a concept's tick is due
+    # event type -> ((handler, its own sub-state; None: the state itself), ...): DISPATCH with the
+    # sub-states looked up once, not at every event (filled as types come; not pickled or copied)
+    _bound: dict[type, tuple[tuple[Handler, Any], ...]] = field(default_factory=dict, init=False, repr=False,
+                                                                compare=False)
 
     def __post_init__(self) -> None:
         for c in concepts():
             if c.make is not None:
                 setattr(self, c.name, c.make())
+
+    def __getstate__(self) -> dict[str, Any]:  # pickle and deepcopy (checkpoints): the copy binds its own
+        state = dict(self.__dict__)
+        state["_bound"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     # --- the fold -------------------------------------------------------------------------
     def apply(self, e: ev.Event) -> None:
@@ -101,8 +114,16 @@ class DashboardState:
         if t > self.tick_at:  # a tick returns when it is next due (history: its bucket's end)
             self.tick_at = min((tick(getattr(self, name) if name else self, t, self) for name, tick in TICKS),
                                default=float("inf"))
-        for name, handler in DISPATCH.get(type(e), ()):
-            handler(getattr(self, name) if name else self, e, self)
+        bound = self._bound.get(type(e))
+        if bound is None:
+            bound = self._bind(type(e))
+        for handler, own in bound:
+            handler(self if own is None else own, e, self)
+
+    def _bind(self, kind: type) -> tuple[tuple[Handler, Any], ...]:
+        bound = self._bound[kind] = tuple((h, getattr(self, name) if name else None)
+                                          for name, h in DISPATCH.get(kind, ()))
+        return bound
 
     def snapshot(self) -> "DashboardState":
         """A whole deep copy (checkpoints); the UI reads `view()`."""
@@ -113,6 +134,7 @@ class DashboardState:
         shows, bounded (the recent timeline, `partitions` partitions and the rest of their
         sectors, at most as many again), at a cost independent of the run's length."""
         c = copy.copy(self)
+        c._bound = {}  # its handlers' sub-states are its own (were it ever folded into)
         c.config, c.knobs = dict(self.config), dict(self.knobs)
         c.gpus = {i: copy_gpu(g, self.t) for i, g in self.gpus.items()}
         live = [p for p in self.partitions.values() if p.done_t is None]

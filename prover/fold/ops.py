@@ -198,7 +198,7 @@ def _host_admit(o: OpsState, e: ev.HostRamAdmit, _: Any) -> None:
     o.seen("host_ram_wait", e.t, None, e.wait)
 
 
-HANDLERS: dict[type, Any] = {
+HANDLERS: dict[type[ev._Ev], Any] = {
     ev.Oom: _oom, ev.PhaseStart: _phase, ev.PhaseEnd: _phase, ev.VramGrowth: _growth,
     ev.GpuHealth: _gpu_health, ev.HostHealth: _host_health, ev.QueueWait: _queue_wait,
     ev.Fallback: _counted("fallback"), ev.PartitionDone: _counted("done", gpu=False), ev.ProofResult: _proof,

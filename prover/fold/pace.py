@@ -7,11 +7,14 @@ worker, found on its partition's GPU), its lock waits, the holder's wait for its
 between its NTT-H and its MSMs (single's barrier), waits for host RAM, the compute lock's
 holds, the workers present, and the host's cores (HostHealth).
 
-Cost: the fold runs at 100k+ events/s and the view at 10 Hz for every GPU, so the window is
-kept in one-second buckets (label -> seconds in that second), each closed span spread over the
-seconds it covered; a reading sums the window's ~30 buckets plus the spans still open, never a
-list of spans. Time before a GPU's first compute acquire is not counted (as the rates: every
-GPU idles behind its first synthesis); the run's totals start there too.
+Cost: the fold runs at 100k+ events/s and half its events are a pace event, so an event does
+O(1) work in place: a closed span adds into the one-second buckets of the seconds it covered
+and into the kept buckets' sums (prover/fold/pace_buckets.py), and allocates nothing the
+garbage collector keeps counting; a reading takes those sums less the one or two
+buckets the window has left, plus the spans still open (never a list of spans), and the view
+reads a GPU at most every 0.5 s of fold time. Time before a GPU's first compute acquire is
+not counted (as the rates: every GPU idles behind its first synthesis); the run's totals start
+there too.
 """
 from __future__ import annotations
 
@@ -22,70 +25,13 @@ from prover import events as ev
 from prover.events import Phase
 from prover.disciplines import COMPUTE
 from prover.fold.concept import Concept
+from prover.fold.pace_buckets import GpuPace, add_span
 from prover.fold.pace_verdict import B_G2_GPU, HOST_RAM_WAIT, PREP_WAIT, Pace, Work, classify
 from prover.fold.world import World
 
 PACE_WINDOW_S = 30.0  # the window the pace is read over (the rate's)
 MIN_SPAN_S = 5.0  # less of the window seen since the first GPU section: settling
 HELD, WORKERS = "(held)", "(workers)"  # keys beside the labels: compute held (buckets), workers present (readings)
-
-
-@dataclass
-class Bucket:
-    """One second of a GPU: by key (labels, HELD), [seconds in it, spans that ended in it, their seconds]."""
-
-    sec: int
-    data: dict[str, list[float]] = field(default_factory=dict)
-
-
-def _acc(d: dict[str, list[float]], key: str) -> list[float]:
-    got = d.get(key)
-    if got is None:
-        got = d[key] = [0.0, 0, 0.0]
-    return got
-
-
-@dataclass
-class GpuPace:
-    """One GPU's recent seconds, what is open now, and its whole-run totals."""
-
-    buckets: dict[int, Bucket] = field(default_factory=dict)  # second -> its bucket, the window's
-    opened: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)  # (worker, key) -> (start, label)
-    hold_open: float | None = None
-    workers: set[str] = field(default_factory=set)
-    first_t: float | None = None  # its first worker's start
-    first_compute_t: float | None = None  # nothing is counted before it
-    presence: list[tuple[float, int]] = field(default_factory=list)  # (t, workers from t on), recent changes
-    worker_s: float = 0.0  # workers present x seconds since first_compute_t, up to presence[-1]'s t
-    # by key, as a Bucket's: the kept buckets summed (a reading subtracts the one or two the window
-    # has left, instead of adding ~30 up at every view), and what they forgot (the run's, with kept)
-    kept: dict[str, list[float]] = field(default_factory=dict)
-    old: dict[str, list[float]] = field(default_factory=dict)
-
-    def bucket(self, sec: int, keep_from: float) -> Bucket:
-        """The bucket of second `sec` (made where missing; older ones than `keep_from` dropped then)."""
-        b = self.buckets.get(sec)
-        if b is None:
-            for gone in [k for k in self.buckets if k + 1 < keep_from]:
-                self._forget(self.buckets.pop(gone))
-            b = self.buckets[sec] = Bucket(sec)
-        return b
-
-    def _forget(self, b: Bucket) -> None:
-        for k, d in b.data.items():
-            kept, old = self.kept[k], _acc(self.old, k)
-            for i in range(3):
-                kept[i] -= d[i]
-                old[i] += d[i]
-
-    def totals(self) -> dict[str, list[float]]:
-        """The run's, by key: [seconds, spans ended, their seconds] since the first compute acquire."""
-        out = {k: list(v) for k, v in self.old.items()}
-        for k, v in self.kept.items():
-            o = _acc(out, k)
-            for i in range(3):
-                o[i] += v[i]
-        return out
 
 
 @dataclass
@@ -137,19 +83,21 @@ def window_pace(g: GpuPace, gpu: int, now: float, window_s: float, host: deque, 
     start = g.first_compute_t if g.first_compute_t is not None else g.first_t
     lo = max(now - window_s, start if start is not None else now)
     span = max(0.0, now - lo)
-    seconds = {k: v[0] for k, v in g.kept.items()}
-    ended = {k: [v[1], v[2]] for k, v in g.kept.items()}
-    for b in g.buckets.values():  # the kept buckets the window has left, or left in part
-        if b.sec >= lo:
+    kept = g.kept
+    seconds = {k: kept[i] for k, i in g.keys.items()}
+    ended = {k: [kept[i + 1], kept[i + 2]] for k, i in g.keys.items()}
+    for sec, b in g.buckets.items():  # the kept buckets the window has left, or left in part
+        if sec >= lo:
             continue
-        out = min(1.0, lo - b.sec)  # the part of the window's first second before it (spread evenly)
-        for k, d in b.data.items():
-            seconds[k] -= out * d[0]
+        out = min(1.0, lo - sec)  # the part of the window's first second before it (spread evenly)
+        for k, i in g.keys.items():
+            seconds[k] -= out * b[i]
             if out >= 1.0:
-                ended[k][0] -= d[1]
-                ended[k][1] -= d[2]
+                ended[k][0] -= b[i + 1]
+                ended[k][1] -= b[i + 2]
     if g.first_compute_t is not None:  # what is open now counts up to now
-        for a, label in g.opened.values():
+        for (worker, key), a in g.opened.items():
+            label = B_G2_GPU if key == _B_G2_HOST and worker in g.b_g2_gpu else key
             seconds[label] = seconds.get(label, 0.0) + _overlap(a, now, lo, now)
         if g.hold_open is not None:
             seconds[HELD] = seconds.get(HELD, 0.0) + _overlap(g.hold_open, now, lo, now)
@@ -196,37 +144,6 @@ def _verdict(gpu: int, span: float, seconds: dict[str, float], ended: dict[str, 
 
 # --- folding ------------------------------------------------------------------------------------
 
-def _add(g: GpuPace, t0: float, t1: float, key: str, keep_from: float) -> None:
-    """A span of `key` over [t0, t1] closed: its seconds after the first compute acquire into the
-    buckets of the seconds it covered (those still kept; an older part straight into the run's),
-    and its end counted in its last second (the mean a partition). The fold's hot path: one
-    bucket lookup and one list a second it covers."""
-    first = g.first_compute_t
-    if first is None or t1 <= first:
-        return
-    a = t0 if t0 > first else first
-    if a < keep_from:  # a span longer than the window: its part before the kept seconds
-        _acc(g.old, key)[0] += (t1 if t1 < keep_from else keep_from) - a
-        a = keep_from
-    kept = _acc(g.kept, key)
-    buckets = g.buckets
-    sec, last = int(a), int(t1)  # times are >= 0: int() floors
-    d = None
-    while sec < t1:
-        part = (t1 if t1 < sec + 1 else sec + 1) - (a if a > sec else sec)
-        b = buckets.get(sec) or g.bucket(sec, keep_from)
-        d = _acc(b.data, key)
-        d[0] += part
-        kept[0] += part
-        sec += 1
-    if d is None or sec - 1 != last:
-        d = _acc((buckets.get(last) or g.bucket(last, keep_from)).data, key)
-    d[1] += 1
-    d[2] += t1 - t0
-    kept[1] += 1
-    kept[2] += t1 - t0
-
-
 def _presence(p: PaceState, g: GpuPace, t: float) -> None:
     """The workers present changed at t: integrate the run's worker-seconds up to t, note the
     new count (the window's changes kept back to its start)."""
@@ -238,73 +155,109 @@ def _presence(p: PaceState, g: GpuPace, t: float) -> None:
         del g.presence[0]
 
 
-def _open(p: PaceState, gpu: int, worker: str, key: str, t: float, label: str | None = None) -> None:
+def _open(p: PaceState, gpu: int, worker: str, key: str, t: float) -> None:
     g = p.gpus.get(gpu) or p.gpu(gpu)
     if g.first_t is None:
         g.first_t = t
-    g.opened[(worker, key)] = (t, label or key)
+    g.opened[(worker, key)] = t
 
 
 def _close(p: PaceState, gpu: int, worker: str, key: str, t: float, t0: float | None = None) -> None:
     g = p.gpus.get(gpu) or p.gpu(gpu)
-    start, label = g.opened.pop((worker, key), (t0, key))
+    start = g.opened.pop((worker, key), t0)
     if start is not None:
-        _add(g, start, t, label, t - p.window_s - 1)
+        add_span(g, start, t, key, t - p.window_s - 1)
 
 
-def _gpu_of(p: PaceState, e: ev.PhaseStart | ev.PhaseEnd, w: World) -> int | None:
-    """The phase's GPU; prep_msm runs off the GPU (its partition's), and older recordings say
-    none for the host phases (the worker's)."""
-    if e.gpu is not None:
-        return e.gpu
-    part = w.partitions.get(e.part)
-    return part.gpu if part is not None and part.gpu is not None else p.worker_gpu.get(e.worker)
+# The handlers below run for half the fold's events: each reads an event's fields once, keeps
+# Phase members in module names (a class attribute of an Enum is a descriptor call) and names a
+# phase by its `_value_` (`.value` is a property), and adds a closed span in place (`add_span`).
+_MSM, _NTT_H, _B_G2 = Phase.msm, Phase.ntt_h, Phase.b_g2_msm
+_B_G2_HOST = _B_G2._value_
+_WAIT: dict[str, str] = {}  # lock -> "wait:lock", made once a lock
 
 
-_NAME = {ph: ph.value for ph in Phase}  # a dict lookup: Enum.value is a property, slow on the hot path
+def _wait_key(lock: str) -> str:
+    key = _WAIT[lock] = f"wait:{lock}"
+    return key
 
 
 def _phase_start(p: PaceState, e: ev.PhaseStart, w: World) -> None:
-    gpu = e.gpu if e.gpu is not None else _gpu_of(p, e, w)
-    if gpu is None:
-        return
-    ph = e.phase
-    if ph is Phase.msm:
-        _close(p, gpu, e.worker, PREP_WAIT, e.t)
-    gpu_b_g2 = ph is Phase.b_g2_msm and e.impl != "cpu"  # a kernel under compute, not host work
-    _open(p, gpu, e.worker, _NAME[ph], e.t, B_G2_GPU if gpu_b_g2 else None)
+    gpu = e.gpu
+    if gpu is None:  # its partition's GPU (prep_msm runs off the GPU), else its worker's (older recordings' host phases)
+        part = w.partitions.get(e.part)
+        gpu = part.gpu if part is not None and part.gpu is not None else p.worker_gpu.get(e.worker)
+        if gpu is None:
+            return
+    g = p.gpus.get(gpu) or p.gpu(gpu)
+    ph, t, worker = e.phase, e.t, e.worker
+    if ph is _MSM:  # the holder's wait for its prep_msm ends where its MSMs start
+        got = g.opened.pop((worker, PREP_WAIT), None)
+        if got is not None:
+            add_span(g, got, t, PREP_WAIT, t - p.window_s - 1)
+    if g.first_t is None:
+        g.first_t = t
+    g.opened[(worker, ph._value_)] = t
+    if ph is _B_G2:  # a kernel under compute, not host work, where it runs on the GPU
+        if e.impl != "cpu":
+            g.b_g2_gpu.add(worker)
+        else:
+            g.b_g2_gpu.discard(worker)
 
 
 def _phase_end(p: PaceState, e: ev.PhaseEnd, w: World) -> None:
-    gpu = e.gpu if e.gpu is not None else _gpu_of(p, e, w)
-    if gpu is None:
-        return
-    t = e.t
-    _close(p, gpu, e.worker, _NAME[e.phase], t, t - e.duration)
-    if e.phase is Phase.ntt_h and e.ok:  # until its MSMs start, the holder waits for its prep_msm
-        _open(p, gpu, e.worker, PREP_WAIT, t)
+    gpu = e.gpu
+    if gpu is None:  # its partition's GPU (prep_msm runs off the GPU), else its worker's (older recordings' host phases)
+        part = w.partitions.get(e.part)
+        gpu = part.gpu if part is not None and part.gpu is not None else p.worker_gpu.get(e.worker)
+        if gpu is None:
+            return
+    g = p.gpus.get(gpu) or p.gpu(gpu)
+    ph, t, worker = e.phase, e.t, e.worker
+    name = ph._value_
+    start = g.opened.pop((worker, name), None)
+    if start is None:
+        add_span(g, t - e.duration, t, name, t - p.window_s - 1)
+    elif ph is _B_G2 and worker in g.b_g2_gpu:
+        g.b_g2_gpu.discard(worker)
+        add_span(g, start, t, B_G2_GPU, t - p.window_s - 1)
+    else:
+        add_span(g, start, t, name, t - p.window_s - 1)
+    if ph is _NTT_H and e.ok:  # until its MSMs start, the holder waits for its prep_msm
+        if g.first_t is None:
+            g.first_t = t
+        g.opened[(worker, PREP_WAIT)] = t
 
 
 def _lock_requested(p: PaceState, e: ev.LockRequested, w: World) -> None:
-    _open(p, e.gpu, e.worker, f"wait:{e.lock}", e.t)
+    gpu, t = e.gpu, e.t
+    g = p.gpus.get(gpu) or p.gpu(gpu)
+    if g.first_t is None:
+        g.first_t = t
+    g.opened[(e.worker, _WAIT.get(e.lock) or _wait_key(e.lock))] = t
 
 
 def _lock_acquired(p: PaceState, e: ev.LockAcquired, w: World) -> None:
-    g = p.gpu(e.gpu)
-    if e.lock == COMPUTE and g.first_compute_t is None:
-        g.first_compute_t = e.t
-    _close(p, e.gpu, e.worker, f"wait:{e.lock}", e.t, e.t - e.wait)
-    if e.lock == COMPUTE:
-        g.hold_open = e.t
+    gpu, t, lock = e.gpu, e.t, e.lock
+    g = p.gpus.get(gpu) or p.gpu(gpu)
+    compute = lock == COMPUTE
+    if compute and g.first_compute_t is None:
+        g.first_compute_t = t
+    key = _WAIT.get(lock) or _wait_key(lock)
+    start = g.opened.pop((e.worker, key), None)
+    add_span(g, t - e.wait if start is None else start, t, key, t - p.window_s - 1)
+    if compute:
+        g.hold_open = t
 
 
 def _lock_released(p: PaceState, e: ev.LockReleased, w: World) -> None:
     if e.lock != COMPUTE:
         return
-    g = p.gpu(e.gpu)
-    start = g.hold_open if g.hold_open is not None else e.t - e.hold
+    t = e.t
+    g = p.gpus.get(e.gpu) or p.gpu(e.gpu)
+    start = g.hold_open if g.hold_open is not None else t - e.hold
     g.hold_open = None
-    _add(g, start, e.t, HELD, e.t - p.window_s - 1)
+    add_span(g, start, t, HELD, t - p.window_s - 1)
 
 
 def _worker_started(p: PaceState, e: ev.WorkerStarted, w: World) -> None:
@@ -323,7 +276,9 @@ def _worker_stopped(p: PaceState, e: ev.WorkerStopped, w: World) -> None:
         del p.worker_gpu[e.worker]
     _presence(p, g, e.t)
     for key in [k for k in g.opened if k[0] == e.worker]:  # a stopped worker's spans end with it
-        _close(p, e.gpu, e.worker, key[1], e.t)
+        label = B_G2_GPU if key[1] == _B_G2_HOST and e.worker in g.b_g2_gpu else key[1]
+        add_span(g, g.opened.pop(key), e.t, label, e.t - p.window_s - 1)
+    g.b_g2_gpu.discard(e.worker)
 
 
 def _host_ram_wait(p: PaceState, e: ev.HostRamWait, w: World) -> None:

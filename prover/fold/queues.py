@@ -101,7 +101,7 @@ def _done(q: QueueState, e: ev.PartitionDone, w: World) -> None:
     c.done += 1
     sector = w.partitions[e.part].sector if e.part in w.partitions else None
     info = q.sectors.get(sector) if sector is not None else None
-    if info is None:
+    if sector is None or info is None:
         return
     info.left -= 1
     if info.left <= 0:
