@@ -28,7 +28,7 @@ _EXPORTS = {
     # events, recordings, state
     "Phase": "prover.events", "SUB_PHASES": "prover.events", "Event": "prover.events", "DashboardState": "prover.fold.model",
     "RecordingWriter": "prover.record", "read_recording": "prover.record", "RecordingError": "prover.record",
-    "Summary": "prover.fold.summary", "summarize": "prover.fold.summary", "on_off": "prover.fold.segments",
+    "Summary": "prover.fold.summary", "summarize": "prover.fold.summary", "ArmPace": "prover.fold.arm_pace", "on_off": "prover.fold.segments",
     "GpuState": "prover.fold.parts", "LockState": "prover.fold.parts", "PartitionState": "prover.fold.parts",
     "PhaseStats": "prover.fold.parts", "Segment": "prover.fold.parts", "HistoryPoint": "prover.fold.history", "RecordingHeader": "prover.record",
     "parse_bytes": "prover.config", "PROFILES": "prover.device.profiles", "SCENARIOS": "prover.device.budget",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -31,14 +32,23 @@ def command(file: Path, as_json: bool, window: float) -> None:
 
     from c2tui.cli.exits import INVALID, USAGE, fail
 
+    from prover import ArmPace
+
     try:
         state = DashboardState(rate_window_s=window)
-        rec = read_recording(file, sink=state.apply)  # folded as read: no event kept (1M events in < 1 GB)
+        arms = ArmPace(state)  # an experiment's arms' paces, read from the fold as it goes
+
+        def sink(e: Any) -> None:
+            state.apply(e)
+            arms(e)
+
+        rec = read_recording(file, sink=sink)  # folded as read: no event kept (1M events in < 1 GB)
     except RecordingError as exc:
         fail(str(exc), USAGE)
     if rec.header is None:
         fail(f"{file}: {rec.error}", USAGE)
     sm = summarize(state)
+    sm.arm_pace = arms.rows()
     if as_json:
         doc = sm.model_dump(mode="json")
         doc["recording"] = {"file": str(file), "events": rec.count, "error": rec.error, "bad_line": rec.bad_line}

@@ -197,9 +197,10 @@ def _head(sm: Summary) -> Text:
         f"{abandoned}" + (f", cancelled {sm.partitions_cancelled}" if sm.partitions_cancelled else "")
         + f"; proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, unchecked {sm.proofs_unchecked}: ",
         verdict(sm), "\n", _rates_line(sm)))
+    mixed = " (every arm together: by arm below)" if sm.arm_pace else ""
     for g in sm.gpus:  # what set the pace (prover's pace concept), in its own words
         if g.pace is not None:
-            head.append(f"\npace gpu{g.gpu} over the run: {g.pace.sentence()}")
+            head.append(f"\npace gpu{g.gpu} over the run{mixed}: {g.pace.sentence()}")
     return head
 
 
@@ -226,6 +227,9 @@ def build(sm: Summary, width: int) -> list[Any]:
                                     width, left={0}),
                         *segment_tables(sm.segments, width)]
     parts += experiment_parts(sm.experiments)  # the arms of any experiment the run held (c2tui/text/experiment.py)
+    if sm.arm_pace:  # the run's pace mixes the arms: each arm's own, over its holds
+        parts.append(Text("pace by arm (each complete hold's counted part, at most 30 s):\n" + "\n".join(
+            f"  gpu{r.gpu} #{r.arm} {r.sentence()}" for r in sm.arm_pace)))
     if sm.errors:
         parts.append(Text("errors:\n" + "\n".join(f"  {e}" for e in sm.errors), style="red"))
     return parts

@@ -18,6 +18,7 @@ from prover.fold.host_ram import HostRamSummary, summarize_host_ram
 from prover.fold.hosts import HostState
 from prover.fold.keys import KeysSummary, summarize_keys
 from prover.fold.model import DashboardState
+from prover.fold.arm_pace import ArmPaceRow
 from prover.fold.pace_verdict import Pace
 from prover.fold.parts import LockState
 from prover.fold.queues import ClassSummary, summarize_queues
@@ -138,6 +139,8 @@ class Summary(BaseModel):
     classes: dict[str, ClassSummary] = Field(default_factory=dict, description="by proof class: latency, deadlines")
     events: int
     experiments: list[ExperimentSummary] = Field(default_factory=list, description="experiments' arms (prover/experiment/)")
+    arm_pace: list[ArmPaceRow] = Field(default_factory=list, description="each experiment arm's pace, GPU by GPU, read "
+                                       "over its complete holds (prover/fold/arm_pace.py; where the events were watched)")
     errors: list[str] = Field(default_factory=list)
 
 
