@@ -73,17 +73,20 @@ for arm in arms[1:]:
     print(f"{'MET   ' if met else 'MISSED'} ratio {arm.get('label')} / {arms[0].get('label')}: "
           f"{arm.get('ratio')} [{ci}] (its interval excludes 1)")
 try:
-    from prover.fold.apply import fold
-    from prover.fold.summary import summarize
-    from prover.record import read_recording
-    sm = summarize(fold(read_recording(w / f"n{log2}_experiment.jsonl.gz").events))
+    from prover import ArmPace, DashboardState, read_recording, summarize
+    state = DashboardState()
+    arm_pace = ArmPace(state)
+    read_recording(w / f"n{log2}_experiment.jsonl.gz", sink=lambda e: (state.apply(e), arm_pace(e)))
+    sm = summarize(state)
     clean = sm.proofs_failed == 0 and sm.proofs_unchecked == 0 and sm.ooms == 0
     ok &= clean
     print(f"{'MET   ' if clean else 'MISSED'} proofs verified {sm.proofs_ok}, failed {sm.proofs_failed}, "
           f"unchecked {sm.proofs_unchecked}; OOMs {sm.ooms}")
     for g in sm.gpus:
         if g.pace is not None:
-            print(f"pace gpu{g.gpu} over the run: {g.pace.sentence()}")
+            print(f"pace gpu{g.gpu} over the run (every arm together): {g.pace.sentence()}")
+    for r in arm_pace.rows():
+        print(f"pace gpu{r.gpu} arm #{r.arm}: {r.sentence()}")
     means = {k: round(v.mean, 4) for k, v in sm.phases.items()}
     print("phase means over the run (s; synthesis = the witness alone with abc gpu, r1cs inside the pre-stage):",
           {k: means.get(k) for k in ("synthesis", "prep_msm", "prestage", "r1cs", "ntt_h", "msm", "b_g2_msm",
