@@ -88,6 +88,7 @@ if TYPE_CHECKING:  # the same surface for tools, one line a name (never run: the
     from prover.record import RecordingWriter as RecordingWriter
     from prover.record import read_recording as read_recording
     from prover.record import RecordingError as RecordingError
+    from prover.fold.arm_pace import ArmPace as ArmPace
     from prover.fold.summary import Summary as Summary
     from prover.fold.summary import summarize as summarize
     from prover.fold.segments import on_off as on_off
