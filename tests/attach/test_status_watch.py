@@ -16,6 +16,7 @@ import pytest
 
 from c2tui.commands.status import STALE_MIN_S
 from c2tui.cli.exits import GONE
+from tests.helpers.listening import start_listening
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -24,14 +25,7 @@ C2TUI = [sys.executable, "-m", "c2tui"]
 
 @pytest.fixture
 def prover(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen]]:
-    sock = tmp_path / "p.sock"
-    proc = subprocess.Popen([*C2TUI, "record", "--backend", "sim", "--constraints-log2", "8", "--duration", "300",
-                             "-q", "-o", str(tmp_path / "r.jsonl"), "--listen", str(sock)], cwd=ROOT, env=ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    end = time.monotonic() + 120
-    while not sock.exists() and proc.poll() is None and time.monotonic() < end:
-        time.sleep(0.05)
-    assert proc.poll() is None
+    sock, proc = start_listening(tmp_path, 300)
     yield sock, proc
     if proc.poll() is None:
         os.kill(proc.pid, signal.SIGCONT)

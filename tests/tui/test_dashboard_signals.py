@@ -14,6 +14,7 @@ from typing import Iterator
 
 import pytest
 
+from tests.helpers.listening import start_listening
 from tests.helpers.pty_run import run_in_pty
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,14 +48,7 @@ def test_a_replay_dashboard_quits_on_a_stop_signal(tmp_path: Path, cmd: str, sig
 @pytest.fixture(scope="module")
 def listening(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     d = tmp_path_factory.mktemp("sig")
-    sock = d / "p.sock"
-    proc = subprocess.Popen([*C2TUI, "record", "--backend", "sim", "--constraints-log2", "8", "--duration", "600",
-                             "-q", "-o", str(d / "r.jsonl"), "--listen", str(sock)], cwd=ROOT, env=ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    end = time.monotonic() + 120
-    while not sock.exists() and proc.poll() is None and time.monotonic() < end:
-        time.sleep(0.05)
-    assert proc.poll() is None
+    sock, proc = start_listening(d, 600)
     yield sock
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=60)
